@@ -1,0 +1,135 @@
+import {Command, Flags, Interfaces} from '@oclif/core'
+import chalk from 'chalk'
+import ora, {type Ora} from 'ora'
+
+import {isSparseError, SparseError} from '../errors.js'
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
+
+/**
+ * The one base command. It owns:
+ * - `--json`: the command's result object on stdout and nothing else;
+ * - colour: off when stdout/stderr is not a terminal, with NO_COLOR, or with `--no-color`;
+ * - stderr-only chatter: spinners, progress, tables (silent under `--json`);
+ * - `catch()`: known errors become one line on stderr (or `{error}` JSON on stdout) with a
+ *   documented exit code; a stack trace only when DEBUG is set.
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static enableJsonFlag = true
+
+  static baseFlags = {
+    color: Flags.boolean({
+      allowNo: true,
+      default: true,
+      helpGroup: 'GLOBAL',
+      description: 'Colour the terminal output (off when not a terminal or when NO_COLOR is set).',
+    }),
+  }
+
+  protected flags!: BaseFlags<T>
+
+  private spinner?: Ora
+
+  public async init(): Promise<void> {
+    await super.init()
+    // Colour decisions must precede parsing so that parse errors are coloured correctly too.
+    const argv = this.argv
+    if (argv.includes('--no-color') || process.env.NO_COLOR !== undefined || !process.stderr.isTTY) {
+      chalk.level = 0
+    }
+    const {flags} = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (this.ctor as typeof BaseCommand).baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    })
+    this.flags = flags as BaseFlags<T>
+    if (!this.flags.color) chalk.level = 0
+  }
+
+  /** True when output must be machine-readable JSON only. */
+  protected get json(): boolean {
+    return this.jsonEnabled()
+  }
+
+  /** A line of human chatter on stderr; suppressed under --json. */
+  protected note(message: string): void {
+    if (!this.json) process.stderr.write(message + '\n')
+  }
+
+  /** Start (or retitle) the spinner; only on an interactive stderr with a known width. */
+  protected spin(text: string): void {
+    if (this.json || !process.stderr.isTTY || !(process.stderr.columns > 0)) return
+    if (this.spinner) {
+      this.spinner.text = text
+      return
+    }
+    this.spinner = ora({text, stream: process.stderr, isSilent: this.json}).start()
+  }
+
+  protected stopSpinner(finalText?: string): void {
+    if (!this.spinner) return
+    if (finalText) this.spinner.succeed(finalText)
+    else this.spinner.stop()
+    this.spinner = undefined
+  }
+
+  /** Write the human-readable report (tables, summaries) to stdout unless --json. */
+  protected report(text: string): void {
+    if (!this.json) process.stdout.write(text.endsWith('\n') ? text : text + '\n')
+  }
+
+  protected async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<unknown> {
+    this.stopSpinner()
+    let exitCode: number
+    let code: string
+    let message: string
+    let suggestion: string | undefined
+    if (isSparseError(err)) {
+      exitCode = err.exitCode
+      code = err.code
+      message = err.message
+      suggestion = err.suggestion
+    } else if (err.oclif?.exit !== undefined || err.name === 'CLIError' || /Parse|Flag|Arg/.test(err.constructor?.name ?? '')) {
+      // oclif's own parse errors: bad usage.
+      exitCode = err.oclif?.exit === 0 ? 0 : 2
+      if (exitCode === 0) return
+      code = 'usage'
+      message = oneLine(err.message)
+      suggestion = `see 'sparse ${this.id ?? ''} --help'`.replace('  ', ' ')
+    } else {
+      exitCode = 70
+      code = 'internal'
+      message = `internal error: ${firstLine(err.message)}`
+      suggestion = 'please report this with DEBUG=1 output'
+    }
+    if (process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n')
+    if (this.json) {
+      process.stdout.write(JSON.stringify({error: {code, message, ...(suggestion ? {suggestion} : {}), exitCode}}, null, 2) + '\n')
+    } else {
+      const hint = suggestion ? ` (${suggestion})` : ''
+      process.stderr.write(`${chalk.red('error:')} ${message}${hint}\n`)
+    }
+    process.exitCode = exitCode
+    // oclif's execute() handles process exit; make sure it uses our code.
+    this.exit(exitCode)
+  }
+}
+
+/** oclif's parse errors span several lines; fold them into one, dropping its help hints. */
+function oneLine(s: string): string {
+  return s
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !/^See more help with/i.test(l))
+    .join(': ')
+    .replace(/:\s*:/g, ':')
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n').find((l) => l.trim() !== '') ?? s
+  return line.trim()
+}
+
+export {SparseError}
