@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_COMMON_DTYPE_H_
-#define SPARSE_CUDA_COMMON_DTYPE_H_
+#ifndef SPARSE_COMMON_DTYPE_H_
+#define SPARSE_COMMON_DTYPE_H_
 // Host-side description of element types shared by the CPU and CUDA kernels. No device code.
 namespace sparse {
 
@@ -11,4 +11,4 @@ inline const char* DTypeName(DType t) {
 }
 
 }  // namespace sparse
-#endif  // SPARSE_CUDA_COMMON_DTYPE_H_
+#endif  // SPARSE_COMMON_DTYPE_H_
