@@ -1,0 +1,129 @@
+/**
+ * The formats library: reading and writing every file `sparse` handles. No CLI code.
+ *
+ * Types
+ *   FormatName = 'npy' | 'npz' | 'safetensors' | 'csr-npz' | 'smtx' | 'csr-dir'
+ *   TensorSource {format, path, tensors: TensorInfo[], unsupported, read(name), close()}
+ *   TensorInfo {name, shape, dtype}        UnsupportedTensor {name, shape, dtype, reason}
+ *   OutputOptions {force?, inputs?}        WrittenFile {path, bytes}
+ *   CsrManifest / ManifestTensor (manifest.json of a CSR directory)
+ *
+ * Detecting and reading
+ *   detectFormat(path, forced?)          -> FormatName ('-' sniffs stdin)
+ *   isDenseFormat(f), isSparseFormat(f), parseFormatName(s), tensorNameFromPath(path)
+ *   openTensorSource(path, forced?)      -> TensorSource, dense inputs: .npy, .npz, .safetensors, '-'
+ *   toFloat32(tensor)                    -> Float32Array (view for f32; decodes f16/bf16/f64)
+ *   readCsrInput(path, forced?)          -> NamedCsr[]: CSR .npz, .smtx, CSR directory, '-'
+ *   readManifest(dir)                    -> CsrManifest
+ *
+ * Writing (all atomic: temp file + rename; '-' = stdout; refuse to overwrite without force)
+ *   writeCsrNpz(named, out, opts)        SciPy-compatible CSR .npz (+ row_indices, tensor_shape, dtype)
+ *   writeNpy(tensor, out, opts)          f32 / f16 (/ f64) .npy
+ *   writeNpz(tensors, out, opts)         dense tensors as an .npz
+ *   writeSmtx(csr, out, opts)            DLMC .smtx (pattern only)
+ *   writeSafetensors(tensors, out, opts) for tests, fixtures and scripts
+ *   writeSafetensorsStream(specs, produce, out, opts)  large files, one tensor at a time
+ *   CsrDirectoryWriter.open(dir, opts) -> add(named) ... commit(extra) | abort()
+ *   writeAtomically(path, opts, sink => ...), removeTempFilesSync()
+ *
+ * Commands' cores
+ *   convertFile(opts) -> ConvertResult      (`sparse convert`)
+ *   inspectInput(path, opts) -> InfoResult  (`sparse info`); inspectDense(t), inspectCsr(named)
+ *
+ * Conversions and values (re-exported from src/sparse/)
+ *   denseToCsr(tensor, dtype?), csrToDense(named, dtype?), matrixShape(shape), convertValues(...)
+ *   createRng(seed), fillNormal(array, seed), randomValues(n, dtype, seed)
+ *
+ * Errors: InputError (exit 1) for bad file contents, UsageError (exit 2) for missing inputs,
+ * unknown formats, refused or unwritable outputs.
+ */
+import type {CsrMatrix, DenseTensor, NamedCsr} from '../types.js'
+import {writeCsrNpzTo, type CsrNpzWriteOptions} from './csr-npz.js'
+import {descrFor, npyChunks} from './npy.js'
+import {writeNpzTo} from './npz.js'
+import {type ByteSink, type OutputOptions, writeAtomically, type WrittenFile} from './output.js'
+import {type SafetensorsSpec, writeSafetensorsStreamTo, writeSafetensorsTo} from './safetensors.js'
+import {writeSmtxTo} from './smtx.js'
+
+export {
+  detectFormat,
+  FORMAT_NAMES,
+  isDenseFormat,
+  isSparseFormat,
+  openTensorSource,
+  parseFormatName,
+  readCsrInput,
+  readManifest,
+  tensorNameFromPath,
+  toFloat32,
+  type DenseFormat,
+  type FormatName,
+  type SparseFormat,
+  type TensorInfo,
+  type TensorSource,
+  type UnsupportedTensor,
+} from './sources.js'
+export {
+  CsrDirectoryWriter,
+  MANIFEST,
+  removeTempFilesSync,
+  safeFileName,
+  writeAtomically,
+  type ByteSink,
+  type CsrManifest,
+  type ManifestTensor,
+  type OutputOptions,
+  type WrittenFile,
+} from './output.js'
+export {csrNpzArrays, readCsrNpz, writeCsrNpzTo, type CsrNpzWriteOptions} from './csr-npz.js'
+export {parseNpy, parseNpyHeader, readNpyBytes, npyHeader} from './npy.js'
+export {NpzArchive, writeNpzTo} from './npz.js'
+export {SafetensorsFile, writeSafetensorsStreamTo, writeSafetensorsTo, type SafetensorsSpec} from './safetensors.js'
+export {parseSmtx, writeSmtxTo} from './smtx.js'
+export {BufferSource, FileSource, readStdin, setStdinForTesting, type ByteSource} from './byte-source.js'
+export {csrToDense, convertValues, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
+export {convertFile, type ConvertOptions, type ConvertResult, type ConvertTarget, type ConvertedTensor} from './convert.js'
+export {inspectCsr, inspectDense, inspectInput, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor} from './info.js'
+export {createRng, fillNormal, randomValues, type Rng} from '../sparse/random.js'
+
+/** Write a CSR matrix as a SciPy-compatible `.npz` (validated; `out` '-' = stdout). */
+export function writeCsrNpz(named: NamedCsr, out: string, opts: OutputOptions & CsrNpzWriteOptions = {}): Promise<WrittenFile> {
+  return writeAtomically(out, opts, (sink) => writeCsrNpzTo(sink, named, opts))
+}
+
+/** Write a dense tensor as `.npy` (f32, f16 or f64; bf16 is refused: NumPy has no bfloat16). */
+export function writeNpy(tensor: DenseTensor, out: string, opts: OutputOptions = {}): Promise<WrittenFile> {
+  const descr = descrFor(tensor.dtype)
+  return writeAtomically(out, opts, async (sink) => {
+    for (const c of npyChunks(descr, tensor.shape, tensor.data)) await sink.write(c)
+  })
+}
+
+/** Write dense tensors as an `.npz` (members named after the tensors). */
+export function writeNpz(tensors: DenseTensor[], out: string, opts: OutputOptions & {compress?: boolean} = {}): Promise<WrittenFile> {
+  const arrays = tensors.map((t) => ({name: t.name, descr: descrFor(t.dtype), shape: t.shape, data: t.data}))
+  return writeAtomically(out, opts, (sink) => writeNpzTo(sink, arrays, opts.compress ?? false))
+}
+
+/** Write a matrix's pattern as DLMC `.smtx`. */
+export function writeSmtx(csr: CsrMatrix, out: string, opts: OutputOptions = {}): Promise<WrittenFile> {
+  return writeAtomically(out, opts, (sink) => writeSmtxTo(sink, csr))
+}
+
+/** Write dense tensors as `.safetensors` (for tests, fixtures and scripts). */
+export function writeSafetensors(tensors: DenseTensor[], out: string, opts: OutputOptions & {metadata?: Record<string, string>} = {}): Promise<WrittenFile> {
+  return writeAtomically(out, opts, (sink) => writeSafetensorsTo(sink, tensors, opts.metadata))
+}
+
+/**
+ * Write `.safetensors` tensor by tensor without holding them in memory: `produce(i, sink)`
+ * writes tensor i's little-endian bytes (exactly numel × itemsize).
+ */
+export function writeSafetensorsStream(
+  specs: SafetensorsSpec[],
+  produce: (index: number, sink: ByteSink) => Promise<void>,
+  out: string,
+  opts: OutputOptions & {metadata?: Record<string, string>} = {},
+): Promise<WrittenFile> {
+  return writeAtomically(out, opts, (sink) => writeSafetensorsStreamTo(sink, specs, produce, opts.metadata))
+}

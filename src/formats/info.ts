@@ -1,0 +1,159 @@
+/**
+ * `sparse info` core: per-tensor statistics of a dense or CSR input, computed tensor by
+ * tensor (memory: one tensor at a time).
+ */
+import {csrBytes, MAX_COLS_16BIT_INDEX, memorySaving, rowLengths, rowLengthStats, type RowLengthStats} from '../sparse/csr.js'
+import {matrixShape} from '../sparse/dense-to-csr.js'
+import type {DenseTensor, NamedCsr} from '../types.js'
+import {detectFormat, isDenseFormat, openTensorSource, readCsrInput, type FormatName, type UnsupportedTensor} from './sources.js'
+
+export interface HistogramBin {
+  /** Smallest row length in the bin (inclusive). */
+  lo: number
+  /** Largest row length in the bin (inclusive). */
+  hi: number
+  /** Number of rows whose length is in [lo, hi]. */
+  count: number
+}
+
+export interface InfoTensor {
+  name: string
+  /** The tensor's shape as stored. */
+  shape: number[]
+  /** The 2-D matrix it is treated as: [shape[0], product of the rest]. */
+  rows: number
+  cols: number
+  /** 'dense' for .npy/.npz/.safetensors tensors, 'csr' for CSR inputs. */
+  storage: 'dense' | 'csr'
+  /** Value dtype: f32, f16, bf16, f64, or 'pattern' (.smtx: no values). */
+  dtype: string
+  numel: number
+  /** Stored entries for CSR; nonzero entries for dense. */
+  nnz: number
+  /** 1 - nnz / numel (0 for an empty tensor). */
+  sparsity: number
+  /** Row-length statistics over the rows of the 2-D matrix (cv = std / mean). */
+  rowLengths: RowLengthStats
+  /** Row-length histogram: equal-width integer bins from 0 to the longest row. */
+  histogram: HistogramBin[]
+  /** Bytes of the dense matrix in fp32. */
+  denseBytes: number
+  /**
+   * Bytes as CSR: `f32` = fp32 values + int32 indices; `f16` = 16-bit values + 16-bit
+   * indices when cols <= 32768 (else int32). Both include int32 row offsets, and the row
+   * order when one is stored.
+   */
+  csrBytes: {f32: number; f16: number}
+  /** denseBytes / csrBytes. */
+  memorySaving: {f32: number; f16: number}
+  /** Whether 16-bit column indices fit (cols <= 32768). */
+  indices16: boolean
+  /** Whether a row order (`row_indices`) is stored. */
+  rowOrder: boolean
+}
+
+export interface InfoResult {
+  /** The input path ('-' for stdin). */
+  file: string
+  format: FormatName
+  tensors: InfoTensor[]
+  /** Tensors of unsupported dtypes (e.g. int64 buffers), not analysed. */
+  skipped: UnsupportedTensor[]
+}
+
+export interface InfoOptions {
+  /** Force the input format (a --from value). */
+  from?: string
+  /** Histogram bins (default 10). */
+  bins?: number
+}
+
+/** Equal-width integer histogram of row lengths, from 0 to the maximum. */
+export function rowLengthHistogram(lengths: ArrayLike<number>, bins = 10): HistogramBin[] {
+  let max = 0
+  for (let i = 0; i < lengths.length; i++) if (lengths[i] > max) max = lengths[i]
+  if (lengths.length === 0) return []
+  const n = Math.max(1, Math.min(bins, max + 1))
+  const width = Math.ceil((max + 1) / n)
+  const out: HistogramBin[] = []
+  for (let b = 0; b * width <= max; b++) out.push({lo: b * width, hi: Math.min(max, (b + 1) * width - 1), count: 0})
+  for (let i = 0; i < lengths.length; i++) out[Math.floor(lengths[i] / width)].count++
+  return out
+}
+
+function summarize(
+  base: {name: string; shape: number[]; rows: number; cols: number; storage: 'dense' | 'csr'; dtype: string; rowOrder: boolean},
+  lengths: Int32Array,
+  bins: number,
+): InfoTensor {
+  const {rows, cols, rowOrder} = base
+  let nnz = 0
+  for (const l of lengths) nnz += l
+  const numel = rows * cols
+  const offsets = new Int32Array(rows + 1)
+  for (let r = 0; r < rows; r++) offsets[r + 1] = offsets[r] + lengths[r]
+  const stats = rowLengthStats({rows, cols, rowOffsets: offsets, columnIndices: new Int32Array(0), values: null, dtype: 'f32'})
+  const dense = numel * 4
+  const f32 = csrBytes(rows, cols, nnz, 'f32', rowOrder)
+  const f16 = csrBytes(rows, cols, nnz, 'f16', rowOrder)
+  return {
+    ...base,
+    numel,
+    nnz,
+    sparsity: numel === 0 ? 0 : 1 - nnz / numel,
+    rowLengths: stats,
+    histogram: rowLengthHistogram(lengths, bins),
+    denseBytes: dense,
+    csrBytes: {f32, f16},
+    memorySaving: {f32: memorySaving(dense, f32), f16: memorySaving(dense, f16)},
+    indices16: cols <= MAX_COLS_16BIT_INDEX,
+    rowOrder,
+  }
+}
+
+/** Statistics of a dense tensor (nonzeros per row of its 2-D view). */
+export function inspectDense(t: DenseTensor, bins = 10): InfoTensor {
+  const [rows, cols] = matrixShape(t.shape)
+  const lengths = new Int32Array(rows)
+  const d = t.data
+  const half = t.dtype === 'f16' || t.dtype === 'bf16'
+  for (let r = 0; r < rows; r++) {
+    let n = 0
+    const base = r * cols
+    if (half) {
+      for (let c = 0; c < cols; c++) if ((d[base + c] & 0x7fff) !== 0) n++
+    } else {
+      for (let c = 0; c < cols; c++) if (d[base + c] !== 0) n++
+    }
+    lengths[r] = n
+  }
+  return summarize({name: t.name, shape: t.shape.slice(), rows, cols, storage: 'dense', dtype: t.dtype, rowOrder: false}, lengths, bins)
+}
+
+/** Statistics of a CSR matrix. */
+export function inspectCsr(named: NamedCsr, bins = 10): InfoTensor {
+  const {csr} = named
+  return summarize(
+    {name: named.name, shape: named.shape.slice(), rows: csr.rows, cols: csr.cols, storage: 'csr', dtype: csr.values === null ? 'pattern' : csr.dtype, rowOrder: csr.rowIndices !== undefined},
+    rowLengths(csr),
+    bins,
+  )
+}
+
+/** Inspect every tensor of an input file (dense or CSR). */
+export async function inspectInput(path: string, opts: InfoOptions = {}): Promise<InfoResult> {
+  const bins = opts.bins ?? 10
+  const format = await detectFormat(path, opts.from)
+  if (isDenseFormat(format)) {
+    const src = await openTensorSource(path, format)
+    try {
+      const tensors: InfoTensor[] = []
+      for (const t of src.tensors) tensors.push(inspectDense(await src.read(t.name), bins))
+      return {file: path, format, tensors, skipped: src.unsupported}
+    } finally {
+      await src.close()
+    }
+  }
+  const mats = await readCsrInput(path, format)
+  return {file: path, format, tensors: mats.map((m) => inspectCsr(m, bins)), skipped: []}
+}

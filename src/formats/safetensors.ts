@@ -1,0 +1,208 @@
+/**
+ * `.safetensors`: 8-byte little-endian header length N, N bytes of JSON
+ * (`{name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {...}}`), then the
+ * raw little-endian data; offsets are relative to the end of the header.
+ *
+ * Read tensor by tensor (each tensor's byte range is read at its offset, so memory holds one
+ * tensor at a time). Strict checks: the header fits in the file, offsets are integers inside
+ * the data area, `end - begin` equals numel × itemsize, tensors do not overlap.
+ * Dense dtypes read: F32, F16, BF16, F64. Other dtypes (I64, BOOL, ...) are listed as
+ * unsupported so commands can report them as skipped.
+ */
+import {InputError} from '../errors.js'
+import type {DenseDType, DenseTensor, HostArray} from '../types.js'
+import type {ByteSource} from './byte-source.js'
+import {bytesOf} from './npy.js'
+import type {ByteSink} from './zip.js'
+
+/** Item sizes of every dtype the format defines (so sizes of unsupported tensors are checked too). */
+const ITEM_SIZE: Record<string, number> = {
+  BOOL: 1, U8: 1, I8: 1, F8_E5M2: 1, F8_E4M3: 1, F8_E8M0: 1,
+  I16: 2, U16: 2, F16: 2, BF16: 2,
+  I32: 4, U32: 4, F32: 4,
+  I64: 8, U64: 8, F64: 8,
+}
+const DENSE: Record<string, DenseDType> = {F32: 'f32', F16: 'f16', BF16: 'bf16', F64: 'f64'}
+export const SAFETENSORS_DTYPE: Record<DenseDType, string> = {f32: 'F32', f16: 'F16', bf16: 'BF16', f64: 'F64'}
+
+/** Headers larger than this are refused (the reference implementation's limit is 100 MB). */
+const MAX_HEADER = 100_000_000
+
+export interface SafetensorsEntry {
+  name: string
+  /** The file's dtype string (F32, BF16, I64, ...). */
+  fileDtype: string
+  /** Our dense dtype, or null when unsupported. */
+  dtype: DenseDType | null
+  shape: number[]
+  numel: number
+  /** Absolute byte range in the file. */
+  begin: number
+  end: number
+}
+
+export class SafetensorsFile {
+  private constructor(
+    readonly src: ByteSource,
+    /** In the file's header order (sorted by data offset). */
+    readonly entries: SafetensorsEntry[],
+    readonly metadata: Record<string, string> | undefined,
+  ) {}
+
+  static async open(src: ByteSource): Promise<SafetensorsFile> {
+    const label = src.label
+    const bad = (msg: string, code = 'bad-safetensors'): never => {
+      throw new InputError(code, `${label}: ${msg}`, 'the file is not a valid .safetensors; save it again with safetensors')
+    }
+    if (src.size < 8) throw new InputError('truncated', `${label} is too short to be a .safetensors file (${src.size} bytes)`, 'the file is incomplete; save it again')
+    const lenBytes = await src.read(0, 8)
+    const n64 = new DataView(lenBytes.buffer, lenBytes.byteOffset, 8).getBigUint64(0, true)
+    if (n64 > BigInt(src.size - 8)) {
+      throw new InputError('truncated', `${label}: header length ${n64} exceeds the file's ${src.size - 8} remaining bytes (truncated, or not a .safetensors file)`, 'check the file')
+    }
+    const n = Number(n64)
+    if (n > MAX_HEADER) bad(`header of ${n} bytes is larger than the ${MAX_HEADER}-byte limit`)
+    if (n < 2) bad('empty header')
+    const text = new TextDecoder('utf-8', {fatal: false}).decode(await src.read(8, n))
+    if (text[0] !== '{') bad('not a .safetensors file (the header does not start with a JSON object)', 'bad-magic')
+    let json: unknown
+    try {
+      json = JSON.parse(text.trimEnd())
+    } catch (error) {
+      bad(`header is not valid JSON (${(error as Error).message})`)
+    }
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) bad('header is not a JSON object')
+    const dataStart = 8 + n
+    const dataSize = src.size - dataStart
+    const entries: SafetensorsEntry[] = []
+    let metadata: Record<string, string> | undefined
+    for (const [name, v] of Object.entries(json as Record<string, unknown>)) {
+      if (name === '__metadata__') {
+        metadata = v as Record<string, string>
+        continue
+      }
+      const e = v as {dtype?: unknown; shape?: unknown; data_offsets?: unknown}
+      if (typeof e !== 'object' || e === null) bad(`tensor ${name}: entry is not an object`)
+      if (typeof e.dtype !== 'string') bad(`tensor ${name}: missing dtype`)
+      const fileDtype = e.dtype as string
+      const size = ITEM_SIZE[fileDtype]
+      if (size === undefined) bad(`tensor ${name}: unknown dtype ${fileDtype}`)
+      if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) bad(`tensor ${name}: shape must be a list of non-negative integers`)
+      const shape = e.shape as number[]
+      let numel = 1
+      for (const d of shape) numel *= d
+      if (!Number.isSafeInteger(numel)) bad(`tensor ${name}: shape [${shape.join(', ')}] is too large`)
+      const off = e.data_offsets
+      if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && x >= 0)) bad(`tensor ${name}: data_offsets must be two non-negative integers`)
+      const [b, en] = off as number[]
+      if (en < b) bad(`tensor ${name}: data_offsets [${b}, ${en}] end before they begin`)
+      if (en > dataSize) {
+        throw new InputError('truncated', `${label}: tensor ${name} ends at data byte ${en} but the file holds ${dataSize} data bytes (truncated file or lying header)`, 'the file is incomplete; save it again')
+      }
+      if (en - b !== numel * size) bad(`tensor ${name}: data_offsets span ${en - b} bytes but shape [${shape.join(', ')}] of ${fileDtype} needs ${numel * size}`)
+      entries.push({name, fileDtype, dtype: DENSE[fileDtype] ?? null, shape, numel, begin: dataStart + b, end: dataStart + en})
+    }
+    entries.sort((x, y) => x.begin - y.begin || x.end - y.end)
+    for (let i = 1; i < entries.length; i++) {
+      const prev = entries[i - 1]
+      const cur = entries[i]
+      if (cur.begin < prev.end) bad(`tensors ${prev.name} and ${cur.name} overlap in the data area`)
+    }
+    return new SafetensorsFile(src, entries, metadata)
+  }
+
+  entry(name: string): SafetensorsEntry {
+    const e = this.entries.find((x) => x.name === name)
+    if (!e) throw new InputError('missing-tensor', `${this.src.label}: no tensor named ${name}`, 'run `sparse info` to list the tensors')
+    return e
+  }
+
+  /** Read one tensor (only its byte range). */
+  async read(name: string): Promise<DenseTensor> {
+    const e = this.entry(name)
+    if (!e.dtype) {
+      throw new InputError('unsupported-dtype', `${this.src.label}: tensor ${name} has unsupported dtype ${e.fileDtype}; only F32, F16, BF16 and F64 are read`, 'exclude it or convert the model to a float dtype')
+    }
+    const bytes = await this.src.read(e.begin, e.end - e.begin)
+    const aligned = (bytes.byteOffset & 7) === 0 ? bytes : copy(bytes)
+    const data = viewAs(aligned, e.dtype)
+    return {name, shape: e.shape.slice(), dtype: e.dtype, data}
+  }
+
+  async close(): Promise<void> {
+    await this.src.close()
+  }
+}
+
+function copy(b: Uint8Array): Uint8Array {
+  const c = new Uint8Array(new ArrayBuffer(b.byteLength))
+  c.set(b)
+  return c
+}
+
+function viewAs(b: Uint8Array, dtype: DenseDType): HostArray {
+  switch (dtype) {
+    case 'f32':
+      return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4)
+    case 'f64':
+      return new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8)
+    default:
+      return new Uint16Array(b.buffer, b.byteOffset, b.byteLength / 2)
+  }
+}
+
+/**
+ * Write tensors as `.safetensors` (for tests, fixtures and scripts). Tensors are laid out in
+ * the given order; the header is padded with spaces to a multiple of 8 bytes.
+ */
+export async function writeSafetensorsTo(sink: ByteSink, tensors: DenseTensor[], metadata?: Record<string, string>): Promise<void> {
+  await writeSafetensorsStreamTo(sink, tensors, async (i, s) => s.write(bytesOf(tensors[i].data)), metadata)
+}
+
+/** A tensor's header entry for the streaming writer. */
+export interface SafetensorsSpec {
+  name: string
+  shape: number[]
+  dtype: DenseTensor['dtype']
+}
+
+const ITEM_BYTES: Record<DenseTensor['dtype'], number> = {f32: 4, f16: 2, bf16: 2, f64: 8}
+
+/**
+ * Write `.safetensors` without holding the tensors in memory (for scripts that make large
+ * files): the header comes from `specs`, then `produce(i, sink)` writes tensor i's bytes,
+ * exactly numel × itemsize of them (checked).
+ */
+export async function writeSafetensorsStreamTo(
+  sink: ByteSink,
+  specs: SafetensorsSpec[],
+  produce: (index: number, sink: ByteSink) => Promise<void>,
+  metadata?: Record<string, string>,
+): Promise<void> {
+  const header: Record<string, unknown> = {}
+  if (metadata) header.__metadata__ = metadata
+  let offset = 0
+  const sizes = specs.map((t) => t.shape.reduce((a, b) => a * b, 1) * ITEM_BYTES[t.dtype])
+  for (const [i, t] of specs.entries()) {
+    header[t.name] = {dtype: SAFETENSORS_DTYPE[t.dtype], shape: t.shape, data_offsets: [offset, offset + sizes[i]]}
+    offset += sizes[i]
+  }
+  let json = JSON.stringify(header)
+  json = json.padEnd(Math.ceil((json.length + 8) / 8) * 8 - 8, ' ')
+  const hb = new TextEncoder().encode(json)
+  const pad = (8 - ((8 + hb.length) % 8)) % 8
+  const head = new Uint8Array(8 + hb.length + pad).fill(0x20)
+  new DataView(head.buffer).setBigUint64(0, BigInt(hb.length + pad), true)
+  head.set(hb, 8)
+  await sink.write(head)
+  for (let i = 0; i < specs.length; i++) {
+    let written = 0
+    await produce(i, {
+      write: async (chunk) => {
+        written += chunk.byteLength
+        await sink.write(chunk)
+      },
+    })
+    if (written !== sizes[i]) throw new Error(`safetensors writer: tensor ${specs[i].name} needs ${sizes[i]} bytes, got ${written}`)
+  }
+}

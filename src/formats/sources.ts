@@ -1,0 +1,374 @@
+/**
+ * Format detection and the two entry points for reading: dense tensor sources
+ * (.npy, .npz, .safetensors, stdin) and CSR inputs (.npz from SciPy or us, .smtx, a CSR
+ * directory, stdin).
+ */
+import {readFile, readdir, stat} from 'node:fs/promises'
+import {basename, extname, isAbsolute, join} from 'node:path'
+
+import {InputError, UsageError} from '../errors.js'
+import {halfToFloat32} from '../sparse/half.js'
+import {validateCsr} from '../sparse/validate.js'
+import type {DenseDType, DenseTensor, NamedCsr} from '../types.js'
+import {BufferSource, type ByteSource, FileSource, fileError, readStdin, statInput} from './byte-source.js'
+import {CSR_MEMBERS, readCsrArchive} from './csr-npz.js'
+import {describeDescr, NPY_MAGIC, npyToDenseTensor, parseNpy, parseNpyHeader, denseDtypeOfDescr} from './npy.js'
+import {NpzArchive} from './npz.js'
+import {MANIFEST, type CsrManifest} from './output.js'
+import {SafetensorsFile} from './safetensors.js'
+import {parseSmtx} from './smtx.js'
+import {isZipMagic, readZipDirectory} from './zip.js'
+
+export type FormatName = 'npy' | 'npz' | 'safetensors' | 'csr-npz' | 'smtx' | 'csr-dir'
+export const FORMAT_NAMES: readonly FormatName[] = ['npy', 'npz', 'safetensors', 'csr-npz', 'smtx', 'csr-dir']
+export type DenseFormat = 'npy' | 'npz' | 'safetensors'
+export type SparseFormat = 'csr-npz' | 'smtx' | 'csr-dir'
+
+export function isDenseFormat(f: FormatName): f is DenseFormat {
+  return f === 'npy' || f === 'npz' || f === 'safetensors'
+}
+
+export function isSparseFormat(f: FormatName): f is SparseFormat {
+  return f === 'csr-npz' || f === 'smtx' || f === 'csr-dir'
+}
+
+const ALIASES: Record<string, FormatName> = {csr: 'csr-npz', dir: 'csr-dir', st: 'safetensors'}
+
+/** Validate a --from value: one of FORMAT_NAMES (or the aliases csr, dir). */
+export function parseFormatName(name: string): FormatName {
+  const f = (ALIASES[name] ?? name) as FormatName
+  if (!FORMAT_NAMES.includes(f)) {
+    throw new UsageError('unknown-format', `unknown format '${name}'`, `use one of: ${FORMAT_NAMES.join(', ')}`)
+  }
+  return f
+}
+
+/** Name a single-tensor file's tensor after the file: basename without extension. */
+export function tensorNameFromPath(path: string): string {
+  if (path === '-') return 'stdin'
+  const base = basename(path)
+  const ext = extname(base)
+  return ext ? base.slice(0, -ext.length) : base
+}
+
+/** Guess a format from the first bytes (npz vs csr-npz is decided by the caller). */
+function sniff(head: Uint8Array): FormatName | 'zip' | null {
+  if (head.length >= 6 && NPY_MAGIC.every((b, i) => head[i] === b)) return 'npy'
+  if (isZipMagic(head)) return 'zip'
+  if (head.length >= 9) {
+    const n = new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true)
+    if (n > 0n && n < 100_000_000n && head[8] === 0x7b) return 'safetensors'
+  }
+  if (/^\s*\d+\s*,\s*\d+\s*,\s*\d+\s*(\r?\n|$)/.test(new TextDecoder('latin1').decode(head.subarray(0, 64)))) return 'smtx'
+  return null
+}
+
+async function zipKind(src: ByteSource): Promise<'npz' | 'csr-npz'> {
+  const names = new Set((await readZipDirectory(src)).map((e) => e.name.replace(/\.npy$/, '')))
+  return CSR_MEMBERS.every((n) => names.has(n)) ? 'csr-npz' : 'npz'
+}
+
+async function readHead(path: string, n = 64): Promise<Uint8Array> {
+  const src = await FileSource.open(path)
+  try {
+    return await src.read(0, Math.min(n, src.size))
+  } finally {
+    await src.close()
+  }
+}
+
+/**
+ * The format of an input: `forced` (a --from value) wins; '-' sniffs stdin; a directory
+ * with manifest.json is csr-dir; then the extension (.npy, .npz, .safetensors, .smtx), an
+ * `.npz` being csr-npz when its members are data/indices/indptr/shape; an unknown extension
+ * is sniffed from the content.
+ */
+export async function detectFormat(path: string, forced?: string): Promise<FormatName> {
+  if (forced !== undefined && forced !== '') return parseFormatName(forced)
+  if (path === '-') {
+    const bytes = await readStdin()
+    if (bytes.length === 0) throw new InputError('empty-stdin', 'stdin is empty', 'pipe a file in: sparse info - < weights.npy')
+    const kind = sniff(bytes.subarray(0, 64))
+    if (kind === 'zip') return zipKind(new BufferSource(bytes, 'stdin'))
+    if (kind) return kind
+    throw new InputError('unknown-format', 'cannot tell the format of stdin (not .npy, .npz, .safetensors or .smtx)', 'pipe a .npy or CSR .npz')
+  }
+  const st = await statInput(path)
+  if (st.isDirectory()) {
+    const names = await readdir(path)
+    if (names.includes(MANIFEST)) return 'csr-dir'
+    throw new UsageError('not-csr-dir', `${path} is a directory without ${MANIFEST}, not a CSR directory`, 'pass a file, or a directory written by `sparse prune`/`sparse convert`')
+  }
+  const ext = extname(path).toLowerCase()
+  if (ext === '.npy') return 'npy'
+  if (ext === '.safetensors') return 'safetensors'
+  if (ext === '.smtx') return 'smtx'
+  if (ext === '.npz') {
+    const src = await FileSource.open(path)
+    try {
+      return await zipKind(src)
+    } finally {
+      await src.close()
+    }
+  }
+  const kind = sniff(await readHead(path))
+  if (kind === 'zip') {
+    const src = await FileSource.open(path)
+    try {
+      return await zipKind(src)
+    } finally {
+      await src.close()
+    }
+  }
+  if (kind) return kind
+  throw new UsageError('unknown-format', `cannot tell the format of ${path} from its name or content`, `name it .npy/.npz/.safetensors/.smtx or pass --from (${FORMAT_NAMES.join(', ')})`)
+}
+
+// ---------------------------------------------------------------------------------------
+// Dense sources
+
+export interface TensorInfo {
+  name: string
+  shape: number[]
+  dtype: DenseDType
+}
+
+/** A tensor present in the file that cannot be read as a dense float tensor. */
+export interface UnsupportedTensor {
+  name: string
+  shape: number[]
+  /** The file's dtype, in words (e.g. 'int64', 'I64'). */
+  dtype: string
+  reason: string
+}
+
+/** A dense input read tensor by tensor. Call close() when done. */
+export interface TensorSource {
+  format: DenseFormat
+  /** The path ('-' for stdin). */
+  path: string
+  /** Readable tensors, in file order. */
+  tensors: TensorInfo[]
+  /** Tensors of other dtypes (integer buffers, ...), listed so commands can report them. */
+  unsupported: UnsupportedTensor[]
+  read(name: string): Promise<DenseTensor>
+  close(): Promise<void>
+}
+
+/** Open a dense input: .npy, .npz, .safetensors, or '-' (stdin: .npy or .npz). */
+export async function openTensorSource(path: string, forced?: string): Promise<TensorSource> {
+  const format = await detectFormat(path, forced)
+  if (!isDenseFormat(format)) {
+    throw new UsageError('not-dense', `${path} is a sparse ${format} input; this needs a dense tensor file (.npy, .npz, .safetensors)`, 'use `sparse convert --to dense` first, or pass a dense file')
+  }
+  const src: ByteSource = path === '-' ? new BufferSource(await readStdin(), 'stdin') : await FileSource.open(path)
+  try {
+    if (format === 'npy') return await openNpySource(path, src)
+    if (format === 'npz') return await openNpzSource(path, src)
+    return await openSafetensorsSource(path, src)
+  } catch (error) {
+    await src.close()
+    throw error
+  }
+}
+
+async function openNpySource(path: string, src: ByteSource): Promise<TensorSource> {
+  const label = src.label
+  const name = tensorNameFromPath(path)
+  // Validate the header (dtype, order, length) before reading the data.
+  let head = await src.read(0, Math.min(src.size, 4096))
+  let header
+  try {
+    header = parseNpyHeader(head, label)
+  } catch (error) {
+    if (error instanceof InputError && error.code === 'truncated' && head.length < src.size) {
+      head = await src.read(0, Math.min(src.size, 1 << 20))
+      header = parseNpyHeader(head, label)
+    } else throw error
+  }
+  const dtype = denseDtypeOfDescr(header.descr)
+  if (!dtype) {
+    throw new InputError('unsupported-dtype', `${label}: unsupported dtype ${describeDescr(header.descr)}; only float32, float16 and float64 are read`, "convert it with numpy: a.astype('float32') then numpy.save")
+  }
+  if (header.fortranOrder && header.shape.length > 1) {
+    throw new InputError('fortran-order', `${label}: Fortran-ordered arrays are not supported`, 'save it in C order: numpy.save(f, numpy.ascontiguousarray(a))')
+  }
+  const expected = header.dataOffset + header.numel * header.itemSize
+  if (src.size < expected) {
+    throw new InputError('truncated', `${label} is truncated: shape (${header.shape.join(', ')}) of ${describeDescr(header.descr)} needs ${expected} bytes but the file has ${src.size}`, 'the file is incomplete; save it again')
+  }
+  if (src.size > expected) {
+    throw new InputError('bad-npy', `${label}: ${src.size - expected} unexpected bytes after the data (shape (${header.shape.join(', ')}) needs ${expected})`, 'the file is not a valid .npy; re-export it with numpy.save')
+  }
+  return {
+    format: 'npy',
+    path,
+    tensors: [{name, shape: header.shape, dtype}],
+    unsupported: [],
+    async read(n: string) {
+      if (n !== name) throw new InputError('missing-tensor', `${label}: no tensor named ${n} (the only one is ${name})`, 'run `sparse info` to list the tensors')
+      const bytes = path === '-' ? await src.read(0, src.size) : await readWhole(path)
+      return npyToDenseTensor(parseNpy(bytes, label), name, label)
+    },
+    close: () => src.close(),
+  }
+}
+
+async function readWhole(path: string): Promise<Uint8Array> {
+  try {
+    const b = await readFile(path)
+    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+  } catch (error) {
+    throw fileError(error, path)
+  }
+}
+
+async function openNpzSource(path: string, src: ByteSource): Promise<TensorSource> {
+  const npz = await NpzArchive.open(src)
+  const tensors: TensorInfo[] = []
+  const unsupported: UnsupportedTensor[] = []
+  for (const m of npz.members) {
+    const dtype = denseDtypeOfDescr(m.header.descr)
+    if (!dtype) {
+      unsupported.push({name: m.name, shape: m.header.shape, dtype: describeDescr(m.header.descr), reason: 'not a float32/float16/float64 array'})
+    } else if (m.header.fortranOrder && m.header.shape.length > 1) {
+      unsupported.push({name: m.name, shape: m.header.shape, dtype: describeDescr(m.header.descr), reason: 'Fortran order'})
+    } else {
+      tensors.push({name: m.name, shape: m.header.shape, dtype})
+    }
+  }
+  return {
+    format: 'npz',
+    path,
+    tensors,
+    unsupported,
+    async read(name: string) {
+      const raw = await npz.readRaw(name)
+      return npyToDenseTensor(raw, name, `${src.label}:${name}`)
+    },
+    close: () => npz.close(),
+  }
+}
+
+async function openSafetensorsSource(path: string, src: ByteSource): Promise<TensorSource> {
+  const st = await SafetensorsFile.open(src)
+  return {
+    format: 'safetensors',
+    path,
+    tensors: st.entries.filter((e) => e.dtype !== null).map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.dtype!})),
+    unsupported: st.entries.filter((e) => e.dtype === null).map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.fileDtype, reason: 'not F32/F16/BF16/F64'})),
+    read: (name: string) => st.read(name),
+    close: () => st.close(),
+  }
+}
+
+/** A tensor's values as float32 (a view for f32, decoded for f16/bf16/f64). */
+export function toFloat32(t: DenseTensor): Float32Array {
+  switch (t.dtype) {
+    case 'f32':
+      return t.data as Float32Array
+    case 'f64':
+      return Float32Array.from(t.data as Float64Array)
+    default:
+      return halfToFloat32(t.data as Uint16Array, t.dtype)
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// CSR inputs
+
+/**
+ * Read a CSR input: a CSR `.npz` (one tensor, named after the file), a `.smtx` (pattern only),
+ * a CSR directory (every tensor in its manifest, in order), or '-' (stdin holding a CSR
+ * `.npz` or `.smtx`). Every matrix is validated.
+ */
+export async function readCsrInput(path: string, forced?: string): Promise<NamedCsr[]> {
+  const format = await detectFormat(path, forced)
+  if (isDenseFormat(format)) {
+    throw new UsageError('not-sparse', `${path} is a dense ${format} input; this needs a CSR input (.npz from scipy.sparse.save_npz or sparse, .smtx, or a CSR directory)`, 'make one with `sparse prune` or `sparse convert --to csr`')
+  }
+  const name = tensorNameFromPath(path)
+  if (format === 'csr-npz') {
+    const src: ByteSource = path === '-' ? new BufferSource(await readStdin(), 'stdin') : await FileSource.open(path)
+    const npz = await NpzArchive.open(src).catch(async (error) => {
+      await src.close()
+      throw error
+    })
+    try {
+      return [await readCsrArchive(npz, name)]
+    } finally {
+      await npz.close()
+    }
+  }
+  if (format === 'smtx') {
+    const bytes = path === '-' ? await readStdin() : await readWhole(path)
+    const csr = parseSmtx(bytes, path === '-' ? 'stdin' : path)
+    return [{name, shape: [csr.rows, csr.cols], csr}]
+  }
+  return readCsrDirectory(path)
+}
+
+/** Read and check a CSR directory's manifest.json. */
+export async function readManifest(dir: string): Promise<CsrManifest> {
+  const file = join(dir, MANIFEST)
+  let json: unknown
+  try {
+    json = JSON.parse(await readFile(file, 'utf8'))
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new InputError('bad-manifest', `${file} is not valid JSON (${error.message})`, 'the directory is corrupt; write it again')
+    throw fileError(error, file)
+  }
+  const m = json as CsrManifest
+  if (typeof m !== 'object' || m === null || !Array.isArray(m.tensors)) {
+    throw new InputError('bad-manifest', `${file}: expected an object with a "tensors" list`, 'the directory is corrupt; write it again')
+  }
+  for (const [i, t] of m.tensors.entries()) {
+    if (typeof t?.name !== 'string' || typeof t.file !== 'string' || !Array.isArray(t.shape)) {
+      throw new InputError('bad-manifest', `${file}: tensors[${i}] needs name, shape and file`, 'the directory is corrupt; write it again')
+    }
+    if (t.file.includes('/') || t.file.includes('\\') || t.file.startsWith('.') || isAbsolute(t.file)) {
+      throw new InputError('bad-manifest', `${file}: tensors[${i}].file ${JSON.stringify(t.file)} must be a plain file name inside the directory`, 'the directory is corrupt; write it again')
+    }
+  }
+  return m
+}
+
+async function readCsrDirectory(dir: string): Promise<NamedCsr[]> {
+  const manifest = await readManifest(dir)
+  const out: NamedCsr[] = []
+  for (const t of manifest.tensors) {
+    const path = join(dir, t.file)
+    const src = await FileSource.open(path)
+    const npz = await NpzArchive.open(src).catch(async (error) => {
+      await src.close()
+      throw error
+    })
+    let named: NamedCsr
+    try {
+      named = await readCsrArchive(npz, t.name)
+    } finally {
+      await npz.close()
+    }
+    const nnz = named.csr.rowOffsets[named.csr.rows]
+    if (typeof t.nnz === 'number' && t.nnz !== nnz) {
+      throw new InputError('bad-manifest', `${join(dir, MANIFEST)}: tensor ${t.name} lists nnz ${t.nnz} but ${t.file} holds ${nnz}`, 'the directory is corrupt; write it again')
+    }
+    const numel = (t.shape as number[]).reduce((a, b) => a * b, 1)
+    if (numel !== named.csr.rows * named.csr.cols) {
+      throw new InputError('bad-manifest', `${join(dir, MANIFEST)}: tensor ${t.name} has shape [${t.shape.join(', ')}] but ${t.file} is ${named.csr.rows}x${named.csr.cols}`, 'the directory is corrupt; write it again')
+    }
+    named.shape = (t.shape as number[]).slice()
+    validateCsr(named.csr, path)
+    out.push(named)
+  }
+  return out
+}
+
+/** True when `path` is an existing directory. */
+export async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory()
+  } catch {
+    return false
+  }
+}

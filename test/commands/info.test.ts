@@ -1,0 +1,98 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {expect} from 'chai'
+
+import {writeCsrNpz} from '../../src/formats/index.js'
+import {runCli} from '../helpers/cli.js'
+import {fixture, makeTmp} from '../formats/helpers.js'
+
+describe('sparse info', () => {
+  const tmp = makeTmp('sparse-info-')
+  after(tmp.cleanup)
+
+  it('a dense .npy: stats, histogram and bytes in the human report', async () => {
+    const r = await runCli(['info', fixture('dense-f32.npy')])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.stdout).to.match(/dense-f32 {2}\[7, 96\] {2}f32 {2}dense/)
+    expect(r.stdout).to.match(/nnz 405 of 672 {2}sparsity 39\.73%/)
+    expect(r.stdout).to.match(/row lengths {2}min 0 {2}mean 57\.86 {2}max 73/)
+    expect(r.stdout).to.match(/row-length histogram/)
+    expect(r.stdout).to.match(/dense f32 2\.6 KiB/)
+    expect(r.stdout).to.match(/row order {2}none/)
+  })
+
+  it('--json prints only the result object: {file, format, tensors}', async () => {
+    const r = await runCli(['info', fixture('dense-f32.npy'), '--json'])
+    expect(r.code).to.equal(0)
+    const json = JSON.parse(r.stdout)
+    expect(Object.keys(json).sort()).to.deep.equal(['file', 'format', 'skipped', 'tensors'])
+    expect(json.format).to.equal('npy')
+    const t = json.tensors[0]
+    expect(t).to.deep.include({name: 'dense-f32', shape: [7, 96], rows: 7, cols: 96, dtype: 'f32', storage: 'dense', nnz: 405, numel: 672, rowOrder: false, indices16: true})
+    expect(t.rowLengths.min).to.equal(0)
+    expect(t.rowLengths.max).to.equal(73)
+    expect(t.rowLengths.mean).to.be.closeTo(405 / 7, 1e-12)
+    expect(t.histogram.reduce((a: number, b: {count: number}) => a + b.count, 0)).to.equal(7)
+    expect(t.denseBytes).to.equal(672 * 4)
+    expect(t.csrBytes).to.deep.equal({f32: 405 * 8 + 8 * 4, f16: 405 * 4 + 8 * 4})
+    expect(t.memorySaving.f32).to.be.closeTo((672 * 4) / (405 * 8 + 32), 1e-12)
+    expect(r.stderr).to.equal('')
+  })
+
+  it('every tensor of a safetensors model; skipped dtypes listed', async () => {
+    const r = await runCli(['info', fixture('mixed.safetensors'), '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    const json = JSON.parse(r.stdout)
+    expect(json.tensors.map((t: {name: string; dtype: string}) => `${t.name}:${t.dtype}`)).to.deep.equal(['a.f32:f32', 'b.f16:f16', 'c.bf16:bf16'])
+    expect(json.skipped[0]).to.deep.include({name: 'd.i64', dtype: 'I64'})
+    const h = await runCli(['info', fixture('tiny-mlp.safetensors')])
+    expect(h.stdout).to.match(/6 tensors/)
+    expect(h.stdout).to.match(/layers\.2\.weight {2}\[96, 64\]/)
+  })
+
+  it('CSR inputs: SciPy .npz, .smtx (pattern), a stored row order, a directory', async () => {
+    const s = JSON.parse((await runCli(['info', fixture('scipy-csr.npz'), '--json'])).stdout)
+    expect(s.format).to.equal('csr-npz')
+    expect(s.tensors[0]).to.deep.include({storage: 'csr', nnz: 323, rowOrder: false})
+    expect(s.tensors[0].rowLengths.min).to.equal(0)
+    const d = JSON.parse((await runCli(['info', fixture('dlmc-rn50-0.98-initial_conv.smtx'), '--json'])).stdout)
+    expect(d.tensors[0]).to.deep.include({dtype: 'pattern', nnz: 188, rows: 64, cols: 147})
+    const p = join(tmp.dir, 'ordered.npz')
+    await writeCsrNpz({name: 'o', shape: [2, 3], csr: {rows: 2, cols: 3, rowOffsets: Int32Array.of(0, 1, 3), columnIndices: Int32Array.of(1, 0, 2), values: Float32Array.of(1, 2, 3), dtype: 'f32', rowIndices: Int32Array.of(1, 0)}}, p)
+    const o = await runCli(['info', p])
+    expect(o.stdout).to.match(/row order {2}stored/)
+    const oj = JSON.parse((await runCli(['info', p, '--json'])).stdout)
+    expect(oj.tensors[0].rowOrder).to.equal(true)
+    expect(oj.tensors[0].csrBytes.f32).to.equal(3 * 8 + 3 * 4 + 2 * 4)
+    const dir = join(tmp.dir, 'mlp')
+    expect((await runCli(['convert', fixture('tiny-mlp.safetensors'), '-o', dir])).code).to.equal(0)
+    const dj = JSON.parse((await runCli(['info', dir, '--json'])).stdout)
+    expect(dj.format).to.equal('csr-dir')
+    expect(dj.tensors).to.have.length(6)
+  })
+
+  it('reads stdin: info - (a .npy, or a CSR .npz piped from convert)', async () => {
+    const r = await runCli(['info', '-', '--json'], {input: readFileSync(fixture('dense-f16.npy'))})
+    expect(r.code, r.stderr).to.equal(0)
+    expect(JSON.parse(r.stdout)).to.deep.include({file: '-', format: 'npy'})
+    const c = await runCli(['convert', '-', '-o', '-'], {input: readFileSync(fixture('dense-f32.npy'))})
+    const i = await runCli(['info', '-', '--json'], {input: c.stdoutBytes})
+    expect(JSON.parse(i.stdout).tensors[0]).to.deep.include({name: 'stdin', storage: 'csr', nnz: 405})
+  })
+
+  it('errors: bad data exit 1, missing file exit 2, JSON error object under --json', async () => {
+    const bad = await runCli(['info', fixture('bad-int64.npy')])
+    expect(bad.code).to.equal(1)
+    expect(bad.stderr).to.match(/^error: .*unsupported dtype int64/)
+    expect(bad.stdout).to.equal('')
+    const j = await runCli(['info', fixture('bad-truncated.npy'), '--json'])
+    expect(j.code).to.equal(1)
+    expect(JSON.parse(j.stdout).error.code).to.equal('truncated')
+    const missing = await runCli(['info', join(tmp.dir, 'nope.npy')])
+    expect(missing.code).to.equal(2)
+    const nan = await runCli(['info', fixture('nan.npy'), '--json'])
+    expect(nan.code).to.equal(0) // info describes NaN tensors; pruning refuses them
+    expect(JSON.parse(nan.stdout).tensors[0].nnz).to.equal(32)
+  })
+})
