@@ -9,8 +9,19 @@
 namespace sparse {
 
 
+// Returns cudaSuccess when the problem can be launched, else cudaErrorInvalidValue
+// (negative dimensions, missing pointers).
 cudaError_t CanImplementSddmm(const SddmmProblem& p);
+
+// Launches the SDDMM on `stream` (asynchronous). Returns the launch status. All pointers in
+// `p` are device pointers (lengths in common/problems.h); any alignment works (narrower
+// vectors are chosen when needed). The CSR structure must have been validated (rowOffsets
+// monotone from 0 to nnz, indices in [0, n)): the kernel trusts it. Every output is written.
 cudaError_t CudaSddmm(const SddmmProblem& p, cudaStream_t stream);
+
+// The name of the kernel configuration CudaSddmm would launch for `p` (for reports), e.g.
+// "sddmm_f32_v4_t16_r8_lreg". Thread-local storage, valid until the next call.
+const char* SddmmKernelName(const SddmmProblem& p);
 
 }  // namespace sparse
 #endif  // SPARSE_CUDA_SDDMM_SDDMM_H_

@@ -1,0 +1,95 @@
+// SDDMM host side: CanImplementSddmm, the kernel selection, and CudaSddmm. The kernel is
+// in sddmm_kernel.cuh, instantiated per dtype in sddmm_{f32,f16,bf16}.cu.
+#include "cuda/sddmm/sddmm.h"
+
+#include <cstdint>
+#include <cstdio>
+
+#include "cuda/sddmm/sddmm_config.h"
+#include "cuda/sddmm/sddmm_launch.h"
+
+namespace sparse {
+namespace {
+
+bool Aligned(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
+
+// The kernel selection: one function, a heuristic per branch.
+SddmmChoice SelectSddmmKernel(const SddmmProblem& p) {
+  SddmmChoice ch;
+  const int elem = DTypeBytes(p.dtype);
+  // Vector width: the widest (16 bytes first) for which every row of L and R starts on a
+  // vector boundary (k a multiple of the width, base addresses aligned); else narrower,
+  // down to one element (residue handling for any K).
+  const int widths_f32[] = {4, 1};
+  const int widths_16[] = {8, 2, 1};
+  const int* widths = p.dtype == DType::kF32 ? widths_f32 : widths_16;
+  const int count = p.dtype == DType::kF32 ? 2 : 3;
+  ch.vec_elems = 1;
+  for (int i = 0; i < count; ++i) {
+    const int w = widths[i];
+    if (p.k % w == 0 && Aligned(p.lhs, w * elem) && Aligned(p.rhs, w * elem)) {
+      ch.vec_elems = w;
+      break;
+    }
+  }
+  const int vectors = (p.k + ch.vec_elems - 1) / ch.vec_elems;
+  if (vectors <= 8) {
+    // Short K (k <= 32 in fp32, 64 in 16-bit): 8 lanes, L in registers. Narrower subwarps
+    // would need more shuffles per output than they save.
+    ch.threads_k = 8;
+    ch.lhs_in_registers = true;
+  } else if (vectors <= 16) {
+    // Attention head dimensions such as 64 (fp32) or 128 (16-bit): one vector per lane.
+    ch.threads_k = 16;
+    ch.lhs_in_registers = true;
+  } else {
+    // Long K: a full warp across K; L streamed chunk by chunk unless it fits one chunk.
+    ch.threads_k = 32;
+    ch.lhs_in_registers = vectors <= 32;
+  }
+  return ch;
+}
+
+int SmCount() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 1;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) return 1;
+  return sms;
+}
+
+}  // namespace
+
+cudaError_t CanImplementSddmm(const SddmmProblem& p) {
+  if (p.m < 0 || p.k < 0 || p.n < 0 || p.nnz < 0) return cudaErrorInvalidValue;
+  if (p.nnz == 0) return cudaSuccess;  // nothing to write
+  if (!p.row_offsets || !p.column_indices || !p.out) return cudaErrorInvalidValue;
+  if (p.k > 0 && (!p.lhs || !p.rhs)) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+cudaError_t CudaSddmm(const SddmmProblem& p, cudaStream_t stream) {
+  const cudaError_t ok = CanImplementSddmm(p);
+  if (ok != cudaSuccess) return ok;
+  if (p.nnz == 0 || p.m == 0) return cudaSuccess;
+  const SddmmChoice ch = SelectSddmmKernel(p);
+  const int sms = SmCount();
+  switch (p.dtype) {
+    case DType::kF32:
+      return LaunchSddmmF32(p, ch, sms, stream);
+    case DType::kF16:
+      return LaunchSddmmF16(p, ch, sms, stream);
+    case DType::kBF16:
+      return LaunchSddmmBF16(p, ch, sms, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+const char* SddmmKernelName(const SddmmProblem& p) {
+  thread_local char name[64];
+  const SddmmChoice ch = SelectSddmmKernel(p);
+  std::snprintf(name, sizeof(name), "sddmm_%s_v%d_t%d_r%d%s", DTypeName(p.dtype), ch.vec_elems, ch.threads_k,
+                ch.NnzPerRun(), ch.lhs_in_registers ? "_lreg" : "");
+  return name;
+}
+
+}  // namespace sparse

@@ -1,0 +1,161 @@
+/**
+ * The one place that loads the native addon (build/Release/sparse.node) and the
+ * TypeScript declaration of its kernel surface. Everything else goes through
+ * `loadAddon()`. If loading fails, a DeviceError (exit 3) says what failed and how to
+ * rebuild.
+ *
+ * Conventions of the native surface (Sputnik's names; no host copies: the native side
+ * reads and writes these typed arrays in place):
+ * - CSR: `rowOffsets` Int32Array(m + 1), `columnIndices` Int32Array(nnz), `values`
+ *   Float32Array (f32) or Uint16Array bit patterns (f16/bf16) of nnz, optional
+ *   `rowIndices` Int32Array(m) (the order in which the GPU takes rows; results are the same).
+ * - Dense operands are row-major, of the same element type as `dtype`.
+ * - Arguments are re-checked natively (TypeError/RangeError naming the field), but the
+ *   library validates everything first (src/kernels/index.ts).
+ * - GPU and CPU work runs off the JavaScript thread; the promise settles when the output
+ *   array is filled. CUDA failures reject with an Error whose `code` is the CUDA error
+ *   name (e.g. 'cudaErrorMemoryAllocation'); device memory is always freed.
+ */
+import {existsSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {fileURLToPath} from 'node:url'
+
+import {DeviceError} from '../errors.js'
+import type {ValueDType} from '../types.js'
+import type {Device} from './types.js'
+
+/** What `cudaInfo()` reports. Numbers are 0 and strings '' when no GPU is available. */
+export interface CudaInfo {
+  /** True when the addon was compiled with the CUDA kernels (nvcc was found at install). */
+  built: boolean
+  /** True when a CUDA device can run the kernels. */
+  available: boolean
+  /** Why not, when `available` is false (one line). */
+  reason?: string
+  /** The CUDA error name behind `reason` (e.g. 'cudaErrorInsufficientDriver'), or 'ERR_NO_CUDA'. */
+  code?: string
+  /** Compiled targets, e.g. 'sm_80 sm_90 compute_90' ('' in a CPU-only build). */
+  targets: string
+  deviceCount: number
+  name: string
+  smCount: number
+  /** e.g. '9.0'. */
+  computeCapability: string
+  major?: number
+  minor?: number
+  /** Bytes of device memory. */
+  totalMemory: number
+  l2Bytes: number
+  sharedMemPerBlockOptin?: number
+  sharedMemPerSm?: number
+  maxThreadsPerSm?: number
+  clockKhz?: number
+  memoryClockKhz?: number
+  memoryBusWidth?: number
+  /** CUDA runtime and driver versions (e.g. 13000); the driver's is 0 when none is installed. */
+  runtimeVersion?: number
+  driverVersion?: number
+}
+
+export type HostValues = Float32Array | Uint16Array
+
+/** SpMM: C[m x n] = A[m x k, CSR] * B[k x n]. */
+export interface NativeSpmmArgs {
+  m: number
+  k: number
+  n: number
+  rowOffsets: Int32Array
+  columnIndices: Int32Array
+  values: HostValues
+  rowIndices?: Int32Array
+  /** k * n elements. */
+  b: HostValues
+  /** m * n elements, filled in place (every element written). */
+  c: HostValues
+  dtype: ValueDType
+  device: Device
+  /** CPU threads (0 or absent: all cores). */
+  threads?: number
+  /**
+   * CUDA only: column index width on the device. Absent: 16-bit for f16/bf16 when
+   * k <= 32768 (Sputnik's mixed precision), else 32-bit. 16 or 32 forces one.
+   */
+  indexBits?: 16 | 32
+}
+
+/** SDDMM: out[nnz] = (L[m x k] * R[n x k]^T) at the nonzeros of the mask A[m x n]. */
+export interface NativeSddmmArgs {
+  /** Mask rows (rows of L). */
+  m: number
+  /** Inner dimension (columns of L and R). */
+  k: number
+  /** Mask columns (rows of R). */
+  n: number
+  rowOffsets: Int32Array
+  columnIndices: Int32Array
+  rowIndices?: Int32Array
+  /** m * k elements. */
+  lhs: HostValues
+  /** n * k elements. */
+  rhs: HostValues
+  /** nnz elements, filled in place. */
+  out: HostValues
+  dtype: ValueDType
+  device: Device
+  threads?: number
+}
+
+/** The kernel functions of the addon (src: native/binding/kernels_binding.cc). */
+export interface NativeKernels {
+  /** Never throws; `available: false` with a reason when there is no usable GPU. */
+  cudaInfo(): CudaInfo
+  spmm(args: NativeSpmmArgs): Promise<void>
+  sddmm(args: NativeSddmmArgs): Promise<void>
+  /** Float64 reference of spmm (multithreaded C++, double accumulation, inputs decoded exactly). m * n values. */
+  spmmReference(args: Omit<NativeSpmmArgs, 'c' | 'device' | 'indexBits'>): Promise<Float64Array>
+  /** Float64 reference of sddmm. nnz values. */
+  sddmmReference(args: Omit<NativeSddmmArgs, 'out' | 'device'>): Promise<Float64Array>
+}
+
+/** Where the addon is: $SPARSE_ADDON when set (tests of other builds), else build/Release. */
+export function addonPath(): string {
+  return process.env.SPARSE_ADDON || fileURLToPath(new URL('../../build/Release/sparse.node', import.meta.url))
+}
+
+let cached: unknown
+let failure: DeviceError | undefined
+
+/**
+ * Loads the addon once. `Extra` lets other parts (the bench harness) declare the functions
+ * they add to the same module. Throws DeviceError (exit 3) when it cannot be loaded.
+ */
+export function loadAddon<Extra extends object = object>(): NativeKernels & Extra {
+  if (cached) return cached as NativeKernels & Extra
+  if (failure) throw failure
+  const path = addonPath()
+  const rebuild = 'rebuild it with `npm rebuild` (or `npx node-gyp rebuild` in the package folder); the build needs a C++ compiler, and nvcc for the GPU kernels'
+  if (!existsSync(path)) {
+    failure = new DeviceError('addon-missing', `the native addon is not built (${path} does not exist)`, rebuild)
+    throw failure
+  }
+  try {
+    cached = createRequire(import.meta.url)(path)
+  } catch (error) {
+    const why = (error as Error).message.split('\n')[0]
+    failure = new DeviceError('addon-load-failed', `the native addon ${path} failed to load: ${why}`, rebuild)
+    throw failure
+  }
+  return cached as NativeKernels & Extra
+}
+
+/** cudaInfo() through the addon; a missing addon reads as "no GPU" with its reason. */
+export function cudaInfo(): CudaInfo {
+  let addon: NativeKernels
+  try {
+    addon = loadAddon()
+  } catch (error) {
+    const e = error as DeviceError
+    return {built: false, available: false, reason: e.message, code: e.code, targets: '', deviceCount: 0, name: '', smCount: 0, computeCapability: '', totalMemory: 0, l2Bytes: 0}
+  }
+  return addon.cudaInfo()
+}

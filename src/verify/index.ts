@@ -1,0 +1,266 @@
+/**
+ * `sparse verify`'s core: run the kernels on a matrix's sparsity pattern against seeded
+ * random dense operands and compare each output with the float64 reference.
+ *
+ *   verifyInput(path, opts) -> VerifyResult     reads a CSR .npz / .smtx / CSR directory / dense file
+ *   verifyMatrices(named[], opts) -> VerifyResult
+ *
+ * Per case (op x dtype): the output is poisoned with NaN first (so an element the kernel
+ * does not write fails), the reference is computed from the same rounded inputs (f16/bf16
+ * values and operands decoded exactly, accumulated in double), and
+ *   relativeError = ||out - ref||_2 / ||ref||_2   (0 when both are zero)
+ *   maxAbsError   = max |out - ref|
+ * must satisfy relativeError <= tolerance (f32 1e-5; f16 and bf16 1e-2: bf16's own output
+ * rounding is about 4e-3 relative) with every output finite.
+ *
+ * Operands: A's values are the file's (converted to the case's dtype) or, for a
+ * pattern-only matrix, seeded standard normals; B (k x N) and L (m x N) are seeded
+ * uniform in [-1, 1). SDDMM uses A as the output mask with inner dimension N (DLMC's
+ * convention): out = (L[m x N] * R[k x N]^T) at A's nonzeros, with R = B.
+ *
+ * Self-test hook: SPARSE_VERIFY_FAULT=unwritten (the first output element stays NaN) or
+ * =perturb (it is changed) simulates a broken kernel, so that tests can check that
+ * verify fails when it should.
+ */
+import {cpus} from 'node:os'
+
+import {InputError, UsageError} from '../errors.js'
+import {detectFormat, isDenseFormat, openTensorSource, readCsrInput} from '../formats/index.js'
+import {denseToCsr} from '../sparse/dense-to-csr.js'
+import {float32ToHalf, halfToFloat32} from '../sparse/half.js'
+import {createRng, fillNormal} from '../sparse/random.js'
+import {validateCsr} from '../sparse/validate.js'
+import type {CsrMatrix, NamedCsr, ValueDType} from '../types.js'
+import {resolveDevice, sddmm, sddmmReference, spmm, spmmReference, type HostValues} from '../kernels/index.js'
+import type {DeviceChoice, Device} from '../kernels/types.js'
+
+export type VerifyOp = 'spmm' | 'sddmm'
+
+export const VERIFY_OPS: readonly VerifyOp[] = ['spmm', 'sddmm']
+export const VERIFY_DTYPES: readonly ValueDType[] = ['f32', 'f16', 'bf16']
+/** Default N (columns of B; SDDMM's inner dimension): the Transformer size of the paper. */
+export const DEFAULT_N = 256
+/** The largest N accepted (the dense operands are k x N and m x N). */
+export const MAX_N = 1 << 20
+/** Relative-error tolerance per dtype. */
+export const TOLERANCE: Readonly<Record<ValueDType, number>> = {f32: 1e-5, f16: 1e-2, bf16: 1e-2}
+
+export interface VerifyOptions {
+  ops?: readonly VerifyOp[]
+  dtypes?: readonly ValueDType[]
+  /** N: columns of B and C (SpMM), inner dimension (SDDMM). Default DEFAULT_N. */
+  n?: number
+  device?: DeviceChoice
+  /** Seed of the random operands (default 0). */
+  seed?: number
+  /** CPU threads for the CPU kernels and the reference (default: all cores). */
+  threads?: number
+  /** Called after each case (progress). */
+  onCase?: (c: VerifyCase, done: number, total: number) => void
+}
+
+export interface VerifyCase {
+  /** The matrix (tensor) name. */
+  matrix: string
+  op: VerifyOp
+  dtype: ValueDType
+  device: Device
+  /** Rows and columns of A, its nonzeros, and N. */
+  m: number
+  k: number
+  nnz: number
+  n: number
+  /** ||out - ref|| / ||ref||; null when an output is NaN or infinite. */
+  relativeError: number | null
+  /** max |out - ref|; null when an output is NaN or infinite. */
+  maxAbsError: number | null
+  tolerance: number
+  /** Outputs that are NaN or infinite (an unwritten, still poisoned element counts here). */
+  nonFinite: number
+  passed: boolean
+  /** Wall time of the kernel call in ms, transfers included (a smoke figure, not a benchmark). */
+  ms: number
+}
+
+export interface VerifyResult {
+  input: string
+  device: Device
+  /** The GPU's name, or "CPU (N threads)". */
+  deviceName: string
+  n: number
+  seed: number
+  cases: VerifyCase[]
+  passed: number
+  failed: number
+  /** True when every case passed. */
+  ok: boolean
+}
+
+/** Reads INPUT as CSR matrices: CSR formats as they are, dense tensors converted (zeros dropped). */
+export async function readVerifyInput(path: string): Promise<NamedCsr[]> {
+  const format = await detectFormat(path)
+  let mats: NamedCsr[]
+  if (isDenseFormat(format)) {
+    const src = await openTensorSource(path)
+    try {
+      mats = []
+      for (const t of src.tensors) mats.push(denseToCsr(await src.read(t.name)))
+    } finally {
+      await src.close()
+    }
+  } else {
+    mats = await readCsrInput(path)
+  }
+  if (mats.length === 0) throw new InputError('no-matrices', `${path} holds no matrix to verify`, 'pass a file with at least one 2-D tensor')
+  return mats
+}
+
+/** Validates the options (UsageError naming the flag) and fills the defaults. */
+export function checkVerifyOptions(opts: VerifyOptions): Required<Omit<VerifyOptions, 'onCase' | 'threads'>> & {threads?: number} {
+  const n = opts.n ?? DEFAULT_N
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_N) throw new UsageError('bad-n', `expected a positive integer up to ${MAX_N} for --n, got ${n}`)
+  const seed = opts.seed ?? 0
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError('bad-seed', `expected a non-negative integer for --seed, got ${seed}`)
+  const ops = opts.ops ?? VERIFY_OPS
+  for (const op of ops) if (!VERIFY_OPS.includes(op)) throw new UsageError('bad-op', `--op must be spmm, sddmm or all, got ${op}`)
+  const dtypes = opts.dtypes ?? VERIFY_DTYPES
+  for (const d of dtypes) if (!VERIFY_DTYPES.includes(d)) throw new UsageError('bad-dtype', `--dtype must be f32, f16, bf16 or all, got ${d}`)
+  if (opts.threads !== undefined && (!Number.isSafeInteger(opts.threads) || opts.threads < 1)) {
+    throw new UsageError('bad-threads', `expected a positive integer for --threads, got ${opts.threads}`)
+  }
+  return {n, seed, ops, dtypes, device: opts.device ?? 'auto', threads: opts.threads}
+}
+
+/** verify on every matrix of a file. */
+export async function verifyInput(path: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
+  checkVerifyOptions(opts) // usage errors before reading anything
+  const mats = await readVerifyInput(path)
+  return verifyMatrices(mats, opts, path)
+}
+
+/** verify on in-memory matrices. Every CSR is validated before any kernel runs. */
+export async function verifyMatrices(mats: readonly NamedCsr[], opts: VerifyOptions = {}, input = '(memory)'): Promise<VerifyResult> {
+  const o = checkVerifyOptions(opts)
+  for (const {name, csr} of mats) validateCsr(csr, name || 'CSR matrix')
+  const {device, info} = resolveDevice(o.device)
+  const deviceName = device === 'cuda' ? info?.name ?? 'CUDA GPU' : `CPU (${o.threads ?? cpus().length} threads)`
+  const total = mats.length * o.ops.length * o.dtypes.length
+  const cases: VerifyCase[] = []
+  for (const [mi, {name, csr}] of mats.entries()) {
+    await verifyOne(name, csr, o, device, mi, (c) => {
+      cases.push(c)
+      opts.onCase?.(c, cases.length, total)
+    })
+  }
+  const passed = cases.filter((c) => c.passed).length
+  return {input, device, deviceName, n: o.n, seed: o.seed, cases, passed, failed: cases.length - passed, ok: passed === cases.length}
+}
+
+// ---------------------------------------------------------------------------------------
+
+async function verifyOne(
+  name: string,
+  csr: CsrMatrix,
+  o: ReturnType<typeof checkVerifyOptions>,
+  device: Device,
+  index: number,
+  emit: (c: VerifyCase) => void,
+): Promise<void> {
+  const m = csr.rows
+  const k = csr.cols
+  const n = o.n
+  const nnz = csr.columnIndices.length
+  // One draw per operand, shared by the dtypes (each rounds it its own way). Seeds differ
+  // per matrix and per operand.
+  const base = o.seed * 1000 + index * 10
+  const values32 = csr.values === null ? fillNormal(new Float32Array(nnz), base + 1) : decode(csr.values, csr.dtype)
+  const b32 = uniform(k * n, base + 2)
+  const l32 = o.ops.includes('sddmm') ? uniform(m * n, base + 3) : new Float32Array(0)
+  const threads = o.threads
+  for (const dtype of o.dtypes) {
+    const values = csr.values !== null && csr.dtype === dtype ? csr.values : encode(values32, dtype)
+    const a: CsrMatrix = {...csr, values, dtype}
+    const b = encode(b32, dtype)
+    const shape = {matrix: name, dtype, device, m, k, nnz, n, tolerance: TOLERANCE[dtype]}
+    if (o.ops.includes('spmm')) {
+      const out = poisoned(dtype, m * n)
+      const dense = {rows: k, cols: n, dtype, data: b}
+      const t0 = performance.now()
+      await spmm(a, dense, {device, threads, out})
+      const ms = performance.now() - t0
+      injectFault(out, dtype)
+      const ref = await spmmReference(a, dense, {threads})
+      emit({op: 'spmm', ...shape, ...compare(out, dtype, ref), ms})
+    }
+    if (o.ops.includes('sddmm')) {
+      const out = poisoned(dtype, nnz)
+      const lhs = {rows: m, cols: n, dtype, data: encode(l32, dtype)}
+      const rhs = {rows: k, cols: n, dtype, data: b}
+      const t0 = performance.now()
+      await sddmm(a, lhs, rhs, {device, threads, out})
+      const ms = performance.now() - t0
+      injectFault(out, dtype)
+      const ref = await sddmmReference(a, lhs, rhs, {threads})
+      emit({op: 'sddmm', ...shape, ...compare(out, dtype, ref), ms})
+    }
+  }
+}
+
+/** The SPARSE_VERIFY_FAULT self-test hook (see the top of this file). */
+function injectFault(out: HostValues, dtype: ValueDType): void {
+  const fault = process.env.SPARSE_VERIFY_FAULT
+  if (!fault || out.length === 0) return
+  if (fault === 'unwritten') out.set(poisoned(dtype, 1))
+  else if (fault === 'perturb') out[0] = dtype === 'f32' ? out[0] + 1 : out[0] ^ 0x4000
+}
+
+/** Uniform in [-1, 1), 24 random bits each (exact in fp32), from a seed. */
+export function uniform(count: number, seed: number): Float32Array {
+  const rng = createRng(seed)
+  const out = new Float32Array(count)
+  for (let i = 0; i < count; i++) out[i] = (rng.nextUint32() >>> 8) / 8388608 - 1
+  return out
+}
+
+function encode(x: Float32Array, dtype: ValueDType): HostValues {
+  return dtype === 'f32' ? x : float32ToHalf(x, dtype)
+}
+
+function decode(x: HostValues, dtype: ValueDType): Float32Array {
+  return dtype === 'f32' ? (x as Float32Array) : halfToFloat32(x as Uint16Array, dtype)
+}
+
+/** An output array filled with NaN in its dtype's encoding. */
+export function poisoned(dtype: ValueDType, count: number): HostValues {
+  if (dtype === 'f32') return new Float32Array(count).fill(NaN)
+  return new Uint16Array(count).fill(dtype === 'f16' ? 0x7e00 : 0x7fc0)
+}
+
+/** Errors of `out` against the float64 reference. */
+export function compare(
+  out: HostValues,
+  dtype: ValueDType,
+  ref: Float64Array,
+): {relativeError: number | null; maxAbsError: number | null; nonFinite: number; passed: boolean} {
+  const got = decode(out, dtype)
+  let diffSq = 0
+  let refSq = 0
+  let maxAbs = 0
+  let nonFinite = 0
+  for (let i = 0; i < ref.length; i++) {
+    const g = got[i]
+    if (!Number.isFinite(g)) {
+      nonFinite++
+      continue
+    }
+    const d = g - ref[i]
+    diffSq += d * d
+    refSq += ref[i] * ref[i]
+    const a = Math.abs(d)
+    if (a > maxAbs) maxAbs = a
+  }
+  if (got.length !== ref.length) nonFinite += Math.abs(got.length - ref.length)
+  if (nonFinite > 0) return {relativeError: null, maxAbsError: null, nonFinite, passed: false}
+  const relativeError = refSq === 0 ? (diffSq === 0 ? 0 : Infinity) : Math.sqrt(diffSq / refSq)
+  return {relativeError, maxAbsError: maxAbs, nonFinite, passed: relativeError <= TOLERANCE[dtype]}
+}
