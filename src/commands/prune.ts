@@ -1,0 +1,151 @@
+import {Args, Flags} from '@oclif/core'
+import Table from 'cli-table3'
+
+import {BaseCommand} from '../cli/base-command.js'
+import {UsageError} from '../errors.js'
+import {pruneFile, type PruneFileResult, type PruneProgress} from '../pruning/index.js'
+
+export default class Prune extends BaseCommand<typeof Prune> {
+  static summary = 'Magnitude-prune dense weights to CSR (unstructured or N:M), with Sputnik\'s row order.'
+
+  static description = `Prunes round(S x numel) weights of each selected tensor: the smallest |w| first, ties by row-major index (see the README for the exact definition). A tensor with more than two dimensions is pruned as [shape[0], product of the rest]. Zeros are never stored. One selected tensor is written as a SciPy-compatible CSR .npz (-o - writes it to stdout); several make a directory with one .npz per tensor and manifest.json. Without -o, only the report is printed.`
+
+  static examples = [
+    '<%= config.bin %> prune weights.npy -s 0.9 -o weights-csr.npz',
+    '<%= config.bin %> prune model.safetensors -s 0.8 --scope global -o model-csr/',
+    '<%= config.bin %> prune model.safetensors --pattern 2:4 --include "mlp" -o mlp-2to4/',
+    '<%= config.bin %> prune - -s 0.9 -o - < w.npy | <%= config.bin %> info -',
+  ]
+
+  static args = {
+    input: Args.string({description: "dense input: .npy, .npz or .safetensors ('-' = .npy/.npz on stdin)", required: true}),
+  }
+
+  static flags = {
+    sparsity: Flags.string({char: 's', description: 'target sparsity S in [0, 1) (required unless --pattern N:M, which implies 1 - N/M)'}),
+    output: Flags.string({char: 'o', description: "output: a .npz for one tensor, a directory for several, '-' = stdout (omit for a report only)"}),
+    scope: Flags.string({description: 'one threshold per tensor, or one across all selected tensors', options: ['tensor', 'global'], default: 'tensor'}),
+    pattern: Flags.string({description: "'unstructured' or N:M (keep the N largest of every M consecutive weights in a row, e.g. 2:4)", default: 'unstructured'}),
+    include: Flags.string({description: 'prune only tensors whose name matches this regular expression'}),
+    exclude: Flags.string({description: 'skip tensors whose name matches this regular expression'}),
+    'include-1d': Flags.boolean({description: 'also prune 1-D tensors (biases, norms), as one row each', default: false}),
+    reorder: Flags.boolean({description: "store Sputnik's row order (row_indices)", allowNo: true, default: true}),
+    dtype: Flags.string({description: 'value dtype of the output (default: the input\'s; f64 becomes f32)', options: ['f32', 'f16', 'bf16']}),
+    from: Flags.string({description: 'input format (default: from the name and content)', options: ['npy', 'npz', 'safetensors']}),
+    compress: Flags.boolean({description: 'deflate the .npz members (smaller, slower)', default: false}),
+    force: Flags.boolean({char: 'f', description: 'replace an existing output', default: false}),
+  }
+
+  public async run(): Promise<PruneFileResult> {
+    const {args, flags} = await this.parse(Prune)
+    const toStdout = flags.output === '-'
+    if (toStdout && this.json) {
+      throw new UsageError('json-and-stdout', '--json and -o - both write to stdout', 'write the CSR to a file with -o, or drop --json')
+    }
+    const result = await pruneFile(
+      args.input,
+      {
+        sparsity: parseSparsity(flags.sparsity),
+        scope: flags.scope as 'tensor' | 'global',
+        pattern: flags.pattern,
+        include: flags.include,
+        exclude: flags.exclude,
+        include1d: flags['include-1d'],
+        reorder: flags.reorder,
+        dtype: flags.dtype as 'f32' | 'f16' | 'bf16' | undefined,
+        output: flags.output,
+        force: flags.force,
+        from: flags.from,
+        compress: flags.compress,
+      },
+      (p) => this.spin(progressText(p)),
+    )
+    this.stopSpinner()
+    const text = renderPrune(result)
+    // With -o -, stdout carries the CSR: the human report goes to stderr.
+    if (toStdout) this.note(text.trimEnd())
+    else this.report(text)
+    return result
+  }
+}
+
+function parseSparsity(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined
+  const x = Number(s)
+  if (s.trim() === '' || Number.isNaN(x)) {
+    throw new UsageError('bad-sparsity', `sparsity must be a number in [0, 1), got '${s}'`, 'pass for example -s 0.9 to prune 90% of the weights')
+  }
+  return x
+}
+
+function progressText(p: PruneProgress): string {
+  const what = p.phase === 'scan' ? 'scanning magnitudes of' : p.phase === 'refine' ? 'refining the global threshold on' : 'pruning'
+  return `${what} ${p.name} (${p.index + 1}/${p.count})`
+}
+
+function fmtBytes(n: number): string {
+  if (n < 1024) return `${n} B`
+  const units = ['KiB', 'MiB', 'GiB', 'TiB']
+  let v = n
+  let u = -1
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024
+    u++
+  }
+  return `${v.toFixed(1)} ${units[u]}`
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(2)}%`
+const ratio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}x` : 'inf')
+const num = (x: number) => (x === 0 ? '0' : x.toPrecision(4))
+
+/** The human report: one table row per pruned tensor, a total row, then notes. */
+export function renderPrune(r: PruneFileResult): string {
+  const input = r.input === '-' ? 'stdin' : r.input
+  const scope = r.pattern === 'unstructured' ? `, ${r.scope} scope` : ''
+  const lines = [`${input}: ${r.pattern} pruning to sparsity ${r.sparsity}${scope}; ${r.tensors.length} tensor${r.tensors.length === 1 ? '' : 's'} pruned, ${r.skipped.length} skipped`]
+  if (r.tensors.length > 0) {
+    const table = new Table({
+      head: ['tensor', 'shape', 'nnz', 'sparsity', 'target', 'threshold', 'dense f32', 'CSR f32', 'CSR f16'],
+      style: {head: [], border: [], compact: true},
+      colAligns: ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+    })
+    for (const t of r.tensors) {
+      const shape = t.shape.length === 2 ? `${t.rows}x${t.cols}` : `[${t.shape.join(', ')}] as ${t.rows}x${t.cols}`
+      table.push([
+        t.name + (t.overSparse ? ' *' : ''),
+        shape,
+        String(t.nnz),
+        pct(t.sparsity),
+        pct(t.targetSparsity),
+        num(t.threshold),
+        fmtBytes(t.denseBytes),
+        `${fmtBytes(t.csrBytes.f32)} (${ratio(t.memorySaving.f32)})`,
+        `${fmtBytes(t.csrBytes.f16)} (${ratio(t.memorySaving.f16)})`,
+      ])
+    }
+    const s = r.totals
+    if (r.tensors.length > 1) {
+      table.push([
+        'total',
+        `${s.numel} weights`,
+        String(s.nnz),
+        pct(s.sparsity),
+        pct(s.targetSparsity),
+        s.threshold === null ? '' : num(s.threshold),
+        fmtBytes(s.denseBytes),
+        `${fmtBytes(s.csrBytes.f32)} (${ratio(s.memorySaving.f32)})`,
+        `${fmtBytes(s.csrBytes.f16)} (${ratio(s.memorySaving.f16)})`,
+      ])
+    }
+    lines.push(table.toString())
+    if (r.tensors.some((t) => t.overSparse)) lines.push('* the input already had more zeros than the target: the achieved sparsity is higher (zeros are never stored)')
+  }
+  for (const s of r.skipped) lines.push(`skipped ${s.name} [${s.shape.join(', ')}]: ${s.reason}`)
+  for (const n of r.notes) if (!n.startsWith('skipped ')) lines.push(`note: ${n}`)
+  if (r.outputKind === null) lines.push('no -o given: report only, nothing written')
+  else if (r.output === '-') lines.push('wrote the CSR .npz to stdout')
+  else if (r.outputKind === 'dir') lines.push(`wrote ${r.output}/ (${r.tensors.length} CSR .npz files + manifest.json)`)
+  else lines.push(`wrote ${r.output}`)
+  return lines.join('\n') + '\n'
+}

@@ -1,0 +1,315 @@
+/**
+ * Magnitude pruning of dense tensors to CSR (the definition is in the README):
+ * - a tensor with more than two dimensions is the matrix [shape[0], product of the rest];
+ * - round(S x numel) entries are pruned (half to even, like Python's round);
+ * - entries are ordered by |w| ascending, then row-major index ascending, and the first
+ *   ones are pruned; zeros are never stored; NaN/Inf weights are refused;
+ * - scope 'global' applies the same order across all selected tensors (by tensor order,
+ *   then row-major index); pattern N:M keeps the N largest of every M in a row.
+ * Linear time (radix select, see select.ts); memory is one tensor plus its output.
+ */
+import {UsageError} from '../errors.js'
+import {reorderRows} from '../reorder/swizzle.js'
+import type {CsrMatrix, DenseDType, DenseTensor, ValueDType} from '../types.js'
+import {convertCsrDtype} from './convert.js'
+import {prunedCount, validateSparsity} from './amount.js'
+import {countAround, emitCsr} from './emit.js'
+import {keyToMagnitude, type MagnitudeMatrix, prepareTensor} from './keys.js'
+import {impliedSparsity, parsePattern, patternName, type PrunePattern, pruneNM} from './pattern.js'
+import {type PruneReport, type SkippedTensor, type TensorReport, tensorReport, totalsOf} from './report.js'
+import {pruneSampledF32} from './sampled.js'
+import {GlobalCut, localCut, selectCut} from './select.js'
+
+export type PruneScope = 'tensor' | 'global'
+
+export interface PruneOptions {
+  /** Target sparsity S in [0, 1). Required for unstructured pruning; implied by N:M. */
+  sparsity?: number
+  /** 'tensor' (default): each tensor pruned to S. 'global': one cut across all selected tensors. */
+  scope?: PruneScope
+  /** 'unstructured' (default) or 'N:M' (e.g. '2:4'). */
+  pattern?: string | PrunePattern
+  /** Only tensors whose name matches (a RegExp or its source). */
+  include?: string | RegExp
+  /** Skip tensors whose name matches. */
+  exclude?: string | RegExp
+  /** Prune 1-D tensors too, as 1 x n matrices (default: skip them, they are biases and norms). */
+  include1d?: boolean
+  /** Store Sputnik's row order (default true). */
+  reorder?: boolean
+  /** Value dtype of the output (default: the input's; f64 becomes f32). Applied after the selection. */
+  dtype?: ValueDType
+}
+
+/** A pruned tensor: the CSR and its report line. */
+export interface PrunedTensor {
+  name: string
+  shape: number[]
+  csr: CsrMatrix
+  report: TensorReport
+}
+
+/** A tensor to prune, loaded on demand (so a file is read one tensor at a time). */
+export interface TensorEntry {
+  name: string
+  shape: number[]
+  dtype?: DenseDType
+  load(): Promise<DenseTensor> | DenseTensor
+}
+
+/** Receives each pruned tensor in file order; may write it and fill `report.file`. */
+export type PrunedSink = (t: PrunedTensor) => Promise<void> | void
+
+export interface ResolvedOptions {
+  sparsity: number
+  scope: PruneScope
+  pattern: PrunePattern
+  include?: RegExp
+  exclude?: RegExp
+  include1d: boolean
+  reorder: boolean
+  dtype?: ValueDType
+}
+
+/** Validates options before any data is read. Throws UsageError (exit 2). */
+export function resolveOptions(o: PruneOptions): ResolvedOptions {
+  const pattern = parsePattern(o.pattern)
+  const scope = o.scope ?? 'tensor'
+  if (scope !== 'tensor' && scope !== 'global') {
+    throw new UsageError('bad-scope', `scope must be 'tensor' or 'global', got '${String(scope)}'`)
+  }
+  let sparsity: number
+  if (pattern.kind === 'n:m') {
+    const implied = impliedSparsity(pattern)
+    if (o.sparsity !== undefined) {
+      validateSparsity(o.sparsity)
+      if (Math.abs(o.sparsity - implied) > 1e-9) {
+        throw new UsageError(
+          'sparsity-pattern-conflict',
+          `--sparsity ${o.sparsity} contradicts --pattern ${pattern.n}:${pattern.m}, which implies ${implied}`,
+          'leave out --sparsity with an N:M pattern',
+        )
+      }
+    }
+    if (scope === 'global') {
+      throw new UsageError('scope-pattern-conflict', '--scope global applies to unstructured pruning only', 'leave out --scope with an N:M pattern')
+    }
+    sparsity = implied
+  } else {
+    if (o.sparsity === undefined) {
+      throw new UsageError('missing-sparsity', 'a target sparsity is required for unstructured pruning', 'pass -s/--sparsity, e.g. -s 0.9')
+    }
+    validateSparsity(o.sparsity)
+    sparsity = o.sparsity
+  }
+  return {
+    sparsity,
+    scope,
+    pattern,
+    include: toRegExp(o.include, 'include'),
+    exclude: toRegExp(o.exclude, 'exclude'),
+    include1d: o.include1d ?? false,
+    reorder: o.reorder ?? true,
+    dtype: checkDtype(o.dtype),
+  }
+}
+
+function checkDtype(d: string | undefined): ValueDType | undefined {
+  if (d === undefined || d === 'f32' || d === 'f16' || d === 'bf16') return d
+  throw new UsageError('bad-dtype', `dtype must be f32, f16 or bf16, got '${d}'`)
+}
+
+function toRegExp(re: string | RegExp | undefined, which: string): RegExp | undefined {
+  if (re === undefined || re instanceof RegExp) return re
+  try {
+    return new RegExp(re)
+  } catch (error) {
+    throw new UsageError('bad-regex', `--${which} '${re}' is not a valid regular expression: ${(error as Error).message}`)
+  }
+}
+
+/** Why a tensor is not pruned, or undefined when it is selected. */
+export function skipReason(name: string, shape: readonly number[], o: ResolvedOptions): string | undefined {
+  if (o.include && !o.include.test(name)) return 'not matched by --include'
+  if (o.exclude && o.exclude.test(name)) return 'matched by --exclude'
+  if (shape.length === 0) return 'scalar'
+  if (shape.length === 1 && !o.include1d) return '1-D tensor (bias or norm); --include-1d prunes it'
+  return undefined
+}
+
+/**
+ * Prunes one in-memory tensor (tensor scope). Throws UsageError for bad options and
+ * InputError for NaN/Inf weights.
+ */
+export function pruneMagnitude(tensor: DenseTensor, options: PruneOptions): PrunedTensor {
+  const o = resolveOptions({...options, scope: 'tensor'})
+  return pruneOne(prepareTensor(tensor), o)
+}
+
+function pruneOne(m: MagnitudeMatrix, o: ResolvedOptions): PrunedTensor {
+  let csr: CsrMatrix
+  let pruned: number
+  let threshold: number
+  if (o.pattern.kind === 'n:m') {
+    const r = pruneNM(m, o.pattern)
+    csr = r.csr
+    pruned = r.pruned
+    threshold = keyToMagnitude(r.maxPrunedKey, m.dtype)
+  } else {
+    const k = prunedCount(o.sparsity, m.numel)
+    const fast = m.dtype === 'f32' ? pruneSampledF32(m, k) : null
+    if (fast) {
+      csr = fast.csr
+      threshold = keyToMagnitude(fast.key, m.dtype)
+    } else {
+      const cut = selectCut(m, k)
+      csr = emitCsr(m, cut.key, cut.ties, m.numel - k).csr
+      threshold = k === 0 ? 0 : keyToMagnitude(cut.key, m.dtype)
+    }
+    pruned = k
+  }
+  return finish(m, csr, pruned, threshold, o)
+}
+
+function finish(m: MagnitudeMatrix, selected: CsrMatrix, pruned: number, threshold: number, o: ResolvedOptions): PrunedTensor {
+  const {csr, flushed} = o.dtype ? convertCsrDtype(selected, o.dtype, m.name) : {csr: selected, flushed: 0}
+  const out = o.reorder ? reorderRows(csr) : csr
+  const report = tensorReport({
+    name: m.name,
+    shape: m.shape,
+    rows: m.rows,
+    cols: m.cols,
+    dtype: csr.dtype,
+    nnz: csr.rowOffsets[csr.rows],
+    pruned,
+    flushed,
+    threshold,
+    reordered: o.reorder,
+  })
+  return {name: m.name, shape: m.shape, csr: out, report}
+}
+
+export interface PruneProgress {
+  /** 'prune' for the final pass; 'scan' / 'refine' for the global histogram passes. */
+  phase: 'scan' | 'refine' | 'prune'
+  name: string
+  index: number
+  count: number
+}
+
+/**
+ * Prunes a sequence of tensors, loading one at a time and handing each result to `sink`
+ * before the next is loaded, so memory stays bounded by the largest tensor and its CSR.
+ * Global scope reads each selected tensor three times (histogram of the high key bits,
+ * histogram of the low bits in the cut's bucket, then the pruning pass).
+ */
+export async function pruneTensors(
+  entries: Iterable<TensorEntry> | TensorEntry[],
+  options: PruneOptions,
+  sink: PrunedSink,
+  onProgress?: (p: PruneProgress) => void,
+): Promise<PruneReport> {
+  const o = resolveOptions(options)
+  const all = [...entries]
+  const skipped: SkippedTensor[] = []
+  const selected: TensorEntry[] = []
+  for (const e of all) {
+    const reason = skipReason(e.name, e.shape, o)
+    if (reason) skipped.push({name: e.name, shape: [...e.shape], reason})
+    else selected.push(e)
+  }
+  const reports: TensorReport[] = []
+  let globalThreshold: number | null = null
+  const progress = (phase: PruneProgress['phase'], i: number) =>
+    onProgress?.({phase, name: selected[i].name, index: i, count: selected.length})
+
+  if (o.scope === 'global' && o.pattern.kind === 'unstructured') {
+    const global = new GlobalCut()
+    for (let i = 0; i < selected.length; i++) {
+      progress('scan', i)
+      global.addHigh(prepareTensor(await selected[i].load()))
+    }
+    const k = prunedCount(o.sparsity, global.total)
+    if (global.planLow(k)) {
+      for (let i = 0; i < selected.length; i++) {
+        progress('refine', i)
+        global.addLow(prepareTensor(await selected[i].load()))
+      }
+    }
+    const cut = global.finish()
+    globalThreshold = k === 0 ? 0 : keyToMagnitude(cut.key, 'f32')
+    let remainingTies = cut.ties
+    for (let i = 0; i < selected.length; i++) {
+      progress('prune', i)
+      const m = prepareTensor(await selected[i].load())
+      const local = localCut(m, cut, remainingTies)
+      let csr: CsrMatrix
+      let pruned: number
+      if (k === 0) {
+        csr = emitCsr(m, 0, 0, m.numel).csr
+        pruned = 0
+      } else {
+        const {below, equal} = countAround(m, local.key)
+        const ties = Math.min(equal, local.ties)
+        const emitted = emitCsr(m, local.key, ties, m.numel - below - ties)
+        remainingTies -= emitted.tiesUsed
+        csr = emitted.csr
+        pruned = below + emitted.tiesUsed
+      }
+      const result = finish(m, csr, pruned, globalThreshold, o)
+      await sink(result)
+      reports.push(result.report)
+    }
+  } else {
+    for (let i = 0; i < selected.length; i++) {
+      progress('prune', i)
+      const result = pruneOne(prepareTensor(await selected[i].load()), o)
+      await sink(result)
+      reports.push(result.report)
+    }
+  }
+  return {
+    scope: o.scope,
+    pattern: patternName(o.pattern),
+    sparsity: o.sparsity,
+    tensors: reports,
+    skipped,
+    totals: totalsOf(reports, globalThreshold),
+    notes: notesFor(reports, skipped, o),
+  }
+}
+
+/** In-memory convenience: prune several tensors (any scope) and return them all. */
+export async function pruneModel(tensors: DenseTensor[], options: PruneOptions): Promise<{tensors: PrunedTensor[]; report: PruneReport}> {
+  const out: PrunedTensor[] = []
+  const report = await pruneTensors(
+    tensors.map((t) => ({name: t.name, shape: t.shape, dtype: t.dtype, load: () => t})),
+    options,
+    (p) => {
+      out.push(p)
+    },
+  )
+  return {tensors: out, report}
+}
+
+function notesFor(reports: TensorReport[], skipped: SkippedTensor[], o: ResolvedOptions): string[] {
+  const notes: string[] = []
+  for (const t of reports) {
+    if (t.overSparse) {
+      notes.push(
+        `${t.name}: the input already has more zeros than the target; achieved sparsity ${fmt(t.sparsity)} > target ${fmt(t.targetSparsity)} (${t.extraZeros} extra zeros, never stored)`,
+      )
+    }
+  }
+  for (const t of reports) {
+    if (t.flushedToZero > 0) notes.push(`${t.name}: ${t.flushedToZero} kept weights round to zero in ${t.dtype} and are not stored`)
+  }
+  if (skipped.length > 0) notes.push(`skipped ${skipped.length} tensor${skipped.length === 1 ? '' : 's'}: ${skipped.map((s) => `${s.name} (${s.reason})`).join(', ')}`)
+  if (reports.length === 0) notes.push('no tensor was selected for pruning')
+  if (o.scope === 'global' && reports.length > 0) notes.push('global scope: one magnitude threshold across all selected tensors')
+  return notes
+}
+
+function fmt(x: number): string {
+  return x.toFixed(4)
+}

@@ -1,0 +1,151 @@
+/** What `sparse prune` reports, per tensor and for the whole model (the --json shape). */
+import {csrBytes, denseBytes, memorySaving} from '../sparse/csr.js'
+import type {ValueDType} from '../types.js'
+
+export interface ByEncoding {
+  /** fp32 values + int32 column indices. */
+  f32: number
+  /** fp16/bf16 values + 16-bit column indices when cols <= 32768 (else int32). */
+  f16: number
+}
+
+export interface TensorReport {
+  name: string
+  /** The tensor's original shape. */
+  shape: number[]
+  /** The 2-D matrix it was pruned as: [shape[0], product of the rest]. */
+  rows: number
+  cols: number
+  numel: number
+  /** Value dtype of the CSR (the input's; f64 becomes f32). */
+  dtype: ValueDType
+  /** Stored entries. */
+  nnz: number
+  /** Achieved sparsity: 1 - nnz / numel. */
+  sparsity: number
+  /** The fraction the rule prunes: round(S x numel) / numel for tensor scope, this tensor's share of the global cut for global scope, (pruned by N:M) / numel for N:M. */
+  targetSparsity: number
+  /** Entries pruned by the rule. */
+  pruned: number
+  /** Zero weights beyond the target: the rule kept them, but zeros are never stored. */
+  extraZeros: number
+  /** Kept weights that became zero when re-encoded with --dtype (dropped: zeros are never stored). */
+  flushedToZero: number
+  /** True when the input already had more zeros than the target (sparsity > targetSparsity). */
+  overSparse: boolean
+  /** The magnitude at the cut: the largest pruned |w| (0 when nothing is pruned). Under global scope, the global one. For N:M, the largest pruned |w| (smaller ones may be kept in other groups). */
+  threshold: number
+  /** Dense bytes as fp32. */
+  denseBytes: number
+  /** CSR bytes in each encoding (row offsets int32, plus the row order when stored). */
+  csrBytes: ByEncoding
+  /** denseBytes / csrBytes for each encoding. */
+  memorySaving: ByEncoding
+  /** Whether Sputnik's row order is stored. */
+  reordered: boolean
+  /** The output file this tensor went to, when one was written. */
+  file?: string
+}
+
+export interface SkippedTensor {
+  name: string
+  shape: number[]
+  reason: string
+}
+
+export interface PruneTotals {
+  tensors: number
+  numel: number
+  nnz: number
+  sparsity: number
+  targetSparsity: number
+  /** Under global scope, the one threshold; otherwise null. */
+  threshold: number | null
+  denseBytes: number
+  csrBytes: ByEncoding
+  memorySaving: ByEncoding
+}
+
+export interface PruneReport {
+  scope: 'tensor' | 'global'
+  pattern: string
+  /** The requested sparsity (for N:M, the implied 1 - N/M). */
+  sparsity: number
+  tensors: TensorReport[]
+  skipped: SkippedTensor[]
+  totals: PruneTotals
+  /** Human notes: over-sparse tensors, skipped tensors, nothing selected, ... */
+  notes: string[]
+}
+
+export function tensorReport(args: {
+  name: string
+  shape: number[]
+  rows: number
+  cols: number
+  dtype: ValueDType
+  nnz: number
+  pruned: number
+  flushed?: number
+  threshold: number
+  reordered: boolean
+}): TensorReport {
+  const {rows, cols, nnz, pruned} = args
+  const numel = rows * cols
+  const dense = denseBytes(rows, cols)
+  const bytes = {
+    f32: csrBytes(rows, cols, nnz, 'f32', args.reordered),
+    f16: csrBytes(rows, cols, nnz, 'f16', args.reordered),
+  }
+  const sparsity = numel === 0 ? 0 : 1 - nnz / numel
+  const targetSparsity = numel === 0 ? 0 : pruned / numel
+  const flushed = args.flushed ?? 0
+  const extraZeros = numel - pruned - nnz - flushed
+  return {
+    name: args.name,
+    shape: args.shape,
+    rows,
+    cols,
+    numel,
+    dtype: args.dtype,
+    nnz,
+    sparsity,
+    targetSparsity,
+    pruned,
+    extraZeros,
+    flushedToZero: flushed,
+    overSparse: extraZeros > 0,
+    threshold: args.threshold,
+    denseBytes: dense,
+    csrBytes: bytes,
+    memorySaving: {f32: memorySaving(dense, bytes.f32), f16: memorySaving(dense, bytes.f16)},
+    reordered: args.reordered,
+  }
+}
+
+export function totalsOf(tensors: TensorReport[], threshold: number | null): PruneTotals {
+  let numel = 0
+  let nnz = 0
+  let pruned = 0
+  let dense = 0
+  const bytes = {f32: 0, f16: 0}
+  for (const t of tensors) {
+    numel += t.numel
+    nnz += t.nnz
+    pruned += t.pruned
+    dense += t.denseBytes
+    bytes.f32 += t.csrBytes.f32
+    bytes.f16 += t.csrBytes.f16
+  }
+  return {
+    tensors: tensors.length,
+    numel,
+    nnz,
+    sparsity: numel === 0 ? 0 : 1 - nnz / numel,
+    targetSparsity: numel === 0 ? 0 : pruned / numel,
+    threshold,
+    denseBytes: dense,
+    csrBytes: bytes,
+    memorySaving: {f32: memorySaving(dense, bytes.f32), f16: memorySaving(dense, bytes.f16)},
+  }
+}
