@@ -1,0 +1,52 @@
+/**
+ * The benchmark library behind `sparse bench`: timing our SpMM/SDDMM against dense cuBLAS
+ * and cuSPARSE (or, on the CPU, against a dense CPU product), suites (DLMC, LLM), reports.
+ *
+ *   const report = await benchAndWrite({suite: {kind: 'dlmc', dir: '../shared/dlmc'}, plot: 'bench.svg'})
+ *   report.summary.levels  // geometric-mean speedups per sparsity level
+ */
+import {UsageError} from '../errors.js'
+import type {WrittenFile} from '../formats/output.js'
+import {checkOutputs} from './options.js'
+import {toCsv, toJsonl, writeText} from './output.js'
+import {writePlot} from './plot.js'
+import {type BenchOptions, type BenchReport, runBench} from './run.js'
+
+export interface BenchOutputs {
+  csv?: string
+  jsonl?: string
+  plot?: string
+  force?: boolean
+}
+
+export interface BenchRunResult extends BenchReport {
+  /** Files written (CSV, JSONL, plot). */
+  outputs: WrittenFile[]
+  /** True when cases were attempted and none succeeded (the CLI then exits 1). */
+  allFailed: boolean
+}
+
+/** Runs the benchmark and writes the requested outputs (checked before the run starts). */
+export async function benchAndWrite(options: BenchOptions & BenchOutputs): Promise<BenchRunResult> {
+  checkOutputs([options.csv, options.jsonl, options.plot], options.force ?? false)
+  if (options.plot && !/\.(svg|png)$/i.test(options.plot)) {
+    throw new UsageError('bad-plot-name', `--plot ${options.plot}: the name must end in .svg or .png`, 'e.g. --plot bench.svg')
+  }
+  const report = await runBench(options)
+  const outputs: WrittenFile[] = []
+  if (options.csv) outputs.push(await writeText(options.csv, toCsv(report), {force: options.force}))
+  if (options.jsonl) outputs.push(await writeText(options.jsonl, toJsonl(report), {force: options.force}))
+  if (options.plot && report.summary.ok > 0) outputs.push(await writePlot(report, options.plot, {force: options.force}))
+  return {...report, outputs, allFailed: report.summary.total > 0 && report.summary.ok === 0}
+}
+
+export {runBench, implList, type BenchOptions, type BenchReport, type BenchCaseResult, type BenchCaseRecord, type FailedCase, type DeviceSummary} from './run.js'
+export {summarizeCases, type BenchSummary, type LevelSummary, type ModelTotal, type OverallSummary, type AgreementSummary} from './summary.js'
+export {median, quantile, summarize, geomean, type SampleSummary} from './stats.js'
+export {dlmcSuite, llmSuite, randomPrunedCsr, parseBatchSizes, rn50Ns, roundUp, LLM_SHAPES, LLM_NS, LLM_SPARSITIES} from './suites.js'
+export {loadCompare, parseCompare, type CompareTable} from './compare.js'
+export {bytesMoved, flopCount, memoryFigures, recommend, type Recommendation} from './metrics.js'
+export {toCsv, toJsonl, renderCases, renderSummary, renderHeader} from './output.js'
+export {plotSpec, renderPlotSvg, svgToPng, writePlot} from './plot.js'
+export {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from './options.js'
+export type {BenchNative, NativeBenchArgs, NativeBenchResult, NativeCeilings, ImplName} from './native-types.js'

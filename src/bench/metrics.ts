@@ -1,0 +1,116 @@
+/**
+ * What each case costs at least (FLOPs, bytes that must move), the rates reached, memory,
+ * and the sparse-or-dense advice.
+ *
+ * Conventions (the paper's, and ../shared/anchors): the weight matrix is m x k with nnz
+ * nonzeros and the dense operand has n columns.
+ *   SpMM  C[m x n] = A[m x k] B[k x n]: 2 nnz n FLOPs.
+ *   SDDMM the m x k pattern is the output mask and n the inner dimension:
+ *         out = (L[m x n] R[k x n]^T) at the mask: 2 nnz n FLOPs.
+ */
+import {csrBytes, MAX_COLS_16BIT_INDEX} from '../sparse/csr.js'
+import type {ValueDType} from '../types.js'
+import type {ImplName} from './native-types.js'
+
+export type BenchOp = 'spmm' | 'sddmm'
+
+export interface CaseShape {
+  op: BenchOp
+  dtype: ValueDType
+  m: number
+  k: number
+  n: number
+  nnz: number
+  /** Column-index width of our encoding (16 for f16/bf16 when k allows). */
+  indexBits: 16 | 32
+}
+
+export function valueBytes(dtype: ValueDType): number {
+  return dtype === 'f32' ? 4 : 2
+}
+
+/** Our SpMM's index width: Sputnik's 16-bit indices for half precision when the columns fit. */
+export function indexBitsFor(op: BenchOp, dtype: ValueDType, cols: number): 16 | 32 {
+  return op === 'spmm' && dtype !== 'f32' && cols <= MAX_COLS_16BIT_INDEX ? 16 : 32
+}
+
+/** Useful FLOPs: 2 nnz n for both ops. */
+export function flopCount(s: CaseShape): number {
+  return 2 * s.nnz * s.n
+}
+
+/**
+ * The fewest bytes a kernel must move through device memory: every operand read once,
+ * the output written once.
+ *   SpMM:  values + column indices + row offsets + B (k x n) + C (m x n).
+ *   SDDMM: column indices + row offsets + L (m x n) + R (k x n) + the nnz outputs.
+ */
+export function bytesMoved(s: CaseShape): number {
+  const vb = valueBytes(s.dtype)
+  const offsets = 4 * (s.m + 1)
+  if (s.op === 'spmm') return s.nnz * (vb + s.indexBits / 8) + offsets + s.k * s.n * vb + s.m * s.n * vb
+  return s.nnz * 4 + offsets + s.m * s.n * vb + s.k * s.n * vb + s.nnz * vb
+}
+
+export interface MemoryFigures {
+  /** The weight matrix dense, in the case's dtype. */
+  denseBytes: number
+  /** Its CSR (values + indices + row offsets + row order) in the case's encoding. */
+  csrBytes: number
+  /** denseBytes / csrBytes. */
+  saving: number
+}
+
+export function memoryFigures(rows: number, cols: number, nnz: number, dtype: ValueDType): MemoryFigures {
+  const dense = rows * cols * valueBytes(dtype)
+  const sparse = csrBytes(rows, cols, nnz, dtype === 'f32' ? 'f32' : 'f16')
+  return {denseBytes: dense, csrBytes: sparse, saving: sparse === 0 ? Infinity : dense / sparse}
+}
+
+/** The dense baseline of the same precision, against which the advice is given. */
+export function denseReference(dtype: ValueDType, device: 'cuda' | 'cpu'): ImplName {
+  if (device === 'cpu') return 'cpu_dense_f32'
+  return dtype === 'f32' ? 'cublas_f32' : dtype === 'f16' ? 'cublas_f16' : 'cublas_bf16'
+}
+
+/** The dense cuBLAS baselines timed for a dtype. */
+export function denseBaselines(dtype: ValueDType, device: 'cuda' | 'cpu'): ImplName[] {
+  if (device === 'cpu') return ['cpu_dense_f32']
+  return dtype === 'f32' ? ['cublas_f32', 'cublas_tf32'] : dtype === 'f16' ? ['cublas_f16'] : ['cublas_bf16']
+}
+
+export interface Recommendation {
+  /** Which to run. */
+  use: 'sparse' | 'dense'
+  /** The dense baseline compared against (same precision). */
+  against: string
+  /** How many times faster the chosen one is (>= 1). */
+  factor: number
+  /** One line for people. */
+  text: string
+  /** A caveat, e.g. that TF32 dense is faster still if its precision is acceptable. */
+  note?: string
+}
+
+/**
+ * Sparse or dense, and by how much, against the dense baseline of the same precision
+ * (`reference`). For fp32, dense TF32 is mentioned when it beats the sparse kernel: faster,
+ * but with 10-bit mantissas.
+ */
+export function recommend(oursMs: number, baselines: Record<string, number>, reference: string): Recommendation | null {
+  const dense = baselines[reference]
+  if (!(dense > 0) || !(oursMs > 0)) return null
+  const sparseWins = oursMs < dense
+  const factor = sparseWins ? dense / oursMs : oursMs / dense
+  const rec: Recommendation = {
+    use: sparseWins ? 'sparse' : 'dense',
+    against: reference,
+    factor,
+    text: sparseWins ? `sparse: ${factor.toFixed(2)}x faster than dense ${reference}` : `dense: ${reference} is ${factor.toFixed(2)}x faster than sparse`,
+  }
+  const tf32 = baselines.cublas_tf32
+  if (reference === 'cublas_f32' && tf32 > 0 && tf32 < oursMs) {
+    rec.note = `dense TF32 (cublas_tf32) is ${(oursMs / tf32).toFixed(2)}x faster than sparse, if its 10-bit mantissa is acceptable`
+  }
+  return rec
+}

@@ -1,0 +1,220 @@
+/**
+ * Benchmark suites.
+ *
+ * `dlmc`: a DLMC tree at the paper's sizes (../shared/dlmc/SUBSET.md, ANCHORS.md):
+ *   Transformer N in {256, 2048}; ResNet-50 N = the layer's output spatial size
+ *   (rn50_batchsizes.txt) x each batch size (default 1 and 8), rounded up to a multiple of 8
+ *   (so 196 -> 200, 49 -> 56, 1 -> 8), duplicates dropped. These are exactly the n values of
+ *   ../shared/anchors/dlmc_dev_h200.jsonl, so `--compare` matches every problem.
+ * `llm`: seeded, magnitude-pruned random layers with the shapes of a 7B LLM.
+ */
+import {readdir, readFile} from 'node:fs/promises'
+import {basename, join, relative, sep} from 'node:path'
+
+import {InputError, UsageError} from '../errors.js'
+import {createRng} from '../sparse/random.js'
+import {rowSwizzle} from '../reorder/swizzle.js'
+import type {CsrMatrix} from '../types.js'
+
+/** One matrix of a suite and the N values it is benched at. */
+export interface SuiteEntry {
+  /** The matrix's key: path relative to the suite folder (dlmc) or a synthetic name (llm). */
+  file: string
+  /** Absolute or cwd-relative path to read it from (dlmc). */
+  path?: string
+  /** 'rn50', 'transformer', 'llm'. */
+  group: string
+  /** The nominal sparsity (the DLMC folder name, or the llm level). */
+  sparsity: number
+  ns: number[]
+  /** Shape, when known without reading the file (llm). */
+  rows?: number
+  cols?: number
+  /** Builds the matrix (llm); dlmc entries are read from `path`. */
+  generate?: () => CsrMatrix
+}
+
+export const DLMC_TRANSFORMER_N = [256, 2048] as const
+export const DEFAULT_BATCHES = [1, 8] as const
+
+/** Rounds up to a multiple of `m` (the paper rounds N to a multiple of 8). */
+export function roundUp(x: number, m = 8): number {
+  return Math.ceil(x / m) * m
+}
+
+/** Parses rn50_batchsizes.txt: `layer_name,spatial_size` per line. */
+export function parseBatchSizes(text: string, label = 'rn50_batchsizes.txt'): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const [i, raw] of text.split(/\r?\n/).entries()) {
+    const line = raw.trim()
+    if (line === '' || line.startsWith('#')) continue
+    const m = /^([^,\s]+)\s*,\s*(\d+)$/.exec(line)
+    if (!m) throw new InputError('bad-batch-sizes', `${label}:${i + 1}: expected "layer,spatial_size", got ${JSON.stringify(line)}`, 'restore the file from the DLMC collection')
+    out.set(m[1], Number(m[2]))
+  }
+  return out
+}
+
+/** The N values of one rn50 layer: spatial size x each batch, rounded up to 8, unique, ascending. */
+export function rn50Ns(spatial: number, batches: readonly number[]): number[] {
+  return [...new Set(batches.map((b) => roundUp(spatial * b, 8)))].sort((a, b) => a - b)
+}
+
+async function walkSmtx(dir: string): Promise<string[]> {
+  const out: string[] = []
+  const entries = await readdir(dir, {withFileTypes: true})
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  for (const e of entries) {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) out.push(...(await walkSmtx(p)))
+    else if (e.name.endsWith('.smtx')) out.push(p)
+  }
+  return out
+}
+
+/**
+ * The DLMC suite of a folder laid out like the collection (`rn50/<method>/<sparsity>/*.smtx`,
+ * `transformer/<method>/<sparsity>/*.smtx`, `rn50_batchsizes.txt`). `batches` are the
+ * ResNet-50 batch sizes; `ns` overrides every N when given.
+ */
+export async function dlmcSuite(dir: string, opts: {batches?: readonly number[]; ns?: readonly number[]} = {}): Promise<SuiteEntry[]> {
+  const batches = opts.batches ?? DEFAULT_BATCHES
+  let files: string[]
+  try {
+    files = await walkSmtx(dir)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new UsageError('no-suite-dir', `--suite dlmc: ${dir} is not a folder`, 'pass the DLMC folder, e.g. --suite dlmc ../shared/dlmc')
+    throw error
+  }
+  if (files.length === 0) throw new UsageError('empty-suite', `--suite dlmc: no .smtx files under ${dir}`, 'pass the DLMC folder, e.g. --suite dlmc ../shared/dlmc')
+  let sizes: Map<string, number> | undefined
+  const entries: SuiteEntry[] = []
+  for (const path of files) {
+    const file = relative(dir, path).split(sep).join('/')
+    const parts = file.split('/')
+    const group = parts[0]
+    const level = Number(parts.at(-2))
+    const sparsity = Number.isFinite(level) && level >= 0 && level < 1 ? level : Number.NaN
+    let ns: number[]
+    if (opts.ns && opts.ns.length > 0) {
+      ns = [...opts.ns]
+    } else if (group === 'rn50') {
+      if (!sizes) {
+        const bsPath = join(dir, 'rn50_batchsizes.txt')
+        let text: string
+        try {
+          text = await readFile(bsPath, 'utf8')
+        } catch {
+          throw new InputError('no-batch-sizes', `--suite dlmc: ${bsPath} is missing (ResNet-50 N comes from it)`, 'restore it from the DLMC collection, or pass --n')
+        }
+        sizes = parseBatchSizes(text, bsPath)
+      }
+      const layer = basename(path, '.smtx')
+      const spatial = sizes.get(layer)
+      if (spatial === undefined) throw new InputError('no-batch-size', `--suite dlmc: ${layer} is not in rn50_batchsizes.txt`, 'add its output spatial size there, or pass --n')
+      ns = rn50Ns(spatial, batches)
+    } else {
+      ns = [...DLMC_TRANSFORMER_N]
+    }
+    entries.push({file, path, group, sparsity, ns})
+  }
+  return entries
+}
+
+export const LLM_SHAPES: ReadonlyArray<readonly [number, number]> = [
+  [4096, 4096],
+  [11008, 4096],
+  [4096, 11008],
+]
+export const LLM_SPARSITIES = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95] as const
+export const LLM_NS = [1, 8, 16, 32, 64, 256, 2048] as const
+
+/** The LLM suite: every shape x sparsity, each at every N. Matrices are made on demand. */
+export function llmSuite(opts: {sparsities?: readonly number[]; ns?: readonly number[]; seed?: number} = {}): SuiteEntry[] {
+  const sparsities = opts.sparsities ?? LLM_SPARSITIES
+  const ns = opts.ns && opts.ns.length > 0 ? [...opts.ns] : [...LLM_NS]
+  const seed = opts.seed ?? 42
+  const out: SuiteEntry[] = []
+  for (const [rows, cols] of LLM_SHAPES) {
+    for (const s of sparsities) {
+      const file = `llm/${rows}x${cols}/${s}`
+      out.push({
+        file,
+        group: 'llm',
+        sparsity: s,
+        ns,
+        rows,
+        cols,
+        generate: () => randomPrunedCsr(rows, cols, s, `${seed}:${file}`),
+      })
+    }
+  }
+  return out
+}
+
+/**
+ * A magnitude-pruned random layer, sampled directly: pruning i.i.d. standard-normal weights
+ * to sparsity s keeps the entries with |w| above the (1 - s) two-sided quantile t, so the
+ * kept pattern is uniformly random with density 1 - s and the kept values follow the
+ * normal's tails beyond t. Sampling that distribution directly (Bernoulli pattern, values by
+ * the inverse normal CDF) gives the same matrices in distribution without materialising the
+ * dense layer, which keeps the 45M-entry LLM layers fast to make. Rows are stored with
+ * Sputnik's row order. Values f32.
+ */
+export function randomPrunedCsr(rows: number, cols: number, sparsity: number, seed: number | string): CsrMatrix {
+  if (!(sparsity >= 0 && sparsity < 1)) throw new UsageError('bad-sparsity', `sparsity must be in [0, 1), got ${sparsity}`)
+  const density = 1 - sparsity
+  const rng = createRng(seed)
+  const threshold = Math.floor(density * 2 ** 32)
+  const expected = Math.ceil(rows * cols * density * 1.01 + 64)
+  let columnIndices = new Int32Array(expected)
+  const rowOffsets = new Int32Array(rows + 1)
+  let nnz = 0
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      if (rng.nextUint32() < threshold) {
+        if (nnz === columnIndices.length) {
+          const grown = new Int32Array(Math.ceil(columnIndices.length * 1.25) + 1024)
+          grown.set(columnIndices)
+          columnIndices = grown
+        }
+        columnIndices[nnz++] = c
+      }
+    }
+    rowOffsets[r + 1] = nnz
+  }
+  columnIndices = columnIndices.slice(0, nnz)
+  const values = new Float32Array(nnz)
+  for (let i = 0; i < nnz; i++) {
+    // |w| = Phi^-1(1 - density * u / 2) with u in (0, 1]: the tail beyond t.
+    const u = (rng.nextFloat() + 2 ** -25) * density
+    const mag = -inverseNormalCdf(u / 2)
+    values[i] = rng.nextUint32() & 1 ? mag : -mag
+  }
+  return {rows, cols, rowOffsets, columnIndices, values, dtype: 'f32', rowIndices: rowSwizzle(rowOffsets, rows)}
+}
+
+/**
+ * Inverse of the standard normal CDF (Acklam's rational approximation, relative error
+ * below 1.2e-9), for p in (0, 1).
+ */
+export function inverseNormalCdf(p: number): number {
+  if (!(p > 0 && p < 1)) throw new RangeError(`p must be in (0, 1), got ${p}`)
+  const a = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239]
+  const b = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1]
+  const c = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783]
+  const d = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416]
+  const lo = 0.02425
+  if (p < lo) {
+    const q = Math.sqrt(-2 * Math.log(p))
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+  }
+  if (p > 1 - lo) {
+    const q = Math.sqrt(-2 * Math.log(1 - p))
+    return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+  }
+  const q = p - 0.5
+  const r = q * q
+  return ((((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q) / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+}

@@ -1,0 +1,137 @@
+import {Args, Flags, type Interfaces} from '@oclif/core'
+
+import {BaseCommand} from '../cli/base-command.js'
+import {benchAndWrite, type BenchRunResult} from '../bench/index.js'
+import {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from '../bench/options.js'
+import {renderCases, renderHeader, renderSummary} from '../bench/output.js'
+import type {BenchOptions, FailedCase} from '../bench/run.js'
+import {UsageError} from '../errors.js'
+
+export default class Bench extends BaseCommand<typeof Bench> {
+  static summary = 'Time pruned layers with our SpMM/SDDMM against dense cuBLAS and cuSPARSE on the same data (or on the CPU).'
+
+  static description = `Answers "how much faster and how much smaller is my pruned layer than dense, on my GPU?", and reproduces the paper's benchmark (--suite dlmc DIR) and an LLM-shaped one (--suite llm).
+Timing: CUDA events around each launch after a warm-up; at least --reps launches and more until --min-ms of samples (at most --max-reps); median, p10 and p90. Operands that fit in L2 are rotated among copies (or L2 is flushed) so every launch reads cold memory; tiny problems also get a CUDA-graph time per launch. Baselines run in the same process on the same data: cuBLAS fp32 (CUDA cores), TF32, fp16/bf16 (tensor cores, fp32 accumulate) and cuSPARSE CSR (descriptors, workspace and preprocess made before timing); a missing library is reported and the run goes on.
+INPUT: CSR .npz, .smtx, CSR directories, dense .npy (pruned with -s), whole models (.safetensors, .npz: every 2-D weight pruned with -s; model totals are given), or folders (searched recursively). For SDDMM the m x k pattern is the output mask and n the inner dimension.
+Exit codes: 0 when at least one case ran (failed cases are reported with their error), 1 when every case failed, 2 for bad usage, 3 when the GPU or the addon is missing (--device cuda).`
+
+  static examples = [
+    '<%= config.bin %> bench layer.npz --n 1,16,256',
+    '<%= config.bin %> bench model.safetensors -s 0.9 --n 16 --dtype f16',
+    '<%= config.bin %> bench --suite dlmc ../shared/dlmc --json --plot bench.svg > bench.json',
+    '<%= config.bin %> bench --suite dlmc ../shared/dlmc --op spmm --dtype f32 --compare ../shared/anchors/dlmc_dev_h200.jsonl',
+    '<%= config.bin %> bench --suite llm --dtype f16 --n 16 --jsonl llm.jsonl',
+    '<%= config.bin %> bench fixtures/dlmc-rn50-0.98-initial_conv.smtx --n 64 --device cpu',
+  ]
+
+  static strict = false
+
+  static args = {
+    input: Args.string({description: 'files or folders to bench (with --suite dlmc: the DLMC folder)', required: false}),
+  }
+
+  static flags = {
+    op: Flags.string({description: 'spmm, sddmm or all (default: spmm; all for --suite dlmc)'}),
+    n: Flags.string({description: 'N values, comma-separated (the dense operand has N columns; required for INPUTs)'}),
+    dtype: Flags.string({description: 'f32, f16, bf16, all, or a list (default: f32; f32,f16 for suites)'}),
+    baseline: Flags.string({description: 'dense, cusparse, all or none (a list is fine)', default: 'dense,cusparse'}),
+    device: Flags.string({description: 'where to run: cuda, or cpu (our CPU kernels against a dense CPU product)', options: ['cuda', 'cpu'], default: 'cuda'}),
+    suite: Flags.string({description: "a benchmark suite: 'dlmc' (the DLMC folder is the INPUT) or 'llm'", options: ['dlmc', 'llm']}),
+    batch: Flags.string({description: 'ResNet-50 batch sizes of --suite dlmc', default: '1,8'}),
+    'llm-sparsity': Flags.string({description: 'sparsity levels of --suite llm', default: '0.5,0.6,0.7,0.8,0.9,0.95'}),
+    sparsity: Flags.string({char: 's', description: 'prune dense inputs to this sparsity first (e.g. 0.9)'}),
+    include: Flags.string({description: 'only tensors of model files whose name matches this RegExp'}),
+    exclude: Flags.string({description: 'skip tensors of model files whose name matches this RegExp'}),
+    csv: Flags.string({description: 'write one CSV row per case to FILE'}),
+    jsonl: Flags.string({description: 'write one JSON line per case to FILE (what --compare reads)'}),
+    plot: Flags.string({description: 'write the speedup-vs-sparsity plot to FILE (.svg or .png)'}),
+    compare: Flags.string({description: 'add the times of an earlier --jsonl run or of an anchors file (matched by file, op, dtype and N)'}),
+    force: Flags.boolean({char: 'f', description: 'overwrite existing output files', default: false}),
+    reps: Flags.integer({description: 'at least this many timed launches per implementation', default: 50, min: 1}),
+    'min-ms': Flags.integer({description: '...and more until the samples add up to this many ms', default: 200, min: 0}),
+    'max-reps': Flags.integer({description: '...but at most this many', default: 1000, min: 1}),
+    warmup: Flags.integer({description: 'untimed launches first', default: 5, min: 0}),
+    threads: Flags.integer({description: 'CPU threads for --device cpu (default: all cores)', min: 1}),
+    seed: Flags.integer({description: 'seed of the random values (pattern-only matrices, dense operands, --suite llm)', default: 42}),
+    table: Flags.boolean({description: 'print the per-case table (default: on, off with --no-table)', default: true, allowNo: true}),
+  }
+
+  public async run(): Promise<BenchRunResult> {
+    const {argv, flags} = await this.parse(Bench)
+    const inputs = argv as string[]
+    const options = buildOptions(inputs, flags)
+    if (options.device === 'cpu') this.note('note: --device cpu: these are CPU figures (our CPU kernels against a plain dense CPU product), not GPU ones')
+    const result = await benchAndWrite({
+      ...options,
+      onProgress: (p) => {
+        if (p.total > 1 && p.label !== 'done') this.spin(progressBar(p.done, p.total, p.label))
+      },
+    })
+    this.stopSpinner()
+    const parts = [renderHeader(result)]
+    if (flags.table) parts.push('', renderCases(result))
+    parts.push('', renderSummary(result))
+    if (result.cases.some((c) => c.status === 'ok' && c.recommendation?.use === 'dense')) {
+      parts.push('', '* the baseline is faster than sparse there; "DENSE" advice marks cases where dense of the same precision wins.')
+    }
+    for (const o of result.outputs) parts.push(`wrote ${o.path} (${o.bytes} bytes)`)
+    this.report(parts.join('\n'))
+    if (result.allFailed) {
+      const first = result.cases.find((c): c is FailedCase => c.status === 'failed')
+      this.note(`error: all ${result.summary.total} cases failed (first: ${first?.error ?? 'unknown'})`)
+      process.exitCode = 1
+    }
+    return result
+  }
+}
+
+type BenchFlags = Interfaces.InferredFlags<typeof Bench.flags>
+
+function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?: string; jsonl?: string; plot?: string; force: boolean} {
+  const device = flags.device as 'cuda' | 'cpu'
+  const baselines = parseBaselines(flags.baseline)
+  if (device === 'cpu' && baselines.includes('cusparse') && flags.baseline !== 'dense,cusparse') {
+    throw new UsageError('cpu-cusparse', '--baseline cusparse needs --device cuda (cuSPARSE is a GPU library)', 'drop cusparse from --baseline, or use --device cuda')
+  }
+  let suite: BenchOptions['suite']
+  let rest = inputs
+  if (flags.suite === 'dlmc') {
+    if (inputs.length === 0) throw new UsageError('no-suite-dir', '--suite dlmc needs the DLMC folder', 'e.g. sparse bench --suite dlmc ../shared/dlmc')
+    suite = {kind: 'dlmc', dir: inputs[0]}
+    rest = inputs.slice(1)
+  } else if (flags.suite === 'llm') {
+    suite = {kind: 'llm'}
+  }
+  if (!suite && rest.length === 0) throw new UsageError('no-inputs', 'nothing to bench: give INPUT files or folders, or --suite', 'e.g. sparse bench layer.npz --n 16, or sparse bench --suite dlmc ../shared/dlmc')
+  let sparsity: number | undefined
+  if (flags.sparsity !== undefined) {
+    sparsity = Number(flags.sparsity)
+    if (!(sparsity >= 0 && sparsity < 1)) throw new UsageError('bad-sparsity', `-s: expected a sparsity in [0, 1), got ${JSON.stringify(flags.sparsity)}`, 'e.g. -s 0.9')
+  }
+  return {
+    inputs: rest,
+    suite,
+    ops: flags.op ? parseOps(flags.op) : undefined,
+    dtypes: flags.dtype ? parseDtypes(flags.dtype) : undefined,
+    ns: flags.n ? parseIntList('--n', flags.n) : undefined,
+    batches: parseIntList('--batch', flags.batch),
+    llmSparsities: parseSparsityList('--llm-sparsity', flags['llm-sparsity']),
+    baselines: device === 'cpu' ? baselines.filter((b) => b !== 'cusparse') : baselines,
+    device,
+    sparsity,
+    include: flags.include,
+    exclude: flags.exclude,
+    timing: {minReps: flags.reps, minMs: flags['min-ms'], maxReps: flags['max-reps'], warmup: flags.warmup, threads: flags.threads ?? 0},
+    compare: flags.compare,
+    seed: flags.seed,
+    csv: flags.csv,
+    jsonl: flags.jsonl,
+    plot: flags.plot,
+    force: flags.force,
+  }
+}
+
+function progressBar(done: number, total: number, label: string, width = 24): string {
+  const filled = Math.round((done / total) * width)
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${label}`
+}
