@@ -6,6 +6,9 @@
 //   cudaInfo() -> {built, available, reason?, code?, name, smCount, computeCapability, ...}
 //   spmm(args) / sddmm(args) -> Promise<void>, filling the caller's `c` / `out` in place
 //   spmmReference(args) / sddmmReference(args) -> Promise<Float64Array>
+//   spmmVariants({m, k, n, nnz, dtype, indexBits?}) -> {selected, variants} (SpMM kernel
+//     variants for tuning; spmm(args) takes an optional `variant` to force one)
+//   spmmTime(args + {variants, reps?}) -> Promise<Float64Array> (ms per launch per variant)
 #include "binding/kernels_binding.h"
 
 #include <cmath>
@@ -137,6 +140,28 @@ class Args {
     RangeFail(std::string(name) + " must be one of " + list + ", got '" + s + "'");
   }
 
+  // An optional string: `fallback` when absent.
+  std::string OptionalString(const char* name, const std::string& fallback) const {
+    Napi::Value v = obj_.Get(name);
+    if (v.IsUndefined() || v.IsNull()) return fallback;
+    if (!v.IsString()) TypeFail(std::string(name) + " must be a string");
+    return v.As<Napi::String>().Utf8Value();
+  }
+
+  // An array of strings (required).
+  std::vector<std::string> Strings(const char* name) const {
+    Napi::Value v = obj_.Get(name);
+    if (!v.IsArray()) TypeFail(std::string(name) + " must be an array of strings");
+    Napi::Array a = v.As<Napi::Array>();
+    std::vector<std::string> out;
+    for (uint32_t i = 0; i < a.Length(); ++i) {
+      Napi::Value e = a.Get(i);
+      if (!e.IsString()) TypeFail(std::string(name) + "[" + std::to_string(i) + "] must be a string");
+      out.push_back(e.As<Napi::String>().Utf8Value());
+    }
+    return out;
+  }
+
   DType DTypeField() const {
     const std::string s = String("dtype", {"f32", "f16", "bf16"});
     return s == "f32" ? DType::kF32 : (s == "f16" ? DType::kF16 : DType::kBF16);
@@ -240,7 +265,12 @@ Status CheckDevice() {
 }
 
 // index_bits: 0 = choose (16-bit for f16/bf16 when k <= 32768, as Sputnik), 16 or 32 = force.
-Status RunCudaSpmm(const SpmmProblem& host, int index_bits) {
+// variant: "" or "auto" = the kernel selection, else a name from SpmmVariants (forced).
+// With `time_variants`, each of those variants is also timed after the checked launch
+// (`reps` launches between two events after 3 warm-up launches, hot L2: for ranking
+// variants, not for reports) and its ms per launch written to time_ms[i].
+Status RunCudaSpmm(const SpmmProblem& host, int index_bits, const std::string& variant,
+                   const std::vector<std::string>* time_variants = nullptr, int reps = 0, double* time_ms = nullptr) {
   Status s = CheckDevice();
   if (!s.ok) return s;
   const size_t elem = DTypeBytes(host.dtype);
@@ -278,9 +308,33 @@ Status RunCudaSpmm(const SpmmProblem& host, int index_bits) {
     d.index_bits = 16;
   }
   SPARSE_CUDA_TRY(CanImplementSpmm(d), "CanImplementSpmm");
-  SPARSE_CUDA_TRY(CudaSpmm(d, st), "CudaSpmm launch");
+  SPARSE_CUDA_TRY(CudaSpmmVariant(d, variant.c_str(), st), ("CudaSpmm launch of variant '" + variant + "'").c_str());
   if (c_bytes > 0) SPARSE_CUDA_TRY(cudaMemcpyAsync(host.c, c.get(), c_bytes, cudaMemcpyDeviceToHost, st), "download of c");
   SPARSE_CUDA_TRY(cudaStreamSynchronize(st), "CudaSpmm");
+  if (time_variants) {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    SPARSE_CUDA_TRY(cudaEventCreate(&start), "cudaEventCreate");
+    struct Events {
+      cudaEvent_t* a;
+      cudaEvent_t* b;
+      ~Events() {
+        if (*a) cudaEventDestroy(*a);
+        if (*b) cudaEventDestroy(*b);
+      }
+    } events{&start, &stop};
+    SPARSE_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
+    for (size_t i = 0; i < time_variants->size(); ++i) {
+      const char* v = (*time_variants)[i].c_str();
+      for (int w = 0; w < 3; ++w) SPARSE_CUDA_TRY(CudaSpmmVariant(d, v, st), (std::string("CudaSpmm launch of variant '") + v + "'").c_str());
+      SPARSE_CUDA_TRY(cudaEventRecord(start, st), "cudaEventRecord");
+      for (int r = 0; r < reps; ++r) SPARSE_CUDA_TRY(CudaSpmmVariant(d, v, st), "CudaSpmm launch");
+      SPARSE_CUDA_TRY(cudaEventRecord(stop, st), "cudaEventRecord");
+      SPARSE_CUDA_TRY(cudaEventSynchronize(stop), "timing");
+      float ms = 0.0f;
+      SPARSE_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      time_ms[i] = reps > 0 ? ms / reps : 0.0;
+    }
+  }
   return Status::Ok();
 }
 
@@ -336,19 +390,78 @@ Napi::Value Spmm(const Napi::CallbackInfo& info) {
   const int index_bits = a.OptionalInt("indexBits", 0);
   if (index_bits != 0 && index_bits != 16 && index_bits != 32) a.RangeFail("indexBits must be 16 or 32");
   if (index_bits == 16 && p.k > 32768) a.RangeFail("indexBits 16 needs k <= 32768");
-  auto* w = new KernelWorker(info.Env(), [p, cuda, threads, index_bits]() -> Status {
+  const std::string variant = a.OptionalString("variant", "");
+  auto* w = new KernelWorker(info.Env(), [p, cuda, threads, index_bits, variant]() -> Status {
     if (!cuda) {
       CpuSpmm(p, threads);
       return Status::Ok();
     }
 #if SPARSE_WITH_CUDA
-    return RunCudaSpmm(p, index_bits);
+    return RunCudaSpmm(p, index_bits, variant);
 #else
     (void)index_bits;
     return NoCuda();
 #endif
   });
   for (auto& v : keep) w->Keep(v);
+  Napi::Promise promise = w->Promise();
+  w->Queue();
+  return promise;
+}
+
+// The device index width spmm would use (see RunCudaSpmm).
+int EffectiveIndexBits(DType t, int k, int index_bits) {
+  if (index_bits == 16 || index_bits == 32) return index_bits;
+  return t != DType::kF32 && k <= 32768 ? 16 : 32;
+}
+
+// spmmVariants({m, k, n, nnz, dtype, indexBits?}): synchronous, no GPU work. `selected` is
+// the built-in selection's pick ('' without CUDA), `variants` every variant that can run
+// the problem (device buffers from cudaMalloc assumed).
+Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
+  Args a(info, "spmmVariants");
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  Napi::Array list = Napi::Array::New(env);
+  o.Set("selected", "");
+  o.Set("variants", list);
+#if SPARSE_WITH_CUDA
+  SpmmProblem p;
+  p.m = a.Dim("m"), p.k = a.Dim("k"), p.n = a.Dim("n"), p.nnz = a.Dim("nnz");
+  p.dtype = a.DTypeField();
+  p.index_bits = EffectiveIndexBits(p.dtype, p.k, a.OptionalInt("indexBits", 0));
+  o.Set("selected", SpmmSelectedVariant(p));
+  const std::vector<std::string> v = SpmmVariants(p);
+  for (size_t i = 0; i < v.size(); ++i) list.Set(static_cast<uint32_t>(i), v[i]);
+#else
+  (void)a;
+#endif
+  return o;
+}
+
+// spmmTime(spmm args + {variants: string[], reps?: number}): runs the problem once (checked
+// launch, filling c) and times each variant; resolves to a Float64Array of ms per launch.
+Napi::Value SpmmTime(const Napi::CallbackInfo& info) {
+  Args a(info, "spmmTime");
+  std::vector<Napi::Value> keep;
+  const SpmmProblem p = ParseSpmm(a, &keep, true);
+  const int index_bits = a.OptionalInt("indexBits", 0);
+  if (index_bits != 0 && index_bits != 16 && index_bits != 32) a.RangeFail("indexBits must be 16 or 32");
+  if (index_bits == 16 && p.k > 32768) a.RangeFail("indexBits 16 needs k <= 32768");
+  const std::vector<std::string> variants = a.Strings("variants");
+  const int reps = a.OptionalInt("reps", 20);
+  Napi::Float64Array result = Napi::Float64Array::New(info.Env(), variants.size());
+  double* out = result.Data();
+  auto* w = new KernelWorker(info.Env(), [p, index_bits, variants, reps, out]() -> Status {
+#if SPARSE_WITH_CUDA
+    return RunCudaSpmm(p, index_bits, "", &variants, reps, out);
+#else
+    (void)p, (void)index_bits, (void)variants, (void)reps, (void)out;
+    return NoCuda();
+#endif
+  });
+  for (auto& v : keep) w->Keep(v);
+  w->SetResult(result);
   Napi::Promise promise = w->Promise();
   w->Queue();
   return promise;
@@ -489,6 +602,8 @@ Napi::Value CudaInfo(const Napi::CallbackInfo& info) {
 void InitKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaInfo", Napi::Function::New(env, CudaInfo, "cudaInfo"));
   exports.Set("spmm", Napi::Function::New(env, Spmm, "spmm"));
+  exports.Set("spmmVariants", Napi::Function::New(env, SpmmVariantsJs, "spmmVariants"));
+  exports.Set("spmmTime", Napi::Function::New(env, SpmmTime, "spmmTime"));
   exports.Set("sddmm", Napi::Function::New(env, Sddmm, "sddmm"));
   exports.Set("spmmReference", Napi::Function::New(env, SpmmReference, "spmmReference"));
   exports.Set("sddmmReference", Napi::Function::New(env, SddmmReference, "sddmmReference"));

@@ -81,6 +81,31 @@ export interface NativeSpmmArgs {
    * k <= 32768 (Sputnik's mixed precision), else 32-bit. 16 or 32 forces one.
    */
   indexBits?: 16 | 32
+  /**
+   * CUDA only: force an SpMM kernel variant (a name from `spmmVariants`, e.g.
+   * 'split_v8_t2_w2' or 'tile_v4_t32_x2'); absent or 'auto': the built-in selection.
+   * A name that cannot run the problem rejects with code 'cudaErrorInvalidValue'.
+   */
+  variant?: string
+}
+
+/** The SpMM kernel variants that can run a problem (see native/cuda/spmm/spmm.h). */
+export interface SpmmVariantList {
+  /** What the built-in selection picks ('' in a build without CUDA). */
+  selected: string
+  /** Every variant that can run the problem ([] without CUDA). */
+  variants: string[]
+}
+
+/** The problem shape `spmmVariants` needs. */
+export interface SpmmShape {
+  m: number
+  k: number
+  n: number
+  nnz: number
+  dtype: ValueDType
+  /** As in NativeSpmmArgs (absent: 16-bit for f16/bf16 when k <= 32768). */
+  indexBits?: 16 | 32
 }
 
 /** SDDMM: out[nnz] = (L[m x k] * R[n x k]^T) at the nonzeros of the mask A[m x n]. */
@@ -110,6 +135,14 @@ export interface NativeKernels {
   /** Never throws; `available: false` with a reason when there is no usable GPU. */
   cudaInfo(): CudaInfo
   spmm(args: NativeSpmmArgs): Promise<void>
+  /** SpMM kernel variants for a shape (synchronous; no GPU work). */
+  spmmVariants(shape: SpmmShape): SpmmVariantList
+  /**
+   * Runs the SpMM once on CUDA (filling `c`), then times each of `variants`: `reps`
+   * launches (default 20) between two events after 3 warm-up launches, operands hot in L2.
+   * Resolves to ms per launch, one per variant. For ranking variants (tuning), not reports.
+   */
+  spmmTime(args: Omit<NativeSpmmArgs, 'device' | 'threads' | 'variant'> & {variants: string[]; reps?: number}): Promise<Float64Array>
   sddmm(args: NativeSddmmArgs): Promise<void>
   /** Float64 reference of spmm (multithreaded C++, double accumulation, inputs decoded exactly). m * n values. */
   spmmReference(args: Omit<NativeSpmmArgs, 'c' | 'device' | 'indexBits'>): Promise<Float64Array>

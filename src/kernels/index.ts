@@ -17,10 +17,10 @@ import {DeviceError, UsageError} from '../errors.js'
 import {randomValues} from '../sparse/random.js'
 import {validateCsr} from '../sparse/validate.js'
 import type {CsrMatrix, ValueDType} from '../types.js'
-import {cudaInfo, loadAddon, type CudaInfo, type HostValues} from './binding.js'
+import {cudaInfo, loadAddon, type CudaInfo, type HostValues, type SpmmShape, type SpmmVariantList} from './binding.js'
 import type {DenseMatrix, Device, DeviceChoice} from './types.js'
 
-export {cudaInfo, type CudaInfo, type HostValues} from './binding.js'
+export {cudaInfo, type CudaInfo, type HostValues, type SpmmShape, type SpmmVariantList} from './binding.js'
 export type {DenseMatrix, Device, DeviceChoice} from './types.js'
 
 export interface KernelOptions {
@@ -35,6 +35,11 @@ export interface KernelOptions {
    * nnz). `sparse verify` poisons it with NaN first so that an unwritten element fails.
    */
   out?: HostValues
+  /**
+   * SpMM on CUDA only: force a kernel variant (a name from `spmmVariants`); absent or
+   * 'auto': the built-in selection. Ignored on the CPU.
+   */
+  variant?: string
 }
 
 export interface SpmmResult {
@@ -150,7 +155,11 @@ export async function spmm(csr: CsrMatrix, b: DenseMatrix, opts: KernelOptions =
   const n = b.cols
   const c = opts.out !== undefined ? checkHostArray(opts.out, dtype, m * n, 'out') : dtype === 'f32' ? new Float32Array(m * n) : new Uint16Array(m * n)
   const {device} = resolveDevice(opts.device ?? 'auto')
-  const args = {m, k: csr.cols, n, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, rowIndices: csr.rowIndices, b: b.data, c, dtype, device, threads}
+  if (opts.variant !== undefined && (typeof opts.variant !== 'string' || !/^(auto|(tile|split)_v\d+_t\d+_[xw]\d+)$/.test(opts.variant))) {
+    throw new UsageError('bad-variant', `variant must be 'auto' or a name like 'split_v4_t8_w1' (see spmmVariants), got ${JSON.stringify(opts.variant)}`)
+  }
+  const variant = device === 'cuda' ? opts.variant : undefined
+  const args = {m, k: csr.cols, n, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, rowIndices: csr.rowIndices, b: b.data, c, dtype, device, threads, variant}
   try {
     await loadAddon().spmm(args)
   } catch (error) {
@@ -180,6 +189,42 @@ export async function sddmm(csr: CsrMatrix, lhs: DenseMatrix, rhs: DenseMatrix, 
     throw nativeFailure('SDDMM', device, error)
   }
   return {values: out, dtype, device}
+}
+
+/**
+ * The CUDA SpMM kernel variants that can run a problem of this shape, and the one the
+ * built-in selection picks (for `sparse bench --tune`). Empty in a build without CUDA.
+ */
+export function spmmVariants(shape: SpmmShape): SpmmVariantList {
+  for (const key of ['m', 'k', 'n', 'nnz'] as const) {
+    const v = shape[key]
+    if (!Number.isSafeInteger(v) || v < 0 || v > 0x7fffffff) throw new UsageError('bad-shape', `${key} must be a non-negative integer below 2^31, got ${v}`)
+  }
+  checkDType(shape.dtype, 'spmmVariants')
+  return loadAddon().spmmVariants(shape)
+}
+
+/**
+ * Times CUDA SpMM variants on one problem (hot L2; for ranking candidates, not for
+ * reports): ms per launch for each name in `variants`, in order. Needs a GPU.
+ */
+export async function timeSpmmVariants(csr: CsrMatrix, b: DenseMatrix, variants: string[], opts: {reps?: number; seed?: number; indexBits?: 16 | 32} = {}): Promise<Array<{variant: string; ms: number}>> {
+  validateCsr(csr, 'SpMM sparse operand')
+  checkDense(b, 'SpMM dense operand B', csr.cols, undefined)
+  resolveDevice('cuda')
+  const dtype = b.dtype
+  const values = csrValues(csr, dtype, opts.seed ?? 0)
+  const c = dtype === 'f32' ? new Float32Array(csr.rows * b.cols) : new Uint16Array(csr.rows * b.cols)
+  let ms: Float64Array
+  try {
+    ms = await loadAddon().spmmTime({
+      m: csr.rows, k: csr.cols, n: b.cols, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values,
+      rowIndices: csr.rowIndices, b: b.data, c, dtype, indexBits: opts.indexBits, variants, reps: opts.reps,
+    })
+  } catch (error) {
+    throw nativeFailure('SpMM timing', 'cuda', error)
+  }
+  return variants.map((variant, i) => ({variant, ms: ms[i]}))
 }
 
 /** Float64 reference of spmm (same operands; values of a pattern-only CSR from `seed`). */

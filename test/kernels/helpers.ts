@@ -73,3 +73,24 @@ export function awkwardShapes(): Shape[] {
 export function wideShape(): Shape {
   return {name: 'K=40000 (beyond 16-bit indices)', csr: randomPattern(6, 40000, 900, 7), n: 16}
 }
+
+/**
+ * A CSR whose rows start at every alignment (lengths 1..9) and where only a few rows
+ * reference column 0: SpMM with Inf/NaN in row 0 of B must leave every other row finite.
+ */
+export function infRowZeroCase(): {csr: CsrMatrix; n: number; referencing: Set<number>} {
+  const rows = 24
+  const cols = 64
+  const referencing = new Set([3, 10, 17])
+  const rowOffsets = new Int32Array(rows + 1)
+  const columnIndices: number[] = []
+  for (let r = 0; r < rows; r++) {
+    const len = 1 + ((r * 5) % 9)
+    const row = new Set<number>()
+    if (referencing.has(r)) row.add(0)
+    for (let j = 0; row.size < len; j++) row.add(1 + ((r * 7 + j * 3) % (cols - 1)))
+    columnIndices.push(...[...row].sort((x, y) => x - y)) // sorted, distinct
+    rowOffsets[r + 1] = columnIndices.length
+  }
+  return {csr: {rows, cols, rowOffsets, columnIndices: Int32Array.from(columnIndices), values: null, dtype: 'f32'}, n: 40, referencing}
+}

@@ -1,10 +1,10 @@
 import {expect} from 'chai'
 
-import {cudaInfo, sddmm, sddmmReference, spmm, spmmReference, type Device} from '../../src/kernels/index.js'
+import {cudaInfo, sddmm, sddmmReference, spmm, spmmReference, spmmVariants, type Device} from '../../src/kernels/index.js'
 import {float32ToHalf} from '../../src/sparse/half.js'
 import type {CsrMatrix, ValueDType} from '../../src/types.js'
 import {compare, poisoned, TOLERANCE, uniform} from '../../src/verify/index.js'
-import {awkwardShapes, wideShape, type Shape} from './helpers.js'
+import {awkwardShapes, infRowZeroCase, randomPattern, swizzle, wideShape, type Shape} from './helpers.js'
 
 const DTYPES: ValueDType[] = ['f32', 'f16', 'bf16']
 
@@ -54,8 +54,72 @@ function suite(device: Device): void {
   }
 }
 
+/** Shapes for the every-variant sweep: vector widths 16 bytes / half2 / 1, long split rows, empty rows. */
+function variantShapes(): Shape[] {
+  return [
+    {name: 'M=7 K=96 N=40 nnz=333', csr: randomPattern(7, 96, 333, 1), n: 40},
+    {name: 'odd N=17', csr: randomPattern(33, 50, 400, 2), n: 17},
+    {name: 'N=2 (half2)', csr: randomPattern(12, 9, 50, 8), n: 2},
+    {name: 'empty rows, N=24', csr: randomPattern(20, 30, 150, 4, {emptyRows: [0, 5, 6, 7, 8, 9, 19]}), n: 24},
+    {name: 'long rows at every alignment, swizzled, N=16', csr: swizzle(randomPattern(37, 3000, 37 * 700 + 13, 11)), n: 16},
+    {name: 'N=72 (strip residue)', csr: randomPattern(29, 400, 3000, 12), n: 72},
+  ]
+}
+
+/** Every SpMM variant that can run the shape, against the float64 reference (CUDA). */
+async function checkAllVariants(shape: Shape, dtype: ValueDType, seed: number): Promise<number> {
+  const {csr, n} = shape
+  const nnz = csr.columnIndices.length
+  const a: CsrMatrix = {...csr, values: encode(uniform(nnz, seed), dtype), dtype}
+  const b = {rows: csr.cols, cols: n, dtype, data: encode(uniform(csr.cols * n, seed + 1), dtype)}
+  const ref = await spmmReference(a, b)
+  const list = spmmVariants({m: csr.rows, k: csr.cols, n, nnz, dtype})
+  expect(list.variants, `${shape.name} ${dtype}: the selection picks a listed variant`).to.include(list.selected)
+  for (const variant of list.variants) {
+    const out = poisoned(dtype, csr.rows * n)
+    await spmm(a, b, {device: 'cuda', out, variant})
+    const r = compare(out, dtype, ref)
+    expect(r.nonFinite, `${shape.name} ${dtype} ${variant}: unwritten outputs`).to.equal(0)
+    expect(r.relativeError, `${shape.name} ${dtype} ${variant}`).to.be.a('number').and.at.most(TOLERANCE[dtype])
+  }
+  return list.variants.length
+}
+
+/**
+ * Inf and NaN in row 0 of B, which only some rows reference: those rows' outputs are
+ * non-finite, every other row must be finite and right. (Reverse offset alignment once
+ * multiplied the previous row's leading elements by zero against B's row 0: 0 * Inf = NaN.)
+ */
+async function checkInfRowZero(device: Device, dtype: ValueDType, variant?: string): Promise<void> {
+  const {csr, n, referencing} = infRowZeroCase()
+  const nnz = csr.columnIndices.length
+  const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 31), dtype), dtype}
+  const bf = uniform(csr.cols * n, 32)
+  for (let j = 0; j < n; j++) bf[j] = j % 3 === 1 ? Number.NaN : j % 2 === 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY
+  const b = {rows: csr.cols, cols: n, dtype, data: encode(bf, dtype)}
+  const out = poisoned(dtype, csr.rows * n)
+  await spmm(a, b, {device, out, variant})
+  const finiteB = {...b, data: encode(bf.map((x) => (Number.isFinite(x) ? x : 0)), dtype)}
+  const ref = await spmmReference(a, finiteB)
+  for (let r = 0; r < csr.rows; r++) {
+    const rowOut = out.subarray(r * n, (r + 1) * n)
+    const rowRef = ref.subarray(r * n, (r + 1) * n)
+    const res = compare(rowOut, dtype, rowRef)
+    if (referencing.has(r)) {
+      expect(res.nonFinite, `${device} ${dtype} ${variant ?? ''}: row ${r} references B's row 0`).to.equal(n)
+    } else {
+      expect(res.nonFinite, `${device} ${dtype} ${variant ?? ''}: row ${r} must not see B's row 0`).to.equal(0)
+      expect(res.relativeError, `${device} ${dtype} ${variant ?? ''}: row ${r}`).to.be.at.most(TOLERANCE[dtype])
+    }
+  }
+}
+
 describe('kernels on the CPU against the float64 reference', () => {
   suite('cpu')
+
+  for (const dtype of DTYPES) {
+    it(`SpMM ${dtype}: Inf/NaN in row 0 of B reach only the rows that reference it`, () => checkInfRowZero('cpu', dtype))
+  }
 
   it('a zero output is not mistaken for a pass when nothing is written (poison check)', () => {
     const r = compare(poisoned('f16', 4), 'f16', new Float64Array(4))
@@ -82,4 +146,43 @@ describe('kernels on CUDA against the float64 reference', function () {
     }
   })
   suite('cuda')
+
+  for (const dtype of DTYPES) {
+    it(`SpMM ${dtype}: Inf/NaN in row 0 of B reach only the rows that reference it, every variant`, async () => {
+      const {csr, n} = infRowZeroCase()
+      const list = spmmVariants({m: csr.rows, k: csr.cols, n, nnz: csr.columnIndices.length, dtype})
+      expect(list.variants.length).to.be.greaterThan(5)
+      for (const variant of ['auto', ...list.variants]) await checkInfRowZero('cuda', dtype, variant)
+    })
+  }
+
+  let seed = 900
+  for (const shape of variantShapes()) {
+    for (const dtype of DTYPES) {
+      const s = (seed += 10)
+      it(`SpMM ${dtype}, every kernel variant: ${shape.name}`, async () => {
+        expect(await checkAllVariants(shape, dtype, s)).to.be.greaterThan(0)
+      })
+    }
+  }
+
+  it('rejects an unknown variant name with a usage error, and one that cannot run the problem with a device error', async () => {
+    const shape = awkwardShapes()[1] // N = 17: no 16-byte vectors
+    const a: CsrMatrix = {...shape.csr, values: uniform(shape.csr.columnIndices.length, 5), dtype: 'f32'}
+    const b = {rows: a.cols, cols: shape.n, dtype: 'f32' as const, data: uniform(a.cols * shape.n, 6)}
+    let err: unknown
+    try {
+      await spmm(a, b, {device: 'cuda', variant: 'fast'})
+    } catch (error) {
+      err = error
+    }
+    expect((err as {code?: string})?.code).to.equal('bad-variant')
+    err = undefined
+    try {
+      await spmm(a, b, {device: 'cuda', variant: 'split_v4_t8_w1'})
+    } catch (error) {
+      err = error
+    }
+    expect((err as {code?: string})?.code).to.equal('cudaErrorInvalidValue')
+  })
 })

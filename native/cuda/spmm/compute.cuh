@@ -7,7 +7,10 @@
 namespace sparse {
 namespace cuda {
 
-// Accumulates `count` staged nonzeros (count <= kBlockItemsK) into acc.
+// Accumulates the staged nonzeros [begin, count) (count <= kBlockItemsK) into acc.
+// `begin` > 0 only in a row's first tile, where reverse offset memory alignment staged
+// leading elements of the previous row: they are skipped, not multiplied by zero (a zero
+// times an Inf in row 0 of B would be NaN in a row that never references row 0).
 //   s_values, s_offsets: shared, the subwarp's staged tile (see StageSparseTile)
 //   b: device, B (k x n, row-major); the thread reads b[offset + cols[x] + 0 .. kVecElems)
 //   cols: the first column of each of the thread's vectors, clamped to 0 when past n so
@@ -17,13 +20,26 @@ namespace cuda {
 // values and offsets are read back as float4/int4 broadcasts (one shared-memory access for
 // four nonzeros).
 template <typename Config, typename T>
-__device__ __forceinline__ void AccumulateTile(const float* s_values, const int* s_offsets, int count,
+__device__ __forceinline__ void AccumulateTile(const float* s_values, const int* s_offsets, int begin, int count,
                                                const T* __restrict__ b, const int (&cols)[Config::kVecsX],
                                                float (&acc)[Config::kVecsX][Config::kVecElems]) {
   constexpr int kU = Config::kUnrollK;
   constexpr int kVE = Config::kVecElems;
   constexpr int kVX = Config::kVecsX;
-  int i = 0;
+  int i = begin;
+  // Head: single nonzeros up to a multiple of kU, so the unrolled loop's float4/int4
+  // shared-memory reads stay aligned.
+  for (; i < count && (i % kU) != 0; ++i) {
+    const float v = s_values[i];
+    const int off = s_offsets[i];
+#pragma unroll
+    for (int x = 0; x < kVX; ++x) {
+      float bf[kVE];
+      ToFloats(LoadVector<T, kVE>(b + off + cols[x]), bf);
+#pragma unroll
+      for (int e = 0; e < kVE; ++e) acc[x][e] = fmaf(v, bf[e], acc[x][e]);
+    }
+  }
   for (; i + kU <= count; i += kU) {
     float v[kU];
     int off[kU];

@@ -6,6 +6,10 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
 
 #include "cuda/spmm/spmm_config.h"
 #include "cuda/spmm/spmm_launch.h"
@@ -15,47 +19,138 @@ namespace {
 
 bool Aligned(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
 
-int NextPow2(int v) {
-  int p = 1;
-  while (p < v) p <<= 1;
-  return p;
-}
-
-// The kernel selection: one function, a heuristic per branch. (Issue 5 adds a table of
-// tuned shapes measured by `sparse bench --tune` in front of it.)
-SpmmChoice SelectSpmmKernel(const SpmmProblem& p) {
-  SpmmChoice ch;
+// Widest vector (16 bytes first) for which every row of B and C starts on a vector
+// boundary (n a multiple of the width, base addresses aligned; null pointers count as
+// aligned, for planning). Otherwise narrower: half2 for 16-bit types, then one element
+// (residue handling for any N).
+int VectorWidth(const SpmmProblem& p) {
   const int elem = DTypeBytes(p.dtype);
-  // Vector width: the widest (16 bytes first) for which every row of B and C starts on a
-  // vector boundary (n a multiple of the width, base addresses aligned). Otherwise a
-  // narrower width: half2 for 16-bit types, then one element (residue handling for any N).
   const int widths_f32[] = {4, 1};
   const int widths_16[] = {8, 2, 1};
   const int* widths = p.dtype == DType::kF32 ? widths_f32 : widths_16;
   const int count = p.dtype == DType::kF32 ? 2 : 3;
-  ch.vec_elems = 1;
   for (int i = 0; i < count; ++i) {
     const int w = widths[i];
-    if (p.n % w == 0 && Aligned(p.b, w * elem) && Aligned(p.c, w * elem)) {
-      ch.vec_elems = w;
-      break;
-    }
+    if (p.n % w == 0 && Aligned(p.b, w * elem) && Aligned(p.c, w * elem)) return w;
   }
-  const int vectors = (p.n + ch.vec_elems - 1) / ch.vec_elems;
-  if (vectors > 32) {
-    // Wide rows: a full warp per strip and two vectors per thread, so each staged sparse
-    // tile feeds 64 vectors of B per nonzero (amortising the staging) and every thread
-    // keeps 2 x kUnrollK 16-byte loads in flight.
+  return 1;
+}
+
+int FullWidth(DType t) { return t == DType::kF32 ? 4 : 8; }
+
+// The selection's constants, fitted (grid search over the rules below) to a device sweep
+// that timed every variant on all 219 DLMC dev-subset problems and on LLM-shaped layers
+// at N = 16 and 64, f32 and f16, on the H200 (test/kernels/spmm-variants.sweep.test.ts;
+// /tmp/benchmarks-perf.md): the picks run at 1.06x the time of the best variant per
+// problem (geomean), against 1.24x for the first version of these rules.
+// Warp slots to fill before splitting rows over more warps: 64 per SM (a full SM's worth).
+constexpr int kTargetWarpsPerSm = 64;
+// Warp slots below which a strip is narrowed (more strips, more slices per warp): 4 per SM.
+constexpr int kNarrowBelowWarpsPerSm = 4;
+// ... and only while each lane keeps this many nonzeros of the mean row per half-step.
+constexpr double kNarrowMinNonzeros = 8.0;
+// Splitting a row over 2 or 4 warps needs 2 nonzeros per lane per split (mean row).
+constexpr double kSplitMinNonzeros = 2.0;
+// For N of at most 4 vectors (LLM decode: N = 16) the slices already split each row 8-16
+// ways; more warps per row then only pay while the grid is short of 16 warps per SM.
+constexpr int kSmallNSplitBelowWarpsPerSm = 16;
+
+// The kernel selection: ONE function, a heuristic per branch. Inputs: m, n, nnz (mean row
+// length), the vector width, and the SM count. (`sparse bench --tune` measures every
+// variant of SpmmVariants() per problem and can force the winner through
+// CudaSpmmVariant; see /tmp/readme-perf.md.)
+SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
+  SpmmChoice ch;
+  ch.vec_elems = VectorWidth(p);
+  const int64_t vectors = (p.n + ch.vec_elems - 1) / ch.vec_elems;
+  const double mean_row = p.m > 0 ? static_cast<double>(p.nnz) / p.m : 0.0;
+  const int64_t target = static_cast<int64_t>(sm_count) * kTargetWarpsPerSm;
+  const bool full_vec = ch.vec_elems == FullWidth(p.dtype);
+
+  // Branch 1 -- wide N (>= 64 vectors) with rows enough to fill every SM's 64 warp slots:
+  // Sputnik's tile kernel, a full warp per strip of 64 vectors (two per lane), values and
+  // offsets staged once in shared memory and reused by 64 vectors of B per nonzero: the
+  // least index work per FMA, and no reduction.
+  if (vectors >= 64 && static_cast<int64_t>(p.m) * ((vectors + 63) / 64) >= target) {
+    ch.kind = SpmmKind::kTile;
     ch.threads_x = 32;
     ch.vecs_x = 2;
-  } else {
-    // Narrow rows (small N): subwarp tiling. The subwarp is as wide as the row needs (at
-    // least 2 lanes), so one subwarp covers the whole row, the sparse row is read once,
-    // and 32 / threads_x rows share a warp instead of idling lanes.
-    ch.threads_x = NextPow2(vectors < 2 ? 2 : vectors);
-    ch.vecs_x = 1;
+    return ch;
   }
+
+  // Branch 2 -- everything else (small N, or too few rows to fill the GPU): the split-row
+  // kernel. Start with the narrowest slice that covers the strip (or 32 lanes), then:
+  //   (a) while the grid is very short (< 4 warps per SM), halve the slice width: twice the
+  //       strips (each re-reads the sparse row, from L2) and twice the slices per warp;
+  //   (b) then put 2 or 4 warps on each row (split-K across warps, reduced through shared
+  //       memory) while the grid is short of 64 warps per SM and the lanes keep work; for
+  //       N <= 4 vectors only when the grid is short of 16 warps per SM (there the slices
+  //       already split the row, and the extra reduction cost more than it gained on the
+  //       LLM layers). Full vector width only (the instantiated shapes).
+  ch.kind = SpmmKind::kSplit;
+  ch.vecs_x = 1;
+  int tx = 2;
+  while (tx < 32 && tx < vectors) tx <<= 1;
+  auto warps = [&](int t, int w) { return static_cast<int64_t>(p.m) * ((vectors + t - 1) / t) * w; };
+  while (tx > 2 && warps(tx, 1) < static_cast<int64_t>(sm_count) * kNarrowBelowWarpsPerSm &&
+         mean_row / (2.0 * (32 / tx)) >= kNarrowMinNonzeros) {
+    tx >>= 1;
+  }
+  int w = 1;
+  const bool may_split =
+      full_vec && (vectors > 4 || warps(tx, 1) < static_cast<int64_t>(sm_count) * kSmallNSplitBelowWarpsPerSm);
+  if (may_split) {
+    while (w < 4 && warps(tx, w) < target && mean_row / (2.0 * w * (32 / tx)) >= kSplitMinNonzeros) w <<= 1;
+  }
+  ch.threads_x = tx;
+  ch.warps_per_row = w;
   return ch;
+}
+
+std::string VariantName(const SpmmChoice& ch) {
+  char name[48];
+  if (ch.kind == SpmmKind::kTile) {
+    std::snprintf(name, sizeof(name), "tile_v%d_t%d_x%d", ch.vec_elems, ch.threads_x, ch.vecs_x);
+  } else {
+    std::snprintf(name, sizeof(name), "split_v%d_t%d_w%d", ch.vec_elems, ch.threads_x, ch.warps_per_row);
+  }
+  return name;
+}
+
+bool ParseVariant(const char* name, SpmmChoice* ch) {
+  int a = 0, b = 0, c = 0;
+  char tail = 0;
+  if (std::sscanf(name, "tile_v%d_t%d_x%d%c", &a, &b, &c, &tail) == 3) {
+    ch->kind = SpmmKind::kTile;
+    ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = c, ch->warps_per_row = 1;
+    return true;
+  }
+  if (std::sscanf(name, "split_v%d_t%d_w%d%c", &a, &b, &c, &tail) == 3) {
+    ch->kind = SpmmKind::kSplit;
+    ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = 1, ch->warps_per_row = c;
+    return true;
+  }
+  return false;
+}
+
+// Whether `ch` is instantiated and can run `p` (see SpmmVariants).
+bool CanRun(const SpmmProblem& p, const SpmmChoice& ch) {
+  const int elem = DTypeBytes(p.dtype);
+  const int full = FullWidth(p.dtype);
+  const int v = ch.vec_elems;
+  const bool width_ok = v == full || v == 1 || (v == 2 && p.dtype != DType::kF32);
+  if (!width_ok || p.n % v != 0 || !Aligned(p.b, v * elem) || !Aligned(p.c, v * elem)) return false;
+  const int t = ch.threads_x;
+  if (t != 2 && t != 4 && t != 8 && t != 16 && t != 32) return false;
+  if (ch.kind == SpmmKind::kTile) {
+    if (!(ch.vecs_x == 1 || (ch.vecs_x == 2 && t == 32))) return false;
+  } else {
+    if (ch.vecs_x != 1) return false;
+    const int w = ch.warps_per_row;
+    if (!(w == 1 || ((w == 2 || w == 4) && v == full))) return false;
+  }
+  if (p.n > 0 && (p.n + ch.BlockItemsX() - 1) / ch.BlockItemsX() > 65535) return false;
+  return true;
 }
 
 int SmCount() {
@@ -65,9 +160,18 @@ int SmCount() {
   return sms;
 }
 
-}  // namespace
+// The choice CudaSpmm launches: SPARSE_SPMM_VARIANT when set and runnable, else the
+// selection.
+SpmmChoice EffectiveChoice(const SpmmProblem& p, int sm_count) {
+  if (const char* forced = std::getenv("SPARSE_SPMM_VARIANT")) {
+    SpmmChoice ch;
+    if (*forced && std::strcmp(forced, "auto") != 0 && ParseVariant(forced, &ch) && CanRun(p, ch)) return ch;
+  }
+  return SelectSpmmKernel(p, sm_count);
+}
 
-cudaError_t CanImplementSpmm(const SpmmProblem& p) {
+// Checks shared by every variant (dimensions, pointers, alignment, index range).
+cudaError_t CheckProblem(const SpmmProblem& p) {
   if (p.m < 0 || p.k < 0 || p.n < 0 || p.nnz < 0) return cudaErrorInvalidValue;
   if (p.index_bits != 16 && p.index_bits != 32) return cudaErrorInvalidValue;
   // 16-bit indices hold columns 0..32767.
@@ -75,22 +179,15 @@ cudaError_t CanImplementSpmm(const SpmmProblem& p) {
   if (p.m == 0 || p.n == 0) return cudaSuccess;  // nothing to write
   if (!p.row_offsets || !p.c) return cudaErrorInvalidValue;
   if (p.nnz > 0 && (!p.values || !p.column_indices || !p.b)) return cudaErrorInvalidValue;
-  // Reverse offset memory alignment assumes 16-byte aligned value and index arrays
-  // (cudaMalloc gives 256 bytes).
+  // Reverse offset memory alignment (tile kernel) assumes 16-byte aligned value and index
+  // arrays (cudaMalloc gives 256 bytes).
   if (!Aligned(p.values, 16) || !Aligned(p.column_indices, 16)) return cudaErrorInvalidValue;
   // Pre-scaled offsets (column * n) are int32.
   if (static_cast<int64_t>(p.k) * p.n > INT_MAX) return cudaErrorInvalidValue;
-  const SpmmChoice ch = SelectSpmmKernel(p);
-  if ((p.n + ch.BlockItemsX() - 1) / ch.BlockItemsX() > 65535) return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 
-cudaError_t CudaSpmm(const SpmmProblem& p, cudaStream_t stream) {
-  const cudaError_t ok = CanImplementSpmm(p);
-  if (ok != cudaSuccess) return ok;
-  if (p.m == 0 || p.n == 0) return cudaSuccess;
-  const SpmmChoice ch = SelectSpmmKernel(p);
-  const int sms = SmCount();
+cudaError_t Launch(const SpmmProblem& p, const SpmmChoice& ch, int sms, cudaStream_t stream) {
   switch (p.dtype) {
     case DType::kF32:
       return LaunchSpmmF32(p, ch, sms, stream);
@@ -102,11 +199,61 @@ cudaError_t CudaSpmm(const SpmmProblem& p, cudaStream_t stream) {
   return cudaErrorInvalidValue;
 }
 
+}  // namespace
+
+cudaError_t CanImplementSpmm(const SpmmProblem& p) {
+  const cudaError_t ok = CheckProblem(p);
+  if (ok != cudaSuccess || p.m == 0 || p.n == 0) return ok;
+  if (!CanRun(p, EffectiveChoice(p, SmCount()))) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+cudaError_t CudaSpmm(const SpmmProblem& p, cudaStream_t stream) { return CudaSpmmVariant(p, nullptr, stream); }
+
+cudaError_t CudaSpmmVariant(const SpmmProblem& p, const char* variant, cudaStream_t stream) {
+  const cudaError_t ok = CheckProblem(p);
+  if (ok != cudaSuccess) return ok;
+  if (p.m == 0 || p.n == 0) return cudaSuccess;
+  const int sms = SmCount();
+  SpmmChoice ch;
+  if (variant && *variant && std::strcmp(variant, "auto") != 0) {
+    if (!ParseVariant(variant, &ch)) return cudaErrorInvalidValue;
+  } else {
+    ch = EffectiveChoice(p, sms);
+  }
+  if (!CanRun(p, ch)) return cudaErrorInvalidValue;
+  return Launch(p, ch, sms, stream);
+}
+
+std::string SpmmSelectedVariant(const SpmmProblem& p) { return VariantName(SelectSpmmKernel(p, SmCount())); }
+
+std::vector<std::string> SpmmVariants(const SpmmProblem& p) {
+  std::vector<std::string> out;
+  // Only the widest vector the problem allows (a narrower one only adds instructions).
+  {
+    const int v = VectorWidth(p);
+    for (int t = 2; t <= 32; t <<= 1) {
+      SpmmChoice tile;
+      tile.kind = SpmmKind::kTile, tile.vec_elems = v, tile.threads_x = t, tile.vecs_x = 1;
+      if (CanRun(p, tile)) out.push_back(VariantName(tile));
+      if (t == 32) {
+        tile.vecs_x = 2;
+        if (CanRun(p, tile)) out.push_back(VariantName(tile));
+      }
+      for (int w = 1; w <= 4; w <<= 1) {
+        SpmmChoice split;
+        split.kind = SpmmKind::kSplit, split.vec_elems = v, split.threads_x = t, split.warps_per_row = w;
+        if (CanRun(p, split)) out.push_back(VariantName(split));
+      }
+    }
+  }
+  return out;
+}
+
 const char* SpmmKernelName(const SpmmProblem& p) {
-  thread_local char name[64];
-  const SpmmChoice ch = SelectSpmmKernel(p);
-  std::snprintf(name, sizeof(name), "spmm_%s_i%d_v%d_t%d_x%d", DTypeName(p.dtype), p.index_bits, ch.vec_elems,
-                ch.threads_x, ch.vecs_x);
+  thread_local char name[80];
+  std::snprintf(name, sizeof(name), "spmm_%s_i%d_%s", DTypeName(p.dtype), p.index_bits,
+                VariantName(EffectiveChoice(p, SmCount())).c_str());
   return name;
 }
 

@@ -4,6 +4,9 @@
 // No device code here; include from .cc and .cu files alike.
 #include <cuda_runtime_api.h>
 
+#include <string>
+#include <vector>
+
 #include "common/problems.h"
 
 namespace sparse {
@@ -21,8 +24,31 @@ cudaError_t CanImplementSpmm(const SpmmProblem& p);
 cudaError_t CudaSpmm(const SpmmProblem& p, cudaStream_t stream);
 
 // The name of the kernel configuration CudaSpmm would launch for `p` (for reports), e.g.
-// "spmm_f16_i16_v8_t32_x2". Thread-local storage, valid until the next call.
+// "spmm_f16_i16_split_v8_t2_w2" ("spmm_<dtype>_i<index bits>_" + the variant name).
+// Thread-local storage, valid until the next call.
 const char* SpmmKernelName(const SpmmProblem& p);
+
+// Kernel variants (for tuning: `sparse bench --tune` and the kernels binding).
+// A variant name is "tile_v<vec>_t<threads>_x<vecs>" (Sputnik's 1-D tiling, spmm_kernel.cuh)
+// or "split_v<vec>_t<threads>_w<warps>" (the split-row kernel, spmm_split_kernel.cuh).
+// "auto" (or "" / null) means the built-in selection (SelectSpmmKernel in spmm.cu).
+//
+// Environment: SPARSE_SPMM_VARIANT=<name> makes CudaSpmm (and SpmmKernelName) use that
+// variant for every problem it can run (others keep the selection); for A/B comparisons of
+// whole `sparse bench` runs without rebuilding.
+
+// The variant the built-in selection picks for `p` (no environment override).
+std::string SpmmSelectedVariant(const SpmmProblem& p);
+
+// Every variant that can run `p` at the widest vector width n and the pointers' alignment
+// allow (narrower widths can be forced by name too, but only add instructions): instantiated,
+// grid fits. Pointers may be null here (only m, k, n, nnz, dtype and
+// index_bits are read; alignment is then assumed). The selection's pick is among them.
+std::vector<std::string> SpmmVariants(const SpmmProblem& p);
+
+// Like CudaSpmm with the kernel forced to `variant` ("auto": the selection). Returns
+// cudaErrorInvalidValue when the name is unknown or the variant cannot run `p`.
+cudaError_t CudaSpmmVariant(const SpmmProblem& p, const char* variant, cudaStream_t stream);
 
 }  // namespace sparse
 #endif  // SPARSE_CUDA_SPMM_SPMM_H_

@@ -12,6 +12,7 @@
 #include "cuda/spmm/sparse_tile.cuh"
 #include "cuda/spmm/spmm_config.h"
 #include "cuda/spmm/spmm_launch.h"
+#include "cuda/spmm/spmm_split_kernel.cuh"
 
 namespace sparse {
 namespace cuda {
@@ -65,7 +66,9 @@ __global__ void SpmmKernel(int m, int n, const T* __restrict__ values, const Ind
     StageSparseTile<Config>(values, indices, tile, row_start, row_end, n, lane, s_values, s_offsets);
     __syncwarp(mask);
     const int count = min(Config::kBlockItemsK, row_end - tile);
-    AccumulateTile<Config>(s_values, s_offsets, count, b, cols, acc);
+    // Reverse offset alignment's leading elements (first tile only) are skipped.
+    const int begin = tile < row_start ? row_start - tile : 0;
+    AccumulateTile<Config>(s_values, s_offsets, begin, count, b, cols, acc);
     __syncwarp(mask);  // the next tile overwrites what this one read
   }
   StoreOutputTile<Config>(c + static_cast<int64_t>(row) * n + col0, col0, n, acc);
@@ -96,6 +99,8 @@ cudaError_t LaunchSpmmConfig(const SpmmProblem& p, int sm_count, cudaStream_t st
 // The instantiated strip shapes for one dtype, index width and vector width.
 template <DType kType, int kIndexBits, int kVec>
 cudaError_t LaunchSpmmShape(const SpmmProblem& p, const SpmmChoice& ch, int sm_count, cudaStream_t stream) {
+  if (ch.kind == SpmmKind::kSplit) return LaunchSpmmSplit<kType, kIndexBits, kVec>(p, ch, sm_count, stream);
+  if (ch.vecs_x != 1 && !(ch.threads_x == 32 && ch.vecs_x == 2)) return cudaErrorInvalidValue;
   switch (ch.threads_x) {
     case 2:
       return LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 2, 1>>(p, sm_count, stream);

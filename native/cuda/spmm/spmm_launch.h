@@ -9,11 +9,21 @@
 
 namespace sparse {
 
-// One point of the SpMM configuration space (see SpmmConfig in spmm_config.h).
+// The two SpMM kernels: the tile kernel (spmm_kernel.cuh: Sputnik's 1-D tiling, a subwarp
+// per row strip walks the row's nonzeros through shared memory) and the split-row kernel
+// (spmm_split_kernel.cuh: the row's nonzeros split over the slices of a warp and over
+// several warps, for small N and long rows).
+enum class SpmmKind { kTile, kSplit };
+
+// One point of the SpMM configuration space (see SpmmConfig in spmm_config.h and
+// SplitConfig in spmm_split_kernel.cuh). Names: "tile_v<vec>_t<threads>_x<vecs>" and
+// "split_v<vec>_t<threads>_w<warps>" (see SpmmVariantName in spmm.cu).
 struct SpmmChoice {
-  int vec_elems = 1;  // elements of B/C per vector memory instruction
-  int threads_x = 32;  // subwarp width
-  int vecs_x = 1;      // vectors per thread across the strip
+  SpmmKind kind = SpmmKind::kTile;
+  int vec_elems = 1;   // elements of B/C per vector memory instruction
+  int threads_x = 32;  // lanes across the strip (tile: subwarp width; split: slice width)
+  int vecs_x = 1;      // vectors per thread across the strip (tile only)
+  int warps_per_row = 1;  // warps sharing one row's nonzeros (split only)
   int BlockItemsX() const { return threads_x * vecs_x * vec_elems; }
 };
 
