@@ -7,6 +7,7 @@
 //   benchDeviceInfo(): {available, reason?, name, smCount, ...}
 //   benchCeilings(device: 'cuda' | 'cpu', threads?: number): Promise<{copyGBps, f32Tflops, ...}>
 //   benchSpmm(args) / benchSddmm(args): Promise<{impls: [...], l2Bytes, smClockMhz}>
+//     (args.variant, SpMM on CUDA only: our kernel's variant, launched with CudaSpmmVariant)
 // Errors reject with an Error whose `code` is the CUDA error name (or "cudaNotBuilt").
 #include "binding/bench_binding.h"
 
@@ -212,6 +213,17 @@ Napi::Value Bench(const Napi::CallbackInfo& info, bool spmm) {
   Napi::Value ib = a.Get("indexBits");
   c.index_bits = ib.IsNumber() ? ib.As<Napi::Number>().Int32Value() : 32;
   if (c.index_bits != 16 && c.index_bits != 32) ThrowRange(env, "args.indexBits must be 16 or 32");
+  // variant: optional SpMM kernel variant name ("" / "auto" / absent = the kernel's choice).
+  Napi::Value var = a.Get("variant");
+  if (!var.IsUndefined() && !var.IsNull()) {
+    if (!var.IsString()) ThrowType(env, "args.variant must be a string");
+    c.variant = var.As<Napi::String>().Utf8Value();
+    if (c.variant == "auto") c.variant.clear();
+    if (c.variant.size() > 47) ThrowRange(env, "args.variant is too long");
+    for (char ch : c.variant)
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
+        ThrowRange(env, "args.variant must be a variant name like 'split_v4_t8_w1', got '" + c.variant + "'");
+  }
   if (!a.Get("csr").IsObject()) ThrowType(env, "args.csr must be an object");
   Napi::Object csr = a.Get("csr").As<Napi::Object>();
   c.csr.rows = GetInt(env, csr, "rows", "args.csr");

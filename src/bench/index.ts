@@ -40,7 +40,7 @@ export async function benchAndWrite(options: BenchOptions & BenchOutputs): Promi
   return {...report, outputs, allFailed: report.summary.total > 0 && report.summary.ok === 0}
 }
 
-export {runBench, implList, type BenchOptions, type BenchReport, type BenchCaseResult, type BenchCaseRecord, type FailedCase, type DeviceSummary} from './run.js'
+export {runBench, implList, type BenchOptions, type BenchReport, type BenchCaseResult, type BenchCaseRecord, type FailedCase, type DeviceSummary, type TuneSummary, type TunedFigures, type VariantSource} from './run.js'
 export {summarizeCases, type BenchSummary, type LevelSummary, type ModelTotal, type OverallSummary, type AgreementSummary} from './summary.js'
 export {median, quantile, summarize, geomean, type SampleSummary} from './stats.js'
 export {dlmcSuite, llmSuite, randomPrunedCsr, parseBatchSizes, rn50Ns, roundUp, LLM_SHAPES, LLM_NS, LLM_SPARSITIES} from './suites.js'
@@ -50,3 +50,16 @@ export {toCsv, toJsonl, renderCases, renderSummary, renderHeader} from './output
 export {plotSpec, renderPlotSvg, svgToPng, writePlot} from './plot.js'
 export {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from './options.js'
 export type {BenchNative, NativeBenchArgs, NativeBenchResult, NativeCeilings, ImplName} from './native-types.js'
+export {
+  tunedVariant,
+  tuneKey,
+  rowClass,
+  defaultTuneCachePath,
+  readTuneCache,
+  saveTuneEntries,
+  pickFastest,
+  candidateTiming,
+  type TuneKeyInput,
+  type TuneCache,
+  type TuneCacheEntry,
+} from './tune.js'

@@ -57,6 +57,12 @@ export interface NativeBenchArgs {
   }
   impls: ImplName[]
   options?: NativeTimingOptions
+  /**
+   * SpMM on CUDA: our kernel's variant (a name from `spmmVariants`, launched through
+   * CudaSpmmVariant); absent or 'auto': the kernel's own selection (or SPARSE_SPMM_VARIANT).
+   * A variant that cannot run the problem fails `ours` (and so the case).
+   */
+  variant?: string
 }
 
 export interface NativeImplResult {
@@ -123,8 +129,17 @@ export interface NativeBenchError extends Error {
   code?: string
 }
 
+/** The SpMM variants of a shape (the kernels' `spmmVariants`; see src/kernels/binding.ts). */
+export interface BenchVariantList {
+  /** The built-in selection's pick ('' without CUDA). */
+  selected: string
+  variants: string[]
+}
+
 export interface BenchNative {
   benchCudaBuilt: boolean
+  /** The kernels' SpMM variant list (the addon's `spmmVariants`); absent in older addons. */
+  spmmVariants?(shape: {m: number; k: number; n: number; nnz: number; dtype: ValueDType; indexBits?: 16 | 32}): BenchVariantList
   benchDeviceInfo(): NativeDeviceInfo
   benchCeilings(device: BenchDevice, threads?: number): Promise<NativeCeilings>
   benchSpmm(args: NativeBenchArgs): Promise<NativeBenchResult>

@@ -39,7 +39,7 @@ export function toCsv(report: BenchReport): string {
     ...names.flatMap((n) => [`${n}_ms`, `speedup_${n}`]),
     'tflops', 'bytes', 'gbps', 'fraction_of_bandwidth', 'fraction_of_compute',
     'dense_bytes', 'csr_bytes', 'memory_saving', 'recommendation', 'recommendation_factor',
-    'l2_mode', 'graph_ms_per_launch', 'rel_err', 'error',
+    'l2_mode', 'graph_ms_per_launch', 'rel_err', 'variant', 'variant_source', 'error',
   ]
   const rows = [header.join(',')]
   for (const c of report.cases) {
@@ -48,11 +48,11 @@ export function toCsv(report: BenchReport): string {
       f.push(c.ms.median, c.ms.p10, c.ms.p90)
       for (const n of names) f.push(c.baselines[n], c.speedup[n])
       f.push(c.tflops, c.bytes, c.gbps, c.fractionOfBandwidth, c.fractionOfCompute, c.memory.denseBytes, c.memory.csrBytes, c.memorySaving)
-      f.push(c.recommendation?.use, c.recommendation?.factor, c.l2Mode, c.graphMsPerLaunch, c.check?.relErr, '')
+      f.push(c.recommendation?.use, c.recommendation?.factor, c.l2Mode, c.graphMsPerLaunch, c.check?.relErr, c.variant, c.variantSource, '')
     } else {
       f.push('', '', '')
       for (let i = 0; i < names.length; i++) f.push('', '')
-      f.push('', '', '', '', '', '', '', '', '', '', '', '', '', c.error)
+      f.push('', '', '', '', '', '', '', '', '', '', '', '', '', '', '', c.error)
     }
     rows.push(f.map(csvField).join(','))
   }
@@ -156,6 +156,25 @@ export function renderSummary(report: BenchReport): string {
   return out.join('\n')
 }
 
+/** One line on how the SpMM kernel variants were chosen (CUDA runs with SpMM cases). */
+export function tuneLine(report: BenchReport): string | undefined {
+  const t = report.tune
+  if (!t) return undefined
+  const spmm = report.cases.filter((c) => c.status === 'ok' && c.op === 'spmm' && c.variantSource)
+  if (spmm.length === 0) return undefined
+  const count = (src: string) => spmm.filter((c) => c.status === 'ok' && c.variantSource === src).length
+  if (t.forced) return `SpMM variant: ${t.forced} forced by SPARSE_SPMM_VARIANT (${count('forced')} of ${spmm.length} cases; the rest cannot run it)`
+  const parts: string[] = []
+  if (t.tune) {
+    const gain = t.geomeanGain === null ? '' : `, geomean ${t.geomeanGain.toFixed(3)}x over the selection's pick (candidate timing)`
+    parts.push(`tuned ${t.tuned} cases (${t.changed} changed variant${gain})`)
+    parts.push(t.cache ? (t.saved > 0 ? `saved ${t.saved} to ${t.cache}` : `nothing saved to ${t.cache}`) : 'not saved (--no-tune-cache)')
+  } else {
+    parts.push(`${count('cache')} from the tune cache${t.cache ? ` ${t.cache}` : ' (off)'}`, `${count('heuristic')} by the built-in selection`)
+  }
+  return `SpMM variants: ${parts.join('; ')}`
+}
+
 /** Header lines: device, ceilings, timing policy. */
 export function renderHeader(report: BenchReport): string {
   const d = report.device
@@ -170,5 +189,7 @@ export function renderHeader(report: BenchReport): string {
     `timing: ${report.settings.timing.warmup} warm-up, >= ${report.settings.timing.minReps} reps and ${report.settings.timing.minMs} ms (max ${report.settings.timing.maxReps} reps); ${d.kind === 'cpu' ? 'steady clock' : 'CUDA events per launch, cold L2 (rotate/flush per case)'}`,
     `${report.summary.ok} cases ok, ${report.summary.failed} failed, ${(report.durationMs / 1000).toFixed(1)} s`,
   ]
+  const tl = tuneLine(report)
+  if (tl) lines.splice(3, 0, tl)
   return lines.join('\n')
 }

@@ -25,8 +25,19 @@ import {
 import {getBenchNative} from './native.js'
 import type {BenchDevice, BenchNative, ImplName, NativeBenchResult, NativeCeilings, NativeTimingOptions} from './native-types.js'
 import {type BenchProblem, dlmcSuite, llmSuite, problemsFromInputs, problemsFromSuite} from './problems.js'
-import {type SampleSummary, summarize} from './stats.js'
+import {geomean, type SampleSummary, summarize} from './stats.js'
 import {summarizeCases, type BenchSummary} from './summary.js'
+import {
+  candidateTiming,
+  defaultTuneCachePath,
+  pickFastest,
+  readTuneCache,
+  saveTuneEntries,
+  type TuneCache,
+  type TuneCacheEntry,
+  tuneKey,
+  rowClass,
+} from './tune.js'
 
 export type BaselineKind = 'dense' | 'cusparse'
 
@@ -50,6 +61,21 @@ export interface BenchOptions {
   timing?: NativeTimingOptions
   compare?: string
   seed?: number
+  /**
+   * SpMM on CUDA: time every kernel variant of each case (candidate timing, see
+   * tune.ts), use the fastest as `ours`, and save the winners to the tune cache.
+   */
+  tune?: boolean
+  /**
+   * The tune cache: a file, `false` to neither read nor write one, or undefined for
+   * `defaultTuneCachePath()` ($XDG_CACHE_HOME/sparse/tune.json or ~/.cache/sparse/tune.json).
+   * Without `tune`, a cached winner whose key matches a CUDA SpMM case is used for it.
+   */
+  tuneCache?: string | false
+  /** minMs of each tuning candidate's timing (default 20). */
+  tuneMinMs?: number
+  /** The variant SPARSE_SPMM_VARIANT forces on every SpMM (default: read from process.env). */
+  forcedVariant?: string
   /** Injected harness (tests); default: the addon's. */
   native?: BenchNative
   onProgress?: (p: BenchProgress) => void
@@ -71,6 +97,23 @@ export interface ImplFigures {
   spacerUs?: number
   relErr?: number
   checkAgainst?: string
+}
+
+/** Where the SpMM kernel variant of a CUDA case came from. */
+export type VariantSource = 'tuned' | 'cache' | 'heuristic' | 'forced'
+
+/** The --tune measurement of a case (candidate timing: see tune.ts's candidateTiming). */
+export interface TunedFigures {
+  /** The fastest variant (then timed again with the full settings as `ours`). */
+  variant: string
+  ms: number
+  /** The built-in selection's pick and its time in the same round. */
+  defaultVariant: string
+  defaultMs: number
+  /** Median ms of every candidate that ran. */
+  candidates: Record<string, number>
+  /** Candidates that failed, with the error. */
+  failed?: Record<string, string>
 }
 
 export interface BenchCaseResult {
@@ -119,6 +162,11 @@ export interface BenchCaseResult {
   graphMsPerLaunch?: number
   /** ||ours - dense reference|| / ||reference||. */
   check?: {relErr: number; against: string}
+  /** SpMM on CUDA: the kernel variant `ours` ran (when known), and where the choice came from. */
+  variant?: string
+  variantSource?: VariantSource
+  /** With --tune: the candidates' times and the winner. */
+  tuned?: TunedFigures
 }
 
 export interface FailedCase {
@@ -157,6 +205,29 @@ export interface DeviceSummary {
   libraries: {cublas: string | null; cusparse: string | null}
 }
 
+/** Kernel-variant choice of the run (CUDA only; null on the CPU). */
+export interface TuneSummary {
+  /** --tune was given. */
+  tune: boolean
+  /** The cache file read (and, with --tune, written); null when disabled. */
+  cache: string | null
+  /** SPARSE_SPMM_VARIANT, when it forces a variant. */
+  forced: string | null
+  /** Entries in the cache file when the run started (not read with --tune). */
+  cacheEntries: number
+  /** Cases that used a cached winner. */
+  hits: number
+  /** Cases tuned, of which `changed` picked another variant than the selection. */
+  tuned: number
+  changed: number
+  /** Geometric mean of defaultMs / ms over the tuned cases (candidate timing). */
+  geomeanGain: number | null
+  /** Entries saved to the cache by this run. */
+  saved: number
+  /** Cache problems (corrupt file, not writable, ...): the run goes on without it. */
+  warnings: string[]
+}
+
 export interface BenchReport {
   device: DeviceSummary
   settings: {
@@ -170,6 +241,7 @@ export interface BenchReport {
   }
   cases: BenchCaseRecord[]
   summary: BenchSummary
+  tune: TuneSummary | null
   durationMs: number
 }
 
@@ -186,6 +258,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const seed = options.seed ?? 42
   const timing = {...TIMING_DEFAULTS, ...options.timing}
   validateNs(options.ns)
+  const forcedRaw = options.forcedVariant ?? process.env.SPARSE_SPMM_VARIANT
+  const forced = forcedRaw && forcedRaw !== 'auto' ? forcedRaw : undefined
+  if (options.tune) {
+    if (device !== 'cuda') throw new UsageError('tune-cpu', '--tune needs --device cuda: it times the CUDA SpMM kernel variants', 'drop --tune, or run on a GPU with --device cuda')
+    if (!ops.includes('spmm')) throw new UsageError('tune-op', '--tune tunes SpMM, but --op has no spmm', 'add spmm to --op, or drop --tune')
+    if (forced) throw new UsageError('tune-forced', `SPARSE_SPMM_VARIANT=${forced} forces one SpMM variant, so there is nothing to tune`, 'unset SPARSE_SPMM_VARIANT to tune')
+  }
 
   // Problems first (usage errors before touching the device).
   let problems: BenchProblem[]
@@ -200,6 +279,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
   const native = options.native ?? getBenchNative()
   const deviceSummary = await describeDevice(native, device, timing.threads)
+  const tuner = device === 'cuda' ? await Tuner.create(options, timing, deviceSummary.name, forced) : undefined
 
   const total = problems.reduce((acc, p) => acc + p.ns.length, 0) * ops.length * dtypes.length
   let done = 0
@@ -229,12 +309,16 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           }
           const impls = implList(op, dtype, device, baselineKinds)
           try {
-            const res = await runOne(native, {op, dtype, device, csr, values, n, impls, timing, seed})
+            const args: RunArgs = {op, dtype, device, csr, values, n, impls, timing, seed}
+            const label = `${problem.file} ${op} ${dtype} n=${n}`
+            const choice = op === 'spmm' && tuner ? await tuner.choose(native, args, (i, count) => options.onProgress?.({done, total, label: `${label} tuning ${i}/${count}`})) : undefined
+            const res = await runOne(native, {...args, variant: choice?.pass})
             if (res.smClockMhz) {
               clockMin = Math.min(clockMin, res.smClockMhz.min)
               clockMax = Math.max(clockMax, res.smClockMhz.max)
             }
             const record = buildCase(base, csr, res, deviceSummary.ceilings)
+            if (choice && tuner) tuner.record(record, choice, problem.file)
             const hit = compare?.lookup(problem.file, op, dtype, n)
             if (hit) {
               matched++
@@ -254,6 +338,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   options.onProgress?.({done, total, label: 'done'})
   if (clockMin <= clockMax) deviceSummary.clocks.smMhzSeen = {min: clockMin, max: clockMax}
 
+  const tune = tuner ? await tuner.finish() : null
   const baselineNames = [...new Set(dtypes.flatMap((d) => ops.flatMap((op) => implList(op, d, device, baselineKinds).filter((i) => i !== 'ours'))))]
   return {
     device: deviceSummary,
@@ -268,6 +353,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     },
     cases,
     summary: summarizeCases(cases),
+    tune,
     durationMs: Date.now() - started,
   }
 }
@@ -309,6 +395,8 @@ interface RunArgs {
   impls: ImplName[]
   timing: NativeTimingOptions
   seed: number
+  /** SpMM on CUDA: our kernel's variant (absent: the kernel's choice). */
+  variant?: string
 }
 
 async function runOne(native: BenchNative, a: RunArgs): Promise<NativeBenchResult & {indexBits: 16 | 32}> {
@@ -333,7 +421,7 @@ async function runOne(native: BenchNative, a: RunArgs): Promise<NativeBenchResul
   // dimension: the harness's (m, k = inner, n = mask columns).
   const res =
     a.op === 'spmm'
-      ? await native.benchSpmm({...common, m: csr.rows, k: csr.cols, n: a.n, csr: csrArg})
+      ? await native.benchSpmm({...common, m: csr.rows, k: csr.cols, n: a.n, csr: csrArg, ...(a.variant ? {variant: a.variant} : {})})
       : await native.benchSddmm({...common, m: csr.rows, k: a.n, n: csr.cols, csr: csrArg})
   return {...res, indexBits}
 }
@@ -420,6 +508,159 @@ function addCompare(record: BenchCaseResult, columns: Record<string, number>, pe
     if (ms > 0) {
       record.baselines[p] = ms
       record.speedup[p] = ms / record.ms.median
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Kernel-variant choice for CUDA SpMM cases: forced (SPARSE_SPMM_VARIANT), tuned (--tune),
+// a cached winner, or the kernel's built-in selection ('heuristic').
+
+interface VariantChoice {
+  /** The variant passed to the harness (absent: the kernel chooses). */
+  pass?: string
+  /** The variant that runs, when known. */
+  name?: string
+  source: VariantSource
+  tuned?: TunedFigures
+  key: string
+}
+
+class Tuner {
+  private readonly warnings: string[] = []
+  private readonly fresh: Record<string, TuneCacheEntry> = {}
+  private hits = 0
+  private tunedCases: TunedFigures[] = []
+  private noVariantsWarned = false
+
+  private constructor(
+    private readonly options: BenchOptions,
+    private readonly timing: NativeTimingOptions,
+    private readonly gpu: string,
+    private readonly forced: string | undefined,
+    private readonly path: string | null,
+    private readonly cache: TuneCache | undefined,
+    warning: string | undefined,
+  ) {
+    if (warning) this.warnings.push(warning)
+  }
+
+  /** Reads the cache (unless --tune, a forced variant, or the cache is off). */
+  static async create(options: BenchOptions, timing: NativeTimingOptions, gpu: string, forced: string | undefined): Promise<Tuner> {
+    const path = options.tuneCache === false ? null : (options.tuneCache ?? defaultTuneCachePath())
+    if (!path || options.tune || forced) return new Tuner(options, timing, gpu, forced, path, undefined, undefined)
+    const {cache, warning} = await readTuneCache(path)
+    return new Tuner(options, timing, gpu, forced, path, cache, warning)
+  }
+
+  async choose(native: BenchNative, a: RunArgs, progress: (i: number, count: number) => void): Promise<VariantChoice> {
+    const {csr} = a
+    const nnz = csr.rowOffsets[csr.rows]
+    const indexBits = indexBitsFor(a.op, a.dtype, csr.cols)
+    const shape = {m: csr.rows, k: csr.cols, n: a.n, nnz, dtype: a.dtype, indexBits}
+    const key = tuneKey({gpu: this.gpu, ...shape})
+    const list = native.spmmVariants ? native.spmmVariants(shape) : {selected: '', variants: []}
+    const selected = list.selected || undefined
+    if (this.forced) {
+      // The kernel runs the forced variant where it can, else its selection (record() checks
+      // the kernel name the harness reports, for names outside the list).
+      const runs = list.variants.includes(this.forced)
+      return {name: runs ? this.forced : selected, source: runs ? 'forced' : 'heuristic', key}
+    }
+    if (this.options.tune) {
+      const names = [...list.variants]
+      if (selected && !names.includes(selected)) names.unshift(selected)
+      if (names.length === 0) {
+        if (!this.noVariantsWarned) this.warnings.push('cannot tune: the addon lists no SpMM variants (rebuild it: npx node-gyp rebuild)')
+        this.noVariantsWarned = true
+        return {name: selected, source: 'heuristic', key}
+      }
+      const cand = candidateTiming(this.timing, this.options.tuneMinMs)
+      const candidates: Record<string, number> = {}
+      const failed: Record<string, string> = {}
+      for (const [i, name] of names.entries()) {
+        progress(i + 1, names.length)
+        try {
+          const res = await runOne(native, {...a, impls: ['ours'], timing: cand, variant: name})
+          const ours = res.impls.find((r) => r.name === 'ours')
+          if (!ours?.available) throw new Error(ours?.reason ?? 'did not run')
+          candidates[name] = summarize(ours.samples ?? new Float64Array(0)).median
+        } catch (error) {
+          if (error instanceof DeviceError) throw error
+          failed[name] = errorMessage(error)
+        }
+      }
+      const defaultVariant = selected ?? names[0]
+      const best = pickFastest(candidates, defaultVariant)
+      if (!best) return {name: selected, source: 'heuristic', key}
+      const tuned: TunedFigures = {variant: best.variant, ms: best.ms, defaultVariant, defaultMs: candidates[defaultVariant] ?? Number.NaN, candidates}
+      if (Object.keys(failed).length > 0) tuned.failed = failed
+      return {pass: best.variant, name: best.variant, source: 'tuned', tuned, key}
+    }
+    const hit = this.cache?.entries[key]
+    if (hit && list.variants.includes(hit.variant)) {
+      this.hits++
+      return {pass: hit.variant, name: hit.variant, source: 'cache', key}
+    }
+    return {name: selected, source: 'heuristic', key}
+  }
+
+  /** Notes the choice in the case; keeps a tuned winner for the cache (when its output checked out). */
+  record(record: BenchCaseResult, choice: VariantChoice, file: string): void {
+    if (this.forced && record.impls.ours?.detail?.includes(`_${this.forced},`)) choice = {...choice, name: this.forced, source: 'forced'}
+    if (choice.name) record.variant = choice.name
+    record.variantSource = choice.source
+    if (!choice.tuned) return
+    record.tuned = choice.tuned
+    this.tunedCases.push(choice.tuned)
+    const limit = record.dtype === 'f32' ? 1e-3 : 5e-2
+    if (record.check && !(record.check.relErr <= limit)) {
+      this.warnings.push(`not caching ${choice.tuned.variant} for ${file} n=${record.n} ${record.dtype}: its output differs from ${record.check.against} (relErr ${record.check.relErr.toExponential(2)})`)
+      return
+    }
+    const t = choice.tuned
+    this.fresh[choice.key] = {
+      variant: t.variant,
+      ms: t.ms,
+      defaultVariant: t.defaultVariant,
+      defaultMs: t.defaultMs,
+      gpu: this.gpu,
+      dtype: record.dtype,
+      indexBits: record.indexBits,
+      m: record.m,
+      k: record.k,
+      n: record.n,
+      nnz: record.nnz,
+      rowClass: rowClass(record.m, record.nnz),
+      file,
+      tunedAt: new Date().toISOString(),
+    }
+  }
+
+  /** Saves the winners (--tune) and returns the run's summary. */
+  async finish(): Promise<TuneSummary> {
+    let saved = 0
+    if (this.options.tune && this.path && Object.keys(this.fresh).length > 0) {
+      try {
+        const r = await saveTuneEntries(this.path, this.fresh)
+        if (r.warning) this.warnings.push(`${r.warning}; it was replaced`)
+        saved = Object.keys(this.fresh).length
+      } catch (error) {
+        this.warnings.push(`could not save the tune cache ${this.path}: ${errorMessage(error)}`)
+      }
+    }
+    const gains = this.tunedCases.filter((t) => t.defaultMs > 0 && t.ms > 0).map((t) => t.defaultMs / t.ms)
+    return {
+      tune: this.options.tune ?? false,
+      cache: this.path,
+      forced: this.forced ?? null,
+      cacheEntries: this.cache ? Object.keys(this.cache.entries).length : 0,
+      hits: this.hits,
+      tuned: this.tunedCases.length,
+      changed: this.tunedCases.filter((t) => t.variant !== t.defaultVariant).length,
+      geomeanGain: gains.length > 0 ? geomean(gains) : null,
+      saved,
+      warnings: this.warnings,
     }
   }
 }

@@ -13,6 +13,7 @@ export default class Bench extends BaseCommand<typeof Bench> {
   static description = `Answers "how much faster and how much smaller is my pruned layer than dense, on my GPU?", and reproduces the paper's benchmark (--suite dlmc DIR) and an LLM-shaped one (--suite llm).
 Timing: CUDA events around each launch after a warm-up; at least --reps launches and more until --min-ms of samples (at most --max-reps); median, p10 and p90. Operands that fit in L2 are rotated among copies (or L2 is flushed) so every launch reads cold memory; tiny problems also get a CUDA-graph time per launch. Baselines run in the same process on the same data: cuBLAS fp32 (CUDA cores), TF32, fp16/bf16 (tensor cores, fp32 accumulate) and cuSPARSE CSR (descriptors, workspace and preprocess made before timing); a missing library is reported and the run goes on.
 INPUT: CSR .npz, .smtx, CSR directories, dense .npy (pruned with -s), whole models (.safetensors, .npz: every 2-D weight pruned with -s; model totals are given), or folders (searched recursively). For SDDMM the m x k pattern is the output mask and n the inner dimension.
+Kernel variants (SpMM on CUDA): --tune times every variant of our SpMM per case (10 reps and --tune-min-ms each, same cold-L2 timing), uses the fastest and saves it to the tune cache; later runs use a cached winner whose key (GPU, dtype, index width, m, k, n, mean row length as a power of 2) matches, else the built-in selection. Each case's variantSource says which ('tuned', 'cache', 'heuristic', or 'forced' by SPARSE_SPMM_VARIANT). --tune needs --device cuda (exit 2 otherwise).
 Exit codes: 0 when at least one case ran (failed cases are reported with their error), 1 when every case failed, 2 for bad usage, 3 when the GPU or the addon is missing (--device cuda).`
 
   static examples = [
@@ -22,6 +23,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     '<%= config.bin %> bench --suite dlmc ../shared/dlmc --op spmm --dtype f32 --compare ../shared/anchors/dlmc_dev_h200.jsonl',
     '<%= config.bin %> bench --suite llm --dtype f16 --n 16 --jsonl llm.jsonl',
     '<%= config.bin %> bench fixtures/dlmc-rn50-0.98-initial_conv.smtx --n 64 --device cpu',
+    '<%= config.bin %> bench --suite llm --n 16 --dtype f16 --tune        # tune the SpMM variants, cache the winners',
   ]
 
   static strict = false
@@ -54,6 +56,10 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     threads: Flags.integer({description: 'CPU threads for --device cpu (default: all cores)', min: 1}),
     seed: Flags.integer({description: 'seed of the random values (pattern-only matrices, dense operands, --suite llm)', default: 42}),
     table: Flags.boolean({description: 'print the per-case table (default: on, off with --no-table)', default: true, allowNo: true}),
+    tune: Flags.boolean({description: 'SpMM on CUDA: time every kernel variant per case, use the fastest, and save the winners to the tune cache', default: false}),
+    'tune-cache': Flags.string({description: 'the tune cache file (default: $XDG_CACHE_HOME/sparse/tune.json or ~/.cache/sparse/tune.json)'}),
+    'no-tune-cache': Flags.boolean({description: 'neither read nor write the tune cache (kernel variants: the built-in selection, or --tune\'s winners unsaved)', default: false}),
+    'tune-min-ms': Flags.integer({description: 'with --tune: each candidate variant is timed for at least 10 reps and this many ms', default: 20, min: 0}),
   }
 
   public async run(): Promise<BenchRunResult> {
@@ -76,6 +82,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     }
     for (const o of result.outputs) parts.push(`wrote ${o.path} (${o.bytes} bytes)`)
     this.report(parts.join('\n'))
+    for (const w of result.tune?.warnings ?? []) this.note(`warning: ${w}`)
     if (result.allFailed) {
       const first = result.cases.find((c): c is FailedCase => c.status === 'failed')
       this.note(`error: all ${result.summary.total} cases failed (first: ${first?.error ?? 'unknown'})`)
@@ -103,6 +110,12 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
     suite = {kind: 'llm'}
   }
   if (!suite && rest.length === 0) throw new UsageError('no-inputs', 'nothing to bench: give INPUT files or folders, or --suite', 'e.g. sparse bench layer.npz --n 16, or sparse bench --suite dlmc ../shared/dlmc')
+  if (flags['tune-cache'] !== undefined && flags['no-tune-cache']) {
+    throw new UsageError('tune-cache-conflict', '--tune-cache and --no-tune-cache contradict each other', 'give one of them')
+  }
+  if (flags['tune-cache'] === '' || flags['tune-cache'] === '-') {
+    throw new UsageError('bad-tune-cache', `--tune-cache: expected a file name, got ${JSON.stringify(flags['tune-cache'])}`, 'e.g. --tune-cache tune.json')
+  }
   let sparsity: number | undefined
   if (flags.sparsity !== undefined) {
     sparsity = Number(flags.sparsity)
@@ -124,6 +137,9 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
     timing: {minReps: flags.reps, minMs: flags['min-ms'], maxReps: flags['max-reps'], warmup: flags.warmup, threads: flags.threads ?? 0},
     compare: flags.compare,
     seed: flags.seed,
+    tune: flags.tune,
+    tuneCache: flags['no-tune-cache'] ? false : flags['tune-cache'],
+    tuneMinMs: flags['tune-min-ms'],
     csv: flags.csv,
     jsonl: flags.jsonl,
     plot: flags.plot,

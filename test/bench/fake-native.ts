@@ -2,7 +2,8 @@
  * A stand-in for the native harness (no GPU here): deterministic "timings" from the problem
  * size, so the TypeScript side (statistics, metrics, summaries, writers) can be tested with
  * known answers. ours = nnz * n * 1e-9 ms; dense = m * k * n * 2e-10 ms (x0.5 for TF32/f16);
- * cuSPARSE = 2 x ours.
+ * cuSPARSE = 2 x ours. With `variants`, the fake lists SpMM kernel variants (`spmmVariants`)
+ * and ours = nnz * n * 1e-9 * factor[variant] (the variant passed, else the selected one).
  */
 import type {BenchNative, NativeBenchArgs, NativeBenchResult, NativeImplResult} from '../../src/bench/native-types.js'
 
@@ -12,6 +13,10 @@ export interface FakeOptions {
   /** Reject every case with this error. */
   fail?: {message: string; code: string}
   calls?: NativeBenchArgs[]
+  /** SpMM kernel variants: the selection's pick, and a time factor per variant (its keys are the list). */
+  variants?: {selected: string; factors: Record<string, number>}
+  /** Variants whose launch fails (as a variant that cannot run the problem would). */
+  failingVariants?: string[]
 }
 
 export function samplesAround(ms: number, count = 11): Float64Array {
@@ -26,7 +31,12 @@ export function fakeNative(opts: FakeOptions = {}): BenchNative {
     const nnz = args.csr.rowOffsets[args.csr.rows]
     const width = spmm ? args.n : args.k // the dense operand's width
     const denseFlops = args.csr.rows * args.csr.cols * width
-    const ours = nnz * width * 1e-9
+    let ours = nnz * width * 1e-9
+    if (spmm && opts.variants && args.device === 'cuda') {
+      const v = args.variant ?? opts.variants.selected
+      if (opts.failingVariants?.includes(v)) throw Object.assign(new Error(`CudaSpmmVariant '${v}': cudaErrorInvalidValue`), {code: 'cudaErrorInvalidValue'})
+      ours *= opts.variants.factors[v] ?? 1
+    }
     const impls: NativeImplResult[] = args.impls.map((name) => {
       if (opts.unavailable?.includes(name)) return {name, available: false, reason: `${name} missing in this test`}
       let ms: number
@@ -38,7 +48,9 @@ export function fakeNative(opts: FakeOptions = {}): BenchNative {
     })
     return {impls, l2Bytes: 60 * 2 ** 20, smClockMhz: args.device === 'cpu' ? null : {min: 1900, max: 1980}}
   }
+  const variants = opts.variants
   return {
+    ...(variants ? {spmmVariants: () => ({selected: variants.selected, variants: Object.keys(variants.factors)})} : {}),
     benchCudaBuilt: true,
     benchDeviceInfo: () => ({available: true, name: 'Fake GPU', smCount: 132, computeCapability: '9.0', l2Bytes: 60 * 2 ** 20, memoryBytes: 2 ** 37, maxSmClockMhz: 1980, maxMemClockMhz: 3201, smClockMhz: 1980, memClockMhz: 3201, driver: '13.0', cublas: 'libcublas.so.13', cusparse: 'libcusparse.so.12'}),
     benchCeilings: async () => ({copyGBps: 4000, f32Tflops: 50, tf32Tflops: 400, f16Tflops: 700, bf16Tflops: 750, gemmSize: 8192}),

@@ -81,6 +81,9 @@ describe('sparse bench', function () {
     const j = await runCli(['bench', SMTX, '--n', '8', '--json'])
     expect(j.code).to.equal(3)
     expect(JSON.parse(j.stdout).error.exitCode).to.equal(3)
+    // --tune too: the GPU is what it measures.
+    const t = await runCli(['bench', SMTX, '--n', '8', '--tune', '--no-tune-cache'])
+    expect(t.code).to.equal(3)
   })
 
   it('rejects bad usage with exit 2', async () => {
@@ -94,6 +97,9 @@ describe('sparse bench', function () {
       [['bench', '--device', 'cpu'], /nothing to bench/],
       [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu'], /needs -s/],
       [['bench', SMTX, '--n', '8', '--device', 'cpu', '--plot', 'x.gif'], /\.svg or \.png/],
+      [['bench', SMTX, '--n', '8', '--device', 'cpu', '--tune'], /--tune needs --device cuda/],
+      [['bench', SMTX, '--n', '8', '--op', 'sddmm', '--tune'], /--tune tunes SpMM/],
+      [['bench', SMTX, '--n', '8', '--tune-cache', 'x.json', '--no-tune-cache'], /contradict/],
     ]
     for (const [args, re] of cases) {
       const r = await runCli(args)

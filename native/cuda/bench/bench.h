@@ -53,6 +53,10 @@ struct BenchCase {
   int m = 0, k = 0, n = 0;
   DType dtype = DType::kF32;
   int index_bits = 32;  // our SpMM's column-index width (16 or 32); baselines use int32.
+  // Our SpMM's kernel variant (a name from SpmmVariants, e.g. "split_v4_t8_w1"), launched
+  // through CudaSpmmVariant; empty = CudaSpmm's own choice (the selection, or
+  // SPARSE_SPMM_VARIANT). Used by `sparse bench --tune` and its cache. SDDMM and CPU: unused.
+  std::string variant;
   HostCsr csr;
   // Implementations to time, by name: "ours", "cublas_f32", "cublas_tf32", "cublas_f16",
   // "cublas_bf16", "cusparse" (CUDA); "ours", "cpu_dense_f32" (CPU).

@@ -34,6 +34,7 @@ Ceilings MeasureCeilingsCuda() { throw NotBuilt(); }
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "cuda/bench/device_util.h"
 #include "cuda/bench/libs.h"
@@ -250,9 +251,12 @@ class Slab {
 
 // ---- SpMM -----------------------------------------------------------------------------
 
+// `variant` empty: CudaSpmm (the kernel's own selection, or SPARSE_SPMM_VARIANT); else that
+// variant through CudaSpmmVariant (`sparse bench --tune` candidates and cached winners).
 class OursSpmm : public Runner {
  public:
-  OursSpmm(const Master& mm, int index_bits, cudaStream_t s) : m_(mm), bits_(index_bits), s_(s) {
+  OursSpmm(const Master& mm, int index_bits, std::string variant, cudaStream_t s)
+      : m_(mm), bits_(index_bits), variant_(std::move(variant)), s_(s) {
     detail = "CudaSpmm, " + std::to_string(bits_) + "-bit indices";
   }
   size_t Footprint() const override {
@@ -276,9 +280,20 @@ class OursSpmm : public Runner {
       CopyD2D(slab_.at(c, 4), m_.dense_b.get(), Bytes((int64_t)m_.k * m_.n, m_.dtype), s_);
     }
     Check(CanImplementSpmm(Problem(0)), "CanImplementSpmm");
-    detail = std::string("CudaSpmm ") + SpmmKernelName(Problem(0)) + ", " + std::to_string(bits_) + "-bit indices";
+    if (variant_.empty()) {
+      detail = std::string("CudaSpmm ") + SpmmKernelName(Problem(0)) + ", " + std::to_string(bits_) + "-bit indices";
+    } else {
+      // The variant's own check (cudaErrorInvalidValue: unknown, or cannot run this problem).
+      Check(CudaSpmmVariant(Problem(0), variant_.c_str(), s_),
+            ("CudaSpmmVariant '" + variant_ + "' (unknown, or it cannot run this problem)").c_str());
+      detail = std::string("CudaSpmmVariant spmm_") + DTypeName(m_.dtype) + "_i" + std::to_string(bits_) + "_" +
+               variant_ + " (variant chosen by the caller), " + std::to_string(bits_) + "-bit indices";
+    }
   }
-  void Launch(int copy) override { Check(CudaSpmm(Problem(copy), s_), "CudaSpmm"); }
+  void Launch(int copy) override {
+    if (variant_.empty()) Check(CudaSpmm(Problem(copy), s_), "CudaSpmm");
+    else Check(CudaSpmmVariant(Problem(copy), variant_.c_str(), s_), "CudaSpmmVariant");
+  }
   std::vector<double> Output() override { return ReadDense(slab_.at(0, 5), (size_t)m_.m * m_.n, m_.dtype, s_); }
 
  private:
@@ -296,6 +311,7 @@ class OursSpmm : public Runner {
   }
   const Master& m_;
   int bits_;
+  std::string variant_;
   cudaStream_t s_;
   Slab slab_;
   int copies_ = 1;
@@ -503,16 +519,27 @@ class OursSddmm : public Runner {
   Slab slab_;
 };
 
-// The dense baseline of SDDMM: the full product L R^T (m x n) in cuBLAS.
+// The dense baseline of SDDMM: the full product L R^T (m x n, inner k) in cuBLAS, in the
+// faster of two operand orders. Both are one cublasGemmEx(T, N) reading the same L and R
+// and writing the same m x n values (same FLOPs and bytes); they differ in which operand
+// cuBLAS tiles as "A" (its M dimension), and its kernel heuristics treat M and N
+// differently, which shows on tall-skinny shapes:
+//   order "RL": column-major C^T (n x m) = R L^T, i.e. out row-major m x n (what
+//               PyTorch's L @ R.T calls): GemmEx(T, N, n, m, k, R, ld k, L, ld k, C, ld n);
+//   order "LR": column-major C (m x n) = L R^T, i.e. out stored transposed (row-major
+//               n x m): GemmEx(T, N, m, n, k, L, ld k, R, ld k, C, ld m).
+// As for cuSPARSE's SpMM algorithm, a short trial in Setup (one warm-up and 5 launches of
+// each order, rotating through the operand copies) picks the order; `detail` names it and
+// the trial's times.
 class CublasSddmm : public Runner {
  public:
   CublasSddmm(const Master& mm, cublasHandle_t h, int compute, const HostCsr& csr, cudaStream_t s)
       : m_(mm), h_(h), compute_(compute), csr_(csr), s_(s) {
-    detail = std::string("full product L R^T, ") +
-             (compute == kCublasCompute32FFastTF32 ? "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32"
-              : mm.dtype == DType::kF32        ? "cublasGemmEx CUBLAS_COMPUTE_32F, default math"
-                                               : std::string("cublasGemmEx ") + DTypeName(mm.dtype) +
-                                                     " in/out, CUBLAS_COMPUTE_32F (tensor cores)");
+    how_ = compute == kCublasCompute32FFastTF32 ? "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32"
+           : mm.dtype == DType::kF32        ? "cublasGemmEx CUBLAS_COMPUTE_32F, default math"
+                                            : std::string("cublasGemmEx ") + DTypeName(mm.dtype) +
+                                                  " in/out, CUBLAS_COMPUTE_32F (tensor cores)";
+    detail = "full product L R^T, " + how_;
   }
   size_t Footprint() const override {
     return Bytes((int64_t)m_.m * m_.k, m_.dtype) + Bytes((int64_t)m_.n * m_.k, m_.dtype) +
@@ -526,33 +553,84 @@ class CublasSddmm : public Runner {
       CopyD2D(slab_.at(c, 0), m_.lhs.get(), Bytes((int64_t)m_.m * m_.k, m_.dtype), s_);
       CopyD2D(slab_.at(c, 1), m_.rhs.get(), Bytes((int64_t)m_.n * m_.k, m_.dtype), s_);
     }
+    Check(cudaStreamSynchronize(s_), "cudaStreamSynchronize");
+    // The order trial. An order cuBLAS rejects is skipped; none running is this
+    // baseline's error.
+    constexpr int kTrialLaunches = 5;
+    cudaEvent_t a = nullptr, b = nullptr;
+    Check(cudaEventCreate(&a), "cudaEventCreate");
+    Check(cudaEventCreate(&b), "cudaEventCreate");
+    float best = -1;
+    std::string trials, errors;
+    for (bool lr : {false, true}) {
+      try {
+        Run(0, lr);  // warm-up (heuristic, kernel load)
+        Check(cudaEventRecord(a, s_), "cudaEventRecord");
+        for (int i = 0; i < kTrialLaunches; ++i) Run((i + 1) % copies, lr);
+        Check(cudaEventRecord(b, s_), "cudaEventRecord");
+        Check(cudaEventSynchronize(b), "cudaEventSynchronize");
+        float ms = 0;
+        Check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+        if (best < 0 || ms < best) best = ms, lr_ = lr;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s%s %.1f us", trials.empty() ? "" : ", ", lr ? "LR" : "RL",
+                      ms * 1000 / kTrialLaunches);
+        trials += buf;
+      } catch (const BenchError& e) {
+        cudaStreamSynchronize(s_);
+        cudaGetLastError();
+        if (!errors.empty()) errors += "; ";
+        errors += std::string(lr ? "order LR: " : "order RL: ") + e.what();
+      }
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    if (best < 0) throw BenchError("cublas", "no cuBLAS operand order ran: " + errors);
+    detail = "full product L R^T, " + how_ + ", order " +
+             (lr_ ? std::string("LR (C = L R^T column-major: GemmEx(T, N, m, n, k, L, R), out stored transposed)")
+                  : std::string("RL (C^T = R L^T column-major: GemmEx(T, N, n, m, k, R, L), out row-major)")) +
+             ", the faster in a trial: " + trials;
   }
-  void Launch(int c) override {
-    // Row-major out = L R^T is column-major out^T = R L^T: R (k x n col-major, ld k)
-    // transposed, times L (k x m col-major, ld k).
-    const float alpha = 1.f, beta = 0.f;
-    const cudaDataType t = CudaType(m_.dtype);
-    CheckCublas(GetCublas().GemmEx(h_, kCublasOpT, kCublasOpN, m_.n, m_.m, m_.k, &alpha, slab_.at(c, 1), t, m_.k,
-                                   slab_.at(c, 0), t, m_.k, &beta, slab_.at(c, 2), t, m_.n, compute_,
-                                   kCublasGemmDefault),
-                "cublasGemmEx");
-  }
+  void Launch(int c) override { Run(c, lr_); }
   std::vector<double> Output() override {
     std::vector<double> full = ReadDense(slab_.at(0, 2), (size_t)m_.m * m_.n, m_.dtype, s_);
     std::vector<double> out(m_.nnz);
     for (int r = 0; r < m_.m; ++r)
-      for (int i = csr_.row_offsets[r]; i < csr_.row_offsets[r + 1]; ++i)
-        out[i] = full[(size_t)r * m_.n + csr_.column_indices[i]];
+      for (int i = csr_.row_offsets[r]; i < csr_.row_offsets[r + 1]; ++i) {
+        const size_t col = static_cast<size_t>(csr_.column_indices[i]);
+        out[i] = lr_ ? full[col * m_.m + r] : full[(size_t)r * m_.n + col];
+      }
     return out;
   }
 
  private:
+  void Run(int c, bool lr) {
+    const float alpha = 1.f, beta = 0.f;
+    const cudaDataType t = CudaType(m_.dtype);
+    if (lr) {
+      // Column-major C (m x n, ld m) = L R^T: L is k x m column-major (ld k), transposed;
+      // R is k x n column-major (ld k).
+      CheckCublas(GetCublas().GemmEx(h_, kCublasOpT, kCublasOpN, m_.m, m_.n, m_.k, &alpha, slab_.at(c, 0), t, m_.k,
+                                     slab_.at(c, 1), t, m_.k, &beta, slab_.at(c, 2), t, m_.m, compute_,
+                                     kCublasGemmDefault),
+                  "cublasGemmEx");
+    } else {
+      // Row-major out = L R^T is column-major out^T = R L^T: R (k x n col-major, ld k)
+      // transposed, times L (k x m col-major, ld k).
+      CheckCublas(GetCublas().GemmEx(h_, kCublasOpT, kCublasOpN, m_.n, m_.m, m_.k, &alpha, slab_.at(c, 1), t, m_.k,
+                                     slab_.at(c, 0), t, m_.k, &beta, slab_.at(c, 2), t, m_.n, compute_,
+                                     kCublasGemmDefault),
+                  "cublasGemmEx");
+    }
+  }
   const Master& m_;
   cublasHandle_t h_;
   int compute_;
   const HostCsr& csr_;
   cudaStream_t s_;
   Slab slab_;
+  std::string how_;
+  bool lr_ = false;
 };
 
 // cuSPARSE SDDMM (CUSPARSE_SDDMM_ALG_DEFAULT): descriptors, workspace and
@@ -795,7 +873,7 @@ std::unique_ptr<Runner> MakeRunner(bool spmm, const std::string& name, const Ben
     return false;
   };
   if (name == "ours") {
-    if (spmm) return std::make_unique<OursSpmm>(mm, c.index_bits, ctx.stream);
+    if (spmm) return std::make_unique<OursSpmm>(mm, c.index_bits, c.variant, ctx.stream);
     return std::make_unique<OursSddmm>(mm, ctx.stream);
   }
   int compute = -1;
