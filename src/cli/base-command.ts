@@ -3,6 +3,7 @@ import chalk from 'chalk'
 import ora, {type Ora} from 'ora'
 
 import {isSparseError, SparseError} from '../errors.js'
+import {installSignalHandlers} from './signals.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
 
@@ -46,6 +47,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     })
     this.flags = flags as BaseFlags<T>
     if (!this.flags.color) chalk.level = 0
+    // (hardening) SIGINT/SIGTERM: remove temporary outputs, exit 130/143. See src/cli/signals.ts.
+    installSignalHandlers({json: () => this.json, beforeExit: () => this.stopSpinner()})
   }
 
   /** True when output must be machine-readable JSON only. */

@@ -9,7 +9,7 @@
  */
 import {extname} from 'node:path'
 
-import {UsageError} from '../errors.js'
+import {InputError, UsageError} from '../errors.js'
 import {csrNnz} from '../sparse/csr.js'
 import {convertValues, csrToDense, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
 import {randomValues} from '../sparse/random.js'
@@ -17,6 +17,7 @@ import type {DenseTensor, NamedCsr, ValueDType} from '../types.js'
 import {writeCsrNpzTo} from './csr-npz.js'
 import {descrFor, npyChunks} from './npy.js'
 import {writeNpzTo} from './npz.js'
+import {MAX_ELEMENTS} from './limits.js'
 import {CsrDirectoryWriter, writeAtomically} from './output.js'
 import {writeSmtxTo} from './smtx.js'
 import {detectFormat, isDenseFormat, isDirectory, openTensorSource, readCsrInput, type FormatName, type UnsupportedTensor} from './sources.js'
@@ -144,6 +145,7 @@ export async function convertFile(opts: ConvertOptions): Promise<ConvertResult> 
             const t = await src.read(name)
             const named = denseToCsr(t, opts.dtype ?? defaultValueDtype(t.dtype))
             const entry = await dir.add(named)
+            src.release(t) // denseToCsr copied the values
             tensors.push(summary(named, named.csr.dtype, entry.file))
           }
           await dir.commit({source: input, converted: true})
@@ -253,9 +255,13 @@ export async function convertFile(opts: ConvertOptions): Promise<ConvertResult> 
       dtype = 'f32'
       notes.push(`${m.name}: bfloat16 written as float32 (NumPy has no bfloat16)`)
     }
+    const [rows, cols] = matrixShape(m.shape)
+    if (rows !== m.csr.rows || cols !== m.csr.cols) throw new InputError('bad-shape', `${m.name}: tensor shape [${m.shape.join(', ')}] does not match its ${m.csr.rows}x${m.csr.cols} CSR`, 'the file is corrupt; write it again')
+    // NOTE: checked before any allocation: a CSR of a few bytes may describe a huge dense matrix.
+    if (rows * cols > MAX_ELEMENTS) {
+      throw new UsageError('too-large', `${m.name}: a dense ${rows}x${cols} matrix has ${rows * cols} elements, more than the ${MAX_ELEMENTS} one array can hold`, 'keep it sparse (convert to CSR or .smtx)')
+    }
     const named = fill(m, dtype)
-    const [rows, cols] = matrixShape(named.shape)
-    if (rows * cols !== named.csr.rows * named.csr.cols) throw new UsageError('bad-shape', `${m.name}: shape mismatch`, 'the file is corrupt')
     if (m.csr.rowIndices) notes.push(`${m.name}: a dense tensor has no row order; the stored one was dropped`)
     tensors.push(csrToDense(named, dtype))
     out.push({...summary(named, dtype), rowOrder: false})

@@ -17,8 +17,10 @@
  */
 import {InputError, UsageError} from '../errors.js'
 import type {CsrMatrix, NamedCsr, ValueDType} from '../types.js'
+import {matrixShape} from '../sparse/dense-to-csr.js'
 import {validateCsr} from '../sparse/validate.js'
 import type {ByteSource} from './byte-source.js'
+import {MAX_INDEX, safeText} from './limits.js'
 import {describeDescr, npyDataBytes, type NpyRaw} from './npy.js'
 import {NpzArchive, type NpzArray, writeNpzTo} from './npz.js'
 import type {ByteSink} from './zip.js'
@@ -41,17 +43,29 @@ export function isCsrArchive(npz: NpzArchive): boolean {
   return CSR_MEMBERS.every((n) => names.has(n))
 }
 
-/** Integers of an int32/int64 (or smaller) array as an Int32Array, range-checked. */
-function toInt32(raw: NpyRaw, label: string, what: string, max = 0x7fffffff): Int32Array {
-  const m = /^[<|=]([iu])(\d)$/.exec(raw.descr)
+/**
+ * Integers of an integer array (int8 … int64, uint8 … uint64) as an Int32Array. Values of
+ * wider types are range-checked against [0, max]; int32 data is returned as a view, and its
+ * range is left to validateCsr (or checked here when `checkInt32` is set).
+ */
+function toInt32(raw: NpyRaw, label: string, what: string, checkInt32 = false, max = MAX_INDEX): Int32Array {
+  const m = /^(?:[<=]([iu])([248])|\|([iu])(1))$/.exec(raw.descr)
   if (!m) throw bad(label, `${what} has dtype ${describeDescr(raw.descr)}, expected int32 or int64`)
   const bytes = npyDataBytes(raw)
   const n = raw.numel
-  const kind = m[1]
-  const size = Number(m[2])
+  const kind = m[1] ?? m[3]
+  const size = Number(m[2] ?? m[4])
+  const outOfRange = (i: number, v: number | bigint) =>
+    bad(
+      label,
+      v > max
+        ? `${what}[${i}] = ${v} is beyond the int32 range sparse uses for CSR (rows, columns and nnz must be at most ${max})`
+        : `${what}[${i}] = ${v} is negative`,
+    )
   let out: Int32Array
   if (kind === 'i' && size === 4) {
     out = new Int32Array(bytes.buffer, bytes.byteOffset, n)
+    if (checkInt32) for (let i = 0; i < n; i++) if (out[i] < 0 || out[i] > max) throw outOfRange(i, out[i])
   } else {
     out = new Int32Array(n)
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -61,7 +75,7 @@ function toInt32(raw: NpyRaw, label: string, what: string, max = 0x7fffffff): In
       else if (size === 4) v = dv.getUint32(i * 4, true)
       else if (size === 2) v = kind === 'i' ? dv.getInt16(i * 2, true) : dv.getUint16(i * 2, true)
       else v = kind === 'i' ? dv.getInt8(i) : dv.getUint8(i)
-      if (v < 0 || v > max) throw bad(label, `${what}[${i}] = ${v} is outside [0, ${max}]`)
+      if (v < 0 || v > max) throw outOfRange(i, v)
       out[i] = Number(v)
     }
   }
@@ -76,7 +90,10 @@ function readString(raw: NpyRaw, label: string, what: string): string {
   if (/^[<=]U\d+$/.test(raw.descr)) {
     const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)
     let s = ''
-    for (const c of u32) if (c !== 0) s += String.fromCodePoint(c)
+    for (const c of u32) {
+      if (c > 0x10ffff) throw bad(label, `${what} holds an invalid character code ${c}`)
+      if (c !== 0) s += String.fromCodePoint(c)
+    }
     return s
   }
   throw bad(label, `${what} has dtype ${describeDescr(raw.descr)}, expected a string`)
@@ -95,16 +112,16 @@ export async function readCsrNpz(src: ByteSource, name: string): Promise<NamedCs
 export async function readCsrArchive(npz: NpzArchive, name: string): Promise<NamedCsr> {
   const label = npz.src.label
   if (!isCsrArchive(npz)) {
-    throw bad(label, `not a SciPy sparse .npz (members: ${npz.members.map((m) => m.name).join(', ')}; expected data, indices, indptr, shape)`)
+    throw bad(label, `not a SciPy sparse .npz (members: ${safeText(npz.members.map((m) => m.name).join(', '), 120)}; expected data, indices, indptr, shape)`)
   }
   const has = (n: string) => npz.members.some((m) => m.name === n)
   if (has('format')) {
     const format = readString(await npz.readRaw('format'), label, 'format')
     if (format !== 'csr') {
-      throw bad(label, `holds a SciPy '${format}' matrix; only CSR is supported`, "convert it in SciPy with m.tocsr() before save_npz")
+      throw bad(label, `holds a SciPy '${safeText(format, 20)}' matrix; only CSR is supported`, "convert it in SciPy with m.tocsr() before save_npz")
     }
   }
-  const shapeArr = toInt32(await npz.readRaw('shape'), label, 'shape')
+  const shapeArr = toInt32(await npz.readRaw('shape'), label, 'shape', true)
   if (shapeArr.length !== 2) throw bad(label, `shape has ${shapeArr.length} entries, expected 2`)
   const rows = shapeArr[0]
   const cols = shapeArr[1]
@@ -117,7 +134,7 @@ export async function readCsrArchive(npz: NpzArchive, name: string): Promise<Nam
   let values: Float32Array | Uint16Array
   const tag = has('dtype') ? readString(await npz.readRaw('dtype'), label, 'dtype') : undefined
   const bytes = npyDataBytes(dataRaw)
-  if (tag !== undefined && tag !== 'bfloat16') throw bad(label, `unknown dtype tag '${tag}' (only 'bfloat16' is defined)`)
+  if (tag !== undefined && tag !== 'bfloat16') throw bad(label, `unknown dtype tag '${safeText(tag, 20)}' (only 'bfloat16' is defined)`)
   if (tag === 'bfloat16') {
     if (dataRaw.descr !== '<u2') throw bad(label, `dtype is 'bfloat16' but data is ${describeDescr(dataRaw.descr)}, expected uint16 bits`)
     dtype = 'bf16'
@@ -142,10 +159,12 @@ export async function readCsrArchive(npz: NpzArchive, name: string): Promise<Nam
   let shape = [rows, cols]
   if (has('tensor_shape')) {
     const raw = await npz.readRaw('tensor_shape')
-    const ts = Array.from(toInt32(raw, label, 'tensor_shape'))
-    const numel = ts.reduce((a, b) => a * b, 1)
-    if (numel !== rows * cols || (ts.length > 0 && ts[0] !== rows && ts.length > 1)) {
-      throw bad(label, `tensor_shape (${ts.join(', ')}) does not match the CSR shape ${rows}x${cols}`)
+    if (raw.shape.length !== 1) throw bad(label, 'tensor_shape must be a list of dimensions')
+    const ts = Array.from(toInt32(raw, label, 'tensor_shape', true))
+    // The CSR must be the tensor's 2-D view: [shape[0], product of the rest].
+    const [r, c] = matrixShape(ts)
+    if (r !== rows || c !== cols) {
+      throw bad(label, `tensor_shape (${ts.join(', ')}) is a ${r}x${c} matrix, but the CSR shape is ${rows}x${cols}`)
     }
     shape = ts
   }

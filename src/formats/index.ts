@@ -3,7 +3,9 @@
  *
  * Types
  *   FormatName = 'npy' | 'npz' | 'safetensors' | 'csr-npz' | 'smtx' | 'csr-dir'
- *   TensorSource {format, path, tensors: TensorInfo[], unsupported, read(name), close()}
+ *   TensorSource {format, path, tensors: TensorInfo[], unsupported, read(name), release(tensor), close()}
+ *     release(tensor): hand a tensor back when done; its buffer is reused by the next read
+ *     (much faster than fresh memory for large tensors; see BufferPool in byte-source.ts)
  *   TensorInfo {name, shape, dtype}        UnsupportedTensor {name, shape, dtype, reason}
  *   OutputOptions {force?, inputs?}        WrittenFile {path, bytes}
  *   CsrManifest / ManifestTensor (manifest.json of a CSR directory)
@@ -34,8 +36,12 @@
  *   denseToCsr(tensor, dtype?), csrToDense(named, dtype?), matrixShape(shape), convertValues(...)
  *   createRng(seed), fillNormal(array, seed), randomValues(n, dtype, seed)
  *
+ * Limits (limits.ts): MAX_INDEX (int32 CSR), MAX_ELEMENTS (2^32 per dense tensor),
+ * MAX_EMPTY_ROWS; denseShapeProblem(shape); safeText(s) for file text in messages.
+ *
  * Errors: InputError (exit 1) for bad file contents, UsageError (exit 2) for missing inputs,
- * unknown formats, refused or unwritable outputs.
+ * unknown formats, refused or unwritable outputs. Every reader checks sizes claimed by a
+ * file against the bytes present before allocating (fuzzed: npm run fuzz, test/fuzz).
  */
 import type {CsrMatrix, DenseTensor, NamedCsr} from '../types.js'
 import {writeCsrNpzTo, type CsrNpzWriteOptions} from './csr-npz.js'
@@ -80,7 +86,8 @@ export {parseNpy, parseNpyHeader, readNpyBytes, npyHeader} from './npy.js'
 export {NpzArchive, writeNpzTo} from './npz.js'
 export {SafetensorsFile, writeSafetensorsStreamTo, writeSafetensorsTo, type SafetensorsSpec} from './safetensors.js'
 export {parseSmtx, writeSmtxTo} from './smtx.js'
-export {BufferSource, FileSource, readStdin, setStdinForTesting, type ByteSource} from './byte-source.js'
+export {BufferPool, BufferSource, FileSource, readStdin, setStdinForTesting, type ByteSource} from './byte-source.js'
+export {denseShapeProblem, MAX_ELEMENTS, MAX_EMPTY_ROWS, MAX_INDEX, safeText} from './limits.js'
 export {csrToDense, convertValues, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
 export {convertFile, type ConvertOptions, type ConvertResult, type ConvertTarget, type ConvertedTensor} from './convert.js'
 export {inspectCsr, inspectDense, inspectInput, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor} from './info.js'

@@ -148,7 +148,11 @@ export async function inspectInput(path: string, opts: InfoOptions = {}): Promis
     const src = await openTensorSource(path, format)
     try {
       const tensors: InfoTensor[] = []
-      for (const t of src.tensors) tensors.push(inspectDense(await src.read(t.name), bins))
+      for (const t of src.tensors) {
+        const dense = await src.read(t.name)
+        tensors.push(inspectDense(dense, bins))
+        src.release(dense)
+      }
       return {file: path, format, tensors, skipped: src.unsupported}
     } finally {
       await src.close()

@@ -15,6 +15,7 @@ import {parse as npyjsParse} from 'npyjs'
 
 import {InputError} from '../errors.js'
 import type {DenseDType, DenseTensor, HostArray} from '../types.js'
+import {safeText} from './limits.js'
 
 export const NPY_MAGIC = Uint8Array.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]) // \x93NUMPY
 
@@ -39,7 +40,7 @@ const FLOAT_DESCR: Record<string, DenseDType> = {f4: 'f32', f2: 'f16', f8: 'f64'
 /** A human name for a NumPy descr: '<i8' -> 'int64', '|O' -> 'object', ... */
 export function describeDescr(descr: string): string {
   const m = /^([<>|=]?)([a-zA-Z])(\d*)$/.exec(descr)
-  if (!m) return `'${descr}'`
+  if (!m) return `'${safeText(descr, 40)}'`
   const [, , kind, n] = m
   const bits = Number(n) * 8
   switch (kind) {
@@ -66,7 +67,7 @@ export function describeDescr(descr: string): string {
     case 'm':
       return `timedelta64 (${descr})`
     default:
-      return `'${descr}'`
+      return `'${safeText(descr, 40)}'`
   }
 }
 
@@ -136,6 +137,7 @@ export function parseNpyHeader(bytes: Uint8Array, label: string): NpyHeader {
     if (m[1] === '>' && itemSize > 1) {
       throw new InputError('unsupported-dtype', `${label}: big-endian data (${descr}, ${describeDescr(descr)}) is not supported`, "convert it with numpy: a.astype('<f4') then numpy.save")
     }
+    if (itemSize === 0) throw new InputError('unsupported-dtype', `${label}: dtype ${describeDescr(descr)} has zero-byte elements`, 'save a numeric float32/float16/float64 array')
   } else if (descr === '|O' || descr === 'O') {
     throw new InputError('unsupported-dtype', `${label}: object arrays are not supported (dtype object)`, 'save a numeric float32/float16/float64 array')
   } else {
@@ -146,6 +148,7 @@ export function parseNpyHeader(bytes: Uint8Array, label: string): NpyHeader {
     numel *= d
     if (!Number.isSafeInteger(numel)) throw npyError(label, `shape (${header.shape.join(', ')}) is too large`)
   }
+  if (!Number.isSafeInteger(numel * itemSize)) throw npyError(label, `shape (${header.shape.join(', ')}) of ${describeDescr(descr)} is too large`)
   return {descr, shape: header.shape, fortranOrder: header.fortranOrder, itemSize, numel, dataOffset}
 }
 
@@ -227,7 +230,7 @@ export function parseHeaderDict(text: string, label: string): HeaderDict {
     return fail(`unexpected value at ${i}`)
   }
   expect('{')
-  const dict: Record<string, unknown> = {}
+  const dict: Record<string, unknown> = Object.create(null) as Record<string, unknown>
   for (;;) {
     ws()
     if (s[i] === '}') {
@@ -236,6 +239,7 @@ export function parseHeaderDict(text: string, label: string): HeaderDict {
     }
     const key = str()
     expect(':')
+    if (key in dict) fail(`key ${safeText(key, 20)} appears twice`)
     dict[key] = value()
     ws()
     if (s[i] === ',') i++
@@ -244,7 +248,7 @@ export function parseHeaderDict(text: string, label: string): HeaderDict {
   ws()
   if (i !== s.length) fail('text after the dict')
   const keys = Object.keys(dict).sort().join(',')
-  if (keys !== 'descr,fortran_order,shape') fail(`expected keys descr, fortran_order, shape; got ${Object.keys(dict).join(', ')}`)
+  if (keys !== 'descr,fortran_order,shape') fail(`expected keys descr, fortran_order, shape; got ${safeText(Object.keys(dict).join(', '))}`)
   if (typeof dict.descr !== 'string') fail('descr is not a string')
   if (typeof dict.fortran_order !== 'boolean') fail('fortran_order is not a bool')
   if (!Array.isArray(dict.shape)) fail('shape is not a tuple')
@@ -280,15 +284,20 @@ export function npyToDenseTensor(raw: NpyRaw, name: string, label: string): Dens
 }
 
 function decodeFloatData(raw: NpyRaw, dtype: DenseDType): HostArray {
-  let result: HostArray
   const whole = raw.bytes.byteOffset === 0 && raw.bytes.byteLength === raw.bytes.buffer.byteLength
   if (whole && raw.dataOffset % 8 === 0 && raw.descr[0] === '<') {
     // NOTE: npyjs views the data from the header's end to the buffer's end, so it must get
-    // the whole, exactly sized file; parseNpy has already checked the length.
-    result = npyjsParse(raw.bytes.buffer as ArrayBuffer, {convertFloat16: false}).data as HostArray
-  } else {
-    result = view(npyDataBytes(raw), dtype)
+    // the whole, exactly sized file; parseNpy has already checked the length. Its header
+    // reading is a set of regular expressions, laxer than ours: when it fails or disagrees
+    // with the header we validated, our own view of the same bytes is used.
+    try {
+      const data = npyjsParse(raw.bytes.buffer as ArrayBuffer, {convertFloat16: false}).data as HostArray
+      if (data.length === raw.numel && data.constructor === view(new Uint8Array(0), dtype).constructor && data.byteOffset === raw.dataOffset) return data
+    } catch {
+      // fall through
+    }
   }
+  const result = view(npyDataBytes(raw), dtype)
   if (result.length !== raw.numel) throw npyError('npy', `decoded ${result.length} elements, expected ${raw.numel}`)
   return result
 }

@@ -9,6 +9,7 @@ import {Inflate} from 'fflate'
 import {InputError} from '../errors.js'
 import type {DenseDType, DenseTensor} from '../types.js'
 import type {ByteSource} from './byte-source.js'
+import {safeText} from './limits.js'
 import {describeDescr, denseDtypeOfDescr, type NpyHeader, type NpyRaw, npyChunks, parseNpy, parseNpyHeader} from './npy.js'
 import {type ByteSink, readZipDirectory, readZipMember, ZipWriter, type ZipEntry} from './zip.js'
 
@@ -33,9 +34,9 @@ export class NpzArchive {
     for (const entry of entries) {
       if (entry.name.endsWith('/')) continue // a directory entry
       const name = entry.name.endsWith('.npy') ? entry.name.slice(0, -4) : entry.name
-      if (seen.has(name)) throw new InputError('bad-npz', `${src.label}: member ${name} appears twice`, 'save the archive again with numpy.savez')
+      if (seen.has(name)) throw new InputError('bad-npz', `${src.label}: member ${safeText(name)} appears twice`, 'save the archive again with numpy.savez')
       seen.add(name)
-      const label = `${src.label}:${entry.name}`
+      const label = `${src.label}:${safeText(entry.name)}`
       const head = await peekMember(src, entry, 4096)
       let header: NpyHeader
       try {
@@ -63,7 +64,10 @@ export class NpzArchive {
 
   member(name: string): NpzMember {
     const m = this.members.find((x) => x.name === name)
-    if (!m) throw new InputError('missing-member', `${this.src.label}: no array named ${name}`, `members are: ${this.members.map((x) => x.name).join(', ')}`)
+    if (!m) {
+      const names = this.members.slice(0, 20).map((x) => safeText(x.name, 40))
+      throw new InputError('missing-member', `${this.src.label}: no array named ${safeText(name)}`, `members are: ${names.join(', ')}${this.members.length > 20 ? ', ...' : ''}`)
+    }
     return m
   }
 
@@ -71,7 +75,7 @@ export class NpzArchive {
   async readRaw(name: string): Promise<NpyRaw> {
     const m = this.member(name)
     const bytes = await readZipMember(this.src, m.entry)
-    return parseNpy(bytes, `${this.src.label}:${m.entry.name}`)
+    return parseNpy(bytes, `${this.src.label}:${safeText(m.entry.name)}`)
   }
 
   async close(): Promise<void> {
@@ -105,7 +109,7 @@ async function peekMember(src: ByteSource, entry: ZipEntry, n: number): Promise<
     }
   } catch (error) {
     if (error instanceof InputError) throw error
-    throw new InputError('bad-zip', `${src.label}: member ${entry.name} does not inflate (${(error as Error).message})`, 'the archive is corrupt; save it again')
+    throw new InputError('bad-zip', `${src.label}: member ${safeText(entry.name)} does not inflate (${(error as Error).message})`, 'the archive is corrupt; save it again')
   }
   return out.subarray(0, got)
 }
@@ -113,7 +117,7 @@ async function peekMember(src: ByteSource, entry: ZipEntry, n: number): Promise<
 async function memberDataStart(src: ByteSource, entry: ZipEntry): Promise<number> {
   const lh = await src.read(entry.localHeaderOffset, 30)
   const dv = new DataView(lh.buffer, lh.byteOffset, 30)
-  if (dv.getUint32(0, true) !== 0x04034b50) throw new InputError('bad-zip', `${src.label}: bad local header for member ${entry.name}`, 'the archive is corrupt; save it again')
+  if (dv.getUint32(0, true) !== 0x04034b50) throw new InputError('bad-zip', `${src.label}: bad local header for member ${safeText(entry.name)}`, 'the archive is corrupt; save it again')
   return entry.localHeaderOffset + 30 + dv.getUint16(26, true) + dv.getUint16(28, true)
 }
 

@@ -13,7 +13,7 @@
  */
 import {randomBytes} from 'node:crypto'
 import {type FileHandle, mkdir, open, readdir, rename, rm, stat, writeFile} from 'node:fs/promises'
-import {rmSync} from 'node:fs'
+import {existsSync, renameSync, rmSync} from 'node:fs'
 import {basename, dirname, join, resolve} from 'node:path'
 
 import {SparseError, UsageError} from '../errors.js'
@@ -35,6 +35,11 @@ export interface OutputOptions {
 // Temp-file registry and signal cleanup
 
 const temps = new Set<string>()
+/**
+ * Folders moved aside while a replacement is renamed into place (old -> destination): if
+ * the process is interrupted between the two renames, the old one is put back.
+ */
+const movedAside = new Map<string, string>()
 let handlersInstalled = false
 
 const onSignal = (signal: NodeJS.Signals) => {
@@ -67,6 +72,17 @@ function unregisterTemp(path: string): void {
 
 /** Remove every temporary file/folder still registered (synchronous: safe in exit handlers). */
 export function removeTempFilesSync(): void {
+  for (const [old, dest] of movedAside) {
+    try {
+      if (!existsSync(dest) && existsSync(old)) {
+        renameSync(old, dest)
+        temps.delete(old)
+      }
+    } catch {
+      // best effort
+    }
+  }
+  movedAside.clear()
   for (const p of temps) {
     try {
       rmSync(p, {recursive: true, force: true})
@@ -324,15 +340,24 @@ export class CsrDirectoryWriter {
       if (this.existing !== 'absent') {
         // Move the old one aside first; rename cannot replace a non-empty folder.
         const old = tempName(dirname(resolve(this.dir)), basename(this.dir) + '.old')
-        await rename(this.dir, old)
         registerTemp(old)
+        movedAside.set(old, this.dir)
+        await rename(this.dir, old)
         await rename(this.tmp, this.dir)
+        movedAside.delete(old)
         await rm(old, {recursive: true, force: true})
         unregisterTemp(old)
       } else {
         await rename(this.tmp, this.dir)
       }
     } catch (error) {
+      // A failed swap puts the old folder back rather than leave nothing in its place.
+      for (const [old, dest] of movedAside) {
+        if (dest !== this.dir) continue
+        if (!existsSync(dest) && existsSync(old)) await rename(old, dest).catch(() => {})
+        movedAside.delete(old)
+        unregisterTemp(old)
+      }
       await this.abort()
       throw writeError(error, this.dir)
     }

@@ -11,7 +11,8 @@
  */
 import {InputError} from '../errors.js'
 import type {DenseDType, DenseTensor, HostArray} from '../types.js'
-import type {ByteSource} from './byte-source.js'
+import {BufferPool, FileSource, type ByteSource} from './byte-source.js'
+import {denseShapeProblem, safeText} from './limits.js'
 import {bytesOf} from './npy.js'
 import type {ByteSink} from './zip.js'
 
@@ -34,6 +35,8 @@ export interface SafetensorsEntry {
   fileDtype: string
   /** Our dense dtype, or null when unsupported. */
   dtype: DenseDType | null
+  /** Why the tensor cannot be read (an unsupported dtype, a shape beyond the limits), or null. */
+  problem: string | null
   shape: number[]
   numel: number
   /** Absolute byte range in the file. */
@@ -69,7 +72,7 @@ export class SafetensorsFile {
     try {
       json = JSON.parse(text.trimEnd())
     } catch (error) {
-      bad(`header is not valid JSON (${(error as Error).message})`)
+      bad(`header is not valid JSON (${safeText((error as Error).message, 120)})`)
     }
     if (typeof json !== 'object' || json === null || Array.isArray(json)) bad('header is not a JSON object')
     const dataStart = 8 + n
@@ -77,59 +80,87 @@ export class SafetensorsFile {
     const entries: SafetensorsEntry[] = []
     let metadata: Record<string, string> | undefined
     for (const [name, v] of Object.entries(json as Record<string, unknown>)) {
+      const shown = safeText(name)
       if (name === '__metadata__') {
+        // The format defines it as a map of strings to strings.
+        if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.values(v).every((x) => typeof x === 'string')) {
+          bad('__metadata__ must be an object of strings')
+        }
         metadata = v as Record<string, string>
         continue
       }
       const e = v as {dtype?: unknown; shape?: unknown; data_offsets?: unknown}
-      if (typeof e !== 'object' || e === null) bad(`tensor ${name}: entry is not an object`)
-      if (typeof e.dtype !== 'string') bad(`tensor ${name}: missing dtype`)
+      if (typeof e !== 'object' || e === null || Array.isArray(e)) bad(`tensor ${shown}: entry is not an object`)
+      if (typeof e.dtype !== 'string') bad(`tensor ${shown}: missing dtype`)
       const fileDtype = e.dtype as string
-      const size = ITEM_SIZE[fileDtype]
-      if (size === undefined) bad(`tensor ${name}: unknown dtype ${fileDtype}`)
-      if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) bad(`tensor ${name}: shape must be a list of non-negative integers`)
+      const size = Object.hasOwn(ITEM_SIZE, fileDtype) ? ITEM_SIZE[fileDtype] : undefined
+      if (size === undefined) bad(`tensor ${shown}: unknown dtype ${safeText(fileDtype, 20)}`)
+      if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) bad(`tensor ${shown}: shape must be a list of non-negative integers`)
       const shape = e.shape as number[]
       let numel = 1
       for (const d of shape) numel *= d
-      if (!Number.isSafeInteger(numel)) bad(`tensor ${name}: shape [${shape.join(', ')}] is too large`)
+      if (!Number.isSafeInteger(numel) || !Number.isSafeInteger(numel * size!)) bad(`tensor ${shown}: shape [${shape.join(', ')}] is too large`)
       const off = e.data_offsets
-      if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && x >= 0)) bad(`tensor ${name}: data_offsets must be two non-negative integers`)
+      if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && x >= 0)) bad(`tensor ${shown}: data_offsets must be two non-negative integers`)
       const [b, en] = off as number[]
-      if (en < b) bad(`tensor ${name}: data_offsets [${b}, ${en}] end before they begin`)
+      if (en < b) bad(`tensor ${shown}: data_offsets [${b}, ${en}] end before they begin`)
       if (en > dataSize) {
-        throw new InputError('truncated', `${label}: tensor ${name} ends at data byte ${en} but the file holds ${dataSize} data bytes (truncated file or lying header)`, 'the file is incomplete; save it again')
+        throw new InputError('truncated', `${label}: tensor ${shown} ends at data byte ${en} but the file holds ${dataSize} data bytes (truncated file or lying header)`, 'the file is incomplete; save it again')
       }
-      if (en - b !== numel * size) bad(`tensor ${name}: data_offsets span ${en - b} bytes but shape [${shape.join(', ')}] of ${fileDtype} needs ${numel * size}`)
-      entries.push({name, fileDtype, dtype: DENSE[fileDtype] ?? null, shape, numel, begin: dataStart + b, end: dataStart + en})
+      if (en - b !== numel * size!) bad(`tensor ${shown}: data_offsets span ${en - b} bytes but shape [${shape.join(', ')}] of ${fileDtype} needs ${numel * size!}`)
+      const dtype = Object.hasOwn(DENSE, fileDtype) ? DENSE[fileDtype] : null
+      const problem = dtype === null ? `unsupported dtype ${fileDtype}` : denseShapeProblem(shape)
+      entries.push({name, fileDtype, dtype, problem, shape, numel, begin: dataStart + b, end: dataStart + en})
     }
     entries.sort((x, y) => x.begin - y.begin || x.end - y.end)
     for (let i = 1; i < entries.length; i++) {
       const prev = entries[i - 1]
       const cur = entries[i]
-      if (cur.begin < prev.end) bad(`tensors ${prev.name} and ${cur.name} overlap in the data area`)
+      if (cur.begin < prev.end) bad(`tensors ${safeText(prev.name)} and ${safeText(cur.name)} overlap in the data area`)
     }
     return new SafetensorsFile(src, entries, metadata)
   }
 
   entry(name: string): SafetensorsEntry {
     const e = this.entries.find((x) => x.name === name)
-    if (!e) throw new InputError('missing-tensor', `${this.src.label}: no tensor named ${name}`, 'run `sparse info` to list the tensors')
+    if (!e) throw new InputError('missing-tensor', `${this.src.label}: no tensor named ${safeText(name)}`, 'run `sparse info` to list the tensors')
     return e
+  }
+
+  /** Buffers handed back by release(), reused by later reads. */
+  private readonly pool = new BufferPool()
+  /** Buffers this file allocated for tensors (only those may enter the pool). */
+  private readonly owned = new WeakSet<ArrayBufferLike>()
+
+  /**
+   * Hand a tensor returned by read() back: its memory is reused by later reads, so the
+   * tensor (and any view of its data) must not be used afterwards. Optional, and a no-op
+   * for anything else; it makes streaming a large checkpoint much faster (see BufferPool).
+   */
+  release(tensor: DenseTensor): void {
+    const buf = tensor.data.buffer
+    if (this.owned.has(buf)) {
+      this.owned.delete(buf)
+      this.pool.give(buf as ArrayBuffer)
+    }
   }
 
   /** Read one tensor (only its byte range). */
   async read(name: string): Promise<DenseTensor> {
     const e = this.entry(name)
     if (!e.dtype) {
-      throw new InputError('unsupported-dtype', `${this.src.label}: tensor ${name} has unsupported dtype ${e.fileDtype}; only F32, F16, BF16 and F64 are read`, 'exclude it or convert the model to a float dtype')
+      throw new InputError('unsupported-dtype', `${this.src.label}: tensor ${safeText(name)} has unsupported dtype ${e.fileDtype}; only F32, F16, BF16 and F64 are read`, 'exclude it or convert the model to a float dtype')
     }
-    const bytes = await this.src.read(e.begin, e.end - e.begin)
+    if (e.problem) throw new InputError('too-large', `${this.src.label}: tensor ${safeText(name)} cannot be read: ${e.problem}`, 'exclude it with --exclude')
+    const bytes = this.src instanceof FileSource ? await this.src.read(e.begin, e.end - e.begin, this.pool) : await this.src.read(e.begin, e.end - e.begin)
     const aligned = (bytes.byteOffset & 7) === 0 ? bytes : copy(bytes)
+    if (this.src instanceof FileSource && aligned === bytes) this.owned.add(aligned.buffer)
     const data = viewAs(aligned, e.dtype)
     return {name, shape: e.shape.slice(), dtype: e.dtype, data}
   }
 
   async close(): Promise<void> {
+    this.pool.clear()
     await this.src.close()
   }
 }

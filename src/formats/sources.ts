@@ -10,7 +10,7 @@ import {InputError, UsageError} from '../errors.js'
 import {halfToFloat32} from '../sparse/half.js'
 import {validateCsr} from '../sparse/validate.js'
 import type {DenseDType, DenseTensor, NamedCsr} from '../types.js'
-import {BufferSource, type ByteSource, FileSource, fileError, readStdin, statInput} from './byte-source.js'
+import {BufferPool, BufferSource, type ByteSource, FileSource, fileError, readStdin, statInput} from './byte-source.js'
 import {CSR_MEMBERS, readCsrArchive} from './csr-npz.js'
 import {describeDescr, NPY_MAGIC, npyToDenseTensor, parseNpy, parseNpyHeader, denseDtypeOfDescr} from './npy.js'
 import {NpzArchive} from './npz.js'
@@ -18,6 +18,8 @@ import {MANIFEST, type CsrManifest} from './output.js'
 import {SafetensorsFile} from './safetensors.js'
 import {parseSmtx} from './smtx.js'
 import {isZipMagic, readZipDirectory} from './zip.js'
+import {denseShapeProblem, safeText} from './limits.js'
+import {matrixShape} from '../sparse/dense-to-csr.js'
 
 export type FormatName = 'npy' | 'npz' | 'safetensors' | 'csr-npz' | 'smtx' | 'csr-dir'
 export const FORMAT_NAMES: readonly FormatName[] = ['npy', 'npz', 'safetensors', 'csr-npz', 'smtx', 'csr-dir']
@@ -152,6 +154,14 @@ export interface TensorSource {
   /** Tensors of other dtypes (integer buffers, ...), listed so commands can report them. */
   unsupported: UnsupportedTensor[]
   read(name: string): Promise<DenseTensor>
+  /**
+   * Hand a tensor returned by read() back when done with it (calling this is optional, and
+   * strongly advised when streaming large checkpoints). Its memory is then
+   * reused by the next read (much faster than fresh memory for large tensors, see
+   * BufferPool), so neither the tensor nor any view of its data may be used afterwards.
+   * A no-op for tensors the source cannot reuse.
+   */
+  release(tensor: DenseTensor): void
   close(): Promise<void>
 }
 
@@ -200,26 +210,43 @@ async function openNpySource(path: string, src: ByteSource): Promise<TensorSourc
   if (src.size > expected) {
     throw new InputError('bad-npy', `${label}: ${src.size - expected} unexpected bytes after the data (shape (${header.shape.join(', ')}) needs ${expected})`, 'the file is not a valid .npy; re-export it with numpy.save')
   }
+  const problem = denseShapeProblem(header.shape)
+  if (problem) throw new InputError('too-large', `${label}: shape (${header.shape.join(', ')}) cannot be handled: ${problem}`, 'sparse works on 2-D views with fewer than 2^31 rows and columns')
+  const pool = new BufferPool(1)
+  const owned = new WeakSet<ArrayBufferLike>()
   return {
     format: 'npy',
     path,
     tensors: [{name, shape: header.shape, dtype}],
     unsupported: [],
     async read(n: string) {
-      if (n !== name) throw new InputError('missing-tensor', `${label}: no tensor named ${n} (the only one is ${name})`, 'run `sparse info` to list the tensors')
-      const bytes = path === '-' ? await src.read(0, src.size) : await readWhole(path)
-      return npyToDenseTensor(parseNpy(bytes, label), name, label)
+      if (n !== name) throw new InputError('missing-tensor', `${label}: no tensor named ${safeText(n)} (the only one is ${name})`, 'run `sparse info` to list the tensors')
+      // NOTE: through the open source, not readFile: readFile refuses files over 2 GiB.
+      const bytes = src instanceof FileSource ? await src.read(0, src.size, pool) : await src.read(0, src.size)
+      const t = npyToDenseTensor(parseNpy(bytes, label), name, label)
+      if (src instanceof FileSource && t.data.buffer === bytes.buffer) owned.add(bytes.buffer)
+      return t
     },
-    close: () => src.close(),
+    release(t: DenseTensor) {
+      if (owned.has(t.data.buffer)) {
+        owned.delete(t.data.buffer)
+        pool.give(t.data.buffer as ArrayBuffer)
+      }
+    },
+    close: () => {
+      pool.clear()
+      return src.close()
+    },
   }
 }
 
+/** A whole file, read in chunks (readFile refuses files over 2 GiB). */
 async function readWhole(path: string): Promise<Uint8Array> {
+  const src = await FileSource.open(path)
   try {
-    const b = await readFile(path)
-    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
-  } catch (error) {
-    throw fileError(error, path)
+    return await src.read(0, src.size)
+  } finally {
+    await src.close()
   }
 }
 
@@ -233,6 +260,8 @@ async function openNpzSource(path: string, src: ByteSource): Promise<TensorSourc
       unsupported.push({name: m.name, shape: m.header.shape, dtype: describeDescr(m.header.descr), reason: 'not a float32/float16/float64 array'})
     } else if (m.header.fortranOrder && m.header.shape.length > 1) {
       unsupported.push({name: m.name, shape: m.header.shape, dtype: describeDescr(m.header.descr), reason: 'Fortran order'})
+    } else if (denseShapeProblem(m.header.shape)) {
+      unsupported.push({name: m.name, shape: m.header.shape, dtype: describeDescr(m.header.descr), reason: denseShapeProblem(m.header.shape)!})
     } else {
       tensors.push({name: m.name, shape: m.header.shape, dtype})
     }
@@ -243,9 +272,12 @@ async function openNpzSource(path: string, src: ByteSource): Promise<TensorSourc
     tensors,
     unsupported,
     async read(name: string) {
+      const u = unsupported.find((x) => x.name === name)
+      if (u) throw new InputError('unsupported-tensor', `${src.label}: ${safeText(name)} cannot be read (${u.reason})`, 'exclude it')
       const raw = await npz.readRaw(name)
-      return npyToDenseTensor(raw, name, `${src.label}:${name}`)
+      return npyToDenseTensor(raw, name, `${src.label}:${safeText(name)}`)
     },
+    release() {},
     close: () => npz.close(),
   }
 }
@@ -255,9 +287,12 @@ async function openSafetensorsSource(path: string, src: ByteSource): Promise<Ten
   return {
     format: 'safetensors',
     path,
-    tensors: st.entries.filter((e) => e.dtype !== null).map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.dtype!})),
-    unsupported: st.entries.filter((e) => e.dtype === null).map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.fileDtype, reason: 'not F32/F16/BF16/F64'})),
+    tensors: st.entries.filter((e) => e.problem === null).map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.dtype!})),
+    unsupported: st.entries
+      .filter((e) => e.problem !== null)
+      .map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.fileDtype, reason: e.dtype === null ? 'not F32/F16/BF16/F64' : e.problem!})),
     read: (name: string) => st.read(name),
+    release: (t: DenseTensor) => st.release(t),
     close: () => st.close(),
   }
 }
@@ -315,20 +350,29 @@ export async function readManifest(dir: string): Promise<CsrManifest> {
   try {
     json = JSON.parse(await readFile(file, 'utf8'))
   } catch (error) {
-    if (error instanceof SyntaxError) throw new InputError('bad-manifest', `${file} is not valid JSON (${error.message})`, 'the directory is corrupt; write it again')
+    if (error instanceof SyntaxError) throw new InputError('bad-manifest', `${file} is not valid JSON (${safeText(error.message, 120)})`, 'the directory is corrupt; write it again')
     throw fileError(error, file)
   }
   const m = json as CsrManifest
-  if (typeof m !== 'object' || m === null || !Array.isArray(m.tensors)) {
-    throw new InputError('bad-manifest', `${file}: expected an object with a "tensors" list`, 'the directory is corrupt; write it again')
+  const bad = (msg: string): never => {
+    throw new InputError('bad-manifest', `${file}: ${msg}`, 'the directory is corrupt; write it again')
   }
+  if (typeof m !== 'object' || m === null || !Array.isArray(m.tensors)) bad('expected an object with a "tensors" list')
+  const names = new Set<string>()
+  const files = new Set<string>()
   for (const [i, t] of m.tensors.entries()) {
-    if (typeof t?.name !== 'string' || typeof t.file !== 'string' || !Array.isArray(t.shape)) {
-      throw new InputError('bad-manifest', `${file}: tensors[${i}] needs name, shape and file`, 'the directory is corrupt; write it again')
+    if (typeof t !== 'object' || t === null || typeof t.name !== 'string' || typeof t.file !== 'string' || !Array.isArray(t.shape)) {
+      bad(`tensors[${i}] needs name, shape and file`)
     }
-    if (t.file.includes('/') || t.file.includes('\\') || t.file.startsWith('.') || isAbsolute(t.file)) {
-      throw new InputError('bad-manifest', `${file}: tensors[${i}].file ${JSON.stringify(t.file)} must be a plain file name inside the directory`, 'the directory is corrupt; write it again')
+    if (t.file === '' || t.file.includes('/') || t.file.includes('\\') || t.file.startsWith('.') || isAbsolute(t.file) || t.file === MANIFEST) {
+      bad(`tensors[${i}].file ${JSON.stringify(safeText(t.file))} must be a plain file name inside the directory`)
     }
+    if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) bad(`tensors[${i}].shape must be a list of non-negative integers`)
+    if (t.nnz !== undefined && !(Number.isSafeInteger(t.nnz) && t.nnz >= 0)) bad(`tensors[${i}].nnz must be a non-negative integer`)
+    if (names.has(t.name)) bad(`tensor name ${JSON.stringify(safeText(t.name))} appears twice`)
+    if (files.has(t.file)) bad(`file ${JSON.stringify(safeText(t.file))} appears twice`)
+    names.add(t.name)
+    files.add(t.file)
   }
   return m
 }
@@ -350,12 +394,14 @@ async function readCsrDirectory(dir: string): Promise<NamedCsr[]> {
       await npz.close()
     }
     const nnz = named.csr.rowOffsets[named.csr.rows]
+    const shown = safeText(t.name)
     if (typeof t.nnz === 'number' && t.nnz !== nnz) {
-      throw new InputError('bad-manifest', `${join(dir, MANIFEST)}: tensor ${t.name} lists nnz ${t.nnz} but ${t.file} holds ${nnz}`, 'the directory is corrupt; write it again')
+      throw new InputError('bad-manifest', `${join(dir, MANIFEST)}: tensor ${shown} lists nnz ${t.nnz} but ${t.file} holds ${nnz}`, 'the directory is corrupt; write it again')
     }
-    const numel = (t.shape as number[]).reduce((a, b) => a * b, 1)
-    if (numel !== named.csr.rows * named.csr.cols) {
-      throw new InputError('bad-manifest', `${join(dir, MANIFEST)}: tensor ${t.name} has shape [${t.shape.join(', ')}] but ${t.file} is ${named.csr.rows}x${named.csr.cols}`, 'the directory is corrupt; write it again')
+    // The CSR must be the tensor's 2-D view: [shape[0], product of the rest].
+    const [rows, cols] = matrixShape(t.shape as number[])
+    if (rows !== named.csr.rows || cols !== named.csr.cols) {
+      throw new InputError('bad-manifest', `${join(dir, MANIFEST)}: tensor ${shown} has shape [${t.shape.join(', ')}] (a ${rows}x${cols} matrix) but ${t.file} is ${named.csr.rows}x${named.csr.cols}`, 'the directory is corrupt; write it again')
     }
     named.shape = (t.shape as number[]).slice()
     validateCsr(named.csr, path)

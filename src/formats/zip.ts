@@ -14,9 +14,11 @@ import {deflateSync, inflateSync} from 'fflate'
 
 import {InputError} from '../errors.js'
 import type {ByteSource} from './byte-source.js'
+import {safeText} from './limits.js'
 
 export const ZIP_MAGIC = Uint8Array.from([0x50, 0x4b, 0x03, 0x04]) // PK\x03\x04
-const EMPTY_ZIP_MAGIC = Uint8Array.from([0x50, 0x4b, 0x05, 0x06])
+/** An archive with no members starts with its end record (zip64 or not). */
+const EMPTY_ZIP_MAGICS = [Uint8Array.from([0x50, 0x4b, 0x05, 0x06]), Uint8Array.from([0x50, 0x4b, 0x06, 0x06])]
 
 const SIG_LOCAL = 0x04034b50
 const SIG_CENTRAL = 0x02014b50
@@ -29,7 +31,8 @@ const U16_MAX = 0xffff
 const MAX_DEFLATE_RATIO = 1032
 
 export function isZipMagic(head: Uint8Array): boolean {
-  return (head.length >= 4 && ZIP_MAGIC.every((b, i) => head[i] === b)) || (head.length >= 4 && EMPTY_ZIP_MAGIC.every((b, i) => head[i] === b))
+  if (head.length < 4) return false
+  return [ZIP_MAGIC, ...EMPTY_ZIP_MAGICS].some((magic) => magic.every((b, i) => head[i] === b))
 }
 
 export interface ZipEntry {
@@ -45,9 +48,10 @@ function zipError(label: string, msg: string): InputError {
   return new InputError('bad-zip', `${label}: ${msg}`, 'the archive is corrupt or not a .npz; save it again with numpy.savez')
 }
 
-function u64(dv: DataView, off: number): number {
+/** A zip64 field; sizes and offsets beyond 2^53 cannot be real (and are not exact as numbers). */
+function u64(dv: DataView, off: number, label: string): number {
   const v = dv.getBigUint64(off, true)
-  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError('zip64 value out of range')
+  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw zipError(label, `zip64 field value ${v} is out of range`)
   return Number(v)
 }
 
@@ -75,14 +79,14 @@ export async function readZipDirectory(src: ByteSource): Promise<ZipEntry[]> {
   if (count === U16_MAX || cdSize === U32_MAX || cdOffset === U32_MAX) {
     const loc = eocd - 20
     if (loc < 0 || tdv.getUint32(loc, true) !== SIG_EOCD64_LOCATOR) throw zipError(label, 'zip64 end-of-central-directory locator missing')
-    const e64Offset = u64(tdv, loc + 8)
+    const e64Offset = u64(tdv, loc + 8, label)
     if (e64Offset + 56 > src.size) throw zipError(label, 'zip64 end-of-central-directory record out of bounds')
     const e64 = await src.read(e64Offset, 56)
     const edv = new DataView(e64.buffer, e64.byteOffset, 56)
     if (edv.getUint32(0, true) !== SIG_EOCD64) throw zipError(label, 'bad zip64 end-of-central-directory record')
-    count = u64(edv, 32)
-    cdSize = u64(edv, 40)
-    cdOffset = u64(edv, 48)
+    count = u64(edv, 32, label)
+    cdSize = u64(edv, 40, label)
+    cdOffset = u64(edv, 48, label)
   }
   if (cdOffset + cdSize > src.size) {
     throw new InputError('truncated', `${label} is truncated: its central directory ends at byte ${cdOffset + cdSize} but the file has ${src.size}`, 'the file is incomplete; save it again')
@@ -105,17 +109,19 @@ export async function readZipDirectory(src: ByteSource): Promise<ZipEntry[]> {
     let localHeaderOffset = dv.getUint32(p + 42, true)
     if (p + 46 + nameLen + extraLen + commentLen > cdSize) throw zipError(label, `central directory entry ${n} overruns the directory`)
     const name = new TextDecoder(flags & 0x800 ? 'utf-8' : 'latin1').decode(cd.subarray(p + 46, p + 46 + nameLen))
+    const shown = safeText(name)
     // zip64 extended information: only the fields whose 32-bit value is saturated, in order.
     let e = p + 46 + nameLen
     const eEnd = e + extraLen
     while (e + 4 <= eEnd) {
       const id = dv.getUint16(e, true)
       const len = dv.getUint16(e + 2, true)
+      if (e + 4 + len > eEnd) throw zipError(label, `extra field of entry ${shown} overruns its ${extraLen} bytes`)
       if (id === 0x0001) {
         let q = e + 4
         const take = () => {
-          if (q + 8 > e + 4 + len) throw zipError(label, `short zip64 field in entry ${name}`)
-          const v = u64(dv, q)
+          if (q + 8 > e + 4 + len) throw zipError(label, `short zip64 field in entry ${shown}`)
+          const v = u64(dv, q, label)
           q += 8
           return v
         }
@@ -125,10 +131,10 @@ export async function readZipDirectory(src: ByteSource): Promise<ZipEntry[]> {
       }
       e += 4 + len
     }
-    if (flags & 0x1) throw new InputError('unsupported-zip', `${label}: member ${name} is encrypted`, 'save the archive without encryption')
-    if (method !== 0 && method !== 8) throw new InputError('unsupported-zip', `${label}: member ${name} uses compression method ${method}; only stored and deflate are supported`, 'save it with numpy.savez or numpy.savez_compressed')
+    if (flags & 0x1) throw new InputError('unsupported-zip', `${label}: member ${shown} is encrypted`, 'save the archive without encryption')
+    if (method !== 0 && method !== 8) throw new InputError('unsupported-zip', `${label}: member ${shown} uses compression method ${method}; only stored and deflate are supported`, 'save it with numpy.savez or numpy.savez_compressed')
     if (localHeaderOffset + 30 > cdOffset || localHeaderOffset + 30 + compressedSize > cdOffset) {
-      throw zipError(label, `member ${name} lies outside the archive's data area`)
+      throw zipError(label, `member ${shown} lies outside the archive's data area`)
     }
     entries.push({name, method, crc32, compressedSize, size, localHeaderOffset})
     p += 46 + nameLen + extraLen + commentLen
@@ -138,33 +144,34 @@ export async function readZipDirectory(src: ByteSource): Promise<ZipEntry[]> {
 
 /** The uncompressed bytes of one member (in a fresh, aligned buffer), CRC-checked. */
 export async function readZipMember(src: ByteSource, entry: ZipEntry): Promise<Uint8Array> {
-  const label = `${src.label}:${entry.name}`
+  const name = safeText(entry.name)
+  const label = `${src.label}:${name}`
   const lh = await src.read(entry.localHeaderOffset, 30)
   const ldv = new DataView(lh.buffer, lh.byteOffset, 30)
-  if (ldv.getUint32(0, true) !== SIG_LOCAL) throw zipError(src.label, `bad local header for member ${entry.name}`)
+  if (ldv.getUint32(0, true) !== SIG_LOCAL) throw zipError(src.label, `bad local header for member ${name}`)
   const dataStart = entry.localHeaderOffset + 30 + ldv.getUint16(26, true) + ldv.getUint16(28, true)
   if (dataStart + entry.compressedSize > src.size) {
     throw new InputError('truncated', `${label} is truncated`, 'the file is incomplete; save it again')
   }
   let out: Uint8Array
   if (entry.method === 0) {
-    if (entry.compressedSize !== entry.size) throw zipError(src.label, `stored member ${entry.name} has mismatched sizes`)
+    if (entry.compressedSize !== entry.size) throw zipError(src.label, `stored member ${name} has mismatched sizes`)
     out = await src.read(dataStart, entry.size)
     if ((out.byteOffset & 7) !== 0) out = copyAligned(out)
   } else {
     if (entry.size > entry.compressedSize * MAX_DEFLATE_RATIO + 1024) {
-      throw zipError(src.label, `member ${entry.name} claims ${entry.size} bytes from ${entry.compressedSize} compressed bytes, more than DEFLATE can produce`)
+      throw zipError(src.label, `member ${name} claims ${entry.size} bytes from ${entry.compressedSize} compressed bytes, more than DEFLATE can produce`)
     }
     const compressed = await src.read(dataStart, entry.compressedSize)
     const buf = new Uint8Array(new ArrayBuffer(entry.size))
     try {
       out = inflateSync(compressed, {out: buf})
     } catch (error) {
-      throw zipError(src.label, `member ${entry.name} does not inflate (${(error as Error).message})`)
+      throw zipError(src.label, `member ${name} does not inflate (${(error as Error).message})`)
     }
-    if (out.length !== entry.size) throw zipError(src.label, `member ${entry.name} inflates to ${out.length} bytes, expected ${entry.size}`)
+    if (out.length !== entry.size) throw zipError(src.label, `member ${name} inflates to ${out.length} bytes, expected ${entry.size}`)
   }
-  if (crc32(out) !== entry.crc32) throw zipError(src.label, `member ${entry.name} fails its CRC-32 check (corrupt data)`)
+  if (crc32(out) !== entry.crc32) throw zipError(src.label, `member ${name} fails its CRC-32 check (corrupt data)`)
   return out
 }
 

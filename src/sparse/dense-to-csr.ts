@@ -4,6 +4,7 @@
  * dimensions is the 2-D matrix [shape[0], product of the rest] (the im2col GEMM operand,
  * PyTorch layout); a 1-D tensor is one row; a scalar is 1×1.
  */
+import {InputError} from '../errors.js'
 import type {CsrMatrix, DenseDType, DenseTensor, NamedCsr, ValueDType} from '../types.js'
 import {bf16BitsToF32, f16BitsToF32, f32ToBf16Bits, f32ToF16Bits} from './half.js'
 
@@ -64,7 +65,9 @@ export function denseToCsr(t: DenseTensor, dtype: ValueDType = defaultValueDtype
     for (let c = 0; c < cols; c++) if (!isZero(base + c)) nnz++
     rowOffsets[r + 1] = nnz
   }
-  if (nnz > 0x7fffffff) throw new RangeError(`${t.name}: ${nnz} nonzeros exceed the int32 index range`)
+  if (nnz > 0x7fffffff) {
+    throw new InputError('too-large', `${t.name}: ${nnz} nonzeros exceed the int32 range of CSR offsets (at most 2^31 - 1)`, 'split the tensor, or prune it first')
+  }
   const columnIndices = new Int32Array(nnz)
   const read = elementReader(t)
   const sameBits = t.dtype === dtype
