@@ -55,6 +55,19 @@ export interface TensorEntry {
   shape: number[]
   dtype?: DenseDType
   load(): Promise<DenseTensor> | DenseTensor
+  /**
+   * Optional: called with a loaded tensor once pruning no longer needs it, so its memory can
+   * be reused by the next load (TensorSource.release). Nothing may keep a view of it after.
+   */
+  release?(tensor: DenseTensor): void
+}
+
+/** Load an entry, run `use` on it, then hand the tensor back to its source. */
+async function withTensor<R>(entry: TensorEntry, use: (t: DenseTensor) => Promise<R> | R): Promise<R> {
+  const t = await entry.load()
+  const r = await use(t)
+  entry.release?.(t)
+  return r
 }
 
 /** Receives each pruned tensor in file order; may write it and fill `report.file`. */
@@ -227,13 +240,13 @@ export async function pruneTensors(
     const global = new GlobalCut()
     for (let i = 0; i < selected.length; i++) {
       progress('scan', i)
-      global.addHigh(prepareTensor(await selected[i].load()))
+      await withTensor(selected[i], (t) => global.addHigh(prepareTensor(t)))
     }
     const k = prunedCount(o.sparsity, global.total)
     if (global.planLow(k)) {
       for (let i = 0; i < selected.length; i++) {
         progress('refine', i)
-        global.addLow(prepareTensor(await selected[i].load()))
+        await withTensor(selected[i], (t) => global.addLow(prepareTensor(t)))
       }
     }
     const cut = global.finish()
@@ -241,7 +254,8 @@ export async function pruneTensors(
     let remainingTies = cut.ties
     for (let i = 0; i < selected.length; i++) {
       progress('prune', i)
-      const m = prepareTensor(await selected[i].load())
+      const t = await selected[i].load()
+      const m = prepareTensor(t)
       const local = localCut(m, cut, remainingTies)
       let csr: CsrMatrix
       let pruned: number
@@ -258,13 +272,17 @@ export async function pruneTensors(
       }
       const result = finish(m, csr, pruned, globalThreshold, o)
       await sink(result)
+      selected[i].release?.(t)
       reports.push(result.report)
     }
   } else {
     for (let i = 0; i < selected.length; i++) {
       progress('prune', i)
-      const result = pruneOne(prepareTensor(await selected[i].load()), o)
-      await sink(result)
+      const result = await withTensor(selected[i], async (t) => {
+        const r = pruneOne(prepareTensor(t), o)
+        await sink(r)
+        return r
+      })
       reports.push(result.report)
     }
   }

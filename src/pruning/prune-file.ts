@@ -13,6 +13,7 @@ import type {PrunedTensor, PruneOptions, PruneProgress} from './magnitude.js'
 import {pruneTensors, resolveOptions, skipReason} from './magnitude.js'
 import {checkOutputPath} from './preflight.js'
 import type {PruneReport} from './report.js'
+import type {DenseTensor} from '../types.js'
 
 export interface PruneFileOptions extends PruneOptions {
   /** Output path: a `.npz` for one tensor, a directory for several, '-' for stdout. */
@@ -45,7 +46,7 @@ export async function pruneFile(
   const source = await openTensorSource(input, options.from)
   try {
     const selected = source.tensors.filter((t) => skipReason(t.name, t.shape, resolved) === undefined)
-    const entries = source.tensors.map((t) => ({...t, load: () => source.read(t.name)}))
+    const entries = source.tensors.map((t) => ({...t, load: () => source.read(t.name), release: (x: DenseTensor) => source.release(x)}))
     let outputKind: PruneFileResult['outputKind'] = null
     let sink: (p: PrunedTensor) => Promise<void> = async () => {}
     let dir: CsrDirectoryWriter | undefined

@@ -22,7 +22,7 @@
  * =perturb (it is changed) simulates a broken kernel, so that tests can check that
  * verify fails when it should.
  */
-import {cpus} from 'node:os'
+import {cpus, totalmem} from 'node:os'
 
 import {InputError, UsageError} from '../errors.js'
 import {detectFormat, isDenseFormat, openTensorSource, readCsrInput} from '../formats/index.js'
@@ -158,6 +158,25 @@ export async function verifyMatrices(mats: readonly NamedCsr[], opts: VerifyOpti
 
 // ---------------------------------------------------------------------------------------
 
+/**
+ * Refuse, before allocating anything, a problem whose host buffers (dense operands, the
+ * poisoned output and the float64 reference) would not fit in this machine's memory.
+ */
+function checkHostMemory(name: string, m: number, k: number, n: number, nnz: number, ops: readonly VerifyOp[]): void {
+  const spmmBytes = ops.includes('spmm') ? 4 * k * n + 4 * m * n + 8 * m * n : 0
+  const sddmmBytes = ops.includes('sddmm') ? 4 * k * n + 4 * m * n + 12 * nnz : 0
+  const bytes = Math.max(spmmBytes, sddmmBytes) + 8 * nnz
+  const limit = totalmem() * 0.75
+  if (bytes > limit || m * n > 2 ** 32 || k * n > 2 ** 32) {
+    const gb = (x: number) => (x / 1e9).toFixed(1)
+    throw new UsageError(
+      'too-large',
+      `${name}: checking ${m}x${k} at N = ${n} needs about ${gb(bytes)} GB of host memory (dense operands and the float64 reference), more than this machine's ${gb(limit)} GB budget`,
+      'choose a smaller --n',
+    )
+  }
+}
+
 async function verifyOne(
   name: string,
   csr: CsrMatrix,
@@ -172,6 +191,7 @@ async function verifyOne(
   const nnz = csr.columnIndices.length
   // One draw per operand, shared by the dtypes (each rounds it its own way). Seeds differ
   // per matrix and per operand.
+  checkHostMemory(name, m, k, n, nnz, o.ops)
   const base = o.seed * 1000 + index * 10
   const values32 = csr.values === null ? fillNormal(new Float32Array(nnz), base + 1) : decode(csr.values, csr.dtype)
   const b32 = uniform(k * n, base + 2)

@@ -99,4 +99,15 @@ describe('sparse verify', function () {
       expect(r.code, args.join(' ')).to.equal(2)
     }
   })
+
+  it('a problem too large for host memory is refused before any allocation (exit 2)', async () => {
+    // 100000 x 100000 with 3 nonzeros: fine as CSR, but N = 2^20 asks for 10^11-element outputs.
+    const big = join(dir, 'big.smtx')
+    await writeFile(big, `100000, 100000, 3\n0 1 2 3${' 3'.repeat(99997)}\n5 70 99999\n`)
+    const r = await runCli(['verify', big, '--device', 'cpu', '--dtype', 'f32', '--op', 'spmm', '--n', '1048576'])
+    expect(r.code).to.equal(2)
+    const err = r.stderr.trim().split('\n')
+    expect(err).to.have.length(1)
+    expect(err[0]).to.match(/^error: .*100000x100000 at N = 1048576 needs about \d+\.\d GB of host memory.*choose a smaller --n/)
+  })
 })
