@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bench helper's device run, in one call (carry .gpu-bench, made by:
+# The issue-4 device run (the first DLMC bench), in one call (carry .gpu-bench, made by:
 #   GPU_DIR=.gpu-bench SPARSE_ADDON_BUILD=<addon> bash scripts/gpu/pack.sh
 #   tar cJf .gpu-bench/dlmc.tar.xz -C ../shared dlmc; cp ../shared/anchors/dlmc_dev_h200.jsonl .gpu-bench/anchors.jsonl)
 # 1. checks the enum values libs.h declares by hand against the real cuBLAS/cuSPARSE headers;

@@ -3,7 +3,7 @@
 # no package registry: the Node binary, node_modules (less the build-only packages), the
 # compiled JS and the built addon, each xz-compressed. Carry `.gpu` with the device call
 # and start the command there with `source scripts/gpu/setup.sh`.
-# GPU_DIR (default .gpu) names the folder, so that helpers working at once can pack apart
+# GPU_DIR (default .gpu) names the folder, so that several runs prepared at once can pack apart
 # (e.g. GPU_DIR=.gpu-bench, then `GPU_DIR=.gpu-bench source scripts/gpu/setup.sh` there);
 # SPARSE_ADDON_BUILD takes the addon from another build folder (packed as build/Release).
 set -euo pipefail

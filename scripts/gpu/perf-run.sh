@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Performance helper's device run (issue 5). Carry .gpu. Writes logs under $OUT.
+# The issue-5 kernel tuning run (tests, variant sweep, DLMC bench). Carry .gpu. Writes logs under $OUT.
 set -uo pipefail
 source scripts/gpu/setup.sh
 mkdir -p ../shared && tar xJf .gpu/dlmc.tar.xz -C ../shared
