@@ -73,6 +73,16 @@ class KernelWorker : public Napi::AsyncWorker {
   void SetResult(Napi::Object v) { result_ = Napi::Persistent(v); }
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
+  // Keeps `keep` (the typed arrays the job reads or writes) alive until the job ends, sets the
+  // value the promise resolves to (undefined when empty), queues the job, returns the promise.
+  static Napi::Promise Launch(KernelWorker* w, const std::vector<Napi::Value>& keep, Napi::Object result = Napi::Object()) {
+    for (const auto& v : keep) w->Keep(v);
+    if (!result.IsEmpty()) w->SetResult(result);
+    Napi::Promise promise = w->Promise();
+    w->Queue();
+    return promise;
+  }
+
  protected:
   void Execute() override {
     try {
@@ -403,10 +413,7 @@ Napi::Value Spmm(const Napi::CallbackInfo& info) {
     return NoCuda();
 #endif
   });
-  for (auto& v : keep) w->Keep(v);
-  Napi::Promise promise = w->Promise();
-  w->Queue();
-  return promise;
+  return KernelWorker::Launch(w, keep);
 }
 
 // The device index width spmm would use (see RunCudaSpmm).
@@ -460,11 +467,7 @@ Napi::Value SpmmTime(const Napi::CallbackInfo& info) {
     return NoCuda();
 #endif
   });
-  for (auto& v : keep) w->Keep(v);
-  w->SetResult(result);
-  Napi::Promise promise = w->Promise();
-  w->Queue();
-  return promise;
+  return KernelWorker::Launch(w, keep, result);
 }
 
 Napi::Value Sddmm(const Napi::CallbackInfo& info) {
@@ -484,10 +487,7 @@ Napi::Value Sddmm(const Napi::CallbackInfo& info) {
     return NoCuda();
 #endif
   });
-  for (auto& v : keep) w->Keep(v);
-  Napi::Promise promise = w->Promise();
-  w->Queue();
-  return promise;
+  return KernelWorker::Launch(w, keep);
 }
 
 Napi::Value SpmmReference(const Napi::CallbackInfo& info) {
@@ -501,11 +501,7 @@ Napi::Value SpmmReference(const Napi::CallbackInfo& info) {
     ReferenceSpmm(p, out, threads);
     return Status::Ok();
   });
-  for (auto& v : keep) w->Keep(v);
-  w->SetResult(result);
-  Napi::Promise promise = w->Promise();
-  w->Queue();
-  return promise;
+  return KernelWorker::Launch(w, keep, result);
 }
 
 Napi::Value SddmmReference(const Napi::CallbackInfo& info) {
@@ -519,11 +515,7 @@ Napi::Value SddmmReference(const Napi::CallbackInfo& info) {
     ReferenceSddmm(p, out, threads);
     return Status::Ok();
   });
-  for (auto& v : keep) w->Keep(v);
-  w->SetResult(result);
-  Napi::Promise promise = w->Promise();
-  w->Queue();
-  return promise;
+  return KernelWorker::Launch(w, keep, result);
 }
 
 // cudaInfo(): never throws. `available` is false (with `reason` and `code`) when the addon
