@@ -219,6 +219,24 @@ class Args {
   Napi::Object obj_;
 };
 
+// The CSR pattern every entry point takes: rowOffsets (m + 1), nnz = rowOffsets[m],
+// columnIndices (nnz, int32) and the optional row order rowIndices (m).
+struct CsrPattern {
+  const int* row_offsets;
+  int nnz;
+  const int* column_indices;
+  const int* row_indices;
+};
+
+CsrPattern ParseCsrPattern(const Args& a, int m, std::vector<Napi::Value>* keep) {
+  CsrPattern c;
+  c.row_offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{m} + 1, keep));
+  c.nnz = a.Nnz(c.row_offsets, m);
+  c.column_indices = static_cast<const int*>(a.Array("columnIndices", napi_int32_array, "Int32Array", c.nnz, keep));
+  c.row_indices = static_cast<const int*>(a.Array("rowIndices", napi_int32_array, "Int32Array", m, keep, true));
+  return c;
+}
+
 // Parses the fields shared by spmm and spmmReference into a host problem.
 SpmmProblem ParseSpmm(const Args& a, std::vector<Napi::Value>* keep, bool with_output) {
   SpmmProblem p;
@@ -229,12 +247,13 @@ SpmmProblem ParseSpmm(const Args& a, std::vector<Napi::Value>* keep, bool with_o
   if (static_cast<int64_t>(p.m) * p.n > (int64_t{1} << 40) || static_cast<int64_t>(p.k) * p.n > (int64_t{1} << 40)) {
     a.RangeFail("the dense operands are too large");
   }
-  p.row_offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{p.m} + 1, keep));
-  p.nnz = a.Nnz(p.row_offsets, p.m);
-  p.column_indices = a.Array("columnIndices", napi_int32_array, "Int32Array", p.nnz, keep);
+  const CsrPattern csr = ParseCsrPattern(a, p.m, keep);
+  p.row_offsets = csr.row_offsets;
+  p.nnz = csr.nnz;
+  p.column_indices = csr.column_indices;
+  p.row_indices = csr.row_indices;
   p.index_bits = 32;
   p.values = a.ValueArray("values", p.dtype, p.nnz, keep);
-  p.row_indices = static_cast<const int*>(a.Array("rowIndices", napi_int32_array, "Int32Array", p.m, keep, true));
   p.b = a.ValueArray("b", p.dtype, static_cast<int64_t>(p.k) * p.n, keep);
   if (with_output) p.c = a.ValueArray("c", p.dtype, static_cast<int64_t>(p.m) * p.n, keep);
   if (const char* err = CheckSpmmProblem(p)) a.RangeFail(err);
@@ -250,10 +269,11 @@ SddmmProblem ParseSddmm(const Args& a, std::vector<Napi::Value>* keep, bool with
   if (static_cast<int64_t>(p.m) * p.k > (int64_t{1} << 40) || static_cast<int64_t>(p.n) * p.k > (int64_t{1} << 40)) {
     a.RangeFail("the dense operands are too large");
   }
-  p.row_offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{p.m} + 1, keep));
-  p.nnz = a.Nnz(p.row_offsets, p.m);
-  p.column_indices = static_cast<const int*>(a.Array("columnIndices", napi_int32_array, "Int32Array", p.nnz, keep));
-  p.row_indices = static_cast<const int*>(a.Array("rowIndices", napi_int32_array, "Int32Array", p.m, keep, true));
+  const CsrPattern csr = ParseCsrPattern(a, p.m, keep);
+  p.row_offsets = csr.row_offsets;
+  p.nnz = csr.nnz;
+  p.column_indices = csr.column_indices;
+  p.row_indices = csr.row_indices;
   p.lhs = a.ValueArray("lhs", p.dtype, static_cast<int64_t>(p.m) * p.k, keep);
   p.rhs = a.ValueArray("rhs", p.dtype, static_cast<int64_t>(p.n) * p.k, keep);
   if (with_output) p.out = a.ValueArray("out", p.dtype, p.nnz, keep);
