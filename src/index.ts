@@ -36,6 +36,7 @@ export {
   summarizeCases,
   dlmcSuite,
   llmSuite,
+  attentionSuite,
   loadCompare,
   geomean,
   median,

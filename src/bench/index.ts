@@ -43,7 +43,22 @@ export async function benchAndWrite(options: BenchOptions & BenchOutputs): Promi
 export {runBench, implList, type BenchOptions, type BenchReport, type BenchCaseResult, type BenchCaseRecord, type FailedCase, type DeviceSummary, type TuneSummary, type TunedFigures, type VariantSource} from './run.js'
 export {summarizeCases, type BenchSummary, type LevelSummary, type ModelTotal, type OverallSummary, type AgreementSummary} from './summary.js'
 export {median, quantile, summarize, geomean, type SampleSummary} from './stats.js'
-export {dlmcSuite, llmSuite, randomPrunedCsr, parseBatchSizes, rn50Ns, roundUp, LLM_SHAPES, LLM_NS, LLM_SPARSITIES} from './suites.js'
+export {
+  dlmcSuite,
+  llmSuite,
+  attentionSuite,
+  randomPrunedCsr,
+  randomAttentionMask,
+  parseBatchSizes,
+  rn50Ns,
+  roundUp,
+  LLM_SHAPES,
+  LLM_NS,
+  LLM_SPARSITIES,
+  ATTENTION_SEQS,
+  ATTENTION_NS,
+  ATTENTION_SPARSITIES,
+} from './suites.js'
 export {loadCompare, parseCompare, type CompareTable} from './compare.js'
 export {bytesMoved, flopCount, memoryFigures, recommend, type Recommendation} from './metrics.js'
 export {toCsv, toJsonl, renderCases, renderSummary, renderHeader} from './output.js'

@@ -16,7 +16,7 @@ import {levelOf} from './summary.js'
 interface Point {
   panel: string
   baseline: string
-  /** The case's group ('rn50', 'transformer', 'llm', 'input'): levels are averaged per group. */
+  /** The case's group ('rn50', 'transformer', 'llm', 'attention', 'input'): levels are averaged per group. */
   group: string
   sparsity: number
   speedup: number

@@ -10,7 +10,7 @@ import {detectFormat, isDenseFormat, openTensorSource, readCsrInput} from '../fo
 import {pruneTensors, type TensorEntry} from '../pruning/index.js'
 import {rowSwizzle} from '../reorder/swizzle.js'
 import type {CsrMatrix} from '../types.js'
-import {dlmcSuite, llmSuite, type SuiteEntry} from './suites.js'
+import {attentionSuite, dlmcSuite, llmSuite, type SuiteEntry} from './suites.js'
 
 /** One matrix to bench. `load()` may be called once; the matrix is dropped after its cases. */
 export interface BenchProblem {
@@ -18,7 +18,7 @@ export interface BenchProblem {
   file: string
   /** Tensor name ('' for single-matrix files). */
   name: string
-  /** 'rn50', 'transformer', 'llm', or 'input'. */
+  /** 'rn50', 'transformer', 'llm', 'attention', or 'input'. */
   group: string
   /** The model file it belongs to, for model totals (whole-model inputs only). */
   model?: string
@@ -146,4 +146,4 @@ export function problemsFromSuite(entries: SuiteEntry[]): BenchProblem[] {
   }))
 }
 
-export {dlmcSuite, llmSuite}
+export {attentionSuite, dlmcSuite, llmSuite}

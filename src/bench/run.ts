@@ -24,7 +24,7 @@ import {
 } from './metrics.js'
 import {getBenchNative} from './native.js'
 import type {BenchDevice, BenchNative, ImplName, NativeBenchResult, NativeCeilings, NativeTimingOptions} from './native-types.js'
-import {type BenchProblem, dlmcSuite, llmSuite, problemsFromInputs, problemsFromSuite} from './problems.js'
+import {attentionSuite, type BenchProblem, dlmcSuite, llmSuite, problemsFromInputs, problemsFromSuite} from './problems.js'
 import {geomean, type SampleSummary, summarize} from './stats.js'
 import {summarizeCases, type BenchSummary} from './summary.js'
 import {
@@ -43,7 +43,7 @@ export type BaselineKind = 'dense' | 'cusparse'
 
 export interface BenchOptions {
   inputs?: string[]
-  suite?: {kind: 'dlmc'; dir: string} | {kind: 'llm'}
+  suite?: {kind: 'dlmc'; dir: string} | {kind: 'llm'} | {kind: 'attention'}
   ops?: BenchOp[]
   dtypes?: ValueDType[]
   /** N values (inputs: required; suites: override the suite's). */
@@ -58,6 +58,8 @@ export interface BenchOptions {
   exclude?: string
   /** llm suite sparsity levels (default 0.5 ... 0.95). */
   llmSparsities?: number[]
+  /** attention suite sparsity levels (default 0.9). */
+  attentionSparsities?: number[]
   timing?: NativeTimingOptions
   compare?: string
   seed?: number
@@ -252,8 +254,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const started = Date.now()
   const device = options.device ?? 'cuda'
   const suite = options.suite
-  const ops: BenchOp[] = options.ops ?? (suite?.kind === 'dlmc' ? ['spmm', 'sddmm'] : ['spmm'])
-  const dtypes: ValueDType[] = options.dtypes ?? (suite ? ['f32', 'f16'] : ['f32'])
+  // The attention suite is there for issue #5's target: half-precision SDDMM (Q K^T at the mask).
+  const ops: BenchOp[] = options.ops ?? (suite?.kind === 'dlmc' ? ['spmm', 'sddmm'] : suite?.kind === 'attention' ? ['sddmm'] : ['spmm'])
+  const dtypes: ValueDType[] = options.dtypes ?? (suite?.kind === 'attention' ? ['f16', 'bf16'] : suite ? ['f32', 'f16'] : ['f32'])
   const baselineKinds = options.baselines ?? ['dense', 'cusparse']
   const seed = options.seed ?? 42
   const timing = {...TIMING_DEFAULTS, ...options.timing}
@@ -270,6 +273,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   let problems: BenchProblem[]
   if (suite?.kind === 'dlmc') problems = problemsFromSuite(await dlmcSuite(suite.dir, {batches: options.batches, ns: options.ns}))
   else if (suite?.kind === 'llm') problems = problemsFromSuite(llmSuite({sparsities: options.llmSparsities, ns: options.ns, seed}))
+  else if (suite?.kind === 'attention') problems = problemsFromSuite(attentionSuite({sparsities: options.attentionSparsities, ns: options.ns, seed}))
   else problems = []
   if (options.inputs && options.inputs.length > 0) {
     problems.push(...(await problemsFromInputs(options.inputs, {ns: options.ns, sparsity: options.sparsity, include: options.include, exclude: options.exclude})))
@@ -347,7 +351,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       dtypes,
       baselines: baselineNames,
       timing: {warmup: timing.warmup, minReps: timing.minReps, minMs: timing.minMs, maxReps: timing.maxReps, graphBelowMs: timing.graphBelowMs},
-      suite: suite ? (suite.kind === 'dlmc' ? `dlmc ${suite.dir}` : 'llm') : null,
+      suite: suite ? (suite.kind === 'dlmc' ? `dlmc ${suite.dir}` : suite.kind) : null,
       compare: compare ? {path: compare.path, kind: compare.kind, matched} : null,
       seed,
     },

@@ -7,6 +7,8 @@
  *   (so 196 -> 200, 49 -> 56, 1 -> 8), duplicates dropped. These are exactly the n values of
  *   ../shared/anchors/dlmc_dev_h200.jsonl, so `--compare` matches every problem.
  * `llm`: seeded, magnitude-pruned random layers with the shapes of a 7B LLM.
+ * `attention`: seeded random seq x seq attention masks at head dimensions 64 and 128
+ *   (issue #5: fp16/bf16 SDDMM against dense fp16 cuBLAS at 90% sparsity).
  */
 import {readdir, readFile} from 'node:fs/promises'
 import {basename, join, relative, sep} from 'node:path'
@@ -22,15 +24,15 @@ export interface SuiteEntry {
   file: string
   /** Absolute or cwd-relative path to read it from (dlmc). */
   path?: string
-  /** 'rn50', 'transformer', 'llm'. */
+  /** 'rn50', 'transformer', 'llm', 'attention'. */
   group: string
-  /** The nominal sparsity (the DLMC folder name, or the llm level). */
+  /** The nominal sparsity (the DLMC folder name, or the llm / attention level). */
   sparsity: number
   ns: number[]
-  /** Shape, when known without reading the file (llm). */
+  /** Shape, when known without reading the file (llm, attention). */
   rows?: number
   cols?: number
-  /** Builds the matrix (llm); dlmc entries are read from `path`. */
+  /** Builds the matrix (llm, attention); dlmc entries are read from `path`. */
   generate?: () => CsrMatrix
 }
 
@@ -193,6 +195,77 @@ export function randomPrunedCsr(rows: number, cols: number, sparsity: number, se
     values[i] = rng.nextUint32() & 1 ? mag : -mag
   }
   return {rows, cols, rowOffsets, columnIndices, values, dtype: 'f32', rowIndices: rowSwizzle(rowOffsets, rows)}
+}
+
+export const ATTENTION_SEQS = [2048, 4096, 8192] as const
+export const ATTENTION_SPARSITIES = [0.9] as const
+/** Head dimensions: SDDMM's inner dimension (Q K^T), SpMM's N (P V). */
+export const ATTENTION_NS = [64, 128] as const
+
+/**
+ * The attention suite: a seq x seq mask per sequence length and sparsity, each at every head
+ * dimension. SDDMM computes Q K^T at the mask; SpMM multiplies the probabilities by V.
+ */
+export function attentionSuite(opts: {sparsities?: readonly number[]; ns?: readonly number[]; seed?: number} = {}): SuiteEntry[] {
+  const sparsities = opts.sparsities ?? ATTENTION_SPARSITIES
+  const ns = opts.ns && opts.ns.length > 0 ? [...opts.ns] : [...ATTENTION_NS]
+  const seed = opts.seed ?? 42
+  const out: SuiteEntry[] = []
+  for (const seq of ATTENTION_SEQS) {
+    for (const s of sparsities) {
+      const file = `attention/${seq}x${seq}/${s}`
+      out.push({
+        file,
+        group: 'attention',
+        sparsity: s,
+        ns,
+        rows: seq,
+        cols: seq,
+        generate: () => randomAttentionMask(seq, s, `${seed}:${file}`),
+      })
+    }
+  }
+  return out
+}
+
+/**
+ * A seq x seq attention mask with exactly round((1 - s) seq) distinct, uniformly random
+ * columns per row, ascending. Every row the same length keeps the work per row equal, as
+ * fixed-budget sparse attention (top-k, random blocks) does, so the timing measures the
+ * kernel and not load balance. Rows are sampled with Floyd's algorithm into a per-row bitmap
+ * (k random draws, then one scan in column order: sorted without a sort), which makes the
+ * 33M entries of 8192 x 8192 at s = 0.5 in about two seconds. Values are uniform in [0, 1),
+ * like attention probabilities. rowIndices holds Sputnik's row order as for the other
+ * suites; with equal row lengths it is the identity.
+ */
+export function randomAttentionMask(seq: number, sparsity: number, seed: number | string): CsrMatrix {
+  if (!Number.isInteger(seq) || seq < 1) throw new UsageError('bad-seq', `sequence length must be a positive integer, got ${seq}`)
+  if (!(sparsity >= 0 && sparsity < 1)) throw new UsageError('bad-sparsity', `sparsity must be in [0, 1), got ${sparsity}`)
+  const k = Math.round((1 - sparsity) * seq)
+  const rng = createRng(seed)
+  const rowOffsets = new Int32Array(seq + 1)
+  const columnIndices = new Int32Array(seq * k)
+  const picked = new Uint8Array(seq)
+  let nnz = 0
+  for (let r = 0; r < seq; r++) {
+    // Floyd: for j = seq - k ... seq - 1 take t uniform in [0, j], or j itself if t is taken.
+    for (let j = seq - k; j < seq; j++) {
+      // NOTE: uint32 * (j + 1) < 2^53 is exact; the bias is below (j + 1) / 2^32.
+      const t = Math.floor((rng.nextUint32() * (j + 1)) / 2 ** 32)
+      if (picked[t]) picked[j] = 1
+      else picked[t] = 1
+    }
+    for (let c = 0; c < seq; c++) {
+      if (picked[c]) {
+        columnIndices[nnz++] = c
+        picked[c] = 0
+      }
+    }
+    rowOffsets[r + 1] = nnz
+  }
+  const values = new Float32Array(nnz)
+  for (let i = 0; i < nnz; i++) values[i] = rng.nextFloat()
+  return {rows: seq, cols: seq, rowOffsets, columnIndices, values, dtype: 'f32', rowIndices: rowSwizzle(rowOffsets, seq)}
 }
 
 /**

@@ -12,7 +12,7 @@ import {geomean, median} from './stats.js'
 export interface LevelSummary {
   op: BenchOp
   dtype: ValueDType
-  /** 'rn50', 'transformer', 'llm', 'input'. */
+  /** 'rn50', 'transformer', 'llm', 'attention', 'input'. */
   group: string
   /** Sparsity level (nominal, 2 decimals). */
   sparsity: number

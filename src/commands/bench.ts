@@ -10,7 +10,7 @@ import {UsageError} from '../errors.js'
 export default class Bench extends BaseCommand<typeof Bench> {
   static summary = 'Time pruned layers with our SpMM/SDDMM against dense cuBLAS and cuSPARSE on the same data (or on the CPU).'
 
-  static description = `Answers "how much faster and how much smaller is my pruned layer than dense, on my GPU?", and reproduces the paper's benchmark (--suite dlmc DIR) and an LLM-shaped one (--suite llm).
+  static description = `Answers "how much faster and how much smaller is my pruned layer than dense, on my GPU?", and reproduces the paper's benchmark (--suite dlmc DIR), an LLM-shaped one (--suite llm) and an attention-shaped one (--suite attention: random seq x seq masks, seq 2048, 4096 and 8192, at --attention-sparsity, exactly the same number of columns per row, head dimension N = 64 and 128; default --op sddmm --dtype f16,bf16).
 Timing: CUDA events around each launch after a warm-up; at least --reps launches and more until --min-ms of samples (at most --max-reps); median, p10 and p90. Operands that fit in L2 are rotated among copies (or L2 is flushed) so every launch reads cold memory; tiny problems also get a CUDA-graph time per launch. Baselines run in the same process on the same data: cuBLAS fp32 (CUDA cores), TF32, fp16/bf16 (tensor cores, fp32 accumulate) and cuSPARSE CSR (descriptors, workspace and preprocess made before timing); a missing library is reported and the run goes on.
 INPUT: CSR .npz, .smtx, CSR directories, dense .npy (pruned with -s), whole models (.safetensors, .npz: every 2-D weight pruned with -s; model totals are given), or folders (searched recursively). For SDDMM the m x k pattern is the output mask and n the inner dimension.
 Kernel variants (SpMM on CUDA): --tune times every variant of our SpMM per case (10 reps and --tune-min-ms each, same cold-L2 timing), uses the fastest and saves it to the tune cache; later runs use a cached winner whose key (GPU, dtype, index width, m, k, n, mean row length as a power of 2) matches, else the built-in selection. Each case's variantSource says which ('tuned', 'cache', 'heuristic', or 'forced' by SPARSE_SPMM_VARIANT). --tune needs --device cuda (exit 2 otherwise).
@@ -22,6 +22,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     '<%= config.bin %> bench --suite dlmc ../shared/dlmc --json --plot bench.svg > bench.json',
     '<%= config.bin %> bench --suite dlmc ../shared/dlmc --op spmm --dtype f32 --compare ../shared/anchors/dlmc_dev_h200.jsonl',
     '<%= config.bin %> bench --suite llm --dtype f16 --n 16 --jsonl llm.jsonl',
+    '<%= config.bin %> bench --suite attention --attention-sparsity 0.9,0.95 --jsonl attention.jsonl',
     '<%= config.bin %> bench fixtures/dlmc-rn50-0.98-initial_conv.smtx --n 64 --device cpu',
     '<%= config.bin %> bench --suite llm --n 16 --dtype f16 --tune        # tune the SpMM variants, cache the winners',
   ]
@@ -33,14 +34,15 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
   }
 
   static flags = {
-    op: Flags.string({description: 'spmm, sddmm or all (default: spmm; all for --suite dlmc)'}),
-    n: Flags.string({description: 'N values, comma-separated (the dense operand has N columns; required for INPUTs)'}),
-    dtype: Flags.string({description: 'f32, f16, bf16, all, or a list (default: f32; f32,f16 for suites)'}),
+    op: Flags.string({description: 'spmm, sddmm or all (default: spmm; all for --suite dlmc; sddmm for --suite attention)'}),
+    n: Flags.string({description: 'N values, comma-separated (the dense operand has N columns; required for INPUTs; the head dimensions of --suite attention, default 64,128)'}),
+    dtype: Flags.string({description: 'f32, f16, bf16, all, or a list (default: f32; f32,f16 for suites; f16,bf16 for --suite attention)'}),
     baseline: Flags.string({description: 'dense, cusparse, all or none (a list is fine)', default: 'dense,cusparse'}),
     device: Flags.string({description: 'where to run: cuda, or cpu (our CPU kernels against a dense CPU product)', options: ['cuda', 'cpu'], default: 'cuda'}),
-    suite: Flags.string({description: "a benchmark suite: 'dlmc' (the DLMC folder is the INPUT) or 'llm'", options: ['dlmc', 'llm']}),
+    suite: Flags.string({description: "a benchmark suite: 'dlmc' (the DLMC folder is the INPUT), 'llm' or 'attention'", options: ['dlmc', 'llm', 'attention']}),
     batch: Flags.string({description: 'ResNet-50 batch sizes of --suite dlmc', default: '1,8'}),
     'llm-sparsity': Flags.string({description: 'sparsity levels of --suite llm', default: '0.5,0.6,0.7,0.8,0.9,0.95'}),
+    'attention-sparsity': Flags.string({description: 'sparsity levels of the --suite attention masks', default: '0.9'}),
     sparsity: Flags.string({char: 's', description: 'prune dense inputs to this sparsity first (e.g. 0.9)'}),
     include: Flags.string({description: 'only tensors of model files whose name matches this RegExp'}),
     exclude: Flags.string({description: 'skip tensors of model files whose name matches this RegExp'}),
@@ -54,7 +56,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     'max-reps': Flags.integer({description: '...but at most this many', default: 1000, min: 1}),
     warmup: Flags.integer({description: 'untimed launches first', default: 5, min: 0}),
     threads: Flags.integer({description: 'CPU threads for --device cpu (default: all cores)', min: 1}),
-    seed: Flags.integer({description: 'seed of the random values (pattern-only matrices, dense operands, --suite llm)', default: 42}),
+    seed: Flags.integer({description: 'seed of the random values (pattern-only matrices, dense operands, --suite llm and attention)', default: 42}),
     table: Flags.boolean({description: 'print the per-case table (default: on, off with --no-table)', default: true, allowNo: true}),
     tune: Flags.boolean({description: 'SpMM on CUDA: time every kernel variant per case, use the fastest, and save the winners to the tune cache', default: false}),
     'tune-cache': Flags.string({description: 'the tune cache file (default: $XDG_CACHE_HOME/sparse/tune.json or ~/.cache/sparse/tune.json)'}),
@@ -108,6 +110,8 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
     rest = inputs.slice(1)
   } else if (flags.suite === 'llm') {
     suite = {kind: 'llm'}
+  } else if (flags.suite === 'attention') {
+    suite = {kind: 'attention'}
   }
   if (!suite && rest.length === 0) throw new UsageError('no-inputs', 'nothing to bench: give INPUT files or folders, or --suite', 'e.g. sparse bench layer.npz --n 16, or sparse bench --suite dlmc ../shared/dlmc')
   if (flags['tune-cache'] !== undefined && flags['no-tune-cache']) {
@@ -129,6 +133,7 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
     ns: flags.n ? parseIntList('--n', flags.n) : undefined,
     batches: parseIntList('--batch', flags.batch),
     llmSparsities: parseSparsityList('--llm-sparsity', flags['llm-sparsity']),
+    attentionSparsities: parseSparsityList('--attention-sparsity', flags['attention-sparsity']),
     baselines: device === 'cpu' ? baselines.filter((b) => b !== 'cusparse') : baselines,
     device,
     sparsity,

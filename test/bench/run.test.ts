@@ -168,6 +168,26 @@ describe('bench: runBench (fake harness)', () => {
     expect(total.memorySaving).to.be.closeTo(total.denseBytes / total.csrBytes, 1e-12)
   })
 
+  it('--suite attention: SDDMM in f16 and bf16 on seq x seq masks at head dims 64 and 128 by default', async () => {
+    const calls: NativeBenchArgs[] = []
+    const r = await runBench({suite: {kind: 'attention'}, attentionSparsities: [0.99], native: fakeNative({calls})})
+    expect(r.settings).to.deep.include({ops: ['sddmm'], dtypes: ['f16', 'bf16'], suite: 'attention'})
+    expect(r.cases).to.have.length(3 * 2 * 2)
+    expect(r.cases.slice(0, 4).map((c) => `${c.file} ${c.op} ${c.dtype} ${c.n}`)).to.deep.equal([
+      'attention/2048x2048/0.99 sddmm f16 64',
+      'attention/2048x2048/0.99 sddmm f16 128',
+      'attention/2048x2048/0.99 sddmm bf16 64',
+      'attention/2048x2048/0.99 sddmm bf16 128',
+    ])
+    const last = ok(r.cases.at(-1))
+    expect([last.group, last.level, last.m, last.k, last.n, last.nnz]).to.deep.equal(['attention', 0.99, 8192, 8192, 128, 8192 * 82])
+    // The mask is m x k; SDDMM's inner dimension (the head dimension) goes to the harness as k.
+    expect(calls[0]).to.deep.include({m: 2048, k: 64, n: 2048, dtype: 'f16'})
+    expect(calls[0].impls).to.deep.equal(['ours', 'cublas_f16', 'cusparse'])
+    const spmm = await runBench({suite: {kind: 'attention'}, attentionSparsities: [0.99], ops: ['spmm'], dtypes: ['f16'], ns: [64], native: fakeNative()})
+    expect(spmm.cases.map((c) => `${c.file} ${c.op} ${c.n}`)).to.deep.equal(['attention/2048x2048/0.99 spmm 64', 'attention/4096x4096/0.99 spmm 64', 'attention/8192x8192/0.99 spmm 64'])
+  })
+
   it('refuses bad usage before running', async () => {
     const cases: Array<[() => Promise<unknown>, RegExp]> = [
       [() => runBench({inputs: [SMTX], native: fakeNative()}), /needs --n/],

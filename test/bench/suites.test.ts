@@ -2,7 +2,7 @@ import {expect} from 'chai'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {dlmcSuite, inverseNormalCdf, llmSuite, parseBatchSizes, randomPrunedCsr, rn50Ns, roundUp} from '../../src/bench/suites.js'
+import {attentionSuite, dlmcSuite, inverseNormalCdf, llmSuite, parseBatchSizes, randomAttentionMask, randomPrunedCsr, rn50Ns, roundUp} from '../../src/bench/suites.js'
 import {validateCsr} from '../../src/sparse/validate.js'
 import {DLMC} from '../helpers/cli.js'
 
@@ -105,6 +105,56 @@ describe('bench suites', () => {
       expect(inverseNormalCdf(0.05)).to.be.closeTo(-1.644853627, 1e-7)
       expect(inverseNormalCdf(1e-6)).to.be.closeTo(-4.753424309, 1e-6)
       expect(() => inverseNormalCdf(0)).to.throw(RangeError)
+    })
+  })
+
+  describe('attention', () => {
+    it('has seq x seq masks for seq 2048, 4096, 8192 at every sparsity, benched at head dims 64 and 128', () => {
+      const s = attentionSuite()
+      expect(s.map((e) => e.file)).to.deep.equal(['attention/2048x2048/0.9', 'attention/4096x4096/0.9', 'attention/8192x8192/0.9'])
+      expect(s.map((e) => [e.rows, e.cols])).to.deep.equal([[2048, 2048], [4096, 4096], [8192, 8192]])
+      expect(s.every((e) => e.group === 'attention' && e.sparsity === 0.9)).to.equal(true)
+      expect(s[0].ns).to.deep.equal([64, 128])
+      const two = attentionSuite({sparsities: [0.9, 0.95], ns: [32]})
+      expect(two).to.have.length(6)
+      expect(two.map((e) => e.file).slice(0, 2)).to.deep.equal(['attention/2048x2048/0.9', 'attention/2048x2048/0.95'])
+      expect(two.every((e) => e.ns.length === 1 && e.ns[0] === 32)).to.equal(true)
+    })
+
+    it('makes masks with exactly round((1 - s) seq) sorted, distinct columns per row', () => {
+      const [entry] = attentionSuite({seed: 3})
+      const csr = entry.generate!()
+      validateCsr(csr, 'generated')
+      expect([csr.rows, csr.cols]).to.deep.equal([2048, 2048])
+      const k = Math.round(0.1 * 2048) // 205
+      const bad: string[] = []
+      for (let r = 0; r < csr.rows; r++) {
+        if (csr.rowOffsets[r + 1] - csr.rowOffsets[r] !== k) bad.push(`row ${r}: ${csr.rowOffsets[r + 1] - csr.rowOffsets[r]} entries`)
+        for (let i = csr.rowOffsets[r]; i < csr.rowOffsets[r + 1]; i++) {
+          const c = csr.columnIndices[i]
+          if (!(c >= 0 && c < 2048 && (i === csr.rowOffsets[r] || c > csr.columnIndices[i - 1]))) bad.push(`row ${r}: column ${c} at ${i}`)
+        }
+      }
+      expect(bad.slice(0, 5)).to.deep.equal([])
+      expect(csr.values).to.be.instanceOf(Float32Array)
+      expect((csr.values as Float32Array).every((v) => v >= 0 && v < 1)).to.equal(true)
+      expect(Array.from(csr.rowIndices!.subarray(0, 4))).to.deep.equal([0, 1, 2, 3]) // equal rows: identity order
+      // Columns spread over the whole row (uniform): each quarter holds about a quarter.
+      const quarter = new Array(4).fill(0)
+      for (const c of csr.columnIndices) quarter[c >> 9]++
+      for (const q of quarter) expect(q / csr.columnIndices.length).to.be.closeTo(0.25, 0.01)
+    })
+
+    it('is deterministic for a seed and differs for another; edge densities are exact', () => {
+      const a = randomAttentionMask(256, 0.75, 'a')
+      expect(Array.from(randomAttentionMask(256, 0.75, 'a').columnIndices)).to.deep.equal(Array.from(a.columnIndices))
+      expect(Array.from(randomAttentionMask(256, 0.75, 'b').columnIndices)).to.not.deep.equal(Array.from(a.columnIndices))
+      expect(attentionSuite({seed: 1})[0].generate!().columnIndices.subarray(0, 64)).to.not.deep.equal(attentionSuite({seed: 2})[0].generate!().columnIndices.subarray(0, 64))
+      const dense = randomAttentionMask(64, 0, 1)
+      expect(Array.from(dense.columnIndices.subarray(0, 64))).to.deep.equal(Array.from({length: 64}, (_, i) => i))
+      expect(randomAttentionMask(64, 0.999, 1).rowOffsets[64]).to.equal(0)
+      expect(() => randomAttentionMask(64, 1, 1)).to.throw(/sparsity must be in \[0, 1\)/)
+      expect(() => randomAttentionMask(0, 0.5, 1)).to.throw(/positive integer/)
     })
   })
 })

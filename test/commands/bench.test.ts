@@ -94,6 +94,7 @@ describe('sparse bench', function () {
       [['bench', SMTX, '--n', '8', '--op', 'gemm', '--device', 'cpu'], /--op/],
       [['bench', SMTX, '--n', '8', '--baseline', 'cusparse', '--device', 'cpu'], /cuSPARSE is a GPU library/],
       [['bench', '--suite', 'dlmc', '--device', 'cpu'], /needs the DLMC folder/],
+      [['bench', '--suite', 'attention', '--attention-sparsity', '0.9,1', '--device', 'cpu'], /--attention-sparsity: expected sparsities in \[0, 1\)/],
       [['bench', '--device', 'cpu'], /nothing to bench/],
       [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu'], /needs -s/],
       [['bench', SMTX, '--n', '8', '--device', 'cpu', '--plot', 'x.gif'], /\.svg or \.png/],

@@ -63,6 +63,12 @@ function variantShapes(): Shape[] {
     {name: 'empty rows, N=24', csr: randomPattern(20, 30, 150, 4, {emptyRows: [0, 5, 6, 7, 8, 9, 19]}), n: 24},
     {name: 'long rows at every alignment, swizzled, N=16', csr: swizzle(randomPattern(37, 3000, 37 * 700 + 13, 11)), n: 16},
     {name: 'N=72 (strip residue)', csr: randomPattern(29, 400, 3000, 12), n: 72},
+    // The tensor-core kernel's edges: tiles over half dense (entries past a stage's 256 are
+    // read from global memory), several row blocks and cluster splits over 32 k-tiles, and
+    // column blocks of 64 with an 8-wide residue.
+    {name: 'tiles 90% dense, M=45 K=300 N=8', csr: randomPattern(45, 300, 45 * 270, 13), n: 8},
+    {name: 'M=300 K=1000 N=64, 10%', csr: randomPattern(300, 1000, 30_000, 14), n: 64},
+    {name: 'N=136 (column blocks 64 + 64 + 8)', csr: randomPattern(70, 200, 2000, 15), n: 136},
   ]
 }
 

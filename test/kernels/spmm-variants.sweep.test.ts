@@ -56,7 +56,12 @@ describe('SpMM variant sweep (timing every kernel variant per problem)', functio
     const lines: string[] = []
     const dtypes: ValueDType[] = (process.env.SPARSE_SPMM_SWEEP_DTYPES ?? 'f32,f16').split(',') as ValueDType[]
     const problems: Array<{name: string; csr: () => CsrMatrix; n: number}> = []
-    if (existsSync(ANCHORS)) {
+    // SPARSE_SPMM_SWEEP_SET=llm: only the LLM layers (sparsities 0.5-0.95, N from
+    // SPARSE_SPMM_SWEEP_NS, default 16,64); default: the DLMC subset and the LLM layers.
+    const set = process.env.SPARSE_SPMM_SWEEP_SET ?? 'all'
+    const llmNs = (process.env.SPARSE_SPMM_SWEEP_NS ?? '16,64').split(',').map(Number)
+    const llmLevels = set === 'llm' ? [0.5, 0.7, 0.9, 0.95] : [0.7, 0.9]
+    if (set !== 'llm' && existsSync(ANCHORS)) {
       const cache = new Map<string, CsrMatrix>()
       for (const line of readFileSync(ANCHORS, 'utf8').trim().split('\n')) {
         const p = JSON.parse(line) as {file: string; n: number}
@@ -77,9 +82,9 @@ describe('SpMM variant sweep (timing every kernel variant per problem)', functio
     }
     const llm: Array<[number, number]> = [[4096, 4096], [11008, 4096], [4096, 11008]]
     for (const [m, k] of llm) {
-      for (const s of [0.7, 0.9]) {
+      for (const s of llmLevels) {
         let c: CsrMatrix | undefined
-        for (const n of [16, 64]) problems.push({name: `llm ${m}x${k} s=${s}`, n, csr: () => (c ??= randomLayer(m, k, s, m + k + Math.round(s * 100)))})
+        for (const n of llmNs) problems.push({name: `llm ${m}x${k} s=${s}`, n, csr: () => (c ??= randomLayer(m, k, s, m + k + Math.round(s * 100)))})
       }
     }
     const t0 = Date.now()

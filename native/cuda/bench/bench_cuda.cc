@@ -39,7 +39,9 @@ Ceilings MeasureCeilingsCuda() { throw NotBuilt(); }
 #include "cuda/bench/device_util.h"
 #include "cuda/bench/libs.h"
 #include "cuda/sddmm/sddmm.h"
+#include "cuda/sddmm/sddmm_tc.h"
 #include "cuda/spmm/spmm.h"
+#include "cuda/spmm/spmm_tc.h"
 
 namespace sparse {
 namespace bench {
@@ -260,6 +262,9 @@ class OursSpmm : public Runner {
     detail = "CudaSpmm, " + std::to_string(bits_) + "-bit indices";
   }
   size_t Footprint() const override {
+    if (!tc_.empty() && tc_[0]) {
+      return tc_[0]->Bytes() + Bytes((int64_t)m_.k * m_.n, m_.dtype) + Bytes((int64_t)m_.m * m_.n, m_.dtype);
+    }
     return Bytes(m_.nnz, m_.dtype) + static_cast<size_t>(m_.nnz) * (bits_ / 8) + 4 * (m_.m + 1) +
            (m_.has_row_indices ? 4 * m_.m : 0) + Bytes((int64_t)m_.k * m_.n, m_.dtype) +
            Bytes((int64_t)m_.m * m_.n, m_.dtype);
@@ -280,19 +285,39 @@ class OursSpmm : public Runner {
       CopyD2D(slab_.at(c, 4), m_.dense_b.get(), Bytes((int64_t)m_.k * m_.n, m_.dtype), s_);
     }
     Check(CanImplementSpmm(Problem(0)), "CanImplementSpmm");
+    // The tensor-core kernel reads its tiles (built once per matrix, like the weights of a
+    // pruned layer: the build is not timed with the kernel; its host time is in `detail`).
+    std::string tc_note;
+    const std::string effective = SpmmEffectiveVariant(Problem(0), variant_.c_str());
+    if (effective.rfind("tc_", 0) == 0) {
+      tc_.clear();
+      const auto t0 = std::chrono::steady_clock::now();
+      tc_.push_back(std::make_unique<TcMatrix>());
+      Check(tc_[0]->Build(Problem(0), s_), "building the tensor-core tiles");
+      const double build_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      for (int c = 1; c < copies; ++c) {
+        tc_.push_back(std::make_unique<TcMatrix>());
+        Check(tc_[c]->CopyFrom(*tc_[0], s_), "copying the tensor-core tiles");
+      }
+      char buf[128];
+      std::snprintf(buf, sizeof(buf), "; tiles built once on the host in %.1f ms, %.2f MB", build_ms,
+                    tc_[0]->Bytes() / 1e6);
+      tc_note = buf;
+    }
     if (variant_.empty()) {
       detail = std::string("CudaSpmm ") + SpmmKernelName(Problem(0)) + ", " + std::to_string(bits_) + "-bit indices";
     } else {
       // The variant's own check (cudaErrorInvalidValue: unknown, or cannot run this problem).
-      Check(CudaSpmmVariant(Problem(0), variant_.c_str(), s_),
+      Check(CudaSpmmPrepared(Problem(0), variant_.c_str(), Tiles(0), s_),
             ("CudaSpmmVariant '" + variant_ + "' (unknown, or it cannot run this problem)").c_str());
       detail = std::string("CudaSpmmVariant spmm_") + DTypeName(m_.dtype) + "_i" + std::to_string(bits_) + "_" +
                variant_ + " (variant chosen by the caller), " + std::to_string(bits_) + "-bit indices";
     }
+    detail += tc_note;
   }
   void Launch(int copy) override {
-    if (variant_.empty()) Check(CudaSpmm(Problem(copy), s_), "CudaSpmm");
-    else Check(CudaSpmmVariant(Problem(copy), variant_.c_str(), s_), "CudaSpmmVariant");
+    Check(CudaSpmmPrepared(Problem(copy), variant_.c_str(), Tiles(copy), s_), "CudaSpmm");
   }
   std::vector<double> Output() override { return ReadDense(slab_.at(0, 5), (size_t)m_.m * m_.n, m_.dtype, s_); }
 
@@ -309,12 +334,14 @@ class OursSpmm : public Runner {
     p.c = slab_.at(c, 5);
     return p;
   }
+  const TcMatrix* Tiles(int c) const { return c < static_cast<int>(tc_.size()) ? tc_[c].get() : nullptr; }
   const Master& m_;
   int bits_;
   std::string variant_;
   cudaStream_t s_;
   Slab slab_;
   int copies_ = 1;
+  std::vector<std::unique_ptr<TcMatrix>> tc_;
 };
 
 // Dense GEMM through cublasGemmEx. `compute` is a cublasComputeType_t.
@@ -498,8 +525,27 @@ class OursSddmm : public Runner {
     }
     Check(CanImplementSddmm(Problem(0)), "CanImplementSddmm");
     detail = std::string("CudaSddmm ") + SddmmKernelName(Problem(0));
+    masks_.clear();
+    if (SddmmUsesTc(Problem(0))) {
+      // The tensor-core kernel's chunk starts, built once per mask (not timed with it).
+      const auto t0 = std::chrono::steady_clock::now();
+      masks_.push_back(std::make_unique<SddmmTcMask>());
+      Check(masks_[0]->Build(Problem(0), s_), "building the SDDMM chunk starts");
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      for (int c = 1; c < copies; ++c) {
+        masks_.push_back(std::make_unique<SddmmTcMask>());
+        Check(masks_[c]->CopyFrom(*masks_[0], s_), "copying the SDDMM chunk starts");
+      }
+      char buf[128];
+      std::snprintf(buf, sizeof(buf), "; chunk starts built once on the host in %.1f ms, %.2f MB", ms,
+                    masks_[0]->Bytes() / 1e6);
+      detail += buf;
+    }
   }
-  void Launch(int c) override { Check(CudaSddmm(Problem(c), s_), "CudaSddmm"); }
+  void Launch(int c) override {
+    Check(CudaSddmmPrepared(Problem(c), c < static_cast<int>(masks_.size()) ? masks_[c].get() : nullptr, s_),
+          "CudaSddmm");
+  }
   std::vector<double> Output() override { return ReadDense(slab_.at(0, 5), m_.nnz, m_.dtype, s_); }
 
  private:
@@ -517,6 +563,7 @@ class OursSddmm : public Runner {
   const Master& m_;
   cudaStream_t s_;
   Slab slab_;
+  std::vector<std::unique_ptr<SddmmTcMask>> masks_;
 };
 
 // The dense baseline of SDDMM: the full product L R^T (m x n, inner k) in cuBLAS, in the

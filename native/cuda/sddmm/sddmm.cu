@@ -4,9 +4,12 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "cuda/sddmm/sddmm_config.h"
 #include "cuda/sddmm/sddmm_launch.h"
+#include "cuda/sddmm/sddmm_tc.h"
 
 namespace sparse {
 namespace {
@@ -50,6 +53,23 @@ SddmmChoice SelectSddmmKernel(const SddmmProblem& p) {
   return ch;
 }
 
+// The tensor-core kernel (sddmm_tc_kernel.cuh) computes the dense product of every tile
+// and keeps the masked entries: it pays from this density (nnz / (m n)) up. Fitted on the
+// H200 (BENCHMARKS.md, v4).
+constexpr double kTcMinDensity = 0.05;
+
+// SPARSE_SDDMM_VARIANT=simt|tc forces one kernel family where it can run (A/B runs of
+// `sparse bench` without rebuilding); unset or "auto": the rule above.
+bool UseTc(const SddmmProblem& p) {
+  if (!SddmmTcCanRun(p)) return false;
+  if (const char* forced = std::getenv("SPARSE_SDDMM_VARIANT")) {
+    if (std::strcmp(forced, "simt") == 0) return false;
+    if (std::strcmp(forced, "tc") == 0) return true;
+  }
+  const double density = p.m > 0 && p.n > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.n) : 0.0;
+  return density >= kTcMinDensity;
+}
+
 int SmCount() {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return 1;
@@ -67,10 +87,22 @@ cudaError_t CanImplementSddmm(const SddmmProblem& p) {
   return cudaSuccess;
 }
 
-cudaError_t CudaSddmm(const SddmmProblem& p, cudaStream_t stream) {
+cudaError_t CudaSddmm(const SddmmProblem& p, cudaStream_t stream) { return CudaSddmmPrepared(p, nullptr, stream); }
+
+bool SddmmUsesTc(const SddmmProblem& p) { return UseTc(p); }
+
+cudaError_t CudaSddmmPrepared(const SddmmProblem& p, const SddmmTcMask* mask, cudaStream_t stream) {
   const cudaError_t ok = CanImplementSddmm(p);
   if (ok != cudaSuccess) return ok;
   if (p.nnz == 0 || p.m == 0) return cudaSuccess;
+  if (UseTc(p)) {
+    if (mask && !mask->empty()) return LaunchSddmmTc(*mask, p, stream);
+    SddmmTcMask tmp;  // one-off call: build the chunk starts now, wait before freeing them
+    cudaError_t e = tmp.Build(p, stream);
+    if (e == cudaSuccess) e = LaunchSddmmTc(tmp, p, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    return e;
+  }
   const SddmmChoice ch = SelectSddmmKernel(p);
   const int sms = SmCount();
   switch (p.dtype) {
@@ -86,6 +118,10 @@ cudaError_t CudaSddmm(const SddmmProblem& p, cudaStream_t stream) {
 
 const char* SddmmKernelName(const SddmmProblem& p) {
   thread_local char name[64];
+  if (UseTc(p)) {
+    std::snprintf(name, sizeof(name), "sddmm_%s_%s", DTypeName(p.dtype), SddmmTcName(p));
+    return name;
+  }
   const SddmmChoice ch = SelectSddmmKernel(p);
   std::snprintf(name, sizeof(name), "sddmm_%s_v%d_t%d_r%d%s", DTypeName(p.dtype), ch.vec_elems, ch.threads_k,
                 ch.NnzPerRun(), ch.lhs_in_registers ? "_lreg" : "");

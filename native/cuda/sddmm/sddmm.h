@@ -23,5 +23,14 @@ cudaError_t CudaSddmm(const SddmmProblem& p, cudaStream_t stream);
 // "sddmm_f32_v4_t16_r8_lreg". Thread-local storage, valid until the next call.
 const char* SddmmKernelName(const SddmmProblem& p);
 
+// Whether CudaSddmm runs the tensor-core kernel for p (sddmm_tc.h), which reads a mask's
+// chunk starts built beforehand.
+bool SddmmUsesTc(const SddmmProblem& p);
+
+// Like CudaSddmm, with the chunk starts of the same mask built beforehand (may be null:
+// then the tensor-core kernel builds them on every call, synchronously).
+class SddmmTcMask;
+cudaError_t CudaSddmmPrepared(const SddmmProblem& p, const SddmmTcMask* mask, cudaStream_t stream);
+
 }  // namespace sparse
 #endif  // SPARSE_CUDA_SDDMM_SDDMM_H_

@@ -13,6 +13,7 @@
 
 #include "cuda/spmm/spmm_config.h"
 #include "cuda/spmm/spmm_launch.h"
+#include "cuda/spmm/spmm_tc.h"
 
 namespace sparse {
 namespace {
@@ -54,6 +55,18 @@ constexpr double kSplitMinNonzeros = 2.0;
 // For N of at most 4 vectors (LLM decode: N = 16) the slices already split each row 8-16
 // ways; more warps per row then only pay while the grid is short of 16 warps per SM.
 constexpr int kSmallNSplitBelowWarpsPerSm = 16;
+// The tensor-core kernel: N up to 64 columns, density (nnz / (m k)) from 2%.
+constexpr int kTcMaxN = 64;
+constexpr double kTcMinDensity = 0.02;
+
+// Whether the tensor-core kernel runs p (16-bit types, N a multiple of 8 up to 64, and the
+// GPU able to run it). The rule's bounds come from the device sweep (BENCHMARKS.md, v4).
+bool UseTc(const SpmmProblem& p, int sm_count) {
+  if (p.dtype == DType::kF32 || p.n % 8 != 0 || p.n > kTcMaxN) return false;
+  const double density = p.m > 0 && p.k > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.k) : 0.0;
+  if (density < kTcMinDensity) return false;
+  return TcCanRun(p, SelectTc(p, sm_count));
+}
 
 // The kernel selection: ONE function, a heuristic per branch. Inputs: m, n, nnz (mean row
 // length), the vector width, and the SM count. (`sparse bench --tune` measures every
@@ -61,6 +74,12 @@ constexpr int kSmallNSplitBelowWarpsPerSm = 16;
 // CudaSpmmVariant; see /tmp/readme-perf.md.)
 SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
   SpmmChoice ch;
+  // Branch 0 -- f16/bf16 on tensor cores (spmm_tc_kernel.cuh) where it wins: see UseTc.
+  if (UseTc(p, sm_count)) {
+    ch.kind = SpmmKind::kTc;
+    ch.tc = SelectTc(p, sm_count);
+    return ch;
+  }
   ch.vec_elems = VectorWidth(p);
   const int64_t vectors = (p.n + ch.vec_elems - 1) / ch.vec_elems;
   const double mean_row = p.m > 0 ? static_cast<double>(p.nnz) / p.m : 0.0;
@@ -108,6 +127,7 @@ SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
 }
 
 std::string VariantName(const SpmmChoice& ch) {
+  if (ch.kind == SpmmKind::kTc) return TcVariantName(ch.tc);
   char name[48];
   if (ch.kind == SpmmKind::kTile) {
     std::snprintf(name, sizeof(name), "tile_v%d_t%d_x%d", ch.vec_elems, ch.threads_x, ch.vecs_x);
@@ -130,11 +150,16 @@ bool ParseVariant(const char* name, SpmmChoice* ch) {
     ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = 1, ch->warps_per_row = c;
     return true;
   }
+  if (ParseTcVariant(name, &ch->tc)) {
+    ch->kind = SpmmKind::kTc;
+    return true;
+  }
   return false;
 }
 
 // Whether `ch` is instantiated and can run `p` (see SpmmVariants).
 bool CanRun(const SpmmProblem& p, const SpmmChoice& ch) {
+  if (ch.kind == SpmmKind::kTc) return TcCanRun(p, ch.tc);
   const int elem = DTypeBytes(p.dtype);
   const int full = FullWidth(p.dtype);
   const int v = ch.vec_elems;
@@ -187,7 +212,17 @@ cudaError_t CheckProblem(const SpmmProblem& p) {
   return cudaSuccess;
 }
 
-cudaError_t Launch(const SpmmProblem& p, const SpmmChoice& ch, int sms, cudaStream_t stream) {
+cudaError_t Launch(const SpmmProblem& p, const SpmmChoice& ch, int sms, cudaStream_t stream,
+                   const TcMatrix* tc = nullptr) {
+  if (ch.kind == SpmmKind::kTc) {
+    if (tc && !tc->empty()) return LaunchSpmmTc(*tc, p, ch.tc, stream);
+    // Plain CSR: convert now (synchronous), launch, and wait before the tiles are freed.
+    TcMatrix tmp;
+    cudaError_t e = tmp.Build(p, stream);
+    if (e == cudaSuccess) e = LaunchSpmmTc(tmp, p, ch.tc, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    return e;
+  }
   switch (p.dtype) {
     case DType::kF32:
       return LaunchSpmmF32(p, ch, sms, stream);
@@ -211,6 +246,20 @@ cudaError_t CanImplementSpmm(const SpmmProblem& p) {
 cudaError_t CudaSpmm(const SpmmProblem& p, cudaStream_t stream) { return CudaSpmmVariant(p, nullptr, stream); }
 
 cudaError_t CudaSpmmVariant(const SpmmProblem& p, const char* variant, cudaStream_t stream) {
+  return CudaSpmmPrepared(p, variant, nullptr, stream);
+}
+
+std::string SpmmEffectiveVariant(const SpmmProblem& p, const char* variant) {
+  SpmmChoice ch;
+  if (variant && *variant && std::strcmp(variant, "auto") != 0) {
+    if (!ParseVariant(variant, &ch)) return "";
+  } else {
+    ch = EffectiveChoice(p, SmCount());
+  }
+  return VariantName(ch);
+}
+
+cudaError_t CudaSpmmPrepared(const SpmmProblem& p, const char* variant, const TcMatrix* tc, cudaStream_t stream) {
   const cudaError_t ok = CheckProblem(p);
   if (ok != cudaSuccess) return ok;
   if (p.m == 0 || p.n == 0) return cudaSuccess;
@@ -222,7 +271,7 @@ cudaError_t CudaSpmmVariant(const SpmmProblem& p, const char* variant, cudaStrea
     ch = EffectiveChoice(p, sms);
   }
   if (!CanRun(p, ch)) return cudaErrorInvalidValue;
-  return Launch(p, ch, sms, stream);
+  return Launch(p, ch, sms, stream, tc);
 }
 
 std::string SpmmSelectedVariant(const SpmmProblem& p) { return VariantName(SelectSpmmKernel(p, SmCount())); }
@@ -247,6 +296,7 @@ std::vector<std::string> SpmmVariants(const SpmmProblem& p) {
       }
     }
   }
+  for (const std::string& v : TcVariants(p)) out.push_back(v);
   return out;
 }
 

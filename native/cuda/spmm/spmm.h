@@ -29,8 +29,9 @@ cudaError_t CudaSpmm(const SpmmProblem& p, cudaStream_t stream);
 const char* SpmmKernelName(const SpmmProblem& p);
 
 // Kernel variants (for tuning: `sparse bench --tune` and the kernels binding).
-// A variant name is "tile_v<vec>_t<threads>_x<vecs>" (Sputnik's 1-D tiling, spmm_kernel.cuh)
-// or "split_v<vec>_t<threads>_w<warps>" (the split-row kernel, spmm_split_kernel.cuh).
+// A variant name is "tile_v<vec>_t<threads>_x<vecs>" (Sputnik's 1-D tiling, spmm_kernel.cuh),
+// "split_v<vec>_t<threads>_w<warps>" (the split-row kernel, spmm_split_kernel.cuh) or
+// "tc_w<warps>_s<splits>_p<stages>" (the tensor-core kernel, spmm_tc_kernel.cuh; f16/bf16).
 // "auto" (or "" / null) means the built-in selection (SelectSpmmKernel in spmm.cu).
 //
 // Environment: SPARSE_SPMM_VARIANT=<name> makes CudaSpmm (and SpmmKernelName) use that
@@ -49,6 +50,16 @@ std::vector<std::string> SpmmVariants(const SpmmProblem& p);
 // Like CudaSpmm with the kernel forced to `variant` ("auto": the selection). Returns
 // cudaErrorInvalidValue when the name is unknown or the variant cannot run `p`.
 cudaError_t CudaSpmmVariant(const SpmmProblem& p, const char* variant, cudaStream_t stream);
+
+// The variant name CudaSpmmVariant(p, variant) would launch ("" for an unknown name): the
+// selection (or SPARSE_SPMM_VARIANT) for null/""/"auto". Names starting "tc_" are the
+// tensor-core kernel, which reads a TcMatrix (spmm_tc.h) instead of the CSR arrays.
+std::string SpmmEffectiveVariant(const SpmmProblem& p, const char* variant);
+
+// Like CudaSpmmVariant, with the tensor-core tiles of the same matrix built beforehand (may
+// be null: then a "tc_*" choice converts the CSR on every call, synchronously).
+class TcMatrix;
+cudaError_t CudaSpmmPrepared(const SpmmProblem& p, const char* variant, const TcMatrix* tc, cudaStream_t stream);
 
 }  // namespace sparse
 #endif  // SPARSE_CUDA_SPMM_SPMM_H_

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/problems.h"
+#include "cuda/spmm/spmm_tc.h"
 
 namespace sparse {
 
@@ -13,7 +14,8 @@ namespace sparse {
 // per row strip walks the row's nonzeros through shared memory) and the split-row kernel
 // (spmm_split_kernel.cuh: the row's nonzeros split over the slices of a warp and over
 // several warps, for small N and long rows).
-enum class SpmmKind { kTile, kSplit };
+// kTc: the tensor-core kernel (spmm_tc_kernel.cuh, f16/bf16) on the tiled format.
+enum class SpmmKind { kTile, kSplit, kTc };
 
 // One point of the SpMM configuration space (see SpmmConfig in spmm_config.h and
 // SplitConfig in spmm_split_kernel.cuh). Names: "tile_v<vec>_t<threads>_x<vecs>" and
@@ -24,6 +26,7 @@ struct SpmmChoice {
   int threads_x = 32;  // lanes across the strip (tile: subwarp width; split: slice width)
   int vecs_x = 1;      // vectors per thread across the strip (tile only)
   int warps_per_row = 1;  // warps sharing one row's nonzeros (split only)
+  TcChoice tc;            // the tensor-core kernel's configuration (kTc only)
   int BlockItemsX() const { return threads_x * vecs_x * vec_elems; }
 };
 

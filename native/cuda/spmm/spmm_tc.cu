@@ -1,0 +1,230 @@
+// Tensor-core SpMM host side: the device copy of the tiles (TcMatrix), the configuration
+// names and the pick, and the launcher with its instantiations (spmm_tc_kernel.cuh).
+#include "cuda/spmm/spmm_tc.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "cuda/spmm/spmm_tc_kernel.cuh"
+
+namespace sparse {
+
+TcMatrix::~TcMatrix() { Free(); }
+
+void TcMatrix::Free() {
+  if (offsets_) cudaFree(offsets_);
+  if (entries_) cudaFree(entries_);
+  offsets_ = entries_ = nullptr;
+  n_offsets_ = n_entries_ = bytes_ = 0;
+}
+
+cudaError_t TcMatrix::Upload(const TcTiles& t, DType dtype) {
+  Free();
+  if (dtype == DType::kF32) return cudaErrorInvalidValue;
+  m_ = t.m, k_ = t.k, strips_ = t.strips, ktiles_ = t.ktiles, dtype_ = dtype;
+  n_offsets_ = t.offsets.size();
+  n_entries_ = t.entries.size();
+  cudaError_t e = cudaMalloc(&offsets_, 4 * n_offsets_);
+  // At least one vector of entries, so that the pointer is valid even for nnz = 0.
+  if (e == cudaSuccess) e = cudaMalloc(&entries_, 4 * (n_entries_ > 4 ? n_entries_ : 4));
+  if (e == cudaSuccess) e = cudaMemcpy(offsets_, t.offsets.data(), 4 * n_offsets_, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && n_entries_)
+    e = cudaMemcpy(entries_, t.entries.data(), 4 * n_entries_, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) {
+    Free();
+    return e;
+  }
+  bytes_ = t.Bytes();
+  return cudaSuccess;
+}
+
+cudaError_t TcMatrix::Build(const SpmmProblem& p, cudaStream_t stream) {
+  if (p.dtype == DType::kF32 || p.m < 0 || p.k < 0 || p.nnz < 0) return cudaErrorInvalidValue;
+  std::vector<int> offsets(static_cast<size_t>(p.m) + 1);
+  std::vector<int> cols(p.nnz);
+  std::vector<uint16_t> vals(p.nnz);
+  cudaError_t e = cudaMemcpyAsync(offsets.data(), p.row_offsets, 4 * offsets.size(), cudaMemcpyDeviceToHost, stream);
+  if (e == cudaSuccess && p.nnz > 0) {
+    if (p.index_bits == 16) {
+      std::vector<int16_t> c16(p.nnz);
+      e = cudaMemcpyAsync(c16.data(), p.column_indices, 2 * (size_t)p.nnz, cudaMemcpyDeviceToHost, stream);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+      for (int i = 0; i < p.nnz; ++i) cols[i] = static_cast<uint16_t>(c16[i]);
+    } else {
+      e = cudaMemcpyAsync(cols.data(), p.column_indices, 4 * (size_t)p.nnz, cudaMemcpyDeviceToHost, stream);
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(vals.data(), p.values, 2 * (size_t)p.nnz, cudaMemcpyDeviceToHost, stream);
+  }
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess) return e;
+  if (offsets[0] != 0 || offsets[p.m] != p.nnz) return cudaErrorInvalidValue;
+  TcTiles t;
+  if (!BuildTcTiles(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t).empty()) return cudaErrorInvalidValue;
+  return Upload(t, p.dtype);
+}
+
+cudaError_t TcMatrix::CopyFrom(const TcMatrix& o, cudaStream_t stream) {
+  Free();
+  m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ktiles_ = o.ktiles_, dtype_ = o.dtype_;
+  n_offsets_ = o.n_offsets_, n_entries_ = o.n_entries_;
+  cudaError_t e = cudaMalloc(&offsets_, 4 * n_offsets_);
+  if (e == cudaSuccess) e = cudaMalloc(&entries_, 4 * (n_entries_ > 4 ? n_entries_ : 4));
+  if (e == cudaSuccess) e = cudaMemcpyAsync(offsets_, o.offsets_, 4 * n_offsets_, cudaMemcpyDeviceToDevice, stream);
+  if (e == cudaSuccess && n_entries_)
+    e = cudaMemcpyAsync(entries_, o.entries_, 4 * n_entries_, cudaMemcpyDeviceToDevice, stream);
+  if (e != cudaSuccess) {
+    Free();
+    return e;
+  }
+  bytes_ = o.bytes_;
+  return cudaSuccess;
+}
+
+std::string TcVariantName(const TcChoice& ch) {
+  char name[40];
+  std::snprintf(name, sizeof(name), "tc_w%d_s%d_p%d", ch.warps, ch.splits, ch.stages);
+  return name;
+}
+
+bool ParseTcVariant(const char* name, TcChoice* ch) {
+  int w = 0, s = 0, p = 0;
+  char tail = 0;
+  if (std::sscanf(name, "tc_w%d_s%d_p%d%c", &w, &s, &p, &tail) != 3) return false;
+  ch->warps = w, ch->splits = s, ch->stages = p;
+  return true;
+}
+
+namespace {
+
+int NT8For(int n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : 8; }
+
+int ComputeMajor() {
+  static thread_local int cached_device = -1, cached_major = 0;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 0;
+  if (device != cached_device) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) major = 0;
+    cached_device = device, cached_major = major;
+  }
+  return cached_major;
+}
+
+bool Aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+template <DType kType, int kWB, int kNT8, int kP>
+cudaError_t LaunchConfig(const TcMatrix& a, const SpmmProblem& p, const TcChoice& ch, cudaStream_t stream) {
+  using L = cuda::TcLayout<kWB, kNT8, kP>;
+  auto kernel = cuda::SpmmTcKernel<kType, kWB, kNT8, kP>;
+  static thread_local bool attr_done = false;
+  if (!attr_done) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
+    if (e != cudaSuccess) return e;
+    attr_done = true;
+  }
+  cuda::TcArgs args;
+  args.offsets = a.offsets();
+  args.entries = a.entries();
+  args.b = p.b;
+  args.c = p.c;
+  args.m = p.m, args.k = p.k, args.n = p.n;
+  args.strips = a.strips(), args.ktiles = a.ktiles(), args.splits = ch.splits;
+  const int row_blocks = (a.strips() + kWB - 1) / kWB;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(row_blocks) * ch.splits, (p.n + 8 * kNT8 - 1) / (8 * kNT8), 1);
+  cfg.blockDim = dim3(32 * kWB, 1, 1);
+  cfg.dynamicSmemBytes = L::kSmemBytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  if (ch.splits > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = ch.splits;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  return cudaLaunchKernelEx(&cfg, kernel, args);
+}
+
+template <DType kType, int kWB, int kNT8>
+cudaError_t LaunchStages(const TcMatrix& a, const SpmmProblem& p, const TcChoice& ch, cudaStream_t s) {
+  if (ch.stages == 4) return LaunchConfig<kType, kWB, kNT8, 4>(a, p, ch, s);
+  if (ch.stages == 8) return LaunchConfig<kType, kWB, kNT8, 8>(a, p, ch, s);
+  return cudaErrorInvalidValue;
+}
+
+template <DType kType, int kWB>
+cudaError_t LaunchNT8(const TcMatrix& a, const SpmmProblem& p, const TcChoice& ch, cudaStream_t s) {
+  switch (NT8For(p.n)) {
+    case 1: return LaunchStages<kType, kWB, 1>(a, p, ch, s);
+    case 2: return LaunchStages<kType, kWB, 2>(a, p, ch, s);
+    case 4: return LaunchStages<kType, kWB, 4>(a, p, ch, s);
+    default: return LaunchStages<kType, kWB, 8>(a, p, ch, s);
+  }
+}
+
+template <DType kType>
+cudaError_t LaunchType(const TcMatrix& a, const SpmmProblem& p, const TcChoice& ch, cudaStream_t s) {
+  if (ch.warps == 4) return LaunchNT8<kType, 4>(a, p, ch, s);
+  if (ch.warps == 8) return LaunchNT8<kType, 8>(a, p, ch, s);
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+bool TcCanRun(const SpmmProblem& p, const TcChoice& ch) {
+  if (p.dtype == DType::kF32) return false;
+  if (p.n <= 0 || p.n % 8 != 0 || !Aligned16(p.b) || !Aligned16(p.c)) return false;
+  if (ch.warps != 4 && ch.warps != 8) return false;
+  if (ch.stages != 4 && ch.stages != 8) return false;
+  if (ch.splits != 1 && ch.splits != 2 && ch.splits != 4 && ch.splits != 8) return false;
+  const int major = ComputeMajor();
+  if (major < 8 || (ch.splits > 1 && major < 9)) return false;
+  const int ktiles = (p.k + kTcTileCols - 1) / kTcTileCols;
+  if (ch.splits > 1 && ch.splits > ktiles) return false;
+  const int64_t row_blocks = ((int64_t)(p.m + 15) / 16 + ch.warps - 1) / ch.warps;
+  if (row_blocks * ch.splits > 0x7fffffff || (p.n + 63) / 64 > 65535) return false;
+  return true;
+}
+
+TcChoice SelectTc(const SpmmProblem& p, int sm_count) {
+  TcChoice ch;
+  const int strips = (p.m + 15) / 16;
+  const int ktiles = (p.k + kTcTileCols - 1) / kTcTileCols;
+  const int64_t col_blocks = (p.n + 8 * NT8For(p.n) - 1) / (8 * NT8For(p.n));
+  ch.warps = 8;
+  ch.stages = 4;
+  const bool clusters = ComputeMajor() >= 9;
+  // Split K over a cluster until the grid has two blocks per SM (each split keeping at least
+  // 4 k-tiles).
+  const int64_t row_blocks = (strips + 7) / 8;
+  ch.splits = 1;
+  while (clusters && ch.splits < 8 && row_blocks * col_blocks * ch.splits < 2LL * sm_count &&
+         ktiles / (ch.splits * 2) >= 4)
+    ch.splits *= 2;
+  return ch;
+}
+
+std::vector<std::string> TcVariants(const SpmmProblem& p) {
+  std::vector<std::string> out;
+  for (int w : {4, 8})
+    for (int s : {1, 2, 4, 8})
+      for (int st : {4, 8}) {
+        TcChoice ch;
+        ch.warps = w, ch.splits = s, ch.stages = st;
+        if (TcCanRun(p, ch)) out.push_back(TcVariantName(ch));
+      }
+  return out;
+}
+
+cudaError_t LaunchSpmmTc(const TcMatrix& a, const SpmmProblem& p, const TcChoice& ch, cudaStream_t stream) {
+  if (a.empty() || a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype || !TcCanRun(p, ch))
+    return cudaErrorInvalidValue;
+  if (p.m == 0 || p.n == 0) return cudaSuccess;
+  if (p.dtype == DType::kF16) return LaunchType<DType::kF16>(a, p, ch, stream);
+  return LaunchType<DType::kBF16>(a, p, ch, stream);
+}
+
+}  // namespace sparse
