@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/problems.h"
+#include "common/tc_tiles.h"
 #include "cpu/cpu_kernels.h"
 
 #if SPARSE_WITH_CUDA
@@ -451,6 +452,53 @@ int EffectiveIndexBits(DType t, int k, int index_bits) {
   return t != DType::kF32 && k <= 32768 ? 16 : 32;
 }
 
+// tcFormat({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> {offsets, entries}
+// (Uint32Array): the tensor-core SpMM's tiles, built on the host exactly as the kernels do.
+// Synchronous; pure C++ (also in a CPU-only build), for tests and inspection.
+Napi::Value TcFormatJs(const Napi::CallbackInfo& info) {
+  Args a(info, "tcFormat");
+  std::vector<Napi::Value> keep;
+  const int m = a.Dim("m"), k = a.Dim("k");
+  const int* offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{m} + 1, &keep));
+  if (offsets[0] != 0) a.RangeFail("rowOffsets[0] must be 0");
+  for (int r = 0; r < m; ++r)
+    if (offsets[r + 1] < offsets[r]) a.RangeFail("rowOffsets must not decrease");
+  const int nnz = offsets[m];
+  const int* cols = static_cast<const int*>(a.Array("columnIndices", napi_int32_array, "Int32Array", nnz, &keep));
+  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", nnz, &keep));
+  TcTiles t;
+  const std::string err = BuildTcTiles(m, k, offsets, cols, vals, &t);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Env env = info.Env();
+  Napi::Uint32Array off = Napi::Uint32Array::New(env, t.offsets.size());
+  std::memcpy(off.Data(), t.offsets.data(), 4 * t.offsets.size());
+  Napi::Uint32Array ent = Napi::Uint32Array::New(env, t.entries.size());
+  if (!t.entries.empty()) std::memcpy(ent.Data(), t.entries.data(), 4 * t.entries.size());
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("offsets", off);
+  o.Set("entries", ent);
+  return o;
+}
+
+// sddmmChunkStarts({m, n, rowOffsets, columnIndices}) -> Int32Array: the tensor-core
+// SDDMM's chunk starts of a mask (common/tc_tiles.h). Synchronous; pure C++.
+Napi::Value SddmmChunkStartsJs(const Napi::CallbackInfo& info) {
+  Args a(info, "sddmmChunkStarts");
+  std::vector<Napi::Value> keep;
+  const int m = a.Dim("m"), n = a.Dim("n");
+  const int* offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{m} + 1, &keep));
+  if (offsets[0] != 0) a.RangeFail("rowOffsets[0] must be 0");
+  for (int r = 0; r < m; ++r)
+    if (offsets[r + 1] < offsets[r]) a.RangeFail("rowOffsets must not decrease");
+  const int* cols = static_cast<const int*>(a.Array("columnIndices", napi_int32_array, "Int32Array", offsets[m], &keep));
+  std::vector<int> starts;
+  const std::string err = BuildSddmmChunkStarts(m, n, offsets, cols, &starts);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Int32Array out = Napi::Int32Array::New(info.Env(), starts.size());
+  if (!starts.empty()) std::memcpy(out.Data(), starts.data(), 4 * starts.size());
+  return out;
+}
+
 // spmmVariants({m, k, n, nnz, dtype, indexBits?}): synchronous, no GPU work. `selected` is
 // the built-in selection's pick ('' without CUDA), `variants` every variant that can run
 // the problem (device buffers from cudaMalloc assumed).
@@ -624,6 +672,8 @@ void InitKernels(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaInfo", Napi::Function::New(env, CudaInfo, "cudaInfo"));
   exports.Set("spmm", Napi::Function::New(env, Spmm, "spmm"));
   exports.Set("spmmVariants", Napi::Function::New(env, SpmmVariantsJs, "spmmVariants"));
+  exports.Set("tcFormat", Napi::Function::New(env, TcFormatJs, "tcFormat"));
+  exports.Set("sddmmChunkStarts", Napi::Function::New(env, SddmmChunkStartsJs, "sddmmChunkStarts"));
   exports.Set("spmmTime", Napi::Function::New(env, SpmmTime, "spmmTime"));
   exports.Set("sddmm", Napi::Function::New(env, Sddmm, "sddmm"));
   exports.Set("spmmReference", Napi::Function::New(env, SpmmReference, "spmmReference"));

@@ -148,6 +148,14 @@ export interface NativeKernels {
   spmmReference(args: Omit<NativeSpmmArgs, 'c' | 'device' | 'indexBits'>): Promise<Float64Array>
   /** Float64 reference of sddmm. nnz values. */
   sddmmReference(args: Omit<NativeSddmmArgs, 'out' | 'device'>): Promise<Float64Array>
+  /**
+   * The tensor-core SpMM's tiles of a CSR matrix with 16-bit values (native/common/tc_tiles.h),
+   * as the kernels build them on the host; for tests and inspection. Throws a RangeError on
+   * a repeated or out-of-range column.
+   */
+  tcFormat(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array}): {offsets: Uint32Array; entries: Uint32Array}
+  /** The tensor-core SDDMM's chunk starts of a CSR mask (m x (ceil(n / 256) + 1)); for tests. */
+  sddmmChunkStarts(args: {m: number; n: number; rowOffsets: Int32Array; columnIndices: Int32Array}): Int32Array
 }
 
 /** Where the addon is: $SPARSE_ADDON when set (tests of other builds), else build/Release. */

@@ -13,10 +13,13 @@
 //
 // Structure: a block is kWB warps; warp w owns 16 rows (a strip) with its L fragments for
 // all of K in registers (loaded once). The block walks `chunks_per_block` chunks of 256 mask
-// columns, 64 at a time: R's 64 x K slice is staged by cp.async (double-buffered, shared by
-// the warps), each warp runs 8 x (K / 16) mma.m16n8k16 into fp32 accumulators and stores the
-// rounded 16 x 64 result in its chunk image; after 4 slices the warp copies its rows' masked
-// entries of the chunk to `out` (column index loads unrolled 8 deep, coalesced stores).
+// columns, 64 at a time: R's 64 x K slice is staged by cp.async (three slices in flight,
+// shared by the warps), each warp runs 8 x (K / 16) mma.m16n8k16 into fp32 accumulators and
+// stores the rounded 16 x 64 result in its chunk image; after 4 slices the warp copies its
+// rows' masked entries of the chunk to `out` (coalesced stores). The column indices of a
+// chunk are loaded into registers when the chunk starts, four slices before they are used,
+// and each row's CSR range one chunk ahead: no global load latency on the critical path
+// (the first version waited on them at every chunk: 3-6x slower, BENCHMARKS.md v4).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -46,14 +49,15 @@ struct SddmmTcLayout {
   static constexpr int kRChunks = 2 * kKS + 1;  // 16-byte chunks per staged R row (odd: conflict-free)
   static constexpr int kSliceBytes = kSddmmSlice * kRChunks * 16;
   static constexpr int kImageBytes = 16 * kSddmmImageStride * 2;
-  static constexpr int kSmemBytes = 2 * kSliceBytes + kWB * kImageBytes;
+  static constexpr int kStages = 3;  // R slices in flight: two loading while one is used
+  static constexpr int kSmemBytes = kStages * kSliceBytes + kWB * kImageBytes;
   static_assert(kWB == 4 || kWB == 8, "4 or 8 warps");
   static_assert(kKS == 2 || kKS == 4 || kKS == 8, "K up to 32, 64 or 128");
 };
 
 // Grid: x = ceil(m / (16 kWB)), y = ceil(chunks / chunks_per_block). Block: 32 kWB threads.
 template <DType kType, int kWB, int kKS>
-__global__ void __launch_bounds__(32 * kWB) SddmmTcKernel(SddmmTcArgs a) {
+__global__ void __launch_bounds__(32 * kWB, 8 / kWB * 2) SddmmTcKernel(SddmmTcArgs a) {
   using L = SddmmTcLayout<kWB, kKS>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -64,11 +68,12 @@ __global__ void __launch_bounds__(32 * kWB) SddmmTcKernel(SddmmTcArgs a) {
   const int slices = (chunk1 - chunk0) * (kTcSddmmChunk / kSddmmSlice);
   const unsigned short* lhs = static_cast<const unsigned short*>(a.lhs);
   const unsigned short* rhs = static_cast<const unsigned short*>(a.rhs);
-  unsigned short* image = reinterpret_cast<unsigned short*>(smem + 2 * L::kSliceBytes + warp * L::kImageBytes);
+  unsigned short* image = reinterpret_cast<unsigned short*>(smem + L::kStages * L::kSliceBytes + warp * L::kImageBytes);
+  constexpr int kSlicesPerChunk = kTcSddmmChunk / kSddmmSlice;
 
   // R's slice s: mask columns (chunk0 * 256 + s * 64) .. + 63, all of K (zero-filled past n, k).
   auto load_slice = [&](int s) {
-    unsigned char* buf = smem + (s & 1) * L::kSliceBytes;
+    unsigned char* buf = smem + (s % L::kStages) * L::kSliceBytes;
     const int col0 = chunk0 * kTcSddmmChunk + s * kSddmmSlice;
     for (int q = threadIdx.x; q < kSddmmSlice * 2 * kKS; q += 32 * kWB) {
       const int r = q / (2 * kKS), ch = q % (2 * kKS);
@@ -77,9 +82,24 @@ __global__ void __launch_bounds__(32 * kWB) SddmmTcKernel(SddmmTcArgs a) {
       const void* src = ok ? static_cast<const void*>(rhs + static_cast<int64_t>(col) * a.k + kk) : a.rhs;
       CpAsync16(SmemAddr(buf + (r * L::kRChunks + ch) * 16), src, ok ? 16 : 0);
     }
-    CpAsyncCommit();
   };
   if (slices > 0) load_slice(0);
+  CpAsyncCommit();
+  if (slices > 1) load_slice(1);
+  CpAsyncCommit();
+
+  // The CSR range of each of the warp's rows in the current chunk (lanes 0..15), and in the
+  // next one (loaded a chunk ahead).
+  auto seg_of = [&](int chunk, int& beg, int& end) {
+    beg = end = 0;
+    if (lane < 16 && row0 + lane < a.m && chunk < chunk1) {
+      const int* st = a.starts + static_cast<int64_t>(row0 + lane) * (a.chunks + 1) + chunk;
+      beg = __ldg(st);
+      end = __ldg(st + 1);
+    }
+  };
+  int seg_beg, seg_end, next_beg, next_end;
+  seg_of(chunk0, seg_beg, seg_end);
 
   // This warp's L fragments (row-major A of the mma), all of K, zero past m and k.
   uint32_t af[kKS][4];
@@ -95,11 +115,26 @@ __global__ void __launch_bounds__(32 * kWB) SddmmTcKernel(SddmmTcArgs a) {
     }
   }
 
+  unsigned short* out16 = static_cast<unsigned short*>(a.out);
+  // Column indices of the first 64 entries of each row in the chunk (2 per lane per row),
+  // loaded when the chunk starts and used when it ends, four slices later.
+  int col[32];
   for (int s = 0; s < slices; ++s) {
-    CpAsyncWait<0>();
+    CpAsyncWait<1>();
     __syncthreads();  // slice s is in; everyone is done with slice s - 1's buffer
-    if (s + 1 < slices) load_slice(s + 1);
-    const uint32_t buf = SmemAddr(smem + (s & 1) * L::kSliceBytes);
+    if (s + 2 < slices) load_slice(s + 2);
+    CpAsyncCommit();
+    const int chunk = chunk0 + s / kSlicesPerChunk;
+    if (s % kSlicesPerChunk == 0) {
+#pragma unroll
+      for (int q = 0; q < 32; ++q) {
+        const int b = __shfl_sync(0xffffffffu, seg_beg, q >> 1), e = __shfl_sync(0xffffffffu, seg_end, q >> 1);
+        const int idx = b + lane + (q & 1) * 32;
+        col[q] = idx < e ? __ldg(a.column_indices + idx) : -1;
+      }
+      seg_of(chunk + 1, next_beg, next_end);
+    }
+    const uint32_t buf = SmemAddr(smem + (s % L::kStages) * L::kSliceBytes);
     float acc[8][4];
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
@@ -115,39 +150,21 @@ __global__ void __launch_bounds__(32 * kWB) SddmmTcKernel(SddmmTcArgs a) {
       }
     }
     // Round once into the chunk image (rows g and g + 8, columns 2t, 2t + 1 of each 8).
-    const int cbase = (s % (kTcSddmmChunk / kSddmmSlice)) * kSddmmSlice;
+    const int cbase = (s % kSlicesPerChunk) * kSddmmSlice;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
-      const int col = cbase + j * 8 + 2 * t;
-      *reinterpret_cast<uint32_t*>(image + g * kSddmmImageStride + col) = PackOut<kType>(acc[j][0], acc[j][1]);
-      *reinterpret_cast<uint32_t*>(image + (g + 8) * kSddmmImageStride + col) = PackOut<kType>(acc[j][2], acc[j][3]);
+      const int c = cbase + j * 8 + 2 * t;
+      *reinterpret_cast<uint32_t*>(image + g * kSddmmImageStride + c) = PackOut<kType>(acc[j][0], acc[j][1]);
+      *reinterpret_cast<uint32_t*>(image + (g + 8) * kSddmmImageStride + c) = PackOut<kType>(acc[j][2], acc[j][3]);
     }
-    if ((s + 1) % (kTcSddmmChunk / kSddmmSlice) != 0) continue;
+    if ((s + 1) % kSlicesPerChunk != 0) continue;
     // The chunk is complete: copy out the masked entries of the warp's 16 rows.
     __syncwarp();
-    const int chunk = chunk0 + s / (kTcSddmmChunk / kSddmmSlice);
     const int col_base = chunk * kTcSddmmChunk;
-    int seg_beg = 0, seg_end = 0;
-    if (lane < 16 && row0 + lane < a.m) {
-      const int* st = a.starts + static_cast<int64_t>(row0 + lane) * (a.chunks + 1) + chunk;
-      seg_beg = __ldg(st);
-      seg_end = __ldg(st + 1);
-    }
-    unsigned short* out16 = static_cast<unsigned short*>(a.out);
 #pragma unroll
-    for (int r0 = 0; r0 < 16; r0 += 4) {
-      int idx[8], col[8];
-#pragma unroll
-      for (int q = 0; q < 8; ++q) {
-        const int r = r0 + (q >> 1);
-        const int b = __shfl_sync(0xffffffffu, seg_beg, r), e = __shfl_sync(0xffffffffu, seg_end, r);
-        idx[q] = b + lane + (q & 1) * 32;
-        col[q] = idx[q] < e ? __ldg(a.column_indices + idx[q]) : -1;
-      }
-#pragma unroll
-      for (int q = 0; q < 8; ++q) {
-        if (col[q] >= 0) out16[idx[q]] = image[(r0 + (q >> 1)) * kSddmmImageStride + (col[q] - col_base)];
-      }
+    for (int q = 0; q < 32; ++q) {
+      const int b = __shfl_sync(0xffffffffu, seg_beg, q >> 1);
+      if (col[q] >= 0) out16[b + lane + (q & 1) * 32] = image[(q >> 1) * kSddmmImageStride + (col[q] - col_base)];
     }
     // Rows with more than 64 entries in the chunk (masks denser than 25%): the rest.
     for (int r = 0; r < 16; ++r) {
@@ -156,6 +173,8 @@ __global__ void __launch_bounds__(32 * kWB) SddmmTcKernel(SddmmTcArgs a) {
         out16[i] = image[r * kSddmmImageStride + (__ldg(a.column_indices + i) - col_base)];
       }
     }
+    seg_beg = next_beg;
+    seg_end = next_end;
     __syncwarp();  // the image is rewritten by the next chunk
   }
   CpAsyncWait<0>();
