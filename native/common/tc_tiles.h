@@ -4,16 +4,16 @@
 // CSR matrix with 16-bit values (f16 or bf16) on the host. Plain C++, no CUDA: the CPU-only
 // build has it too (and the tests check it there).
 //
-// The matrix (M x K) is cut into tiles of kTcTileRows x kTcTileCols (16 x 128): "strips" of 16
-// rows, each cut into ceil(K / 128) k-tiles. Tile (s, t) is number s * ktiles + t. Its
+// The matrix (M x K) is cut into tiles of kTcTileRows x kTcTileCols (16 x 32): "strips" of 16
+// rows, each cut into ceil(K / 32) k-tiles. Tile (s, t) is number s * ktiles + t. Its
 // nonzeros are a list of 32-bit entries, value bits << 16 | position, where the position is
 // where the value goes in the kernel's shared-memory image of the dense tile: four 8 x 8
-// blocks per 16-column step, each 128 contiguous bytes, in the order the operand registers
+// blocks per 16-column half, each 128 contiguous bytes, in the order the operand registers
 // of mma.m16n8k16 (and ldmatrix.x4) expect:
 //   position = ((h * 4 + (c / 8) * 2 + r / 8) * 64) + (r % 8) * 8 + c % 8
-// with r the row in the strip (0..15), h = column / 16 in the tile (0..7) and c = column % 16.
+// with r the row in the strip (0..15), h = column / 16 in the tile (0 or 1) and c = column % 16.
 // Each tile's list is padded to a multiple of 4 entries (16 bytes, one vector load) with
-// kTcDummyEntry, whose position (2048) is a scratch slot past the tile: the kernel stores
+// kTcDummyEntry, whose position (512) is a scratch slot past the tile: the kernel stores
 // those zeros where nobody reads. offsets[s * ktiles + t] is the first entry of tile (s, t)
 // and offsets[tiles] the total; the order of entries inside a tile does not matter (each
 // position occurs once).
@@ -28,8 +28,8 @@
 namespace sparse {
 
 constexpr int kTcTileRows = 16;
-constexpr int kTcTileCols = 128;
-constexpr int kTcTileElems = kTcTileRows * kTcTileCols;  // 2048
+constexpr int kTcTileCols = 32;
+constexpr int kTcTileElems = kTcTileRows * kTcTileCols;  // 512
 constexpr uint32_t kTcDummyEntry = static_cast<uint32_t>(kTcTileElems);  // value 0 at the scratch slot
 
 inline int TcPosition(int r, int col_in_tile) {

@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# Issue 5, v4: Nsight Compute on one launch of each tensor-core kernel, and their SASS.
+# Issue 5, v4: Nsight Compute stall breakdown of one launch of each tensor-core kernel.
 set -uo pipefail
 source scripts/gpu/setup.sh > /dev/null
-which ncu cuobjdump
-cuobjdump -sass build/Release/sparse.node > /tmp/all.sass 2>&1
-awk '/Function : .*SpmmTcKernelILNS_5DTypeE1ELi8ELi2ELi4E/{p=1} p{print} p&&/EXIT/{n++} p&&/Function : /&&!/SpmmTcKernelILNS_5DTypeE1ELi8ELi2ELi4E/{exit}' /tmp/all.sass | head -1500 > $OUT/sass_spmm.txt
-awk '/Function : .*SddmmTcKernelILNS_5DTypeE1ELi8ELi4E/{p=1} p&&/Function : /&&!/SddmmTcKernelILNS_5DTypeE1ELi8ELi4E/{exit} p{print}' /tmp/all.sass | head -1500 > $OUT/sass_sddmm.txt
-wc -l $OUT/*.txt
-timeout 240 ncu --set full -k regex:"SpmmTc|SddmmTc" -c 2 node scripts/gpu/tc-prof.mjs > $OUT/ncu.txt 2>&1; echo "ncu rc=$?"
-grep -E "Duration|Warp Cycles Per Issued|Issue Slots Busy|Stall|Achieved Occupancy|Registers Per|Theoretical Occ|Block Limit|L2 Hit|DRAM Throughput|Memory Throughput|Compute \(SM\)" $OUT/ncu.txt | head -60
+R=smsp__average_warps_issue_stalled
+MET=gpu__time_duration.sum,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_shared_ld.sum
+for s in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait lg_throttle membar dispatch_stall not_selected selected tex_throttle drain imc_miss no_instruction misc branch_resolving sleeping; do MET=$MET,${R}_${s}_per_issue_active.ratio; done
+timeout 200 ncu --metrics $MET -k regex:"SpmmTc|SddmmTc" node scripts/gpu/tc-prof.mjs tc_w4_s2_p3 > $OUT/ncu.txt 2>&1; echo "ncu rc=$?"
+grep -E "SpmmTc|SddmmTc|duration|inst_executed|warps_active|hmma|lsu|bank|stalled" $OUT/ncu.txt | sed 's/smsp__average_warps_issue_stalled_//' | head -120

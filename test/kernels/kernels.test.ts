@@ -172,6 +172,65 @@ describe('kernels on CUDA against the float64 reference', function () {
     }
   }
 
+  // The tensor-core SDDMM (f16/bf16, K % 8 == 0, K <= 128) against the SIMT one, each forced
+  // through SPARSE_SDDMM_VARIANT (read at every launch): rows with more than 64 entries in a
+  // 256-column chunk (the tail path), partial row blocks and chunks, K = 8 and 128.
+  const tcSddmmShapes: Shape[] = [
+    {name: 'M=300 N=700 K=64, 30% dense (chunk tails)', csr: randomPattern(300, 700, 63_000, 21), n: 64},
+    {name: 'M=130 N=513 K=128, 10%', csr: randomPattern(130, 513, 6669, 22), n: 128},
+    {name: 'M=17 N=260 K=8, 50%', csr: randomPattern(17, 260, 2210, 23), n: 8},
+  ]
+  for (const dtype of ['f16', 'bf16'] as const) {
+    for (const shape of tcSddmmShapes) {
+      it(`SDDMM ${dtype}, tensor-core and SIMT kernels: ${shape.name}`, async () => {
+        const before = process.env.SPARSE_SDDMM_VARIANT
+        try {
+          for (const v of ['tc', 'simt']) {
+            process.env.SPARSE_SDDMM_VARIANT = v
+            await checkSddmm('cuda', shape, dtype, 77)
+          }
+        } finally {
+          if (before === undefined) delete process.env.SPARSE_SDDMM_VARIANT
+          else process.env.SPARSE_SDDMM_VARIANT = before
+        }
+      })
+    }
+    it(`SDDMM ${dtype}, tensor-core kernel: a NaN row of R reaches only the entries that sample it`, async () => {
+      const csr = randomPattern(40, 300, 3000, 24)
+      const k = 32
+      const lhs = {rows: csr.rows, cols: k, dtype, data: encode(uniform(csr.rows * k, 25), dtype)}
+      const rf = uniform(csr.cols * k, 26)
+      for (let j = 0; j < k; j++) rf[5 * k + j] = Number.NaN // R's row 5: mask column 5
+      const rhs = {rows: csr.cols, cols: k, dtype, data: encode(rf, dtype)}
+      const out = poisoned(dtype, csr.columnIndices.length)
+      const before = process.env.SPARSE_SDDMM_VARIANT
+      process.env.SPARSE_SDDMM_VARIANT = 'tc'
+      try {
+        await sddmm(csr, lhs, rhs, {device: 'cuda', out})
+      } finally {
+        if (before === undefined) delete process.env.SPARSE_SDDMM_VARIANT
+        else process.env.SPARSE_SDDMM_VARIANT = before
+      }
+      const ref = await sddmmReference(csr, lhs, {...rhs, data: encode(rf.map((x) => (Number.isNaN(x) ? 0 : x)), dtype)})
+      // Entries sampling column 5 are NaN; every other one is finite and right (checked with
+      // the NaN entries zeroed on both sides: the reference has 0 there).
+      const rest = out.slice()
+      let sampled = 0
+      for (let i = 0; i < csr.columnIndices.length; i++) {
+        const nonFinite = compare(out.subarray(i, i + 1), dtype, ref.subarray(i, i + 1)).nonFinite
+        expect(nonFinite, `entry ${i} (column ${csr.columnIndices[i]})`).to.equal(csr.columnIndices[i] === 5 ? 1 : 0)
+        if (csr.columnIndices[i] === 5) {
+          sampled++
+          rest[i] = 0
+        }
+      }
+      expect(sampled).to.be.greaterThan(0)
+      const r = compare(rest, dtype, ref)
+      expect(r.nonFinite).to.equal(0)
+      expect(r.relativeError).to.be.at.most(TOLERANCE[dtype])
+    })
+  }
+
   it('rejects an unknown variant name with a usage error, and one that cannot run the problem with a device error', async () => {
     const shape = awkwardShapes()[1] // N = 17: no 16-byte vectors
     const a: CsrMatrix = {...shape.csr, values: uniform(shape.csr.columnIndices.length, 5), dtype: 'f32'}

@@ -10,7 +10,7 @@ import {createRng} from '../../src/sparse/random.js'
 import {randomPattern} from './helpers.js'
 
 const TILE_ROWS = 16
-const TILE_COLS = 128
+const TILE_COLS = 32
 const TILE_ELEMS = TILE_ROWS * TILE_COLS
 const CHUNK = 256
 

@@ -54,9 +54,10 @@ SddmmChoice SelectSddmmKernel(const SddmmProblem& p) {
 }
 
 // The tensor-core kernel (sddmm_tc_kernel.cuh) computes the dense product of every tile
-// and keeps the masked entries: it pays from this density (nnz / (m n)) up. Fitted on the
-// H200 (BENCHMARKS.md, v4).
-constexpr double kTcMinDensity = 0.05;
+// and keeps the masked entries: it pays from this density (nnz / (m n)) up. Measured on the
+// H200 attention suite (BENCHMARKS.md, v4): faster than the SIMT kernel at 50-90% sparsity
+// (1.1-3.0x), slower at 95% (0.8-0.9x) on 4096 and 8192 sequences.
+constexpr double kTcMinDensity = 0.08;
 
 // SPARSE_SDDMM_VARIANT=simt|tc forces one kernel family where it can run (A/B runs of
 // `sparse bench` without rebuilding); unset or "auto": the rule above.

@@ -55,16 +55,22 @@ constexpr double kSplitMinNonzeros = 2.0;
 // For N of at most 4 vectors (LLM decode: N = 16) the slices already split each row 8-16
 // ways; more warps per row then only pay while the grid is short of 16 warps per SM.
 constexpr int kSmallNSplitBelowWarpsPerSm = 16;
-// The tensor-core kernel: N up to 64 columns, density (nnz / (m k)) from 2%.
+// The tensor-core kernel: N up to 64 columns; density (nnz / (m k)) from 40%, or from 25%
+// when N >= 32.
 constexpr int kTcMaxN = 64;
-constexpr double kTcMinDensity = 0.02;
+constexpr int kTcWideN = 32;
+constexpr double kTcMinDensity = 0.4;
+constexpr double kTcMinDensityWide = 0.25;
 
 // Whether the tensor-core kernel runs p (16-bit types, N a multiple of 8 up to 64, and the
-// GPU able to run it). The rule's bounds come from the device sweep (BENCHMARKS.md, v4).
+// GPU able to run it). The bounds come from the device sweep of every variant on the LLM
+// layers (BENCHMARKS.md, v4): the tensor-core kernel was 1.1-3.0x faster than the best SIMT
+// variant at 50% sparsity, 1.2-2.2x at 70% with N >= 32, and slower below those densities
+// (0.4-0.9x at 90-95%: there the SIMT kernels move fewer bytes per instruction).
 bool UseTc(const SpmmProblem& p, int sm_count) {
   if (p.dtype == DType::kF32 || p.n % 8 != 0 || p.n > kTcMaxN) return false;
   const double density = p.m > 0 && p.k > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.k) : 0.0;
-  if (density < kTcMinDensity) return false;
+  if (density < (p.n >= kTcWideN ? kTcMinDensityWide : kTcMinDensity)) return false;
   return TcCanRun(p, SelectTc(p, sm_count));
 }
 

@@ -150,8 +150,8 @@ cudaError_t LaunchConfig(const TcMatrix& a, const SpmmProblem& p, const TcChoice
 
 template <DType kType, int kWB, int kNT8>
 cudaError_t LaunchStages(const TcMatrix& a, const SpmmProblem& p, const TcChoice& ch, cudaStream_t s) {
-  if (ch.stages == 3) return LaunchConfig<kType, kWB, kNT8, 3>(a, p, ch, s);
   if (ch.stages == 4) return LaunchConfig<kType, kWB, kNT8, 4>(a, p, ch, s);
+  if (ch.stages == 8) return LaunchConfig<kType, kWB, kNT8, 8>(a, p, ch, s);
   return cudaErrorInvalidValue;
 }
 
@@ -178,7 +178,7 @@ bool TcCanRun(const SpmmProblem& p, const TcChoice& ch) {
   if (p.dtype == DType::kF32) return false;
   if (p.n <= 0 || p.n % 8 != 0 || !Aligned16(p.b) || !Aligned16(p.c)) return false;
   if (ch.warps != 4 && ch.warps != 8) return false;
-  if (ch.stages != 3 && ch.stages != 4) return false;
+  if (ch.stages != 4 && ch.stages != 8) return false;
   if (ch.splits != 1 && ch.splits != 2 && ch.splits != 4 && ch.splits != 8) return false;
   const int major = ComputeMajor();
   if (major < 8 || (ch.splits > 1 && major < 9)) return false;
@@ -194,15 +194,15 @@ TcChoice SelectTc(const SpmmProblem& p, int sm_count) {
   const int strips = (p.m + 15) / 16;
   const int ktiles = (p.k + kTcTileCols - 1) / kTcTileCols;
   const int64_t col_blocks = (p.n + 8 * NT8For(p.n) - 1) / (8 * NT8For(p.n));
-  ch.warps = 4;
-  ch.stages = 3;
+  ch.warps = 8;
+  ch.stages = 4;
   const bool clusters = ComputeMajor() >= 9;
   // Split K over a cluster until the grid has two blocks per SM (each split keeping at least
-  // 2 k-tiles).
-  const int64_t row_blocks = (strips + ch.warps - 1) / ch.warps;
+  // 4 k-tiles).
+  const int64_t row_blocks = (strips + 7) / 8;
   ch.splits = 1;
   while (clusters && ch.splits < 8 && row_blocks * col_blocks * ch.splits < 2LL * sm_count &&
-         ktiles / (ch.splits * 2) >= 2)
+         ktiles / (ch.splits * 2) >= 4)
     ch.splits *= 2;
   return ch;
 }
@@ -211,7 +211,7 @@ std::vector<std::string> TcVariants(const SpmmProblem& p) {
   std::vector<std::string> out;
   for (int w : {4, 8})
     for (int s : {1, 2, 4, 8})
-      for (int st : {3, 4}) {
+      for (int st : {4, 8}) {
         TcChoice ch;
         ch.warps = w, ch.splits = s, ch.stages = st;
         if (TcCanRun(p, ch)) out.push_back(TcVariantName(ch));

@@ -52,7 +52,7 @@ class TcMatrix {
 // One configuration of the kernel: warps (strips of 16 rows) per block, cluster split-K
 // ways, pipeline stages. Name: "tc_w<warps>_s<splits>_p<stages>".
 struct TcChoice {
-  int warps = 4, splits = 1, stages = 3;
+  int warps = 8, splits = 1, stages = 4;
 };
 std::string TcVariantName(const TcChoice& ch);
 bool ParseTcVariant(const char* name, TcChoice* ch);

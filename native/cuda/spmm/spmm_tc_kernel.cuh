@@ -3,28 +3,29 @@
 // The tensor-core SpMM for f16/bf16, C[M x N] = A[M x K, sparse] * B[K x N]: "load sparse,
 // compute dense" (the idea of Flash-LLM, Xia et al., VLDB 2024), on the tiles of
 // common/tc_tiles.h. Why: at small N (LLM decode, N <= 64) the SIMT kernels spend about one
-// warp-instruction per nonzero (conversions, shuffles, FMAs), which at 70% sparsity costs
-// more than moving the bytes; here a warp turns a 16 x 128 tile of A into a dense image in
-// shared memory (8 vector stores per lane to zero it, one 2-byte store per nonzero) and
-// hands it to mma.sync.m16n8k16: the FLOPs on tensor cores, a few instructions per 32
-// nonzeros. (The first version, on 16 x 32 tiles, spent ~185 warp-instructions per tile in
-// fixed costs -- barrier, offsets, copies, address math -- and was issue-latency bound:
-// Nsight Compute, BENCHMARKS.md v4.)
+// warp-instruction per nonzero (conversions, shuffles, FMAs); here a warp turns a 16 x 32
+// tile of A into a dense image in shared memory (2 vector stores to zero it, one 2-byte
+// store per nonzero) and hands it to mma.sync.m16n8k16, so the multiply-adds cost nothing
+// and N up to 64 costs little more than N = 8. What it pays instead is a fixed cost per tile
+// (about 185 warp-instructions: barrier, offsets, copies, image, fragments; Nsight Compute)
+// and few warps per SM, so it wins where tiles are dense -- 50-70% sparsity -- and loses to
+// the SIMT kernels at 90%+ (measured on the H200, BENCHMARKS.md v4; the selection in
+// spmm.cu follows that). A 16 x 128 tile version amortised the fixed cost but ran with even
+// fewer warps and was slower; kept out.
 //
 // Structure:
 //   - a block is kWB warps; warp w owns strip (16 rows) blockRow * kWB + w, the block owns
-//     one range of k-tiles (128 columns each) of those strips: split-K over the S blocks of a
+//     one range of k-tiles (32 columns each) of those strips: split-K over the S blocks of a
 //     thread-block cluster (sm_90), which then reduce their partial C tiles through
 //     distributed shared memory in a fixed order (deterministic, no atomics, no workspace);
-//   - per k-tile ("stage") the block stages B's 128 x (8 kNT8) slice and each warp its tile's
+//   - per k-tile ("stage") the block stages B's 32 x (8 kNT8) slice and each warp its tile's
 //     entries in shared memory with cp.async, kP stages deep (kP - 1 in flight while one is
 //     computed): the bytes in flight hide DRAM latency without registers;
 //   - B fragments come from the staged slice with ldmatrix.trans (rows padded to an odd
 //     number of 16-byte chunks: conflict-free), A fragments from the dense image with ldmatrix
 //     (8 x 8 blocks of 128 contiguous bytes: conflict-free);
-//   - a tile with more entries than a stage holds (over half dense with 4 warps per block,
-//     over a quarter with 8) takes the rest straight from global memory; an empty tile is
-//     skipped; B rows past K are zero-filled by cp.async
+//   - a tile with more entries than a stage holds (over 50% dense) takes the rest straight
+//     from global memory; an empty tile is skipped; B rows past K are zero-filled by cp.async
 //     (so an Inf/NaN past the end cannot meet a zero of the image).
 // fp32 accumulation in the mma; one rounding to f16/bf16 at the end.
 #include <cooperative_groups.h>
@@ -47,18 +48,17 @@ struct TcArgs {
   int m, k, n, strips, ktiles, splits;
 };
 
-// Bytes of a warp's dense tile image: 2048 halves + one 16-byte line for the dummy slot.
+// Entries a stage holds per warp (256: half of a 16 x 32 tile).
+constexpr int kTcStageEntries = 256;
+// Bytes of a warp's dense tile image: 512 halves + one 16-byte line for the dummy slot.
 constexpr int kTcImageBytes = kTcTileElems * 2 + 16;
 
 template <int kWB, int kNT8, int kP>
 struct TcLayout {
-  // Entries a stage holds per warp (a tile a quarter or half dense; the rest of a denser
-  // tile is read from global memory in the compute step).
-  static constexpr int kStageEntries = kWB == 4 ? 1024 : 512;
   // B slice rows: 8 kNT8 halves, padded to an odd number of 16-byte chunks.
   static constexpr int kXChunks = (kNT8 & 1) ? kNT8 : kNT8 + 1;
   static constexpr int kXBytes = kTcTileCols * kXChunks * 16;
-  static constexpr int kEBytes = kWB * kStageEntries * 4;
+  static constexpr int kEBytes = kWB * kTcStageEntries * 4;
   static constexpr int kStageBytes = kXBytes + kEBytes;
   static constexpr int kImagesOffset = kP * kStageBytes;
   static constexpr int kMetaOffset = kImagesOffset + kWB * kTcImageBytes;
@@ -66,13 +66,9 @@ struct TcLayout {
   // The partial C tile for the cluster reduction (aliases the stages after the loop).
   static constexpr int kRedBytes = kWB * 16 * kNT8 * 8 * 4;
   static constexpr int kSmemBytes = kLoopBytes > kRedBytes ? kLoopBytes : kRedBytes;
-  // 16-byte chunks of B's slice each thread copies per stage.
-  static constexpr int kXIters = (kTcTileCols * kNT8 + 32 * kWB - 1) / (32 * kWB);
-  static constexpr int kLogNT8 = kNT8 == 1 ? 0 : kNT8 == 2 ? 1 : kNT8 == 4 ? 2 : 3;
   static_assert(kWB == 4 || kWB == 8, "4 or 8 strips per block");
   static_assert(kNT8 == 1 || kNT8 == 2 || kNT8 == 4 || kNT8 == 8, "1, 2, 4 or 8 column tiles of 8");
   static_assert(kP >= 2 && kP <= 8, "2..8 stages");
-  static_assert((kTcTileCols * kNT8) % (32 * kWB) == 0 || kTcTileCols * kNT8 < 32 * kWB, "whole rounds of B chunks");
 };
 
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) {
@@ -217,34 +213,18 @@ __global__ void __launch_bounds__(32 * kWB) SpmmTcKernel(TcArgs a) {
     if (32 + lane <= steps) nxt = __ldg(toff + 32 + lane);
   }
 
-  // This thread's share of B's slice: chunk q = threadIdx.x + j * blockDim (row q / kNT8,
-  // columns n0 + 8 (q % kNT8) ..), the same every stage but for the k-tile's offset.
-  const int64_t slice_step = static_cast<int64_t>(kTcTileCols) * a.n;
-  const unsigned short* xsrc[L::kXIters];
-  int xrow[L::kXIters];
-  uint32_t xdst[L::kXIters];
-#pragma unroll
-  for (int j = 0; j < L::kXIters; ++j) {
-    const int q = threadIdx.x + j * 32 * kWB;
-    const int r = q >> L::kLogNT8, ch = q & (kNT8 - 1);
-    const bool in_slice = q < kTcTileCols * kNT8;  // false only for spare threads (kNT8 = 1, 8 warps)
-    xrow[j] = n0 + ch * 8 < a.n ? r : 1 << 30;  // past n: never < k, so zero-filled
-    xsrc[j] = b16 + static_cast<int64_t>(kt0) * slice_step + static_cast<int64_t>(r) * a.n + n0 + ch * 8;
-    xdst[j] = in_slice ? SmemAddr(smem + (r * L::kXChunks + ch) * 16) : ~0u;
-  }
-
   auto load_stage = [&](int s) {
-    const int buf = s % kP;
-    const uint32_t stage = SmemAddr(smem + buf * L::kStageBytes);
-    const int kbase = (kt0 + s) * kTcTileCols;
-#pragma unroll
-    for (int j = 0; j < L::kXIters; ++j) {
-      if (xdst[j] == ~0u) continue;
-      const bool ok = kbase + xrow[j] < a.k;
-      CpAsync16(xdst[j] + buf * L::kStageBytes, ok ? static_cast<const void*>(xsrc[j] + s * slice_step) : a.b,
-                ok ? 16 : 0);
+    unsigned char* stage = smem + (s % kP) * L::kStageBytes;
+    // B's slice: rows kt * 32 .. + 31, columns n0 .. n0 + 8 kNT8 (zero-filled past k and n).
+    const int kt = kt0 + s;
+    for (int q = threadIdx.x; q < kTcTileCols * kNT8; q += 32 * kWB) {
+      const int r = q / kNT8, ch = q % kNT8;
+      const int krow = kt * kTcTileCols + r, col = n0 + ch * 8;
+      const bool ok = krow < a.k && col < a.n;
+      const void* src = ok ? static_cast<const void*>(b16 + static_cast<int64_t>(krow) * a.n + col) : a.b;
+      CpAsync16(SmemAddr(stage + (r * L::kXChunks + ch) * 16), src, ok ? 16 : 0);
     }
-    // This warp's tile entries (up to kStageEntries; the rest is read in compute).
+    // This warp's tile entries (up to kTcStageEntries; the rest is read in compute).
     int cnt4 = 0, beg = 0;
     if (has_strip) {
       if (s - base >= 32) {
@@ -259,12 +239,11 @@ __global__ void __launch_bounds__(32 * kWB) SpmmTcKernel(TcArgs a) {
       const uint32_t e = j + 1 < 32 ? e1 : e2;
       beg = static_cast<int>(b0);
       cnt4 = static_cast<int>((e - b0) >> 2);
-      const int staged = cnt4 < L::kStageEntries / 4 ? cnt4 : L::kStageEntries / 4;
-      const uint32_t ebuf = stage + L::kXBytes + warp * L::kStageEntries * 4;
-      const uint4* src = entries4 + (b0 >> 2);
-      for (int i = lane; i < staged; i += 32) CpAsync16(ebuf + i * 16, src + i, 16);
+      const int staged = cnt4 < kTcStageEntries / 4 ? cnt4 : kTcStageEntries / 4;
+      unsigned char* ebuf = stage + L::kXBytes + warp * kTcStageEntries * 4;
+      for (int i = lane; i < staged; i += 32) CpAsync16(SmemAddr(ebuf + i * 16), entries4 + (b0 >> 2) + i, 16);
     }
-    if (lane == 0) meta[buf * kWB + warp] = make_int2(cnt4, beg);
+    if (lane == 0) meta[(s % kP) * kWB + warp] = make_int2(cnt4, beg);
   };
 
   float acc[kNT8][4];
@@ -277,43 +256,42 @@ __global__ void __launch_bounds__(32 * kWB) SpmmTcKernel(TcArgs a) {
     CpAsyncCommit();
   }
 
-  const uint32_t img = SmemAddr(image);
-  unsigned short* img16 = reinterpret_cast<unsigned short*>(image);
   for (int s = 0; s < steps; ++s) {
     CpAsyncWait<kP - 2>();
     __syncthreads();
     if (s + kP - 1 < steps) load_stage(s + kP - 1);
     CpAsyncCommit();
 
-    const int buf = s % kP;
-    const int2 mt = meta[buf * kWB + warp];
+    const unsigned char* stage = smem + (s % kP) * L::kStageBytes;
+    const int2 mt = meta[(s % kP) * kWB + warp];
     const int cnt4 = mt.x;
     if (cnt4 == 0) continue;  // empty tile (or no strip): nothing to multiply
-    // The dense image: zero (8 vector stores per lane), then scatter.
-#pragma unroll
-    for (int j = 0; j < kTcTileElems * 2 / 512; ++j) reinterpret_cast<uint4*>(image)[lane + 32 * j] = make_uint4(0, 0, 0, 0);
+    // The dense image: zero, then scatter.
+    reinterpret_cast<uint4*>(image)[lane] = make_uint4(0, 0, 0, 0);
+    reinterpret_cast<uint4*>(image)[lane + 32] = make_uint4(0, 0, 0, 0);
     __syncwarp();
-    const unsigned char* stage = smem + buf * L::kStageBytes;
-    const uint4* ebuf = reinterpret_cast<const uint4*>(stage + L::kXBytes + warp * L::kStageEntries * 4);
-    const int staged = cnt4 < L::kStageEntries / 4 ? cnt4 : L::kStageEntries / 4;
+    unsigned short* img16 = reinterpret_cast<unsigned short*>(image);
+    const uint4* ebuf = reinterpret_cast<const uint4*>(stage + L::kXBytes + warp * kTcStageEntries * 4);
+    const int staged = cnt4 < kTcStageEntries / 4 ? cnt4 : kTcStageEntries / 4;
     for (int i = lane; i < staged; i += 32) Scatter(img16, ebuf[i]);
     for (int i = staged + lane; i < cnt4; i += 32) Scatter(img16, __ldg(entries4 + (mt.y >> 2) + i));
     __syncwarp();
+    const uint32_t img = SmemAddr(image);
     const uint32_t xs = SmemAddr(stage);
 #pragma unroll
-    for (int h = 0; h < kTcTileCols / 16; ++h) {
+    for (int h = 0; h < 2; ++h) {
       uint32_t af[4];
       LdMatrixX4(img + (h * 4 + (lane >> 3)) * 128 + (lane & 7) * 16, af);
-      const int xr = h * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+      const int xrow = h * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
       if constexpr (kNT8 == 1) {
         uint32_t b0, b1;
-        LdMatrixX2T(xs + xr * L::kXChunks * 16, b0, b1);
+        LdMatrixX2T(xs + xrow * L::kXChunks * 16, b0, b1);
         Mma16816<kType>(acc[0], af, b0, b1);
       } else {
 #pragma unroll
         for (int p = 0; p < kNT8 / 2; ++p) {
           uint32_t bf[4];
-          LdMatrixX4T(xs + (xr * L::kXChunks + 2 * p + (lane >> 4)) * 16, bf);
+          LdMatrixX4T(xs + (xrow * L::kXChunks + 2 * p + (lane >> 4)) * 16, bf);
           Mma16816<kType>(acc[2 * p], af, bf[0], bf[1]);
           Mma16816<kType>(acc[2 * p + 1], af, bf[2], bf[3]);
         }
