@@ -54,10 +54,14 @@ SddmmChoice SelectSddmmKernel(const SddmmProblem& p) {
 }
 
 // The tensor-core kernel (sddmm_tc_kernel.cuh) computes the dense product of every tile
-// and keeps the masked entries: it pays from this density (nnz / (m n)) up. Measured on the
-// H200 attention suite (BENCHMARKS.md, v4): faster than the SIMT kernel at 50-90% sparsity
-// (1.1-3.0x), slower at 95% (0.8-0.9x) on 4096 and 8192 sequences.
+// and keeps the masked entries: it pays from this density (nnz / (m n)) up, on masks of at
+// least kTcMinSide x kTcMinSide. Measured on the H200 (BENCHMARKS.md, v4): on the attention
+// suite (2048-8192 square masks) 1.1-3.0x faster than the SIMT kernel at 50-90% sparsity,
+// 0.8-0.9x at 95%; on the DLMC masks (up to 2048 x 2048, inner dimension 8-56) it lost to the
+// SIMT kernel (0.65-1.6x cuSPARSE where the SIMT kernel averages 2.6x): too few rows and
+// columns to fill the GPU with 128 x 256 tiles.
 constexpr double kTcMinDensity = 0.08;
+constexpr int kTcMinSide = 2048;
 
 // SPARSE_SDDMM_VARIANT=simt|tc forces one kernel family where it can run (A/B runs of
 // `sparse bench` without rebuilding); unset or "auto": the rule above.
@@ -67,7 +71,8 @@ bool UseTc(const SddmmProblem& p) {
     if (std::strcmp(forced, "simt") == 0) return false;
     if (std::strcmp(forced, "tc") == 0) return true;
   }
-  const double density = p.m > 0 && p.n > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.n) : 0.0;
+  if (p.m < kTcMinSide || p.n < kTcMinSide) return false;
+  const double density = static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.n);
   return density >= kTcMinDensity;
 }
 
