@@ -239,6 +239,15 @@ CsrPattern ParseCsrPattern(const Args& a, int m, std::vector<Napi::Value>* keep)
   return c;
 }
 
+// ParseCsrPattern plus the check the host-side format builders rely on: offsets that never
+// decrease, so that every row's range lies inside the arrays.
+CsrPattern ParseMonotoneCsrPattern(const Args& a, int m, std::vector<Napi::Value>* keep) {
+  const CsrPattern c = ParseCsrPattern(a, m, keep);
+  for (int r = 0; r < m; ++r)
+    if (c.row_offsets[r + 1] < c.row_offsets[r]) a.RangeFail("rowOffsets must not decrease");
+  return c;
+}
+
 // Parses the fields shared by spmm and spmmReference into a host problem.
 SpmmProblem ParseSpmm(const Args& a, std::vector<Napi::Value>* keep, bool with_output) {
   SpmmProblem p;
@@ -459,15 +468,10 @@ Napi::Value TcFormatJs(const Napi::CallbackInfo& info) {
   Args a(info, "tcFormat");
   std::vector<Napi::Value> keep;
   const int m = a.Dim("m"), k = a.Dim("k");
-  const int* offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{m} + 1, &keep));
-  if (offsets[0] != 0) a.RangeFail("rowOffsets[0] must be 0");
-  for (int r = 0; r < m; ++r)
-    if (offsets[r + 1] < offsets[r]) a.RangeFail("rowOffsets must not decrease");
-  const int nnz = offsets[m];
-  const int* cols = static_cast<const int*>(a.Array("columnIndices", napi_int32_array, "Int32Array", nnz, &keep));
-  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", nnz, &keep));
+  const CsrPattern c = ParseMonotoneCsrPattern(a, m, &keep);
+  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", c.nnz, &keep));
   TcTiles t;
-  const std::string err = BuildTcTiles(m, k, offsets, cols, vals, &t);
+  const std::string err = BuildTcTiles(m, k, c.row_offsets, c.column_indices, vals, &t);
   if (!err.empty()) a.RangeFail(err);
   Napi::Env env = info.Env();
   Napi::Uint32Array off = Napi::Uint32Array::New(env, t.offsets.size());
@@ -486,13 +490,9 @@ Napi::Value SddmmChunkStartsJs(const Napi::CallbackInfo& info) {
   Args a(info, "sddmmChunkStarts");
   std::vector<Napi::Value> keep;
   const int m = a.Dim("m"), n = a.Dim("n");
-  const int* offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{m} + 1, &keep));
-  if (offsets[0] != 0) a.RangeFail("rowOffsets[0] must be 0");
-  for (int r = 0; r < m; ++r)
-    if (offsets[r + 1] < offsets[r]) a.RangeFail("rowOffsets must not decrease");
-  const int* cols = static_cast<const int*>(a.Array("columnIndices", napi_int32_array, "Int32Array", offsets[m], &keep));
+  const CsrPattern c = ParseMonotoneCsrPattern(a, m, &keep);
   std::vector<int> starts;
-  const std::string err = BuildSddmmChunkStarts(m, n, offsets, cols, &starts);
+  const std::string err = BuildSddmmChunkStarts(m, n, c.row_offsets, c.column_indices, &starts);
   if (!err.empty()) a.RangeFail(err);
   Napi::Int32Array out = Napi::Int32Array::New(info.Env(), starts.size());
   if (!starts.empty()) std::memcpy(out.Data(), starts.data(), 4 * starts.size());

@@ -77,6 +77,8 @@ describe('tensor-core formats (built on the host)', () => {
     const values = new Uint16Array(3)
     expect(() => addon.tcFormat({m: 2, k: 10, rowOffsets, columnIndices: Int32Array.from([4, 4, 1]), values})).to.throw(/repeated column 4 in row 0/)
     expect(() => addon.tcFormat({m: 2, k: 10, rowOffsets, columnIndices: Int32Array.from([0, 1, 10]), values})).to.throw(/column index 10 out of range in row 1/)
+    // Offsets that decrease would send a row past the arrays: refused before any read.
+    expect(() => addon.tcFormat({m: 2, k: 10, rowOffsets: Int32Array.from([0, 3, 2]), columnIndices: Int32Array.from([1, 2]), values: new Uint16Array(2)})).to.throw(/must not decrease/)
   })
 
   for (const [m, n, nnz, seed] of [
