@@ -56,7 +56,7 @@ SddmmChoice SelectSddmmKernel(const SddmmProblem& p) {
 // The tensor-core kernel (sddmm_tc_kernel.cuh) computes the dense product of every tile
 // and keeps the masked entries: it pays from this density (nnz / (m n)) up, on masks of at
 // least kTcMinSide x kTcMinSide. Measured on the H200 (BENCHMARKS.md, v4): on the attention
-// suite (2048-8192 square masks) 1.1-3.0x faster than the SIMT kernel at 50-90% sparsity,
+// suite (2048-8192 square masks) 1.2-3.1x faster than the SIMT kernel at 50-90% sparsity,
 // 0.8-0.9x at 95%; on the DLMC masks (up to 2048 x 2048, inner dimension 8-56) it lost to the
 // SIMT kernel (0.65-1.6x cuSPARSE where the SIMT kernel averages 2.6x): too few rows and
 // columns to fill the GPU with 128 x 256 tiles.
