@@ -132,27 +132,40 @@ export const LLM_SHAPES: ReadonlyArray<readonly [number, number]> = [
 export const LLM_SPARSITIES = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95] as const
 export const LLM_NS = [1, 8, 16, 32, 64, 256, 2048] as const
 
-/** The LLM suite: every shape x sparsity, each at every N. Matrices are made on demand. */
-export function llmSuite(opts: {sparsities?: readonly number[]; ns?: readonly number[]; seed?: number} = {}): SuiteEntry[] {
-  const sparsities = opts.sparsities ?? LLM_SPARSITIES
-  const ns = opts.ns && opts.ns.length > 0 ? [...opts.ns] : [...LLM_NS]
+/** Options of the generated suites (llm, attention). */
+export interface SyntheticSuiteOptions {
+  sparsities?: readonly number[]
+  ns?: readonly number[]
+  seed?: number
+}
+
+/**
+ * A generated suite: every shape x sparsity, each at every N, named `group/ROWSxCOLS/s`, its
+ * matrix made on demand by `make` from a seed derived from the suite seed and that name.
+ */
+function syntheticSuite(
+  group: string,
+  shapes: ReadonlyArray<readonly [number, number]>,
+  defaults: {sparsities: readonly number[]; ns: readonly number[]},
+  opts: SyntheticSuiteOptions,
+  make: (rows: number, cols: number, sparsity: number, seed: string) => CsrMatrix,
+): SuiteEntry[] {
+  const sparsities = opts.sparsities ?? defaults.sparsities
+  const ns = opts.ns && opts.ns.length > 0 ? [...opts.ns] : [...defaults.ns]
   const seed = opts.seed ?? 42
   const out: SuiteEntry[] = []
-  for (const [rows, cols] of LLM_SHAPES) {
+  for (const [rows, cols] of shapes) {
     for (const s of sparsities) {
-      const file = `llm/${rows}x${cols}/${s}`
-      out.push({
-        file,
-        group: 'llm',
-        sparsity: s,
-        ns,
-        rows,
-        cols,
-        generate: () => randomPrunedCsr(rows, cols, s, `${seed}:${file}`),
-      })
+      const file = `${group}/${rows}x${cols}/${s}`
+      out.push({file, group, sparsity: s, ns, rows, cols, generate: () => make(rows, cols, s, `${seed}:${file}`)})
     }
   }
   return out
+}
+
+/** The LLM suite: every shape x sparsity, each at every N. Matrices are made on demand. */
+export function llmSuite(opts: SyntheticSuiteOptions = {}): SuiteEntry[] {
+  return syntheticSuite('llm', LLM_SHAPES, {sparsities: LLM_SPARSITIES, ns: LLM_NS}, opts, randomPrunedCsr)
 }
 
 /**
@@ -206,26 +219,11 @@ export const ATTENTION_NS = [64, 128] as const
  * The attention suite: a seq x seq mask per sequence length and sparsity, each at every head
  * dimension. SDDMM computes Q K^T at the mask; SpMM multiplies the probabilities by V.
  */
-export function attentionSuite(opts: {sparsities?: readonly number[]; ns?: readonly number[]; seed?: number} = {}): SuiteEntry[] {
-  const sparsities = opts.sparsities ?? ATTENTION_SPARSITIES
-  const ns = opts.ns && opts.ns.length > 0 ? [...opts.ns] : [...ATTENTION_NS]
-  const seed = opts.seed ?? 42
-  const out: SuiteEntry[] = []
-  for (const seq of ATTENTION_SEQS) {
-    for (const s of sparsities) {
-      const file = `attention/${seq}x${seq}/${s}`
-      out.push({
-        file,
-        group: 'attention',
-        sparsity: s,
-        ns,
-        rows: seq,
-        cols: seq,
-        generate: () => randomAttentionMask(seq, s, `${seed}:${file}`),
-      })
-    }
-  }
-  return out
+export function attentionSuite(opts: SyntheticSuiteOptions = {}): SuiteEntry[] {
+  const shapes = ATTENTION_SEQS.map((seq) => [seq, seq] as const)
+  return syntheticSuite('attention', shapes, {sparsities: ATTENTION_SPARSITIES, ns: ATTENTION_NS}, opts, (seq, _cols, s, seed) =>
+    randomAttentionMask(seq, s, seed),
+  )
 }
 
 /**
