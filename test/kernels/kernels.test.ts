@@ -175,6 +175,17 @@ describe('kernels on CUDA against the float64 reference', function () {
   // The tensor-core SDDMM (f16/bf16, K % 8 == 0, K <= 128) against the SIMT one, each forced
   // through SPARSE_SDDMM_VARIANT (read at every launch): rows with more than 64 entries in a
   // 256-column chunk (the tail path), partial row blocks and chunks, K = 8 and 128.
+  /** Runs `fn` with SPARSE_SDDMM_VARIANT set to `variant`, then restores it. */
+  async function withSddmmVariant(variant: string, fn: () => Promise<void>): Promise<void> {
+    const before = process.env.SPARSE_SDDMM_VARIANT
+    process.env.SPARSE_SDDMM_VARIANT = variant
+    try {
+      await fn()
+    } finally {
+      if (before === undefined) delete process.env.SPARSE_SDDMM_VARIANT
+      else process.env.SPARSE_SDDMM_VARIANT = before
+    }
+  }
   const tcSddmmShapes: Shape[] = [
     {name: 'M=300 N=700 K=64, 30% dense (chunk tails)', csr: randomPattern(300, 700, 63_000, 21), n: 64},
     {name: 'M=130 N=513 K=128, 10%', csr: randomPattern(130, 513, 6669, 22), n: 128},
@@ -183,16 +194,7 @@ describe('kernels on CUDA against the float64 reference', function () {
   for (const dtype of ['f16', 'bf16'] as const) {
     for (const shape of tcSddmmShapes) {
       it(`SDDMM ${dtype}, tensor-core and SIMT kernels: ${shape.name}`, async () => {
-        const before = process.env.SPARSE_SDDMM_VARIANT
-        try {
-          for (const v of ['tc', 'simt']) {
-            process.env.SPARSE_SDDMM_VARIANT = v
-            await checkSddmm('cuda', shape, dtype, 77)
-          }
-        } finally {
-          if (before === undefined) delete process.env.SPARSE_SDDMM_VARIANT
-          else process.env.SPARSE_SDDMM_VARIANT = before
-        }
+        for (const v of ['tc', 'simt']) await withSddmmVariant(v, () => checkSddmm('cuda', shape, dtype, 77))
       })
     }
     it(`SDDMM ${dtype}, tensor-core kernel: a NaN row of R reaches only the entries that sample it`, async () => {
@@ -203,14 +205,9 @@ describe('kernels on CUDA against the float64 reference', function () {
       for (let j = 0; j < k; j++) rf[5 * k + j] = Number.NaN // R's row 5: mask column 5
       const rhs = {rows: csr.cols, cols: k, dtype, data: encode(rf, dtype)}
       const out = poisoned(dtype, csr.columnIndices.length)
-      const before = process.env.SPARSE_SDDMM_VARIANT
-      process.env.SPARSE_SDDMM_VARIANT = 'tc'
-      try {
+      await withSddmmVariant('tc', async () => {
         await sddmm(csr, lhs, rhs, {device: 'cuda', out})
-      } finally {
-        if (before === undefined) delete process.env.SPARSE_SDDMM_VARIANT
-        else process.env.SPARSE_SDDMM_VARIANT = before
-      }
+      })
       const ref = await sddmmReference(csr, lhs, {...rhs, data: encode(rf.map((x) => (Number.isNaN(x) ? 0 : x)), dtype)})
       // Entries sampling column 5 are NaN; every other one is finite and right (checked with
       // the NaN entries zeroed on both sides: the reference has 0 there).
