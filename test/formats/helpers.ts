@@ -3,7 +3,10 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {expect} from 'chai'
+
 import {ROOT} from '../helpers/cli.js'
+import {InputError} from '../../src/errors.js'
 import type {ByteSink} from '../../src/formats/index.js'
 
 export const FIXTURES = join(ROOT, 'fixtures')
@@ -71,4 +74,28 @@ export function sameBits(a: ArrayBufferView, b: ArrayBufferView): boolean {
   const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false
   return true
+}
+
+/** Asserts that `fn` throws an InputError whose message matches `pattern`. */
+export function expectInputError(fn: () => unknown, pattern: RegExp): void {
+  try {
+    fn()
+  } catch (error) {
+    expect(error, String(error)).to.be.instanceOf(InputError)
+    expect((error as Error).message).to.match(pattern)
+    return
+  }
+  expect.fail('expected an InputError')
+}
+
+/** Asserts that `p` rejects with an InputError whose message matches `pattern`. */
+export async function expectInputErrorAsync(p: Promise<unknown>, pattern: RegExp): Promise<void> {
+  try {
+    await p
+  } catch (error) {
+    expect(error, String(error)).to.be.instanceOf(InputError)
+    expect((error as Error).message).to.match(pattern)
+    return
+  }
+  expect.fail('expected an InputError')
 }

@@ -7,7 +7,7 @@ import {InputError} from '../../src/errors.js'
 import {openTensorSource, parseNpy, readNpyBytes, toFloat32, writeNpy} from '../../src/formats/index.js'
 import {npyHeader} from '../../src/formats/npy.js'
 import type {DenseTensor} from '../../src/types.js'
-import {fixture, makeTmp, py, pyJson, requirePython, sameBits} from './helpers.js'
+import {expectInputError, expectInputErrorAsync, fixture, makeTmp, py, pyJson, requirePython, sameBits} from './helpers.js'
 
 interface NumpyView {
   shape: number[]
@@ -40,28 +40,6 @@ async function readOne(path: string): Promise<DenseTensor> {
   } finally {
     await src.close()
   }
-}
-
-function expectInputError(fn: () => unknown, pattern: RegExp): void {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).to.be.instanceOf(InputError)
-    expect((error as Error).message).to.match(pattern)
-    return
-  }
-  expect.fail('expected an InputError')
-}
-
-async function expectInputErrorAsync(p: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await p
-  } catch (error) {
-    expect(error, String(error)).to.be.instanceOf(InputError)
-    expect((error as Error).message).to.match(pattern)
-    return
-  }
-  expect.fail('expected an InputError')
 }
 
 describe('formats/npy', () => {

@@ -3,12 +3,11 @@ import {join} from 'node:path'
 
 import {expect} from 'chai'
 
-import {InputError} from '../../src/errors.js'
 import {BufferSource, openTensorSource, SafetensorsFile, toFloat32, writeSafetensors, writeSafetensorsStream, writeSafetensorsTo} from '../../src/formats/index.js'
 import type {ByteSource} from '../../src/formats/byte-source.js'
 import {bf16BitsToF32} from '../../src/sparse/half.js'
 import type {DenseTensor} from '../../src/types.js'
-import {fixture, makeTmp, MemorySink, sameBits} from './helpers.js'
+import {expectInputErrorAsync, fixture, makeTmp, MemorySink, sameBits} from './helpers.js'
 
 class RecordingSource implements ByteSource {
   reads: [number, number][] = []
@@ -38,17 +37,6 @@ function image(header: unknown, data: Uint8Array, rawHeader?: string): Uint8Arra
   return out
 }
 
-async function expectInputError(p: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await p
-  } catch (error) {
-    expect(error, String(error)).to.be.instanceOf(InputError)
-    expect((error as Error).message).to.match(pattern)
-    return
-  }
-  expect.fail('expected an InputError')
-}
-
 describe('formats/safetensors', () => {
   const tmp = makeTmp()
   after(tmp.cleanup)
@@ -75,7 +63,7 @@ describe('formats/safetensors', () => {
     const bits = await z.readRaw('c_bits')
     expect(Buffer.from(c.data.buffer, c.data.byteOffset, c.data.byteLength).equals(Buffer.from(bits.bytes.subarray(bits.dataOffset)))).to.equal(true)
     expect(toFloat32(c)[0]).to.equal(bf16BitsToF32((c.data as Uint16Array)[0]))
-    await expectInputError(src.read('d.i64'), /unsupported dtype I64/)
+    await expectInputErrorAsync(src.read('d.i64'), /unsupported dtype I64/)
     await src.close()
     await ref.close()
   })
@@ -120,33 +108,33 @@ describe('formats/safetensors', () => {
     const open = (bytes: Uint8Array) => SafetensorsFile.open(new BufferSource(bytes, 'bad.safetensors'))
 
     it('data offsets past the end of the file (the lying-header fixture)', async () => {
-      await expectInputError(openTensorSource(fixture('bad-lying-header.safetensors')), /ends at data byte 256 but the file holds 64 data bytes/)
+      await expectInputErrorAsync(openTensorSource(fixture('bad-lying-header.safetensors')), /ends at data byte 256 but the file holds 64 data bytes/)
     })
     it('a header length larger than the file', async () => {
       const b = image({}, new Uint8Array(0))
       new DataView(b.buffer).setBigUint64(0, 1n << 40n, true)
-      await expectInputError(open(b), /header length .* exceeds/)
+      await expectInputErrorAsync(open(b), /header length .* exceeds/)
     })
     it('a span that does not match shape × dtype', async () => {
-      await expectInputError(open(image({w: {dtype: 'F32', shape: [2, 2], data_offsets: [0, 12]}}, f32(4))), /span 12 bytes but shape \[2, 2\] of F32 needs 16/)
+      await expectInputErrorAsync(open(image({w: {dtype: 'F32', shape: [2, 2], data_offsets: [0, 12]}}, f32(4))), /span 12 bytes but shape \[2, 2\] of F32 needs 16/)
     })
     it('overlapping tensors', async () => {
-      await expectInputError(
+      await expectInputErrorAsync(
         open(image({a: {dtype: 'F32', shape: [2], data_offsets: [0, 8]}, b: {dtype: 'F32', shape: [2], data_offsets: [4, 12]}}, f32(3))),
         /overlap/,
       )
     })
     it('bad JSON, unknown dtype, bad shapes and offsets', async () => {
-      await expectInputError(open(image(null, f32(1), '{"a": ')), /not valid JSON/)
-      await expectInputError(open(image({a: {dtype: 'Q7', shape: [1], data_offsets: [0, 4]}}, f32(1))), /unknown dtype Q7/)
-      await expectInputError(open(image({a: {dtype: 'F32', shape: [-1], data_offsets: [0, 4]}}, f32(1))), /shape must be/)
-      await expectInputError(open(image({a: {dtype: 'F32', shape: [1], data_offsets: [4, 0]}}, f32(1))), /end before they begin/)
-      await expectInputError(open(image({a: {dtype: 'F32', shape: [1], data_offsets: [0.5, 4]}}, f32(1))), /two non-negative integers/)
+      await expectInputErrorAsync(open(image(null, f32(1), '{"a": ')), /not valid JSON/)
+      await expectInputErrorAsync(open(image({a: {dtype: 'Q7', shape: [1], data_offsets: [0, 4]}}, f32(1))), /unknown dtype Q7/)
+      await expectInputErrorAsync(open(image({a: {dtype: 'F32', shape: [-1], data_offsets: [0, 4]}}, f32(1))), /shape must be/)
+      await expectInputErrorAsync(open(image({a: {dtype: 'F32', shape: [1], data_offsets: [4, 0]}}, f32(1))), /end before they begin/)
+      await expectInputErrorAsync(open(image({a: {dtype: 'F32', shape: [1], data_offsets: [0.5, 4]}}, f32(1))), /two non-negative integers/)
     })
     it('not a safetensors file at all, or too short', async () => {
-      await expectInputError(open(new Uint8Array(4)), /too short/)
+      await expectInputErrorAsync(open(new Uint8Array(4)), /too short/)
       const npy = new Uint8Array(readFileSync(fixture('dense-f32.npy')))
-      await expectInputError(open(npy), /exceeds|does not start/)
+      await expectInputErrorAsync(open(npy), /exceeds|does not start/)
     })
     it('the streaming writer checks each tensor gets exactly its bytes', async () => {
       const p = join(tmp.dir, 'stream.safetensors')

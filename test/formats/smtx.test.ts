@@ -3,24 +3,12 @@ import {join, relative} from 'node:path'
 
 import {expect} from 'chai'
 
-import {InputError} from '../../src/errors.js'
 import {parseSmtx, readCsrInput, writeSmtx} from '../../src/formats/index.js'
 import type {CsrMatrix} from '../../src/types.js'
 import {DLMC} from '../helpers/cli.js'
-import {fixture, makeTmp} from './helpers.js'
+import {expectInputError, fixture, makeTmp} from './helpers.js'
 
 const enc = (s: string) => new TextEncoder().encode(s)
-
-function expectInputError(fn: () => unknown, re: RegExp): void {
-  try {
-    fn()
-  } catch (error) {
-    expect(error, String(error)).to.be.instanceOf(InputError)
-    expect((error as Error).message).to.match(re)
-    return
-  }
-  expect.fail('expected an InputError')
-}
 
 function listSmtx(dir: string): string[] {
   const out: string[] = []
