@@ -251,6 +251,24 @@ class Slab {
   size_t per_copy_ = 0;
 };
 
+// A tensor-core kernel's prepared input (TcMatrix, SddmmTcMask): built once, for operand
+// set 0, by `build` (host work, not timed with the kernel), then copied on the device to each
+// of the other `copies` sets. Returns the build's host time in ms.
+template <typename T, typename Build>
+double PrepareOncePerCopy(std::vector<std::unique_ptr<T>>* out, int copies, cudaStream_t s, Build build,
+                          const std::string& what) {
+  out->clear();
+  const auto t0 = std::chrono::steady_clock::now();
+  out->push_back(std::make_unique<T>());
+  Check(build(*out->back()), ("building " + what).c_str());
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (int c = 1; c < copies; ++c) {
+    out->push_back(std::make_unique<T>());
+    Check(out->back()->CopyFrom(*out->front(), s), ("copying " + what).c_str());
+  }
+  return ms;
+}
+
 // ---- SpMM -----------------------------------------------------------------------------
 
 // `variant` empty: CudaSpmm (the kernel's own selection, or SPARSE_SPMM_VARIANT); else that
@@ -290,16 +308,8 @@ class OursSpmm : public Runner {
     std::string tc_note;
     const std::string effective = SpmmEffectiveVariant(Problem(0), variant_.c_str());
     if (effective.rfind("tc_", 0) == 0) {
-      tc_.clear();
-      const auto t0 = std::chrono::steady_clock::now();
-      tc_.push_back(std::make_unique<TcMatrix>());
-      Check(tc_[0]->Build(Problem(0), s_), "building the tensor-core tiles");
-      const double build_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      for (int c = 1; c < copies; ++c) {
-        tc_.push_back(std::make_unique<TcMatrix>());
-        Check(tc_[c]->CopyFrom(*tc_[0], s_), "copying the tensor-core tiles");
-      }
+      const double build_ms = PrepareOncePerCopy(
+          &tc_, copies, s_, [&](TcMatrix& t) { return t.Build(Problem(0), s_); }, "the tensor-core tiles");
       char buf[128];
       std::snprintf(buf, sizeof(buf), "; tiles built once on the host in %.1f ms, %.2f MB", build_ms,
                     tc_[0]->Bytes() / 1e6);
@@ -528,14 +538,8 @@ class OursSddmm : public Runner {
     masks_.clear();
     if (SddmmUsesTc(Problem(0))) {
       // The tensor-core kernel's chunk starts, built once per mask (not timed with it).
-      const auto t0 = std::chrono::steady_clock::now();
-      masks_.push_back(std::make_unique<SddmmTcMask>());
-      Check(masks_[0]->Build(Problem(0), s_), "building the SDDMM chunk starts");
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      for (int c = 1; c < copies; ++c) {
-        masks_.push_back(std::make_unique<SddmmTcMask>());
-        Check(masks_[c]->CopyFrom(*masks_[0], s_), "copying the SDDMM chunk starts");
-      }
+      const double ms = PrepareOncePerCopy(
+          &masks_, copies, s_, [&](SddmmTcMask& m) { return m.Build(Problem(0), s_); }, "the SDDMM chunk starts");
       char buf[128];
       std::snprintf(buf, sizeof(buf), "; chunk starts built once on the host in %.1f ms, %.2f MB", ms,
                     masks_[0]->Bytes() / 1e6);
