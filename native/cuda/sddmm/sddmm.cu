@@ -7,14 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cuda/common/device_info.h"
 #include "cuda/sddmm/sddmm_config.h"
 #include "cuda/sddmm/sddmm_launch.h"
 #include "cuda/sddmm/sddmm_tc.h"
 
 namespace sparse {
 namespace {
-
-bool Aligned(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
 
 // The kernel selection: one function, a heuristic per branch.
 SddmmChoice SelectSddmmKernel(const SddmmProblem& p) {
@@ -74,13 +73,6 @@ bool UseTc(const SddmmProblem& p) {
   if (p.m < kTcMinSide || p.n < kTcMinSide) return false;
   const double density = static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.n);
   return density >= kTcMinDensity;
-}
-
-int SmCount() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 1;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) return 1;
-  return sms;
 }
 
 }  // namespace

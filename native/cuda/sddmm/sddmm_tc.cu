@@ -7,20 +7,13 @@
 #include <vector>
 
 #include "common/tc_tiles.h"
+#include "cuda/common/device_info.h"
 #include "cuda/sddmm/sddmm_tc_kernel.cuh"
 
 namespace sparse {
 
-SddmmTcMask::~SddmmTcMask() { Free(); }
-
-void SddmmTcMask::Free() {
-  if (starts_) cudaFree(starts_);
-  starts_ = nullptr;
-  bytes_ = 0;
-}
-
 cudaError_t SddmmTcMask::Build(const SddmmProblem& p, cudaStream_t stream) {
-  Free();
+  starts_.Reset();
   if (p.m < 0 || p.n < 0 || p.nnz < 0) return cudaErrorInvalidValue;
   std::vector<int> offsets(static_cast<size_t>(p.m) + 1), cols(p.nnz);
   cudaError_t e = cudaMemcpyAsync(offsets.data(), p.row_offsets, 4 * offsets.size(), cudaMemcpyDeviceToHost, stream);
@@ -32,46 +25,22 @@ cudaError_t SddmmTcMask::Build(const SddmmProblem& p, cudaStream_t stream) {
   std::vector<int> starts;
   if (!BuildSddmmChunkStarts(p.m, p.n, offsets.data(), cols.data(), &starts).empty()) return cudaErrorInvalidValue;
   m_ = p.m, n_ = p.n, chunks_ = (p.n + kTcSddmmChunk - 1) / kTcSddmmChunk;
-  const size_t bytes = 4 * (starts.size() > 0 ? starts.size() : 1);
-  e = cudaMalloc(&starts_, bytes);
-  if (e == cudaSuccess && !starts.empty())
-    e = cudaMemcpy(starts_, starts.data(), 4 * starts.size(), cudaMemcpyHostToDevice);
-  if (e != cudaSuccess) {
-    Free();
-    return e;
-  }
-  bytes_ = 4 * starts.size();
-  return cudaSuccess;
+  e = starts_.Upload(starts.data(), 4 * starts.size(), stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);  // `starts` goes away after the return
+  if (e != cudaSuccess) starts_.Reset();
+  return e;
 }
 
 cudaError_t SddmmTcMask::CopyFrom(const SddmmTcMask& o, cudaStream_t stream) {
-  Free();
   m_ = o.m_, n_ = o.n_, chunks_ = o.chunks_;
-  cudaError_t e = cudaMalloc(&starts_, o.bytes_ > 0 ? o.bytes_ : 4);
-  if (e == cudaSuccess && o.bytes_) e = cudaMemcpyAsync(starts_, o.starts_, o.bytes_, cudaMemcpyDeviceToDevice, stream);
-  if (e != cudaSuccess) {
-    Free();
-    return e;
-  }
-  bytes_ = o.bytes_;
-  return cudaSuccess;
+  cudaError_t e = starts_.Allocate(o.starts_.bytes());
+  if (e == cudaSuccess && o.starts_.bytes())
+    e = cudaMemcpyAsync(starts_.get(), o.starts_.get(), o.starts_.bytes(), cudaMemcpyDeviceToDevice, stream);
+  if (e != cudaSuccess) starts_.Reset();
+  return e;
 }
 
 namespace {
-
-int ComputeMajor() {
-  int device = 0, major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return 0;
-  return major;
-}
-
-int SmCount() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 1;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) return 1;
-  return sms;
-}
 
 struct Pick {
   int warps, ks, chunks_per_block;
@@ -126,13 +95,11 @@ cudaError_t LaunchType(const SddmmTcMask& mask, const SddmmProblem& p, const Pic
   return pk.warps == 8 ? LaunchKS<kType, 8>(mask, p, pk, s) : LaunchKS<kType, 4>(mask, p, pk, s);
 }
 
-bool Aligned16(const void* q) { return (reinterpret_cast<uintptr_t>(q) & 15) == 0; }
-
 }  // namespace
 
 bool SddmmTcCanRun(const SddmmProblem& p) {
   if (p.dtype == DType::kF32 || p.k <= 0 || p.k > 128 || p.k % 8 != 0) return false;
-  if (!Aligned16(p.lhs) || !Aligned16(p.rhs)) return false;
+  if (!Aligned(p.lhs, 16) || !Aligned(p.rhs, 16)) return false;
   if ((p.m + 63) / 64 > 0x7fffffff) return false;
   return ComputeMajor() >= 8;
 }

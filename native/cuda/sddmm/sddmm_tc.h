@@ -9,30 +9,28 @@
 #include <cuda_runtime_api.h>
 
 #include "common/problems.h"
+#include "cuda/common/device_buffer.h"
 
 namespace sparse {
 
 class SddmmTcMask {
  public:
   SddmmTcMask() = default;
-  ~SddmmTcMask();
   SddmmTcMask(const SddmmTcMask&) = delete;
   SddmmTcMask& operator=(const SddmmTcMask&) = delete;
   // From a problem whose pointers are device pointers (row_offsets, column_indices):
   // copied to the host, converted, uploaded. Synchronous.
   cudaError_t Build(const SddmmProblem& p, cudaStream_t stream);
   cudaError_t CopyFrom(const SddmmTcMask& other, cudaStream_t stream);
-  bool empty() const { return starts_ == nullptr; }
+  bool empty() const { return starts_.get() == nullptr; }
   int m() const { return m_; }
   int n() const { return n_; }
   int chunks() const { return chunks_; }
-  const int* starts() const { return starts_; }
-  size_t Bytes() const { return bytes_; }
+  const int* starts() const { return starts_.as<int>(); }
+  size_t Bytes() const { return starts_.bytes(); }
 
  private:
-  void Free();
-  int* starts_ = nullptr;
-  size_t bytes_ = 0;
+  DeviceBuffer starts_;
   int m_ = 0, n_ = 0, chunks_ = 0;
 };
 

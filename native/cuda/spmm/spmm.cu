@@ -11,14 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "cuda/common/device_info.h"
 #include "cuda/spmm/spmm_config.h"
 #include "cuda/spmm/spmm_launch.h"
 #include "cuda/spmm/spmm_tc.h"
 
 namespace sparse {
 namespace {
-
-bool Aligned(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
 
 // Widest vector (16 bytes first) for which every row of B and C starts on a vector
 // boundary (n a multiple of the width, base addresses aligned; null pointers count as
@@ -182,13 +181,6 @@ bool CanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   }
   if (p.n > 0 && (p.n + ch.BlockItemsX() - 1) / ch.BlockItemsX() > 65535) return false;
   return true;
-}
-
-int SmCount() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 1;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) return 1;
-  return sms;
 }
 
 // The choice CudaSpmm launches: SPARSE_SPMM_VARIANT when set and runnable, else the

@@ -6,37 +6,20 @@
 #include <cstdio>
 #include <vector>
 
+#include "cuda/common/device_info.h"
 #include "cuda/spmm/spmm_tc_kernel.cuh"
 
 namespace sparse {
 
-TcMatrix::~TcMatrix() { Free(); }
-
-void TcMatrix::Free() {
-  if (offsets_) cudaFree(offsets_);
-  if (entries_) cudaFree(entries_);
-  offsets_ = entries_ = nullptr;
-  n_offsets_ = n_entries_ = bytes_ = 0;
-}
-
-cudaError_t TcMatrix::Upload(const TcTiles& t, DType dtype) {
-  Free();
+cudaError_t TcMatrix::Upload(const TcTiles& t, DType dtype, cudaStream_t stream) {
+  offsets_.Reset(), entries_.Reset();
   if (dtype == DType::kF32) return cudaErrorInvalidValue;
   m_ = t.m, k_ = t.k, strips_ = t.strips, ktiles_ = t.ktiles, dtype_ = dtype;
-  n_offsets_ = t.offsets.size();
-  n_entries_ = t.entries.size();
-  cudaError_t e = cudaMalloc(&offsets_, 4 * n_offsets_);
-  // At least one vector of entries, so that the pointer is valid even for nnz = 0.
-  if (e == cudaSuccess) e = cudaMalloc(&entries_, 4 * (n_entries_ > 4 ? n_entries_ : 4));
-  if (e == cudaSuccess) e = cudaMemcpy(offsets_, t.offsets.data(), 4 * n_offsets_, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess && n_entries_)
-    e = cudaMemcpy(entries_, t.entries.data(), 4 * n_entries_, cudaMemcpyHostToDevice);
-  if (e != cudaSuccess) {
-    Free();
-    return e;
-  }
-  bytes_ = t.Bytes();
-  return cudaSuccess;
+  cudaError_t e = offsets_.Upload(t.offsets.data(), 4 * t.offsets.size(), stream);
+  if (e == cudaSuccess) e = entries_.Upload(t.entries.data(), 4 * t.entries.size(), stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);  // `t` may go away after the return
+  if (e != cudaSuccess) offsets_.Reset(), entries_.Reset();
+  return e;
 }
 
 cudaError_t TcMatrix::Build(const SpmmProblem& p, cudaStream_t stream) {
@@ -61,24 +44,18 @@ cudaError_t TcMatrix::Build(const SpmmProblem& p, cudaStream_t stream) {
   if (offsets[0] != 0 || offsets[p.m] != p.nnz) return cudaErrorInvalidValue;
   TcTiles t;
   if (!BuildTcTiles(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t).empty()) return cudaErrorInvalidValue;
-  return Upload(t, p.dtype);
+  return Upload(t, p.dtype, stream);
 }
 
 cudaError_t TcMatrix::CopyFrom(const TcMatrix& o, cudaStream_t stream) {
-  Free();
   m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ktiles_ = o.ktiles_, dtype_ = o.dtype_;
-  n_offsets_ = o.n_offsets_, n_entries_ = o.n_entries_;
-  cudaError_t e = cudaMalloc(&offsets_, 4 * n_offsets_);
-  if (e == cudaSuccess) e = cudaMalloc(&entries_, 4 * (n_entries_ > 4 ? n_entries_ : 4));
-  if (e == cudaSuccess) e = cudaMemcpyAsync(offsets_, o.offsets_, 4 * n_offsets_, cudaMemcpyDeviceToDevice, stream);
-  if (e == cudaSuccess && n_entries_)
-    e = cudaMemcpyAsync(entries_, o.entries_, 4 * n_entries_, cudaMemcpyDeviceToDevice, stream);
-  if (e != cudaSuccess) {
-    Free();
-    return e;
-  }
-  bytes_ = o.bytes_;
-  return cudaSuccess;
+  cudaError_t e = offsets_.Allocate(o.offsets_.bytes());
+  if (e == cudaSuccess) e = entries_.Allocate(o.entries_.bytes());
+  if (e == cudaSuccess) e = cudaMemcpyAsync(offsets_.get(), o.offsets_.get(), o.offsets_.bytes(), cudaMemcpyDeviceToDevice, stream);
+  if (e == cudaSuccess && o.entries_.bytes())
+    e = cudaMemcpyAsync(entries_.get(), o.entries_.get(), o.entries_.bytes(), cudaMemcpyDeviceToDevice, stream);
+  if (e != cudaSuccess) offsets_.Reset(), entries_.Reset();
+  return e;
 }
 
 std::string TcVariantName(const TcChoice& ch) {
@@ -98,20 +75,6 @@ bool ParseTcVariant(const char* name, TcChoice* ch) {
 namespace {
 
 int NT8For(int n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : 8; }
-
-int ComputeMajor() {
-  static thread_local int cached_device = -1, cached_major = 0;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 0;
-  if (device != cached_device) {
-    int major = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) major = 0;
-    cached_device = device, cached_major = major;
-  }
-  return cached_major;
-}
-
-bool Aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 template <DType kType, int kWB, int kNT8, int kP>
 cudaError_t LaunchConfig(const TcMatrix& a, const SpmmProblem& p, const TcChoice& ch, cudaStream_t stream) {
@@ -176,7 +139,7 @@ cudaError_t LaunchType(const TcMatrix& a, const SpmmProblem& p, const TcChoice& 
 
 bool TcCanRun(const SpmmProblem& p, const TcChoice& ch) {
   if (p.dtype == DType::kF32) return false;
-  if (p.n <= 0 || p.n % 8 != 0 || !Aligned16(p.b) || !Aligned16(p.c)) return false;
+  if (p.n <= 0 || p.n % 8 != 0 || !Aligned(p.b, 16) || !Aligned(p.c, 16)) return false;
   if (ch.warps != 4 && ch.warps != 8) return false;
   if (ch.stages != 4 && ch.stages != 8) return false;
   if (ch.splits != 1 && ch.splits != 2 && ch.splits != 4 && ch.splits != 8) return false;

@@ -12,6 +12,7 @@
 
 #include "common/problems.h"
 #include "common/tc_tiles.h"
+#include "cuda/common/device_buffer.h"
 
 namespace sparse {
 
@@ -19,32 +20,28 @@ namespace sparse {
 class TcMatrix {
  public:
   TcMatrix() = default;
-  ~TcMatrix();
   TcMatrix(const TcMatrix&) = delete;
   TcMatrix& operator=(const TcMatrix&) = delete;
-  // From host tiles (synchronous upload).
-  cudaError_t Upload(const TcTiles& tiles, DType dtype);
+  // From host tiles (synchronous upload on `stream`).
+  cudaError_t Upload(const TcTiles& tiles, DType dtype, cudaStream_t stream);
   // From a CSR problem whose pointers are device pointers (p.values, p.column_indices with
   // p.index_bits, p.row_offsets; f16/bf16): copied to the host, converted, uploaded.
   // Synchronous. Returns cudaErrorInvalidValue for f32 or a malformed CSR.
   cudaError_t Build(const SpmmProblem& p, cudaStream_t stream);
   // Device copy of another TcMatrix (for the benchmark's rotated operand copies).
   cudaError_t CopyFrom(const TcMatrix& other, cudaStream_t stream);
-  bool empty() const { return offsets_ == nullptr; }
+  bool empty() const { return offsets_.get() == nullptr; }
   int m() const { return m_; }
   int k() const { return k_; }
   DType dtype() const { return dtype_; }
-  size_t Bytes() const { return bytes_; }
-  const uint32_t* offsets() const { return offsets_; }
-  const uint32_t* entries() const { return entries_; }
+  size_t Bytes() const { return offsets_.bytes() + entries_.bytes(); }
+  const uint32_t* offsets() const { return offsets_.as<uint32_t>(); }
+  const uint32_t* entries() const { return entries_.as<uint32_t>(); }
   int strips() const { return strips_; }
   int ktiles() const { return ktiles_; }
 
  private:
-  void Free();
-  uint32_t* offsets_ = nullptr;
-  uint32_t* entries_ = nullptr;
-  size_t n_offsets_ = 0, n_entries_ = 0, bytes_ = 0;
+  DeviceBuffer offsets_, entries_;
   int m_ = 0, k_ = 0, strips_ = 0, ktiles_ = 0;
   DType dtype_ = DType::kF16;
 };

@@ -1,0 +1,43 @@
+#ifndef SPARSE_CUDA_COMMON_DEVICE_INFO_H_
+#define SPARSE_CUDA_COMMON_DEVICE_INFO_H_
+// What the kernel selections ask of the current GPU, and the pointer alignment they test
+// (host code; no device code). The device attributes are read once per device and thread:
+// the selections run on every launch.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace sparse {
+
+namespace detail {
+// The attribute of the current device, cached per thread and device; `fallback` when there
+// is no usable device (not cached, so that a later call can still succeed).
+inline int CachedDeviceAttribute(cudaDeviceAttr attr, int* cached_device, int* cached_value, int fallback) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return fallback;
+  if (device != *cached_device) {
+    int value = 0;
+    if (cudaDeviceGetAttribute(&value, attr, device) != cudaSuccess || value <= 0) return fallback;
+    *cached_device = device, *cached_value = value;
+  }
+  return *cached_value;
+}
+}  // namespace detail
+
+// Streaming multiprocessors of the current device (1 when unknown).
+inline int SmCount() {
+  static thread_local int device = -1, value = 0;
+  return detail::CachedDeviceAttribute(cudaDevAttrMultiProcessorCount, &device, &value, 1);
+}
+
+// Compute capability major version of the current device (0 when unknown).
+inline int ComputeMajor() {
+  static thread_local int device = -1, value = 0;
+  return detail::CachedDeviceAttribute(cudaDevAttrComputeCapabilityMajor, &device, &value, 0);
+}
+
+// Whether `p` is a multiple of `bytes` (null counts as aligned: planning without pointers).
+inline bool Aligned(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
+
+}  // namespace sparse
+#endif  // SPARSE_CUDA_COMMON_DEVICE_INFO_H_
