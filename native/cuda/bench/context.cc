@@ -48,6 +48,25 @@ void Context::SampleClock() {
   if (mhz > clock_max) clock_max = mhz;
 }
 
+namespace {
+
+// A library handle: null with `*reason` set when the library did not load (`label` names
+// it) or its `create` call failed; else created and `configure`d (stream, math mode).
+template <typename Library, typename Handle, typename Configure>
+void CreateHandle(const Library& lib, const char* label, const char* create, Handle* handle, std::string* reason,
+                  Configure configure) {
+  if (!lib.loaded) {
+    *reason = std::string(label) + " " + lib.reason;
+  } else if (lib.Create(handle) != 0) {
+    *handle = nullptr;
+    *reason = std::string(create) + " failed";
+  } else {
+    configure(*handle);
+  }
+}
+
+}  // namespace
+
 std::mutex& BenchMutex() {
   static std::mutex mutex;
   return mutex;
@@ -69,24 +88,13 @@ Context& GetContext() {
   Check(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "cudaStreamCreate");
   AllocateOrThrow(&c->flush, static_cast<size_t>(std::max<int64_t>(c->l2_bytes, 1 << 20)) * 2);
   const Cublas& cb = GetCublas();
-  if (!cb.loaded) {
-    c->cublas_reason = "cuBLAS " + cb.reason;
-  } else if (cb.Create(&c->cublas) != 0) {
-    c->cublas = nullptr;
-    c->cublas_reason = "cublasCreate failed";
-  } else {
-    cb.SetStream(c->cublas, c->stream);
-    cb.SetMathMode(c->cublas, kCublasDefaultMath);
-  }
+  CreateHandle(cb, "cuBLAS", "cublasCreate", &c->cublas, &c->cublas_reason, [&](cublasHandle_t h) {
+    cb.SetStream(h, c->stream);
+    cb.SetMathMode(h, kCublasDefaultMath);
+  });
   const Cusparse& cs = GetCusparse();
-  if (!cs.loaded) {
-    c->cusparse_reason = "cuSPARSE " + cs.reason;
-  } else if (cs.Create(&c->cusparse) != 0) {
-    c->cusparse = nullptr;
-    c->cusparse_reason = "cusparseCreate failed";
-  } else {
-    cs.SetStream(c->cusparse, c->stream);
-  }
+  CreateHandle(cs, "cuSPARSE", "cusparseCreate", &c->cusparse, &c->cusparse_reason,
+               [&](cusparseHandle_t h) { cs.SetStream(h, c->stream); });
   ctx = c.release();
   return *ctx;
 }

@@ -20,7 +20,9 @@
 //        not allocate or synchronize (it is also captured into a CUDA graph).
 //      - Output(): operand set 0's result as doubles (SpMM: C row-major; SDDMM: the nnz
 //        values in CSR order), checked against the dense reference.
-//   2. Declare the factory and add one line to kImplementations in registry.cc.
+//   2. Declare the factory and add it to kImplementations in registry.cc: a new name is one
+//      line (its factory per op, null for an op it does not do); an existing name for
+//      another op fills in that column.
 //   3. A library loaded at run time: its loader beside cuBLAS and cuSPARSE in libs.h /
 //      libs.cc (dlopen, the few prototypes and enum values it needs), its handle in Context
 //      (context.h, created once in GetContext with a reason when it is missing), and its

@@ -13,12 +13,18 @@
 namespace sparse {
 namespace bench {
 
+// A dense cuBLAS name: the only dtype it takes and its compute type (cublasComputeType_t).
+struct DenseGemmName {
+  const char* name;
+  DType needs;
+  int compute;
+};
+
 class CublasGemm : public Implementation {
  public:
-  // `needs`: the only dtype this name takes (cublas_f32 and cublas_tf32: f32, cublas_f16:
-  // f16, cublas_bf16: bf16). `compute`: a cublasComputeType_t. `in0`, `in1`, `out`: the
-  // element counts of the three dense operands.
-  CublasGemm(const ImplArgs& a, DType needs, int compute, int64_t in0, int64_t in1, int64_t out);
+  // The dense name `a.name` (cublas_f32, cublas_tf32, cublas_f16, cublas_bf16); `in0`, `in1`,
+  // `out`: the element counts of the three dense operands.
+  CublasGemm(const ImplArgs& a, int64_t in0, int64_t in1, int64_t out);
   std::string CanImplement() const override;
   size_t Footprint() const override;
 
@@ -31,14 +37,16 @@ class CublasGemm : public Implementation {
   void Gemm(int copy, int transa, int rows, int cols, int inner, int first, int ld_first, int second, int ld_second,
             int ldc);
 
+  // The name's compute type (a cublasComputeType_t).
+  int compute() const { return gemm_ ? gemm_->compute : kCublasCompute32F; }
+
   const Operands& m_;
-  const int compute_;
   const cudaStream_t s_;
   Slab slab_;
 
  private:
   const std::string name_;
-  const DType needs_;
+  const DenseGemmName* gemm_;  // null: not a dense name
   const Context& ctx_;
   const int64_t in0_, in1_, out_;
 };

@@ -25,10 +25,10 @@ namespace {
 // the trial's times.
 class CublasSddmm : public CublasGemm {
  public:
-  CublasSddmm(const ImplArgs& a, DType needs, int compute)
-      : CublasGemm(a, needs, compute, (int64_t)a.c.m * a.c.k, (int64_t)a.c.n * a.c.k, (int64_t)a.c.m * a.c.n),
+  explicit CublasSddmm(const ImplArgs& a)
+      : CublasGemm(a, (int64_t)a.c.m * a.c.k, (int64_t)a.c.n * a.c.k, (int64_t)a.c.m * a.c.n),
         csr_(a.c.csr) {
-    how_ = compute == kCublasCompute32FFastTF32 ? "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32"
+    how_ = compute() == kCublasCompute32FFastTF32 ? "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32"
            : m_.dtype == DType::kF32         ? "cublasGemmEx CUBLAS_COMPUTE_32F, default math"
                                              : std::string("cublasGemmEx ") + DTypeName(m_.dtype) +
                                                    " in/out, CUBLAS_COMPUTE_32F (tensor cores)";
@@ -83,9 +83,7 @@ class CublasSddmm : public CublasGemm {
 
 }  // namespace
 
-std::unique_ptr<Implementation> MakeCublasSddmm(const ImplArgs& a, DType needs, int compute) {
-  return std::make_unique<CublasSddmm>(a, needs, compute);
-}
+std::unique_ptr<Implementation> MakeCublasSddmm(const ImplArgs& a) { return std::make_unique<CublasSddmm>(a); }
 
 }  // namespace bench
 }  // namespace sparse

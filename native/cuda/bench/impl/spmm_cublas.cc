@@ -13,9 +13,9 @@ namespace {
 
 class CublasSpmm : public CublasGemm {
  public:
-  CublasSpmm(const ImplArgs& a, DType needs, int compute)
-      : CublasGemm(a, needs, compute, (int64_t)a.c.m * a.c.k, (int64_t)a.c.k * a.c.n, (int64_t)a.c.m * a.c.n) {
-    detail_ = compute == kCublasCompute32FFastTF32 ? "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores)"
+  explicit CublasSpmm(const ImplArgs& a)
+      : CublasGemm(a, (int64_t)a.c.m * a.c.k, (int64_t)a.c.k * a.c.n, (int64_t)a.c.m * a.c.n) {
+    detail_ = compute() == kCublasCompute32FFastTF32 ? "cublasGemmEx CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores)"
               : m_.dtype == DType::kF32         ? "cublasGemmEx CUBLAS_COMPUTE_32F, default math (fp32 FMA)"
                                                 : std::string("cublasGemmEx ") + DTypeName(m_.dtype) +
                                                       " in/out, CUBLAS_COMPUTE_32F (tensor cores, fp32 accumulate)";
@@ -36,9 +36,7 @@ class CublasSpmm : public CublasGemm {
 
 }  // namespace
 
-std::unique_ptr<Implementation> MakeCublasSpmm(const ImplArgs& a, DType needs, int compute) {
-  return std::make_unique<CublasSpmm>(a, needs, compute);
-}
+std::unique_ptr<Implementation> MakeCublasSpmm(const ImplArgs& a) { return std::make_unique<CublasSpmm>(a); }
 
 }  // namespace bench
 }  // namespace sparse
