@@ -17,6 +17,7 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -308,40 +309,39 @@ void ParseRunOptions(Args& a, unsigned reads, int k, RunOptions* o) {
   if (reads & kVariant) o->variant = a.OptionalString("variant", "");
 }
 
-// One argument parser per problem kind: the problem (host pointers into the caller's typed
-// arrays, re-checked with Check*Problem), then what the entry point `reads`.
-struct SpmmCall {
-  SpmmProblem p;
-  RunOptions run;
-};
-
-SpmmCall ParseSpmm(Args& a, unsigned reads) {
-  SpmmCall c;
-  SpmmProblem& p = c.p;
-  ParseProblemHead(a, true, &p);
-  p.index_bits = 32;
-  p.values = a.ValueArray("values", p.dtype, p.nnz);
-  p.b = a.ValueArray("b", p.dtype, static_cast<int64_t>(p.k) * p.n);
-  if (reads & kOutput) p.c = a.ValueArray("c", p.dtype, static_cast<int64_t>(p.m) * p.n);
-  if (const char* err = CheckSpmmProblem(p)) a.RangeFail(err);
-  ParseRunOptions(a, reads, p.k, &c.run);
-  return c;
+// One argument parser per problem kind: its operands after the head (values, B and C for
+// SpMM; L, R and out for SDDMM; the output only when `reads` has kOutput), re-checked with
+// Check*Problem. Pointers are host pointers into the caller's typed arrays.
+void ParseOperands(Args& a, unsigned reads, SpmmProblem* p) {
+  p->index_bits = 32;
+  p->values = a.ValueArray("values", p->dtype, p->nnz);
+  p->b = a.ValueArray("b", p->dtype, static_cast<int64_t>(p->k) * p->n);
+  if (reads & kOutput) p->c = a.ValueArray("c", p->dtype, static_cast<int64_t>(p->m) * p->n);
+  if (const char* err = CheckSpmmProblem(*p)) a.RangeFail(err);
 }
 
-struct SddmmCall {
-  SddmmProblem p;
+void ParseOperands(Args& a, unsigned reads, SddmmProblem* p) {
+  p->lhs = a.ValueArray("lhs", p->dtype, static_cast<int64_t>(p->m) * p->k);
+  p->rhs = a.ValueArray("rhs", p->dtype, static_cast<int64_t>(p->n) * p->k);
+  if (reads & kOutput) p->out = a.ValueArray("out", p->dtype, p->nnz);
+  if (const char* err = CheckSddmmProblem(*p)) a.RangeFail(err);
+}
+
+// An entry point's arguments: the problem, then what it `reads` besides.
+template <typename Problem>
+struct Call {
+  Problem p;
   RunOptions run;
 };
+using SpmmCall = Call<SpmmProblem>;
+using SddmmCall = Call<SddmmProblem>;
 
-SddmmCall ParseSddmm(Args& a, unsigned reads) {
-  SddmmCall c;
-  SddmmProblem& p = c.p;
-  ParseProblemHead(a, false, &p);
-  p.lhs = a.ValueArray("lhs", p.dtype, static_cast<int64_t>(p.m) * p.k);
-  p.rhs = a.ValueArray("rhs", p.dtype, static_cast<int64_t>(p.n) * p.k);
-  if (reads & kOutput) p.out = a.ValueArray("out", p.dtype, p.nnz);
-  if (const char* err = CheckSddmmProblem(p)) a.RangeFail(err);
-  ParseRunOptions(a, reads, p.k, &c.run);
+template <typename Problem>
+Call<Problem> ParseCall(Args& a, unsigned reads) {
+  Call<Problem> c;
+  ParseProblemHead(a, std::is_same<Problem, SpmmProblem>::value, &c.p);
+  ParseOperands(a, reads, &c.p);
+  ParseRunOptions(a, reads, c.p.k, &c.run);
   return c;
 }
 
@@ -548,7 +548,7 @@ Status RunCpu(Kernel&& kernel) {
 
 Napi::Value Spmm(const Napi::CallbackInfo& info) {
   Args a(info, "spmm");
-  const SpmmCall c = ParseSpmm(a, kOutput | kDevice | kThreads | kIndexBits | kVariant);
+  const SpmmCall c = ParseCall<SpmmProblem>(a, kOutput | kDevice | kThreads | kIndexBits | kVariant);
   return KernelWorker::Launch(info.Env(), [c]() -> Status {
     if (c.run.cuda) return RunCudaSpmm(c.p, c.run.index_bits, c.run.variant);
     return RunCpu([&] { CpuSpmm(c.p, c.run.threads); });
@@ -625,7 +625,7 @@ Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
 // launch, filling c) and times each variant; resolves to a Float64Array of ms per launch.
 Napi::Value SpmmTime(const Napi::CallbackInfo& info) {
   Args a(info, "spmmTime");
-  const SpmmCall c = ParseSpmm(a, kOutput | kIndexBits);
+  const SpmmCall c = ParseCall<SpmmProblem>(a, kOutput | kIndexBits);
   const std::vector<std::string> variants = a.Strings("variants");
   const int reps = a.OptionalInt("reps", 20);
   return LaunchIntoFloat64(a, variants.size(), [c, variants, reps](double* out) {
@@ -635,7 +635,7 @@ Napi::Value SpmmTime(const Napi::CallbackInfo& info) {
 
 Napi::Value Sddmm(const Napi::CallbackInfo& info) {
   Args a(info, "sddmm");
-  const SddmmCall c = ParseSddmm(a, kOutput | kDevice | kThreads);
+  const SddmmCall c = ParseCall<SddmmProblem>(a, kOutput | kDevice | kThreads);
   return KernelWorker::Launch(info.Env(), [c]() -> Status {
     if (c.run.cuda) return RunCudaSddmm(c.p);
     return RunCpu([&] { CpuSddmm(c.p, c.run.threads); });
@@ -644,14 +644,14 @@ Napi::Value Sddmm(const Napi::CallbackInfo& info) {
 
 Napi::Value SpmmReference(const Napi::CallbackInfo& info) {
   Args a(info, "spmmReference");
-  const SpmmCall c = ParseSpmm(a, kThreads);
+  const SpmmCall c = ParseCall<SpmmProblem>(a, kThreads);
   return LaunchIntoFloat64(a, static_cast<size_t>(c.p.m) * c.p.n,
                            [c](double* out) { return RunCpu([&] { ReferenceSpmm(c.p, out, c.run.threads); }); });
 }
 
 Napi::Value SddmmReference(const Napi::CallbackInfo& info) {
   Args a(info, "sddmmReference");
-  const SddmmCall c = ParseSddmm(a, kThreads);
+  const SddmmCall c = ParseCall<SddmmProblem>(a, kThreads);
   return LaunchIntoFloat64(a, static_cast<size_t>(c.p.nnz),
                            [c](double* out) { return RunCpu([&] { ReferenceSddmm(c.p, out, c.run.threads); }); });
 }
