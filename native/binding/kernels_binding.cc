@@ -263,9 +263,8 @@ CsrPattern ParseMonotoneCsrPattern(Args& a, int m) {
 }
 
 // The head of every problem, in this order: m, k, n, dtype, the size of the largest dense
-// operand (`rows` x `width` elements, at most 2^40), then the CSR pattern (m rows).
-// `dense` picks the dense operands' dimensions from (m, k, n): SpMM's B (k x n) and C
-// (m x n), SDDMM's L (m x k) and R (n x k).
+// operand (at most 2^40 elements: SpMM's B is k x n and C m x n, SDDMM's L is m x k and R
+// n x k), then the CSR pattern (m rows).
 template <typename Problem>
 void ParseProblemHead(Args& a, bool spmm, Problem* p) {
   p->m = a.Dim("m");
