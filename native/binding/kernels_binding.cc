@@ -10,6 +10,7 @@
 //     variants for tuning; spmm(args) takes an optional `variant` to force one)
 //   spmmTime(args + {variants, reps?}) -> Promise<Float64Array> (ms per launch per variant)
 //   tcFormat(args) / sddmmChunkStarts(args): the tensor-core kernels' prepared formats
+//   bitmapFormat(args) / sp24Format(args) / sp24ToCsr(args): the bitmap and 2:4 formats
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,6 +24,8 @@
 
 #include "binding/exports.h"
 #include "common/problems.h"
+#include "common/bitmap_tiles.h"
+#include "common/sparse24.h"
 #include "common/tc_tiles.h"
 #include "cpu/cpu_kernels.h"
 
@@ -33,6 +36,7 @@
 #include "cuda/common/device_buffer.h"
 #include "cuda/sddmm/sddmm.h"
 #include "cuda/spmm/spmm.h"
+#include "cuda/spmm/spmm_prepared.h"
 #include "cuda/spmm/spmm_tc.h"
 #endif
 
@@ -437,15 +441,15 @@ Status TimeSpmmVariants(const SpmmProblem& d, const std::vector<std::string>& va
     }
   } events{&start, &stop};
   SPARSE_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
-  // The tensor-core variants read tiles built once (as in `sparse bench`), not per launch.
-  TcMatrix tiles;
+  // The variants that read a prepared form (tensor-core tiles, bitmap, 2:4) get it built
+  // once per form (as in `sparse bench`), not per launch.
+  SpmmPrepared tc, bitmap, s24;
   for (size_t i = 0; i < variants.size(); ++i) {
     const char* v = variants[i].c_str();
-    const TcMatrix* tp = nullptr;
-    if (SpmmEffectiveVariant(d, v).rfind("tc_", 0) == 0) {
-      if (tiles.empty()) SPARSE_CUDA_TRY(tiles.Build(d, st), "building the tensor-core tiles");
-      tp = &tiles;
-    }
+    const std::string effective = SpmmEffectiveVariant(d, v);
+    SpmmPrepared* tp = effective.rfind("tc_", 0) == 0 ? &tc : effective.rfind("bm_", 0) == 0 ? &bitmap
+                       : effective.rfind("s24_", 0) == 0 ? &s24 : nullptr;
+    if (tp && tp->empty()) SPARSE_CUDA_TRY(tp->Build(d, effective, st), "building the prepared matrix");
     for (int w = 0; w < 3; ++w)
       SPARSE_CUDA_TRY(CudaSpmmPrepared(d, v, tp, st), (std::string("CudaSpmm launch of variant '") + v + "'").c_str());
     SPARSE_CUDA_TRY(cudaEventRecord(start, st), "cudaEventRecord");
@@ -479,6 +483,10 @@ Status RunCudaSpmm(const SpmmProblem& host, int index_bits, const std::string& v
   SPARSE_STATUS_TRY(AllocatePoisoned(&c, elem * host.m * static_cast<size_t>(host.n), "c", st));
 
   SpmmProblem d = host;
+  // The 2:4 kernel may run a 2:4 matrix (the selection and SpmmVariants look at this).
+  if (host.dtype != DType::kF32 && IsTwoFour(host.m, host.row_offsets, static_cast<const int*>(host.column_indices),
+                                             static_cast<const uint16_t*>(host.values)))
+    d.structure = SpmmProblem::k24;
   d.row_offsets = offsets.as<int>();
   d.column_indices = indices.get();
   d.index_bits = 32;
@@ -560,6 +568,14 @@ int EffectiveIndexBits(DType t, int k, int index_bits) {
   return t != DType::kF32 && k <= 32768 ? 16 : 32;
 }
 
+// A new typed array holding a copy of `count` elements at `src`.
+template <typename TypedArray, typename T>
+TypedArray CopyToJs(Napi::Env env, const T* src, size_t count) {
+  TypedArray out = TypedArray::New(env, count);
+  if (count) std::memcpy(out.Data(), src, sizeof(T) * count);
+  return out;
+}
+
 // tcFormat({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> {offsets, entries}
 // (Uint32Array): the tensor-core SpMM's tiles, built on the host exactly as the kernels do.
 // Synchronous; pure C++ (also in a CPU-only build), for tests and inspection.
@@ -572,13 +588,78 @@ Napi::Value TcFormatJs(const Napi::CallbackInfo& info) {
   const std::string err = BuildTcTiles(m, k, c.row_offsets, c.column_indices, vals, &t);
   if (!err.empty()) a.RangeFail(err);
   Napi::Env env = info.Env();
-  Napi::Uint32Array off = Napi::Uint32Array::New(env, t.offsets.size());
-  std::memcpy(off.Data(), t.offsets.data(), 4 * t.offsets.size());
-  Napi::Uint32Array ent = Napi::Uint32Array::New(env, t.entries.size());
-  if (!t.entries.empty()) std::memcpy(ent.Data(), t.entries.data(), 4 * t.entries.size());
   Napi::Object o = Napi::Object::New(env);
-  o.Set("offsets", off);
-  o.Set("entries", ent);
+  o.Set("offsets", CopyToJs<Napi::Uint32Array>(env, t.offsets.data(), t.offsets.size()));
+  o.Set("entries", CopyToJs<Napi::Uint32Array>(env, t.entries.data(), t.entries.size()));
+  return o;
+}
+
+// bitmapFormat({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> {offsets, data,
+// strips, ktiles}: the bitmap kernel's tiles (common/bitmap_tiles.h). Synchronous; pure C++.
+Napi::Value BitmapFormatJs(const Napi::CallbackInfo& info) {
+  Args a(info, "bitmapFormat");
+  const int m = a.Dim("m"), k = a.Dim("k");
+  const CsrPattern c = ParseMonotoneCsrPattern(a, m);
+  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", c.nnz));
+  BitmapTiles t;
+  const std::string err = BuildBitmapTiles(m, k, c.row_offsets, c.column_indices, vals, &t);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("offsets", CopyToJs<Napi::Uint32Array>(env, t.offsets.data(), t.offsets.size()));
+  o.Set("data", CopyToJs<Napi::Uint32Array>(env, t.data.data(), t.data.size()));
+  o.Set("strips", t.strips);
+  o.Set("ktiles", t.ktiles);
+  return o;
+}
+
+// sp24Format({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> {values, meta,
+// strips, ksteps}: the 2:4 kernel's tiles (common/sparse24.h); a RangeError naming the first
+// group with more than two nonzeros when the matrix is not 2:4. Synchronous; pure C++.
+Napi::Value Sp24FormatJs(const Napi::CallbackInfo& info) {
+  Args a(info, "sp24Format");
+  const int m = a.Dim("m"), k = a.Dim("k");
+  const CsrPattern c = ParseMonotoneCsrPattern(a, m);
+  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", c.nnz));
+  Sp24Tiles t;
+  const std::string err = BuildSp24Tiles(m, k, c.row_offsets, c.column_indices, vals, &t);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("values", CopyToJs<Napi::Uint16Array>(env, t.values.data(), t.values.size()));
+  o.Set("meta", CopyToJs<Napi::Uint32Array>(env, t.meta.data(), t.meta.size()));
+  o.Set("strips", t.strips);
+  o.Set("ksteps", t.ksteps);
+  return o;
+}
+
+// sp24ToCsr({m, k, values: Uint16Array, meta: Uint32Array}) -> {rowOffsets, columnIndices,
+// values}: the nonzeros of 2:4 tiles (zeros left out, columns ascending). Synchronous.
+Napi::Value Sp24ToCsrJs(const Napi::CallbackInfo& info) {
+  Args a(info, "sp24ToCsr");
+  Sp24Tiles t;
+  t.m = a.Dim("m"), t.k = a.Dim("k");
+  t.strips = (t.m + kSp24TileRows - 1) / kSp24TileRows;
+  t.ksteps = (t.k + kSp24TileCols - 1) / kSp24TileCols;
+  const int64_t tiles = static_cast<int64_t>(t.strips) * t.ksteps;
+  const uint16_t* v = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", tiles * 256));
+  const uint32_t* e = static_cast<const uint32_t*>(a.Array("meta", napi_uint32_array, "Uint32Array", tiles * 16));
+  t.values.assign(v, v + tiles * 256);
+  t.meta.assign(e, e + tiles * 16);
+  // Every group's two indices must be distinct and ascending (what mma.sp accepts).
+  for (int64_t i = 0; i < tiles * 16; ++i)
+    for (int nib = 0; nib < 8; ++nib) {
+      const uint32_t x = t.meta[i] >> (4 * nib) & 15u;
+      if ((x & 3u) >= (x >> 2)) a.RangeFail("meta word " + std::to_string(i) + " holds indices that are not ascending");
+    }
+  std::vector<int> offsets, cols;
+  std::vector<uint16_t> vals;
+  Sp24TilesToCsr(t, &offsets, &cols, &vals);
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("rowOffsets", CopyToJs<Napi::Int32Array>(env, offsets.data(), offsets.size()));
+  o.Set("columnIndices", CopyToJs<Napi::Int32Array>(env, cols.data(), cols.size()));
+  o.Set("values", CopyToJs<Napi::Uint16Array>(env, vals.data(), vals.size()));
   return o;
 }
 
@@ -596,7 +677,7 @@ Napi::Value SddmmChunkStartsJs(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// spmmVariants({m, k, n, nnz, dtype, indexBits?}): synchronous, no GPU work. `selected` is
+// spmmVariants({m, k, n, nnz, dtype, indexBits?, structure?: '2:4'}): synchronous, no GPU work. `selected` is
 // the built-in selection's pick ('' without CUDA), `variants` every variant that can run
 // the problem (device buffers from cudaMalloc assumed).
 Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
@@ -611,6 +692,7 @@ Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
   p.m = a.Dim("m"), p.k = a.Dim("k"), p.n = a.Dim("n"), p.nnz = a.Dim("nnz");
   p.dtype = a.DTypeField();
   p.index_bits = EffectiveIndexBits(p.dtype, p.k, a.OptionalInt("indexBits", 0));
+  p.structure = a.OptionalString("structure", "") == "2:4" ? SpmmProblem::k24 : SpmmProblem::kUnstructured;
   o.Set("selected", SpmmSelectedVariant(p));
   const std::vector<std::string> v = SpmmVariants(p);
   for (size_t i = 0; i < v.size(); ++i) list.Set(static_cast<uint32_t>(i), v[i]);
@@ -734,6 +816,9 @@ void InitKernels(Napi::Env env, Napi::Object exports) {
                    {"spmm", Spmm},
                    {"spmmVariants", SpmmVariantsJs},
                    {"tcFormat", TcFormatJs},
+                   {"bitmapFormat", BitmapFormatJs},
+                   {"sp24Format", Sp24FormatJs},
+                   {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs},
                    {"spmmTime", SpmmTime},
                    {"sddmm", Sddmm},

@@ -20,6 +20,10 @@ struct SpmmProblem {
   const int* row_indices = nullptr;  // m int32, the row processing order; null = 0..m-1.
   const void* b = nullptr;           // k * n elements of `dtype`.
   void* c = nullptr;                 // m * n elements of `dtype`; every element is written.
+  // What the caller knows of A's pattern: kUnstructured, or k24 (at most two nonzeros in
+  // every group of four columns 4j..4j+3 of every row: the 2:4 kernel may run it).
+  enum Structure : int { kUnstructured = 0, k24 = 1 };
+  int structure = kUnstructured;
 };
 
 // SDDMM: out[nnz] = (L[M x K] * R[N x K]^T) sampled at the nonzeros of the CSR mask A[M x N].

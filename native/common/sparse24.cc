@@ -95,6 +95,32 @@ std::string BuildSp24Tiles(int m, int k, const int* row_offsets, const int* colu
   return "";
 }
 
+bool IsTwoFour(int m, const int* row_offsets, const int* column_indices, const uint16_t* values16) {
+  for (int row = 0; row < m; ++row) {
+    // Columns ascend in a valid CSR, but do not rely on it: count per group in a small map
+    // of the current run of entries.
+    int last_group = -1, count = 0;
+    bool sorted = true;
+    for (int i = row_offsets[row]; i < row_offsets[row + 1]; ++i) {
+      if (values16 && IsZero16(values16[i])) continue;
+      const int grp = column_indices[i] >> 2;
+      if (grp < last_group) sorted = false;
+      count = grp == last_group ? count + 1 : 1;
+      last_group = grp;
+      if (count > 2) return false;
+    }
+    if (!sorted) {
+      std::vector<int> groups;
+      for (int i = row_offsets[row]; i < row_offsets[row + 1]; ++i)
+        if (!values16 || !IsZero16(values16[i])) groups.push_back(column_indices[i] >> 2);
+      std::sort(groups.begin(), groups.end());
+      for (size_t j = 2; j < groups.size(); ++j)
+        if (groups[j] == groups[j - 2]) return false;
+    }
+  }
+  return true;
+}
+
 void Sp24TilesToCsr(const Sp24Tiles& t, std::vector<int>* row_offsets, std::vector<int>* column_indices,
                     std::vector<uint16_t>* values16) {
   row_offsets->assign(static_cast<size_t>(t.m) + 1, 0);

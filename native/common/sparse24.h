@@ -44,6 +44,10 @@ struct Sp24Tiles {
 std::string BuildSp24Tiles(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
                            Sp24Tiles* out);
 
+// Whether a host CSR is 2:4: at most two nonzeros (stored entries whose 16-bit value is not
+// +-0; every entry when values16 is null) in each group of four columns of every row.
+bool IsTwoFour(int m, const int* row_offsets, const int* column_indices, const uint16_t* values16);
+
 // The CSR of the tiles' nonzeros (rows in order, columns ascending; zeros left out).
 void Sp24TilesToCsr(const Sp24Tiles& t, std::vector<int>* row_offsets, std::vector<int>* column_indices,
                     std::vector<uint16_t>* values16);

@@ -83,7 +83,8 @@ export interface NativeSpmmArgs {
   indexBits?: 16 | 32
   /**
    * CUDA only: force an SpMM kernel variant (a name from `spmmVariants`, e.g.
-   * 'split_v8_t2_w2', 'tile_v4_t32_x2' or, f16/bf16 only, the tensor-core 'tc_w8_s4_p4'); absent or 'auto': the built-in selection.
+   * 'split_v8_t2_w2', 'tile_v4_t32_x2' or, f16/bf16 only, the tensor-core 'tc_w8_s4_p4', the
+   * bitmap 'bm_w4_m1_s4' and, for 2:4 matrices, 's24_w4_m1_s4'); absent or 'auto': the built-in selection.
    * A name that cannot run the problem rejects with code 'cudaErrorInvalidValue'.
    */
   variant?: string
@@ -106,6 +107,8 @@ export interface SpmmShape {
   dtype: ValueDType
   /** As in NativeSpmmArgs (absent: 16-bit for f16/bf16 when k <= 32768). */
   indexBits?: 16 | 32
+  /** '2:4' when the matrix is 2:4 (the 2:4 kernel's variants are listed then). */
+  structure?: '2:4'
 }
 
 /** SDDMM: out[nnz] = (L[m x k] * R[n x k]^T) at the nonzeros of the mask A[m x n]. */
@@ -156,6 +159,35 @@ export interface NativeKernels {
   tcFormat(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array}): {offsets: Uint32Array; entries: Uint32Array}
   /** The tensor-core SDDMM's chunk starts of a CSR mask (m x (ceil(n / 256) + 1)); for tests. */
   sddmmChunkStarts(args: {m: number; n: number; rowOffsets: Int32Array; columnIndices: Int32Array}): Int32Array
+  /**
+   * The bitmap SpMM's tiles of a CSR matrix with 16-bit values (native/common/bitmap_tiles.h):
+   * per 16 x 16 tile, four 64-bit bitmaps in mma-fragment order, the half-block starts and the
+   * packed values, from a 16-byte boundary; `offsets` in 16-byte units. Throws a RangeError on
+   * a repeated or out-of-range column.
+   */
+  bitmapFormat(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array}): {
+    offsets: Uint32Array
+    data: Uint32Array
+    strips: number
+    ktiles: number
+  }
+  /**
+   * The 2:4 SpMM's tiles (native/common/sparse24.h): values in mma.sp fragment order (256 per
+   * 16 x 32 tile) and metadata (16 words per tile). Throws a RangeError naming the first group
+   * of four columns with more than two nonzeros ("not 2:4: row R, columns C..C+3 ...").
+   */
+  sp24Format(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array}): {
+    values: Uint16Array
+    meta: Uint32Array
+    strips: number
+    ksteps: number
+  }
+  /** The nonzeros of 2:4 tiles as CSR (zeros left out); a RangeError on metadata mma.sp rejects. */
+  sp24ToCsr(args: {m: number; k: number; values: Uint16Array; meta: Uint32Array}): {
+    rowOffsets: Int32Array
+    columnIndices: Int32Array
+    values: Uint16Array
+  }
 }
 
 /** Where the addon is: $SPARSE_ADDON when set (tests of other builds), else build/Release. */

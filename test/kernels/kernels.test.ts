@@ -72,14 +72,47 @@ function variantShapes(): Shape[] {
   ]
 }
 
+/** 2:4 matrices (at most two nonzeros in every group of four columns of a row). */
+function twoFourShapes(): Shape[] {
+  const make = (m: number, k: number, seed: number, keep: (r: number, g: number) => number) => {
+    let x = seed
+    const next = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), x >>> 8)
+    const offsets = [0]
+    const cols: number[] = []
+    for (let r = 0; r < m; r++) {
+      for (let g = 0; g * 4 < k; g++) {
+        const pick = [0, 1, 2, 3].filter((c) => g * 4 + c < k)
+        for (let i = pick.length - 1; i > 0; i--) {
+          const j = next() % (i + 1)
+          ;[pick[i], pick[j]] = [pick[j], pick[i]]
+        }
+        for (const c of pick.slice(0, keep(r, g)).sort((a, b) => a - b)) cols.push(g * 4 + c)
+      }
+      offsets.push(cols.length)
+    }
+    return {rows: m, cols: k, rowOffsets: Int32Array.from(offsets), columnIndices: Int32Array.from(cols)}
+  }
+  return [
+    {name: 'M=7 K=96 N=40', csr: make(7, 96, 1, () => 2), n: 40},
+    {name: 'M=300 K=1000 N=16', csr: make(300, 1000, 2, () => 2), n: 16},
+    {name: 'groups of 0-2 nonzeros, empty rows, M=33 K=70 N=1', csr: make(33, 70, 3, (r, g) => (r % 5 === 2 ? 0 : (r + g) % 3)), n: 1},
+    {name: 'N=17 (element-wise B)', csr: make(64, 256, 4, () => 2), n: 17},
+    {name: 'N=136 (column blocks 128 + 8), K=2048', csr: make(257, 2048, 5, () => 2), n: 136},
+  ]
+}
+
 /** Every SpMM variant that can run the shape, against the float64 reference (CUDA). */
-async function checkAllVariants(shape: Shape, dtype: ValueDType, seed: number): Promise<number> {
+async function checkAllVariants(shape: Shape, dtype: ValueDType, seed: number, structure?: '2:4'): Promise<number> {
   const {csr, n} = shape
   const nnz = csr.columnIndices.length
   const a: CsrMatrix = {...csr, values: encode(uniform(nnz, seed), dtype), dtype}
   const b = {rows: csr.cols, cols: n, dtype, data: encode(uniform(csr.cols * n, seed + 1), dtype)}
   const ref = await spmmReference(a, b)
-  const list = spmmVariants({m: csr.rows, k: csr.cols, n, nnz, dtype})
+  const list = spmmVariants({m: csr.rows, k: csr.cols, n, nnz, dtype, structure})
+  if (dtype !== 'f32') {
+    expect(list.variants.some((v) => v.startsWith('bm_')), `${shape.name}: the bitmap kernel's variants are listed`).to.equal(true)
+    expect(list.variants.some((v) => v.startsWith('s24_')), `${shape.name}: the 2:4 kernel's variants listed only for 2:4`).to.equal(structure === '2:4')
+  }
   expect(list.variants, `${shape.name} ${dtype}: the selection picks a listed variant`).to.include(list.selected)
   for (const variant of list.variants) {
     const out = poisoned(dtype, csr.rows * n)
@@ -170,6 +203,24 @@ describe('kernels on CUDA against the float64 reference', function () {
         expect(await checkAllVariants(shape, dtype, s)).to.be.greaterThan(0)
       })
     }
+  }
+
+  // The 2:4 kernel (and every other variant) on 2:4 matrices: M and K not multiples of 16 /
+  // 32, groups with fewer than two nonzeros, N = 1 (decode), odd N, wide N, Inf/NaN in B.
+  for (const [i, shape] of twoFourShapes().entries()) {
+    for (const dtype of ['f16', 'bf16'] as const) {
+      it(`SpMM ${dtype}, 2:4, every kernel variant: ${shape.name}`, async () => {
+        expect(await checkAllVariants(shape, dtype, 1700 + 10 * i, '2:4')).to.be.greaterThan(0)
+      })
+    }
+  }
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`SpMM ${dtype}, 2:4 matrix: the selection runs the 2:4 kernel at small N`, () => {
+      const {csr, n} = twoFourShapes()[1]
+      const list = spmmVariants({m: csr.rows, k: csr.cols, n: 16, nnz: csr.columnIndices.length, dtype, structure: '2:4'})
+      expect(list.selected).to.match(/^s24_/)
+      expect(n).to.be.greaterThan(0)
+    })
   }
 
   // The tensor-core SDDMM (f16/bf16, K % 8 == 0, K <= 128) against the SIMT one, each forced

@@ -14,6 +14,8 @@
 #include "cuda/common/device_info.h"
 #include "cuda/spmm/spmm_config.h"
 #include "cuda/spmm/spmm_launch.h"
+#include "cuda/spmm/spmm_prepared.h"
+#include "cuda/spmm/spmm_stream.h"
 #include "cuda/spmm/spmm_tc.h"
 
 namespace sparse {
@@ -73,12 +75,38 @@ bool UseTc(const SpmmProblem& p, int sm_count) {
   return TcCanRun(p, SelectTc(p, sm_count));
 }
 
+// The bitmap kernel's domain (see branch 0b of SelectSpmmKernel).
+constexpr int kBitmapMinN = 128;
+constexpr double kBitmapMinDensity = 0.2;
+bool UseBitmap(const SpmmProblem& p) {
+  if (p.dtype == DType::kF32 || p.n < kBitmapMinN) return false;
+  const double density = p.m > 0 && p.k > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.k) : 0.0;
+  return density >= kBitmapMinDensity;
+}
+
 // The kernel selection: ONE function, a heuristic per branch. Inputs: m, n, nnz (mean row
 // length), the vector width, and the SM count. (`sparse bench --tune` measures every
 // variant of SpmmVariants() per problem and can force the winner through
 // CudaSpmmVariant; see /tmp/readme-perf.md.)
 SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
   SpmmChoice ch;
+  // Branch 0a -- a 2:4 matrix in f16/bf16 (the caller checked the pattern): the 2:4 kernel
+  // (spmm_24_kernel.cuh) moves 1.125 bytes per weight and runs mma.sp; on the H200 it was
+  // faster than every other kernel of ours at every N measured (1 to 256; BENCHMARKS.md, v5).
+  if (p.dtype != DType::kF32 && p.structure == SpmmProblem::k24) {
+    ch.kind = SpmmKind::k24;
+    ch.stream = SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count);
+    return ch;
+  }
+  // Branch 0b -- f16/bf16 at N >= 128 and density >= 20%: the bitmap kernel
+  // (spmm_bitmap_kernel.cuh) decodes each 16 x 16 tile once for up to 128 columns on tensor
+  // cores, where the SIMT kernels pay per nonzero and column (H200: 1.5-4x the SIMT kernels'
+  // speed there; BENCHMARKS.md, v5).
+  if (UseBitmap(p)) {
+    ch.kind = SpmmKind::kBitmap;
+    ch.stream = SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count);
+    return ch;
+  }
   // Branch 0 -- f16/bf16 on tensor cores (spmm_tc_kernel.cuh) where it wins: see UseTc.
   if (UseTc(p, sm_count)) {
     ch.kind = SpmmKind::kTc;
@@ -133,6 +161,8 @@ SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
 
 std::string VariantName(const SpmmChoice& ch) {
   if (ch.kind == SpmmKind::kTc) return TcVariantName(ch.tc);
+  if (ch.kind == SpmmKind::kBitmap) return StreamVariantName("bm", ch.stream);
+  if (ch.kind == SpmmKind::k24) return StreamVariantName("s24", ch.stream);
   char name[48];
   if (ch.kind == SpmmKind::kTile) {
     std::snprintf(name, sizeof(name), "tile_v%d_t%d_x%d", ch.vec_elems, ch.threads_x, ch.vecs_x);
@@ -159,12 +189,28 @@ bool ParseVariant(const char* name, SpmmChoice* ch) {
     ch->kind = SpmmKind::kTc;
     return true;
   }
+  if (ParseStreamVariant("bm", name, &ch->stream)) {
+    ch->kind = SpmmKind::kBitmap;
+    return true;
+  }
+  if (ParseStreamVariant("s24", name, &ch->stream)) {
+    ch->kind = SpmmKind::k24;
+    return true;
+  }
   return false;
 }
 
 // Whether `ch` is instantiated and can run `p` (see SpmmVariants).
 bool CanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   if (ch.kind == SpmmKind::kTc) return TcCanRun(p, ch.tc);
+  if (ch.kind == SpmmKind::kBitmap || ch.kind == SpmmKind::k24) {
+    // Any m, k, n and alignment (the kernels mask edges and stage B element-wise when they
+    // must); 16-bit types only; the 2:4 kernel only where the caller vouched for the pattern.
+    if (p.dtype == DType::kF32 || !StreamChoiceValid(ch.stream)) return false;
+    if (ch.kind == SpmmKind::k24 && p.structure != SpmmProblem::k24) return false;
+    const int64_t rows = static_cast<int64_t>(ch.stream.warps) * ch.stream.strips * 16;
+    return (p.m + rows - 1) / rows * ch.stream.splits <= 0x7fffffff && (p.n + 127) / 128 <= 65535;
+  }
   const int elem = DTypeBytes(p.dtype);
   const int full = FullWidth(p.dtype);
   const int v = ch.vec_elems;
@@ -210,14 +256,28 @@ cudaError_t CheckProblem(const SpmmProblem& p) {
   return cudaSuccess;
 }
 
+// The bitmap and 2:4 kernels on their prepared matrix.
+cudaError_t LaunchStreamKind(const SpmmPrepared& a, const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t stream) {
+  StreamOperands op;
+  op.n = p.n, op.b = p.b, op.c = p.c;
+  if (ch.kind == SpmmKind::kBitmap) return LaunchSpmmBitmap(a.bitmap, op, ch.stream, stream);
+  return LaunchSpmm24(a.s24, op, ch.stream, stream);
+}
+
 cudaError_t Launch(const SpmmProblem& p, const SpmmChoice& ch, int sms, cudaStream_t stream,
-                   const TcMatrix* tc = nullptr) {
-  if (ch.kind == SpmmKind::kTc) {
-    if (tc && !tc->empty()) return LaunchSpmmTc(*tc, p, ch.tc, stream);
-    // Plain CSR: convert now (synchronous), launch, and wait before the tiles are freed.
-    TcMatrix tmp;
-    cudaError_t e = tmp.Build(p, stream);
-    if (e == cudaSuccess) e = LaunchSpmmTc(tmp, p, ch.tc, stream);
+                   const SpmmPrepared* prepared = nullptr) {
+  if (ch.kind == SpmmKind::kTc || ch.kind == SpmmKind::kBitmap || ch.kind == SpmmKind::k24) {
+    const bool ready = prepared && (ch.kind == SpmmKind::kTc      ? !prepared->tc.empty()
+                                    : ch.kind == SpmmKind::kBitmap ? !prepared->bitmap.empty()
+                                                                   : !prepared->s24.empty());
+    if (ready) {
+      return ch.kind == SpmmKind::kTc ? LaunchSpmmTc(prepared->tc, p, ch.tc, stream)
+                                      : LaunchStreamKind(*prepared, p, ch, stream);
+    }
+    // Plain CSR: convert now (synchronous), launch, and wait before the prepared form is freed.
+    SpmmPrepared tmp;
+    cudaError_t e = tmp.Build(p, VariantName(ch), stream);
+    if (e == cudaSuccess) e = Launch(p, ch, sms, stream, &tmp);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     return e;
   }
@@ -257,7 +317,8 @@ std::string SpmmEffectiveVariant(const SpmmProblem& p, const char* variant) {
   return VariantName(ch);
 }
 
-cudaError_t CudaSpmmPrepared(const SpmmProblem& p, const char* variant, const TcMatrix* tc, cudaStream_t stream) {
+cudaError_t CudaSpmmPrepared(const SpmmProblem& p, const char* variant, const SpmmPrepared* prepared,
+                             cudaStream_t stream) {
   const cudaError_t ok = CheckProblem(p);
   if (ok != cudaSuccess) return ok;
   if (p.m == 0 || p.n == 0) return cudaSuccess;
@@ -269,7 +330,7 @@ cudaError_t CudaSpmmPrepared(const SpmmProblem& p, const char* variant, const Tc
     ch = EffectiveChoice(p, sms);
   }
   if (!CanRun(p, ch)) return cudaErrorInvalidValue;
-  return Launch(p, ch, sms, stream, tc);
+  return Launch(p, ch, sms, stream, prepared);
 }
 
 std::string SpmmSelectedVariant(const SpmmProblem& p) { return VariantName(SelectSpmmKernel(p, SmCount())); }
@@ -295,6 +356,11 @@ std::vector<std::string> SpmmVariants(const SpmmProblem& p) {
     }
   }
   for (const std::string& v : TcVariants(p)) out.push_back(v);
+  if (p.dtype != DType::kF32) {
+    for (const std::string& v : StreamVariants("bm", p.m, p.k, p.n)) out.push_back(v);
+    if (p.structure == SpmmProblem::k24)
+      for (const std::string& v : StreamVariants("s24", p.m, p.k, p.n)) out.push_back(v);
+  }
   return out;
 }
 

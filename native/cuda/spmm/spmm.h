@@ -31,7 +31,10 @@ const char* SpmmKernelName(const SpmmProblem& p);
 // Kernel variants (for tuning: `sparse bench --tune` and the kernels binding).
 // A variant name is "tile_v<vec>_t<threads>_x<vecs>" (Sputnik's 1-D tiling, spmm_kernel.cuh),
 // "split_v<vec>_t<threads>_w<warps>" (the split-row kernel, spmm_split_kernel.cuh) or
-// "tc_w<warps>_s<splits>_p<stages>" (the tensor-core kernel, spmm_tc_kernel.cuh; f16/bf16).
+// "tc_w<warps>_s<splits>_p<stages>" (the tensor-core kernel, spmm_tc_kernel.cuh; f16/bf16),
+// "bm_w<warps>_m<strips>_s<splits>" (the bitmap kernel, spmm_bitmap_kernel.cuh;
+// f16/bf16) or "s24_..." (the 2:4 kernel, spmm_24_kernel.cuh; f16/bf16, and only for problems
+// whose `structure` is SpmmProblem::k24).
 // "auto" (or "" / null) means the built-in selection (SelectSpmmKernel in spmm.cu).
 //
 // Environment: SPARSE_SPMM_VARIANT=<name> makes CudaSpmm (and SpmmKernelName) use that
@@ -52,14 +55,17 @@ std::vector<std::string> SpmmVariants(const SpmmProblem& p);
 cudaError_t CudaSpmmVariant(const SpmmProblem& p, const char* variant, cudaStream_t stream);
 
 // The variant name CudaSpmmVariant(p, variant) would launch ("" for an unknown name): the
-// selection (or SPARSE_SPMM_VARIANT) for null/""/"auto". Names starting "tc_" are the
-// tensor-core kernel, which reads a TcMatrix (spmm_tc.h) instead of the CSR arrays.
+// selection (or SPARSE_SPMM_VARIANT) for null/""/"auto". Names starting "tc_", "bm_" and
+// "s24_" are kernels that read a prepared form of the matrix (spmm_prepared.h) instead of
+// the CSR arrays.
 std::string SpmmEffectiveVariant(const SpmmProblem& p, const char* variant);
 
-// Like CudaSpmmVariant, with the tensor-core tiles of the same matrix built beforehand (may
-// be null: then a "tc_*" choice converts the CSR on every call, synchronously).
-class TcMatrix;
-cudaError_t CudaSpmmPrepared(const SpmmProblem& p, const char* variant, const TcMatrix* tc, cudaStream_t stream);
+// Like CudaSpmmVariant, with the prepared form of the same matrix built beforehand
+// (SpmmPrepared::Build for the effective variant; may be null or lack the form: then a
+// "tc_*", "bm_*" or "s24_*" choice converts the CSR on every call, synchronously).
+class SpmmPrepared;
+cudaError_t CudaSpmmPrepared(const SpmmProblem& p, const char* variant, const SpmmPrepared* prepared,
+                             cudaStream_t stream);
 
 }  // namespace sparse
 #endif  // SPARSE_CUDA_SPMM_SPMM_H_

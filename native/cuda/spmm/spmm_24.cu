@@ -7,20 +7,20 @@ namespace sparse {
 namespace {
 
 struct Sp24LaunchOp {
-  template <DType kType, int kWB, int kNT8, int kP>
+  template <DType kType, int kWB, int kMS, int kNT8, int kP>
   static cudaError_t Run(const Sp24Matrix& a, const StreamOperands& op, const StreamChoice& ch, cudaStream_t s) {
-  using L = cuda::Sp24Layout<kWB, kNT8, kP>;
+  using L = cuda::Sp24Layout<kWB, kMS, kNT8, kP>;
   cuda::Sp24Args args;
   args.values = static_cast<const uint4*>(a.values());
   args.meta = static_cast<const uint4*>(a.meta());
   args.b = op.b, args.c = op.c;
   args.m = a.m(), args.k = a.k(), args.n = op.n;
   args.strips = a.strips(), args.ksteps = a.ksteps(), args.splits = ch.splits;
-  args.vec_b = op.n % 8 == 0 && Aligned(op.b, 16);
+  args.b_mode = StreamBMode(op.n, op.b);
   const int smem = L::kSmemBytes;
-  const int64_t row_blocks = (a.strips() + kWB - 1) / kWB;
+  const int64_t row_blocks = (a.strips() + kWB * kMS - 1) / (kWB * kMS);
   const int col_blocks = (op.n + 8 * kNT8 - 1) / (8 * kNT8);
-  return LaunchStream(cuda::Spmm24Kernel<kType, kWB, kNT8, kP>, args, row_blocks, col_blocks, ch, smem, s);
+  return LaunchStream(cuda::Spmm24Kernel<kType, kWB, kMS, kNT8, kP>, args, row_blocks, col_blocks, ch, smem, s);
 }
 };
 

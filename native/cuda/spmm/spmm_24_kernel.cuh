@@ -29,23 +29,25 @@ struct Sp24Args {
   const void* b;        // k x n
   void* c;              // m x n
   int m, k, n, strips, ksteps, splits;
-  bool vec_b;           // n % 8 == 0 and b 16-byte aligned
+  int b_mode;           // BMode (tc_stream.cuh)
 };
 
 constexpr int kSp24TileBytes = 512 + 64;
 
-template <int kWB, int kNT8, int kP>
+template <int kWB, int kMS, int kNT8, int kP>
 struct Sp24Layout {
-  static constexpr int kABytes = kWB * 2 * kSp24TileBytes;  // two k-steps per stage
-  static constexpr int kStageBytes = BSlice<kNT8>::kBytes + kABytes;
+  static constexpr int kWarpABytes = kMS * 2 * kSp24TileBytes;  // two k-steps per stage
+  static constexpr int kStageBytes = BSlice<kNT8>::kBytes + kWB * kWarpABytes;
   static constexpr int kLoopBytes = kP * kStageBytes;
-  static constexpr int kSmemBytes = kLoopBytes > ReduceBytes<kWB, kNT8>() ? kLoopBytes : ReduceBytes<kWB, kNT8>();
+  static constexpr int kRedBytes = ReduceBytes<kWB, kMS, kNT8>();
+  static constexpr int kSmemBytes = kLoopBytes > kRedBytes ? kLoopBytes : kRedBytes;
   static_assert(kP >= 2 && kP <= 8, "2..8 stages");
 };
 
-// The warp's exact sums over k-steps [j0, j1) (see above), nonzeros only.
+// The warp's exact sums of `strip` over k-steps [j0, j1) (see above), nonzeros only.
 template <DType kType, int kNT8>
-__device__ __forceinline__ void Sp24ExactSums(const Sp24Args& a, int strip, int j0, int j1, int n0, float (&acc)[kNT8][4]) {
+__device__ __forceinline__ void Sp24ExactSums(const Sp24Args& a, int strip, int j0, int j1, int n0,
+                                              float (&acc)[kNT8][4]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const unsigned short* vals = reinterpret_cast<const unsigned short*>(a.values);
   const uint32_t* meta = reinterpret_cast<const uint32_t*>(a.meta);
@@ -70,45 +72,50 @@ __device__ __forceinline__ void Sp24ExactSums(const Sp24Args& a, int strip, int 
   }
 }
 
-// Grid: x = ceil(strips / kWB) * splits (clusters of `splits` along x), y = ceil(n / (8 kNT8)).
-// Block: 32 kWB threads. Dynamic shared memory: Sp24Layout::kSmemBytes.
-template <DType kType, int kWB, int kNT8, int kP>
+// Grid: x = ceil(strips / (kWB kMS)) * splits (clusters of `splits` along x), y = ceil(n / (8
+// kNT8)). Block: 32 kWB threads; warp w owns strips (row_block kWB + w) kMS + 0..kMS-1 and
+// reuses each B fragment for all of them. Dynamic shared memory: Sp24Layout::kSmemBytes.
+template <DType kType, int kWB, int kMS, int kNT8, int kP>
 __global__ void __launch_bounds__(32 * kWB) Spmm24Kernel(Sp24Args a) {
-  using L = Sp24Layout<kWB, kNT8, kP>;
+  using L = Sp24Layout<kWB, kMS, kNT8, kP>;
   using S = BSlice<kNT8>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const int split = blockIdx.x % a.splits;
   const int row_block = blockIdx.x / a.splits;
-  const int strip = row_block * kWB + warp;
-  const bool has_strip = strip < a.strips;
+  const int strip0 = (row_block * kWB + warp) * kMS;
   const int n0 = blockIdx.y * (8 * kNT8);
   // k-steps [j0, j1) of this split, in stages of two.
   const int j0 = static_cast<int>(static_cast<int64_t>(a.ksteps) * split / a.splits);
   const int j1 = static_cast<int>(static_cast<int64_t>(a.ksteps) * (split + 1) / a.splits);
   const int stages = (j1 - j0 + 1) / 2;
   const unsigned short* b16 = static_cast<const unsigned short*>(a.b);
-  const int64_t tile0 = static_cast<int64_t>(has_strip ? strip : 0) * a.ksteps;
 
   auto load_stage = [&](int s) {
     unsigned char* stage = smem + (s % kP) * L::kStageBytes;
-    StageB<kNT8, 32 * kWB>(stage, b16, a.k, a.n, (j0 + 2 * s) * 32, n0, a.vec_b);
-    if (!has_strip) return;
-    unsigned char* abuf = stage + S::kBytes + warp * 2 * kSp24TileBytes;
+    StageB<kNT8, 32 * kWB>(stage, b16, a.k, a.n, (j0 + 2 * s) * 32, n0, a.b_mode);
+    unsigned char* abuf = stage + S::kBytes + warp * L::kWarpABytes;
 #pragma unroll
-    for (int q = 0; q < 2; ++q) {
-      const int step = j0 + 2 * s + q;
-      if (step >= j1) break;
-      const int64_t tile = tile0 + step;
-      CpAsync16(SmemAddr(abuf + q * kSp24TileBytes + 16 * lane), a.values + tile * 32 + lane, 16);
-      if (lane < 4) CpAsync16(SmemAddr(abuf + q * kSp24TileBytes + 512 + 16 * lane), a.meta + tile * 4 + lane, 16);
+    for (int ms = 0; ms < kMS; ++ms) {
+      if (strip0 + ms >= a.strips) break;
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const int step = j0 + 2 * s + q;
+        if (step >= j1) break;
+        const int64_t tile = static_cast<int64_t>(strip0 + ms) * a.ksteps + step;
+        unsigned char* dst = abuf + (ms * 2 + q) * kSp24TileBytes;
+        CpAsync16(SmemAddr(dst + 16 * lane), a.values + tile * 32 + lane, 16);
+        if (lane < 4) CpAsync16(SmemAddr(dst + 512 + 16 * lane), a.meta + tile * 4 + lane, 16);
+      }
     }
   };
 
-  float acc[kNT8][4];
+  float acc[kMS][kNT8][4];
 #pragma unroll
-  for (int j = 0; j < kNT8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
 
 #pragma unroll
   for (int s = 0; s < kP - 1; ++s) {
@@ -120,28 +127,42 @@ __global__ void __launch_bounds__(32 * kWB) Spmm24Kernel(Sp24Args a) {
     __syncthreads();
     if (s + kP - 1 < stages) load_stage(s + kP - 1);
     CpAsyncCommit();
-    if (!has_strip) continue;
+    if (strip0 >= a.strips) continue;
     const unsigned char* stage = smem + (s % kP) * L::kStageBytes;
     const uint32_t xs = SmemAddr(stage);
-    const unsigned char* abuf = stage + S::kBytes + warp * 2 * kSp24TileBytes;
+    const unsigned char* abuf = stage + S::kBytes + warp * L::kWarpABytes;
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
       if (j0 + 2 * s + q >= j1) break;
-      const uint4 av = *reinterpret_cast<const uint4*>(abuf + q * kSp24TileBytes + 16 * lane);
-      const uint32_t af[4] = {av.x, av.y, av.z, av.w};
-      const uint32_t e =
-          *reinterpret_cast<const uint32_t*>(abuf + q * kSp24TileBytes + 512 + 4 * (g * 2 + (t & 1)));
+      uint32_t af[kMS][4], e[kMS];
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) {
+        // Past the last strip nothing was staged: stale values, never stored (rows >= m).
+        const unsigned char* tile = abuf + (ms * 2 + q) * kSp24TileBytes;
+        const uint4 av = *reinterpret_cast<const uint4*>(tile + 16 * lane);
+        af[ms][0] = av.x, af[ms][1] = av.y, af[ms][2] = av.z, af[ms][3] = av.w;
+        e[ms] = *reinterpret_cast<const uint32_t*>(tile + 512 + 4 * (g * 2 + (t & 1)));
+      }
 #pragma unroll
       for (int j = 0; j < kNT8; ++j) {
         uint32_t bf[4];
-        LdMatrixX4T(xs + ((q * 32 + lane) * S::kChunks + j) * 16, bf);
-        MmaSp16832<kType>(acc[j], af, bf, e);
+        if (a.b_mode == kBColumn) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) bf[i] = ColumnPair(stage, q * 32 + 8 * i + 2 * t, g);
+        } else {
+          LdMatrixX4T(xs + ((q * 32 + lane) * S::kChunks + j) * 16, bf);
+        }
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms) MmaSp16832<kType>(acc[ms][j], af[ms], bf, e[ms]);
       }
     }
   }
   CpAsyncWait<0>();
-  if (has_strip && !WarpAllFinite<kNT8>(acc)) Sp24ExactSums<kType, kNT8>(a, strip, j0, j1, n0, acc);
-  StoreOrReduce<kType, kWB, kNT8>(smem, acc, a.c, a.m, a.n, row_block, n0, split, a.splits);
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms)
+    if (strip0 + ms < a.strips && !WarpAllFinite<kNT8>(acc[ms]))
+      Sp24ExactSums<kType, kNT8>(a, strip0 + ms, j0, j1, n0, acc[ms]);
+  StoreOrReduce<kType, kWB, kMS, kNT8>(smem, acc, a.c, a.m, a.n, row_block, n0, split, a.splits);
 }
 
 }  // namespace cuda

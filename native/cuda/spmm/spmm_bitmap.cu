@@ -7,9 +7,9 @@ namespace sparse {
 namespace {
 
 struct BitmapLaunchOp {
-  template <DType kType, int kWB, int kNT8, int kP>
+  template <DType kType, int kWB, int kMS, int kNT8, int kP>
   static cudaError_t Run(const BitmapMatrix& a, const StreamOperands& op, const StreamChoice& ch, cudaStream_t s) {
-  using L = cuda::BitmapLayout<kWB, kNT8, kP>;
+  using L = cuda::BitmapLayout<kWB, kMS, kNT8, kP>;
   cuda::BitmapArgs args;
   args.offsets = a.offsets();
   args.data = static_cast<const uint4*>(a.data());
@@ -17,12 +17,12 @@ struct BitmapLaunchOp {
   args.m = a.m(), args.k = a.k(), args.n = op.n;
   args.strips = a.strips(), args.ktiles = a.ktiles(), args.splits = ch.splits;
   args.stage_units = a.stage_units();
-  args.vec_b = op.n % 8 == 0 && Aligned(op.b, 16);
+  args.b_mode = StreamBMode(op.n, op.b);
   const int smem = L::SmemBytes(a.stage_units());
   if (smem > 227 * 1024) return cudaErrorInvalidValue;
-  const int64_t row_blocks = (a.strips() + kWB - 1) / kWB;
+  const int64_t row_blocks = (a.strips() + kWB * kMS - 1) / (kWB * kMS);
   const int col_blocks = (op.n + 8 * kNT8 - 1) / (8 * kNT8);
-  return LaunchStream(cuda::SpmmBitmapKernel<kType, kWB, kNT8, kP>, args, row_blocks, col_blocks, ch, smem, s);
+  return LaunchStream(cuda::SpmmBitmapKernel<kType, kWB, kMS, kNT8, kP>, args, row_blocks, col_blocks, ch, smem, s);
 }
 };
 

@@ -32,18 +32,19 @@ struct BitmapArgs {
   const void* b;            // k x n
   void* c;                  // m x n
   int m, k, n, strips, ktiles, splits;
-  int stage_units;          // 16-byte units of a warp's stage area (largest 4-tile run + 1)
-  bool vec_b;               // n % 8 == 0 and b 16-byte aligned
+  int stage_units;          // 16-byte units of a strip's stage area (largest 4-tile run + 1)
+  int b_mode;               // BMode (tc_stream.cuh)
 };
 
-template <int kWB, int kNT8, int kP>
+template <int kWB, int kMS, int kNT8, int kP>
 struct BitmapLayout {
   static constexpr int kBBytes = BSlice<kNT8>::kBytes;
-  __host__ __device__ static int StageBytes(int stage_units) { return kBBytes + kWB * (stage_units * 16 + 16); }
+  __host__ __device__ static int StripBytes(int stage_units) { return stage_units * 16 + 16; }
+  __host__ __device__ static int StageBytes(int stage_units) { return kBBytes + kWB * kMS * StripBytes(stage_units); }
   __host__ __device__ static int MetaOffset(int stage_units) { return kP * StageBytes(stage_units); }
   __host__ __device__ static int SmemBytes(int stage_units) {
-    const int loop = MetaOffset(stage_units) + kP * kWB * 4;
-    return loop > ReduceBytes<kWB, kNT8>() ? loop : ReduceBytes<kWB, kNT8>();
+    const int loop = MetaOffset(stage_units) + kP * kWB * kMS * 4;
+    return loop > ReduceBytes<kWB, kMS, kNT8>() ? loop : ReduceBytes<kWB, kMS, kNT8>();
   }
   static_assert(kP >= 2 && kP <= 8, "2..8 stages");
 };
@@ -90,54 +91,61 @@ __device__ __forceinline__ uint32_t BitmapRegister(uint32_t w, uint32_t st, cons
   return lo | hi << 16;
 }
 
-// Grid: x = ceil(strips / kWB) * splits (clusters of `splits` along x), y = ceil(n / (8 kNT8)).
-// Block: 32 kWB threads. Dynamic shared memory: BitmapLayout::SmemBytes(stage_units).
-template <DType kType, int kWB, int kNT8, int kP>
+// Grid: x = ceil(strips / (kWB kMS)) * splits (clusters of `splits` along x), y = ceil(n / (8
+// kNT8)). Block: 32 kWB threads; warp w owns strips (row_block kWB + w) kMS + 0..kMS-1 and
+// reuses each B fragment for all of them. Dynamic shared memory: BitmapLayout::SmemBytes.
+template <DType kType, int kWB, int kMS, int kNT8, int kP>
 __global__ void __launch_bounds__(32 * kWB) SpmmBitmapKernel(BitmapArgs a) {
-  using L = BitmapLayout<kWB, kNT8, kP>;
+  using L = BitmapLayout<kWB, kMS, kNT8, kP>;
   using S = BSlice<kNT8>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
   const int split = blockIdx.x % a.splits;
   const int row_block = blockIdx.x / a.splits;
-  const int strip = row_block * kWB + warp;
-  const bool has_strip = strip < a.strips;
+  const int strip0 = (row_block * kWB + warp) * kMS;
   const int n0 = blockIdx.y * (8 * kNT8);
   // k-tiles [kt0, kt1) of this split, in stages of four.
   const int kt0 = static_cast<int>(static_cast<int64_t>(a.ktiles) * split / a.splits);
   const int kt1 = static_cast<int>(static_cast<int64_t>(a.ktiles) * (split + 1) / a.splits);
   const int stages = (kt1 - kt0 + 3) / 4;
   const int stage_bytes = L::StageBytes(a.stage_units);
+  const int strip_bytes = L::StripBytes(a.stage_units);
   uint32_t* meta = reinterpret_cast<uint32_t*>(smem + L::MetaOffset(a.stage_units));
   const unsigned short* b16 = static_cast<const unsigned short*>(a.b);
-  const uint32_t* toff = a.offsets + static_cast<int64_t>(has_strip ? strip : 0) * a.ktiles;
 
   auto load_stage = [&](int s) {
     unsigned char* stage = smem + (s % kP) * stage_bytes;
-    StageB<kNT8, 32 * kWB>(stage, b16, a.k, a.n, (kt0 + 4 * s) * 16, n0, a.vec_b);
-    if (!has_strip) return;
-    // The stage's tiles [t0, t1): offsets of t0..t1 (lane i holds tile t0 + i).
+    StageB<kNT8, 32 * kWB>(stage, b16, a.k, a.n, (kt0 + 4 * s) * 16, n0, a.b_mode);
     const int t0 = kt0 + 4 * s;
     const int t1 = min(t0 + 4, kt1);
-    const uint32_t off = __ldg(toff + min(t0 + (lane & 7), t1));
-    const uint32_t beg = __shfl_sync(0xffffffffu, off, 0);
-    const uint32_t end = __shfl_sync(0xffffffffu, off, t1 - t0);
-    const uint32_t rel = off - beg;  // lanes 1..3: the starts of tiles 1..3 (< 256 units)
-    const uint32_t r1 = __shfl_sync(0xffffffffu, rel, 1), r2 = __shfl_sync(0xffffffffu, rel, 2),
-                   r3 = __shfl_sync(0xffffffffu, rel, 3);
-    if (lane == 0) meta[(s % kP) * kWB + warp] = r1 | r2 << 8 | r3 << 16;
-    unsigned char* abuf = stage + S::kBytes + warp * (a.stage_units * 16 + 16);
-    for (uint32_t i = lane; i < end - beg; i += 32) CpAsync16(SmemAddr(abuf + 16 * i), a.data + beg + i, 16);
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) {
+      const int strip = strip0 + ms;
+      if (strip >= a.strips) break;
+      // The stage's tiles [t0, t1) of the strip: offsets of t0..t1 (lane i holds t0 + i).
+      const uint32_t* toff = a.offsets + static_cast<int64_t>(strip) * a.ktiles;
+      const uint32_t off = __ldg(toff + min(t0 + (lane & 7), t1));
+      const uint32_t beg = __shfl_sync(0xffffffffu, off, 0);
+      const uint32_t end = __shfl_sync(0xffffffffu, off, t1 - t0);
+      const uint32_t rel = off - beg;  // lanes 1..3: the starts of tiles 1..3 (< 256 units)
+      const uint32_t r1 = __shfl_sync(0xffffffffu, rel, 1), r2 = __shfl_sync(0xffffffffu, rel, 2),
+                     r3 = __shfl_sync(0xffffffffu, rel, 3);
+      if (lane == 0) meta[((s % kP) * kWB + warp) * kMS + ms] = r1 | r2 << 8 | r3 << 16;
+      unsigned char* abuf = stage + S::kBytes + (warp * kMS + ms) * strip_bytes;
+      for (uint32_t i = lane; i < end - beg; i += 32) CpAsync16(SmemAddr(abuf + 16 * i), a.data + beg + i, 16);
+    }
   };
 
-  float acc[kNT8][4];
+  float acc[kMS][kNT8][4];
 #pragma unroll
-  for (int j = 0; j < kNT8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
 
   // Per lane constants of the decode: its half-block word (lanes 16-31: the high words, 16
   // bytes further), its bits and the mask of the bits below them.
-  const int hl = lane & 15;
-  const uint32_t bit0 = 1u << (2 * hl);
+  const uint32_t bit0 = 1u << (2 * (lane & 15));
   const uint32_t below = bit0 - 1u;
   const int half_off = (lane >> 4) * 16;
 
@@ -151,43 +159,63 @@ __global__ void __launch_bounds__(32 * kWB) SpmmBitmapKernel(BitmapArgs a) {
     __syncthreads();
     if (s + kP - 1 < stages) load_stage(s + kP - 1);
     CpAsyncCommit();
-    if (!has_strip) continue;
+    if (strip0 >= a.strips) continue;
     const unsigned char* stage = smem + (s % kP) * stage_bytes;
     const uint32_t xs = SmemAddr(stage);
-    const unsigned char* abuf = stage + S::kBytes + warp * (a.stage_units * 16 + 16);
-    const uint32_t rel = meta[(s % kP) * kWB + warp];
     const int ntiles = min(4, kt1 - (kt0 + 4 * s));
+    uint32_t rel[kMS];
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) rel[ms] = meta[((s % kP) * kWB + warp) * kMS + ms];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       if (i >= ntiles) break;
-      const unsigned char* tile = abuf + 16 * (i == 0 ? 0u : (rel >> (8 * (i - 1))) & 0xffu);
-      const uint4 w = *reinterpret_cast<const uint4*>(tile + half_off);
-      const uint32_t st = *reinterpret_cast<const uint32_t*>(tile + 32 + (lane >> 4) * 4);
-      const unsigned short* vals = reinterpret_cast<const unsigned short*>(tile + kBitmapHeaderBytes);
-      uint32_t af[4];
-      af[0] = BitmapRegister(w.x, st & 0xffu, vals, below, bit0);
-      af[1] = BitmapRegister(w.y, (st >> 8) & 0xffu, vals, below, bit0);
-      af[2] = BitmapRegister(w.z, (st >> 16) & 0xffu, vals, below, bit0);
-      af[3] = BitmapRegister(w.w, st >> 24, vals, below, bit0);
+      uint32_t af[kMS][4];
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) {
+        if (strip0 + ms >= a.strips) {  // past the last strip: nothing was staged
+          af[ms][0] = af[ms][1] = af[ms][2] = af[ms][3] = 0u;
+          continue;
+        }
+        const unsigned char* abuf = stage + S::kBytes + (warp * kMS + ms) * strip_bytes;
+        const unsigned char* tile = abuf + 16 * (i == 0 ? 0u : (rel[ms] >> (8 * (i - 1))) & 0xffu);
+        const uint4 w = *reinterpret_cast<const uint4*>(tile + half_off);
+        const uint32_t st = *reinterpret_cast<const uint32_t*>(tile + 32 + (lane >> 4) * 4);
+        const unsigned short* vals = reinterpret_cast<const unsigned short*>(tile + kBitmapHeaderBytes);
+        af[ms][0] = BitmapRegister(w.x, st & 0xffu, vals, below, bit0);
+        af[ms][1] = BitmapRegister(w.y, (st >> 8) & 0xffu, vals, below, bit0);
+        af[ms][2] = BitmapRegister(w.z, (st >> 16) & 0xffu, vals, below, bit0);
+        af[ms][3] = BitmapRegister(w.w, st >> 24, vals, below, bit0);
+      }
       const int xrow = i * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
-      if constexpr (kNT8 == 1) {
+      if (a.b_mode == kBColumn) {
+        const uint32_t b0 = ColumnPair(stage, i * 16 + 2 * t, g), b1 = ColumnPair(stage, i * 16 + 2 * t + 8, g);
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][0], af[ms], b0, b1);
+      } else if constexpr (kNT8 == 1) {
         uint32_t b0, b1;
         LdMatrixX2T(xs + xrow * S::kChunks * 16, b0, b1);
-        Mma16816<kType>(acc[0], af, b0, b1);
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][0], af[ms], b0, b1);
       } else {
 #pragma unroll
         for (int p = 0; p < kNT8 / 2; ++p) {
           uint32_t bf[4];
           LdMatrixX4T(xs + (xrow * S::kChunks + 2 * p + (lane >> 4)) * 16, bf);
-          Mma16816<kType>(acc[2 * p], af, bf[0], bf[1]);
-          Mma16816<kType>(acc[2 * p + 1], af, bf[2], bf[3]);
+#pragma unroll
+          for (int ms = 0; ms < kMS; ++ms) {
+            Mma16816<kType>(acc[ms][2 * p], af[ms], bf[0], bf[1]);
+            Mma16816<kType>(acc[ms][2 * p + 1], af[ms], bf[2], bf[3]);
+          }
         }
       }
     }
   }
   CpAsyncWait<0>();
-  if (has_strip && !WarpAllFinite<kNT8>(acc)) BitmapExactSums<kType, kNT8>(a, strip, kt0, kt1, n0, acc);
-  StoreOrReduce<kType, kWB, kNT8>(smem, acc, a.c, a.m, a.n, row_block, n0, split, a.splits);
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms)
+    if (strip0 + ms < a.strips && !WarpAllFinite<kNT8>(acc[ms]))
+      BitmapExactSums<kType, kNT8>(a, strip0 + ms, kt0, kt1, n0, acc[ms]);
+  StoreOrReduce<kType, kWB, kMS, kNT8>(smem, acc, a.c, a.m, a.n, row_block, n0, split, a.splits);
 }
 
 }  // namespace cuda

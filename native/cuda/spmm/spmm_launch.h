@@ -7,6 +7,7 @@
 
 #include "common/problems.h"
 #include "cuda/spmm/spmm_tc.h"
+#include "cuda/spmm/stream_launch.h"
 
 namespace sparse {
 
@@ -15,7 +16,7 @@ namespace sparse {
 // (spmm_split_kernel.cuh: the row's nonzeros split over the slices of a warp and over
 // several warps, for small N and long rows).
 // kTc: the tensor-core kernel (spmm_tc_kernel.cuh, f16/bf16) on the tiled format.
-enum class SpmmKind { kTile, kSplit, kTc };
+enum class SpmmKind { kTile, kSplit, kTc, kBitmap, k24 };
 
 // One point of the SpMM configuration space (see SpmmConfig in spmm_config.h and
 // SplitConfig in spmm_split_kernel.cuh). Names: "tile_v<vec>_t<threads>_x<vecs>" and
@@ -27,6 +28,7 @@ struct SpmmChoice {
   int vecs_x = 1;      // vectors per thread across the strip (tile only)
   int warps_per_row = 1;  // warps sharing one row's nonzeros (split only)
   TcChoice tc;            // the tensor-core kernel's configuration (kTc only)
+  StreamChoice stream;    // the bitmap and 2:4 kernels' configuration (kBitmap, k24)
   int BlockItemsX() const { return threads_x * vecs_x * vec_elems; }
 };
 

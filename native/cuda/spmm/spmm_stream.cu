@@ -22,13 +22,17 @@ int64_t KStages(int k) { return (static_cast<int64_t>(k) + 63) / 64; }
 
 std::vector<std::string> Variants(const char* prefix, int64_t strips, int64_t kstages, int n) {
   std::vector<std::string> out;
+  const bool bitmap = std::strcmp(prefix, "bm") == 0;
   for (int w : {4, 8})
-    for (int s : {1, 2, 4, 8})
-      for (int p : {4, 6}) {
+    for (int ms : {1, 2})
+      for (int s : {1, 2, 4, 8}) {
         StreamChoice ch;
-        ch.warps = w, ch.splits = s, ch.stages = p;
+        ch.warps = w, ch.strips = ms, ch.splits = s;
         if (!StreamChoiceValid(ch) || s > kstages) continue;
-        const int64_t row_blocks = (strips + w - 1) / w;
+        // NOTE: a bitmap stage holds up to 2.3 KB per strip (four dense tiles); 16 strips a
+        // block at 8 stages (N <= 32) would need 330 KB of shared memory for dense matrices.
+        if (bitmap && w * ms == 16 && StreamNT8(n) <= 4) continue;
+        const int64_t row_blocks = (strips + w * ms - 1) / (w * ms);
         if (row_blocks * s > 0x7fffffff || (n + 8 * StreamNT8(n) - 1) / (8 * StreamNT8(n)) > 65535) continue;
         out.push_back(StreamVariantName(prefix, ch));
       }
@@ -37,26 +41,30 @@ std::vector<std::string> Variants(const char* prefix, int64_t strips, int64_t ks
 
 }  // namespace
 
+std::vector<std::string> StreamVariants(const char* prefix, int m, int k, int n) {
+  return Variants(prefix, (static_cast<int64_t>(m) + 15) / 16, KStages(k), n);
+}
+
 std::string StreamVariantName(const char* prefix, const StreamChoice& ch) {
   char name[48];
-  std::snprintf(name, sizeof(name), "%s_w%d_s%d_p%d", prefix, ch.warps, ch.splits, ch.stages);
+  std::snprintf(name, sizeof(name), "%s_w%d_m%d_s%d", prefix, ch.warps, ch.strips, ch.splits);
   return name;
 }
 
 bool ParseStreamVariant(const char* prefix, const char* name, StreamChoice* ch) {
   const size_t len = std::strlen(prefix);
   if (std::strncmp(name, prefix, len) != 0) return false;
-  int w = 0, s = 0, p = 0;
+  int w = 0, ms = 0, s = 0;
   char tail = 0;
-  if (std::sscanf(name + len, "_w%d_s%d_p%d%c", &w, &s, &p, &tail) != 3) return false;
-  ch->warps = w, ch->splits = s, ch->stages = p;
+  if (std::sscanf(name + len, "_w%d_m%d_s%d%c", &w, &ms, &s, &tail) != 3) return false;
+  ch->warps = w, ch->strips = ms, ch->splits = s;
   return true;
 }
 
 bool StreamChoiceValid(const StreamChoice& ch) {
   if (ch.warps != 4 && ch.warps != 8) return false;
+  if (ch.strips != 1 && ch.strips != 2) return false;
   if (ch.splits != 1 && ch.splits != 2 && ch.splits != 4 && ch.splits != 8) return false;
-  if (ch.stages != 4 && ch.stages != 6) return false;
   const int major = ComputeMajor();
   return major >= 8 && (ch.splits == 1 || major >= 9);
 }
@@ -65,16 +73,20 @@ int StreamNT8(int n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : n <= 64 ?
 
 StreamChoice SelectStream(int64_t strips, int64_t kstages, int n, int sm_count) {
   StreamChoice ch;
-  ch.warps = 4;
-  ch.stages = 4;
-  const int64_t row_blocks = (strips + ch.warps - 1) / ch.warps;
+  // NOTE: at small N (<= 16 columns) the kernels stream A and are bound by the bytes in
+  // flight per SM: the most warps, one strip each (4 warps a block), and enough cluster
+  // splits for four blocks per SM. Wider, B's slice is re-read from L2 by every block and
+  // from shared memory by every warp: two strips per warp (each B fragment serves both),
+  // and from 64 columns 8 warps (256 rows a block) cut both by 4x; two blocks per SM
+  // suffice. Each split keeps at least 4 units of 64 rows of K to pipeline.
+  ch.warps = n > 32 ? 8 : 4;
+  ch.strips = n > 16 ? 2 : 1;
+  const int per_sm = n > 16 ? 2 : 4;
+  const int64_t rows = ch.warps * ch.strips;
+  const int64_t row_blocks = (strips + rows - 1) / rows;
   const int64_t col_blocks = (n + 8 * StreamNT8(n) - 1) / (8 * StreamNT8(n));
-  // NOTE: the kernels are memory-bound at small N: bytes in flight per SM decide the rate,
-  // and each block keeps 3 stages of its warps' tiles in flight. Four blocks per SM (16
-  // warps) hold enough; split K over a cluster until the grid has them, while each split
-  // keeps 4 stages to pipeline.
   const bool clusters = ComputeMajor() >= 9;
-  while (clusters && ch.splits < 8 && row_blocks * col_blocks * ch.splits < 4LL * sm_count &&
+  while (clusters && ch.splits < 8 && row_blocks * col_blocks * ch.splits < per_sm * sm_count &&
          kstages / (ch.splits * 2) >= 4)
     ch.splits *= 2;
   return ch;

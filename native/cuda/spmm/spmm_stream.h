@@ -77,6 +77,8 @@ struct StreamOperands {
 // per-warp stage area), from host tiles.
 int BitmapStageUnits(const BitmapTiles& t);
 
+// The configurations worth timing (--tune) of an m x k matrix at n columns: "<prefix>_...".
+std::vector<std::string> StreamVariants(const char* prefix, int m, int k, int n);
 // Built-in picks and the configurations worth timing (--tune).
 StreamChoice SelectBitmap(const BitmapMatrix& a, int n, int sm_count);
 StreamChoice SelectSp24(const Sp24Matrix& a, int n, int sm_count);

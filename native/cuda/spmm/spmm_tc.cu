@@ -23,25 +23,10 @@ cudaError_t TcMatrix::Upload(const TcTiles& t, DType dtype, cudaStream_t stream)
 }
 
 cudaError_t TcMatrix::Build(const SpmmProblem& p, cudaStream_t stream) {
-  if (p.dtype == DType::kF32 || p.m < 0 || p.k < 0 || p.nnz < 0) return cudaErrorInvalidValue;
-  std::vector<int> offsets(static_cast<size_t>(p.m) + 1);
-  std::vector<int> cols(p.nnz);
-  std::vector<uint16_t> vals(p.nnz);
-  cudaError_t e = cudaMemcpyAsync(offsets.data(), p.row_offsets, 4 * offsets.size(), cudaMemcpyDeviceToHost, stream);
-  if (e == cudaSuccess && p.nnz > 0) {
-    if (p.index_bits == 16) {
-      std::vector<int16_t> c16(p.nnz);
-      e = cudaMemcpyAsync(c16.data(), p.column_indices, 2 * (size_t)p.nnz, cudaMemcpyDeviceToHost, stream);
-      if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-      for (int i = 0; i < p.nnz; ++i) cols[i] = static_cast<uint16_t>(c16[i]);
-    } else {
-      e = cudaMemcpyAsync(cols.data(), p.column_indices, 4 * (size_t)p.nnz, cudaMemcpyDeviceToHost, stream);
-    }
-    if (e == cudaSuccess) e = cudaMemcpyAsync(vals.data(), p.values, 2 * (size_t)p.nnz, cudaMemcpyDeviceToHost, stream);
-  }
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  std::vector<int> offsets, cols;
+  std::vector<uint16_t> vals;
+  cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
   if (e != cudaSuccess) return e;
-  if (offsets[0] != 0 || offsets[p.m] != p.nnz) return cudaErrorInvalidValue;
   TcTiles t;
   if (!BuildTcTiles(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t).empty()) return cudaErrorInvalidValue;
   return Upload(t, p.dtype, stream);

@@ -46,6 +46,12 @@ class TcMatrix {
   DType dtype_ = DType::kF16;
 };
 
+// Host CSR (row_offsets m + 1, column_indices, values16 raw 16-bit words) read back from a
+// device problem (f16/bf16; spmm_prepared.cu). Synchronous. cudaErrorInvalidValue for f32 or
+// offsets that do not run from 0 to nnz.
+cudaError_t DownloadCsr16(const SpmmProblem& p, cudaStream_t stream, std::vector<int>* offsets, std::vector<int>* cols,
+                          std::vector<uint16_t>* vals);
+
 // One configuration of the kernel: warps (strips of 16 rows) per block, cluster split-K
 // ways, pipeline stages. Name: "tc_w<warps>_s<splits>_p<stages>".
 struct TcChoice {

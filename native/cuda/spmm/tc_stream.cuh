@@ -27,18 +27,38 @@ struct BSlice {
   static constexpr int kBytes = kStreamStageK * kChunks * 16;
 };
 
+// How a stage copies B: 16-byte cp.async (n % 8 == 0, B 16-byte aligned), one element at a
+// time (any n), or, for n == 1 (decode), the 64 contiguous elements of the slice as a vector
+// (B 16-byte aligned): the kernels then build B fragments from it with 32-bit loads.
+enum BMode : int { kBVec = 0, kBScalar = 1, kBColumn = 2 };
+
 // Stages B rows [k0, k0 + 64) x columns [n0, n0 + 8 kNT8) into `dst` (zeros past k and n).
-// `vec`: n % 8 == 0 and B 16-byte aligned (cp.async); otherwise element loads. Every thread of
-// the block takes part.
+// Every thread of the block takes part.
 template <int kNT8, int kThreads>
 __device__ __forceinline__ void StageB(unsigned char* dst, const unsigned short* b, int k, int n, int k0, int n0,
-                                      bool vec) {
+                                      int mode) {
   using S = BSlice<kNT8>;
+  if (mode == kBColumn) {
+    // 8 chunks of 8 rows; a chunk past k is zero-filled, a partial one read as elements.
+    for (int q = threadIdx.x; q < kStreamStageK / 8; q += kThreads) {
+      const int krow = k0 + q * 8;
+      unsigned char* d = dst + q * 16;
+      if (krow + 8 <= k) {
+        CpAsync16(SmemAddr(d), b + krow, 16);
+      } else {
+        unsigned short v[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = krow + e < k ? b[krow + e] : static_cast<unsigned short>(0);
+        *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(v);
+      }
+    }
+    return;
+  }
   for (int q = threadIdx.x; q < kStreamStageK * kNT8; q += kThreads) {
     const int r = q / kNT8, ch = q % kNT8;
     const int krow = k0 + r, col = n0 + ch * 8;
     unsigned char* d = dst + (r * S::kChunks + ch) * 16;
-    if (vec) {
+    if (mode == kBVec) {
       const bool ok = krow < k && col < n;
       CpAsync16(SmemAddr(d), ok ? static_cast<const void*>(b + static_cast<int64_t>(krow) * n + col) : b, ok ? 16 : 0);
     } else {
@@ -49,6 +69,12 @@ __device__ __forceinline__ void StageB(unsigned char* dst, const unsigned short*
       *reinterpret_cast<uint4*>(d) = *reinterpret_cast<const uint4*>(v);
     }
   }
+}
+
+// A B-fragment register for n == 1 (kBColumn): rows kk, kk + 1 of the staged column, for the
+// lanes of column 0 (g == 0); zero elsewhere.
+__device__ __forceinline__ uint32_t ColumnPair(const unsigned char* stage, int kk, int g) {
+  return g == 0 ? *reinterpret_cast<const uint32_t*>(stage + 2 * kk) : 0u;
 }
 
 // Writes C[row][col], C[row][col + 1] (those inside m x n).
@@ -64,24 +90,28 @@ __device__ __forceinline__ void StorePair(void* c, int m, int n, int row, int co
   }
 }
 
-// The epilogue: the warp's accumulators (mma layout: lane (g, t) holds rows g, g + 8 and
-// columns 8 j + 2 t, + 1 of column tile j) are C rows strip * 16 + ... Without a split, the
-// warp stores them; with `splits` > 1 (a cluster of that many blocks along K), every block
-// parks its partial tile in shared memory (aliasing the stages: the caller has finished
-// them) and block `split` sums rows [split R / S, (split + 1) R / S) of all partials in rank
-// order. All threads of the block must call it.
-template <DType kType, int kWB, int kNT8>
-__device__ __forceinline__ void StoreOrReduce(unsigned char* smem, const float (&acc)[kNT8][4], void* c, int m, int n,
-                                              int row_block, int n0, int split, int splits) {
+// The epilogue: the warp's accumulators for its kMS strips (mma layout: lane (g, t) holds
+// rows g, g + 8 and columns 8 j + 2 t, + 1 of column tile j) are C rows (row_block * kWB *
+// kMS + warp * kMS + ms) * 16 + ... Without a split, the warp stores them; with `splits` > 1
+// (a cluster of that many blocks along K), every block parks its partial tile in shared
+// memory (aliasing the stages: the caller has finished them) and block `split` sums rows
+// [split R / S, (split + 1) R / S) of all partials in rank order. All threads of the block
+// must call it.
+template <DType kType, int kWB, int kMS, int kNT8>
+__device__ __forceinline__ void StoreOrReduce(unsigned char* smem, const float (&acc)[kMS][kNT8][4], void* c, int m,
+                                              int n, int row_block, int n0, int split, int splits) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
+  constexpr int kRows = kWB * kMS * 16;
   if (splits == 1) {
-    const int strip_row = (row_block * kWB + warp) * 16;
 #pragma unroll
-    for (int j = 0; j < kNT8; ++j)
+    for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        StorePair<kType>(c, m, n, strip_row + g + 8 * h, n0 + j * 8 + 2 * t, acc[j][2 * h], acc[j][2 * h + 1]);
+      for (int j = 0; j < kNT8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          StorePair<kType>(c, m, n, row_block * kRows + (warp * kMS + ms) * 16 + g + 8 * h, n0 + j * 8 + 2 * t,
+                           acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
     return;
   }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -91,13 +121,14 @@ __device__ __forceinline__ void StoreOrReduce(unsigned char* smem, const float (
   __syncthreads();
   float* red = reinterpret_cast<float*>(smem);
 #pragma unroll
-  for (int j = 0; j < kNT8; ++j)
+  for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-      *reinterpret_cast<float2*>(red + (warp * 16 + g + 8 * h) * kCols + j * 8 + 2 * t) =
-          make_float2(acc[j][2 * h], acc[j][2 * h + 1]);
+    for (int j = 0; j < kNT8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<float2*>(red + ((warp * kMS + ms) * 16 + g + 8 * h) * kCols + j * 8 + 2 * t) =
+            make_float2(acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
   cluster.sync();
-  constexpr int kRows = kWB * 16;
   const int r0 = kRows * split / splits, r1 = kRows * (split + 1) / splits;
   const int pairs = (r1 - r0) * (kCols / 2);
   for (int q = threadIdx.x; q < pairs; q += 32 * kWB) {
@@ -118,12 +149,12 @@ __device__ __forceinline__ void StoreOrReduce(unsigned char* smem, const float (
 }
 
 // Bytes of the cluster reduction's partial tile.
-template <int kWB, int kNT8>
+template <int kWB, int kMS, int kNT8>
 constexpr int ReduceBytes() {
-  return kWB * 16 * kNT8 * 8 * 4;
+  return kWB * kMS * 16 * kNT8 * 8 * 4;
 }
 
-// Whether every accumulator of the warp is finite (all lanes agree).
+// Whether every accumulator of the warp's strip is finite (all lanes agree).
 template <int kNT8>
 __device__ __forceinline__ bool WarpAllFinite(const float (&acc)[kNT8][4]) {
   bool finite = true;

@@ -1,5 +1,6 @@
-// Our SpMM (native/cuda/spmm) in the harness: CSR with 16- or 32-bit column indices, or the
-// tensor-core kernel's tiles, built once per matrix like the weights of a pruned layer.
+// Our SpMM (native/cuda/spmm) in the harness: CSR with 16- or 32-bit column indices, or a
+// prepared form (tensor-core tiles, bitmap tiles, 2:4 tiles) built once per matrix like the
+// weights of a pruned layer.
 #if SPARSE_WITH_CUDA
 #include <memory>
 #include <string>
@@ -8,7 +9,8 @@
 #include "cuda/bench/device_util.h"
 #include "cuda/bench/implementation.h"
 #include "cuda/spmm/spmm.h"
-#include "cuda/spmm/spmm_tc.h"
+#include "common/sparse24.h"
+#include "cuda/spmm/spmm_prepared.h"
 
 namespace sparse {
 namespace bench {
@@ -18,13 +20,16 @@ namespace {
 // variant through CudaSpmmVariant (`sparse bench --tune` candidates and cached winners).
 class OursSpmm : public Implementation {
  public:
-  OursSpmm(const Operands& mm, int index_bits, std::string variant, cudaStream_t s)
+  OursSpmm(const Operands& mm, const HostCsr& csr, int index_bits, std::string variant, cudaStream_t s)
       : m_(mm), bits_(index_bits), variant_(std::move(variant)), s_(s) {
+    // The 2:4 kernel may run a 2:4 matrix (the selection and the variants look at this).
+    two_four_ = mm.dtype != DType::kF32 && IsTwoFour(csr.rows, csr.row_offsets, csr.column_indices,
+                                                      static_cast<const uint16_t*>(csr.values));
     detail_ = "CudaSpmm, " + std::to_string(bits_) + "-bit indices";
   }
   size_t Footprint() const override {
-    if (!tc_.empty() && tc_[0]) {
-      return tc_[0]->Bytes() + Bytes((int64_t)m_.k * m_.n, m_.dtype) + Bytes((int64_t)m_.m * m_.n, m_.dtype);
+    if (!prep_.empty() && prep_[0]) {
+      return prep_[0]->Bytes() + Bytes((int64_t)m_.k * m_.n, m_.dtype) + Bytes((int64_t)m_.m * m_.n, m_.dtype);
     }
     return Bytes(m_.nnz, m_.dtype) + static_cast<size_t>(m_.nnz) * (bits_ / 8) + 4 * (m_.m + 1) +
            (m_.has_row_indices ? 4 * m_.m : 0) + Bytes((int64_t)m_.k * m_.n, m_.dtype) +
@@ -44,19 +49,25 @@ class OursSpmm : public Implementation {
         Check(NarrowIndices(m_.indices.as<int>(), static_cast<int16_t*>(slab_.at(c, 1)), m_.nnz, s_), "narrow");
     }
     Check(CanImplementSpmm(Problem(0)), "CanImplementSpmm");
-    // The tensor-core kernel reads its tiles (built once per matrix, like the weights of a
-    // pruned layer: the build is not timed with the kernel; its host time is in `detail`).
+    // The tensor-core, bitmap and 2:4 kernels read a prepared form (built once per matrix,
+    // like the weights of a pruned layer: the build is not timed with the kernel; its host
+    // time is in `detail`).
     std::string tc_note;
     const std::string effective = SpmmEffectiveVariant(Problem(0), variant_.c_str());
-    if (effective.rfind("tc_", 0) == 0) {
+    const char* form = effective.rfind("tc_", 0) == 0    ? "tiles"
+                       : effective.rfind("bm_", 0) == 0  ? "bitmap tiles"
+                       : effective.rfind("s24_", 0) == 0 ? "2:4 tiles"
+                                                         : nullptr;
+    if (form) {
       tc_note = PrepareOncePerCopy(
-          &tc_, copies, s_, [&](TcMatrix& t) { return t.Build(Problem(0), s_); }, "the tensor-core tiles", "tiles");
+          &prep_, copies, s_, [&](SpmmPrepared& t) { return t.Build(Problem(0), effective, s_); },
+          std::string("the ") + form, form);
     }
     if (variant_.empty()) {
       detail_ = std::string("CudaSpmm ") + SpmmKernelName(Problem(0)) + ", " + std::to_string(bits_) + "-bit indices";
     } else {
       // The variant's own check (cudaErrorInvalidValue: unknown, or cannot run this problem).
-      Check(CudaSpmmPrepared(Problem(0), variant_.c_str(), PreparedAt(tc_, 0), s_),
+      Check(CudaSpmmPrepared(Problem(0), variant_.c_str(), PreparedAt(prep_, 0), s_),
             ("CudaSpmmVariant '" + variant_ + "' (unknown, or it cannot run this problem)").c_str());
       detail_ = std::string("CudaSpmmVariant spmm_") + DTypeName(m_.dtype) + "_i" + std::to_string(bits_) + "_" +
                 variant_ + " (variant chosen by the caller), " + std::to_string(bits_) + "-bit indices";
@@ -64,7 +75,7 @@ class OursSpmm : public Implementation {
     detail_ += tc_note;
   }
   void Launch(int copy) override {
-    Check(CudaSpmmPrepared(Problem(copy), variant_.c_str(), PreparedAt(tc_, copy), s_), "CudaSpmm");
+    Check(CudaSpmmPrepared(Problem(copy), variant_.c_str(), PreparedAt(prep_, copy), s_), "CudaSpmm");
   }
   std::vector<double> Output() override { return ReadDense(slab_.at(0, 5), (size_t)m_.m * m_.n, m_.dtype, s_); }
 
@@ -72,6 +83,7 @@ class OursSpmm : public Implementation {
   SpmmProblem Problem(int c) const {
     SpmmProblem p;
     p.m = m_.m, p.k = m_.k, p.n = m_.n, p.nnz = m_.nnz, p.dtype = m_.dtype;
+    p.structure = two_four_ ? SpmmProblem::k24 : SpmmProblem::kUnstructured;
     p.values = slab_.at(c, 0);
     p.column_indices = slab_.at(c, 1);
     p.index_bits = bits_;
@@ -83,16 +95,17 @@ class OursSpmm : public Implementation {
   }
   const Operands& m_;
   int bits_;
+  bool two_four_ = false;
   std::string variant_;
   cudaStream_t s_;
   Slab slab_;
-  std::vector<std::unique_ptr<TcMatrix>> tc_;
+  std::vector<std::unique_ptr<SpmmPrepared>> prep_;
 };
 
 }  // namespace
 
 std::unique_ptr<Implementation> MakeOursSpmm(const ImplArgs& a) {
-  return std::make_unique<OursSpmm>(a.operands, a.c.index_bits, a.c.variant, a.ctx.stream);
+  return std::make_unique<OursSpmm>(a.operands, a.c.csr, a.c.index_bits, a.c.variant, a.ctx.stream);
 }
 
 }  // namespace bench

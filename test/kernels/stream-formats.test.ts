@@ -1,0 +1,167 @@
+/**
+ * The bitmap and 2:4 formats, built by the addon on the host (CPU: runs everywhere), decoded
+ * here independently from their documented layouts (native/common/bitmap_tiles.h,
+ * native/common/sparse24.h) back to the matrix, entry by entry.
+ */
+import {expect} from 'chai'
+
+import {loadAddon} from '../../src/kernels/binding.js'
+import {createRng} from '../../src/sparse/random.js'
+import {randomPattern} from './helpers.js'
+
+function popcount(x: number): number {
+  let c = 0
+  for (let v = x >>> 0; v; v &= v - 1) c++
+  return c
+}
+
+/** A random 2:4 CSR (columns ascending): `keep(g)` of every group of four columns kept. */
+function random24(m: number, k: number, seed: number, keep: (row: number, group: number) => number) {
+  const rng = createRng(seed)
+  const offsets = [0]
+  const cols: number[] = []
+  for (let r = 0; r < m; r++) {
+    for (let g = 0; g * 4 < k; g++) {
+      const pick = [0, 1, 2, 3].filter((i) => g * 4 + i < k)
+      for (let i = pick.length - 1; i > 0; i--) {
+        const j = rng.nextUint32() % (i + 1)
+        ;[pick[i], pick[j]] = [pick[j], pick[i]]
+      }
+      const chosen = pick.slice(0, Math.min(keep(r, g), pick.length)).sort((a, b) => a - b)
+      for (const c of chosen) cols.push(g * 4 + c)
+    }
+    offsets.push(cols.length)
+  }
+  const values = new Uint16Array(cols.length).map(() => 1 + (rng.nextUint32() % 0x7bff))
+  return {rowOffsets: Int32Array.from(offsets), columnIndices: Int32Array.from(cols), values}
+}
+
+describe('bitmap and 2:4 formats (built on the host)', () => {
+  const addon = loadAddon()
+
+  for (const [m, k, nnz, seed] of [
+    [45, 300, 45 * 290, 1], // almost dense tiles (values run past 512 bytes)
+    [300, 1000, 30_000, 2], // several strips, a partial last k-tile
+    [17, 129, 5, 3], // nearly empty
+    [1, 1, 1, 4],
+    [16, 16, 256, 5], // one completely dense tile
+  ] as const) {
+    it(`bitmap tiles decode back to the CSR matrix: M=${m} K=${k} nnz=${nnz}`, () => {
+      const csr = randomPattern(m, k, nnz, seed)
+      const rng = createRng(seed + 100)
+      const values = new Uint16Array(nnz).map(() => 1 + (rng.nextUint32() % 60000))
+      const t = addon.bitmapFormat({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values})
+      const strips = Math.ceil(m / 16)
+      const ktiles = Math.ceil(k / 16)
+      expect([t.strips, t.ktiles]).to.deep.equal([strips, ktiles])
+      expect(t.offsets.length).to.equal(strips * ktiles + 1)
+      expect(t.data.length).to.equal(4 * t.offsets[strips * ktiles])
+      const expected = new Map<number, number>()
+      for (let r = 0; r < m; r++) for (let i = csr.rowOffsets[r]; i < csr.rowOffsets[r + 1]; i++) expected.set(r * k + csr.columnIndices[i], values[i])
+      const seen = new Map<number, number>()
+      const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)
+      const halves = new Uint16Array(t.data.buffer, t.data.byteOffset, t.data.length * 2)
+      for (let s = 0; s < strips; s++) {
+        for (let kt = 0; kt < ktiles; kt++) {
+          const w = 4 * t.offsets[s * ktiles + kt]
+          const size = 16 * (t.offsets[s * ktiles + kt + 1] - t.offsets[s * ktiles + kt])
+          let count = 0
+          for (let q = 0; q < 4; q++) {
+            const lo = t.data[w + q]
+            const hi = t.data[w + 4 + q]
+            const start = bytes[4 * w + 32 + q]
+            expect(start, 'the low half-block starts where the blocks before it end').to.equal(count)
+            expect(bytes[4 * w + 36 + q], 'the high half-block starts after the low one').to.equal(start + popcount(lo))
+            for (let bit = 0; bit < 64; bit++) {
+              const set = bit < 32 ? (lo >>> bit) & 1 : (hi >>> (bit - 32)) & 1
+              if (!set) continue
+              // Block q: rows 8 (q % 2) + bit / 8, columns 8 (q / 2) + bit % 8 of the tile.
+              const row = s * 16 + (q & 1) * 8 + (bit >> 3)
+              const col = kt * 16 + (q >> 1) * 8 + (bit & 7)
+              expect(row < m && col < k, 'no bits past M or K').to.equal(true)
+              seen.set(row * k + col, halves[2 * w + 20 + count])
+              count++
+            }
+          }
+          expect(size, 'a tile is its header and values, padded to 16 bytes').to.equal(Math.ceil((40 + 2 * count) / 16) * 16)
+        }
+      }
+      expect(seen).to.deep.equal(expected)
+    })
+  }
+
+  it('bitmap: a repeated column is an error', () => {
+    const rowOffsets = Int32Array.from([0, 2])
+    expect(() => addon.bitmapFormat({m: 1, k: 10, rowOffsets, columnIndices: Int32Array.from([4, 4]), values: new Uint16Array([1, 2])})).to.throw(
+      /repeated column 4 in row 0/,
+    )
+  })
+
+  for (const [m, k, seed, label, keep] of [
+    [16, 32, 1, 'one tile, exactly two per group', () => 2],
+    [45, 300, 2, 'M and K not multiples of 16 and 32', () => 2],
+    [33, 70, 3, 'groups with 0, 1 or 2 nonzeros', (r: number, g: number) => (r * 7 + g) % 3],
+    [1, 1, 4, 'one element', () => 1],
+  ] as const) {
+    it(`2:4 tiles round-trip to the CSR matrix: ${label}`, () => {
+      const csr = random24(m, k, seed, keep)
+      const t = addon.sp24Format({m, k, ...csr})
+      const strips = Math.ceil(m / 16)
+      const ksteps = Math.ceil(k / 32)
+      expect([t.strips, t.ksteps]).to.deep.equal([strips, ksteps])
+      expect(t.values.length).to.equal(strips * ksteps * 256)
+      expect(t.meta.length).to.equal(strips * ksteps * 16)
+      // Independent decode of one element: lane (r % 8) * 4 + (cc % 8) / 2, register
+      // 2 (cc / 8) + r / 8, half cc % 2; metadata word 2 (r % 8) + g / 4, bits 16 (r / 8) + 4 (g % 4).
+      const rows: number[][] = Array.from({length: m}, () => [])
+      for (let row = 0; row < m; row++) {
+        const s = Math.floor(row / 16)
+        const r = row % 16
+        for (let j = 0; j < ksteps; j++) {
+          const tile = s * ksteps + j
+          for (let cc = 0; cc < 16; cc++) {
+            const slot = ((r & 7) * 4 + ((cc & 7) >> 1)) * 8 + ((cc >> 3) * 2 + (r >> 3)) * 2 + (cc & 1)
+            const v = t.values[tile * 256 + slot]
+            const g = cc >> 1
+            const nib = (t.meta[tile * 16 + (r & 7) * 2 + (g >> 2)] >>> ((r >> 3) * 16 + (g & 3) * 4)) & 15
+            expect(nib & 3, 'indices ascend within a group').to.be.lessThan(nib >> 2)
+            if ((v & 0x7fff) === 0) continue
+            rows[row].push(j * 32 + g * 4 + ((nib >> (2 * (cc & 1))) & 3), v)
+          }
+        }
+      }
+      const flat: number[] = []
+      for (let row = 0; row < m; row++) for (let i = csr.rowOffsets[row]; i < csr.rowOffsets[row + 1]; i++) flat.push(row, csr.columnIndices[i], csr.values[i])
+      const got: number[] = []
+      rows.forEach((pairs, row) => {
+        for (let i = 0; i < pairs.length; i += 2) got.push(row, pairs[i], pairs[i + 1])
+      })
+      expect(got).to.deep.equal(flat)
+      const back = addon.sp24ToCsr({m, k, values: t.values, meta: t.meta})
+      expect(Array.from(back.rowOffsets)).to.deep.equal(Array.from(csr.rowOffsets))
+      expect(Array.from(back.columnIndices)).to.deep.equal(Array.from(csr.columnIndices))
+      expect(Array.from(back.values)).to.deep.equal(Array.from(csr.values))
+    })
+  }
+
+  it('2:4: a matrix that is not 2:4 is refused, naming the first offending group', () => {
+    // Row 1 has three nonzeros in columns 4..7.
+    const rowOffsets = Int32Array.from([0, 2, 5])
+    const columnIndices = Int32Array.from([0, 1, 4, 5, 7])
+    const values = new Uint16Array([1, 2, 3, 4, 5])
+    expect(() => addon.sp24Format({m: 2, k: 8, rowOffsets, columnIndices, values})).to.throw(RangeError, 'not 2:4: row 1, columns 4..7 hold 3 nonzeros (at most 2)')
+  })
+
+  it('2:4: stored zeros do not count as nonzeros', () => {
+    const rowOffsets = Int32Array.from([0, 4])
+    const columnIndices = Int32Array.from([0, 1, 2, 3])
+    const values = new Uint16Array([0x3c00, 0, 0x8000, 0x4000])
+    const t = addon.sp24Format({m: 1, k: 4, rowOffsets, columnIndices, values})
+    const back = addon.sp24ToCsr({m: 1, k: 4, values: t.values, meta: t.meta})
+    expect(Array.from(back.columnIndices)).to.deep.equal([0, 3])
+  })
+
+  it('2:4: metadata with repeated indices is refused when decoding', () => {
+    expect(() => addon.sp24ToCsr({m: 16, k: 32, values: new Uint16Array(256), meta: new Uint32Array(16)})).to.throw(RangeError, /not ascending/)
+  })
+})
