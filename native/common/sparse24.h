@@ -1,0 +1,52 @@
+#ifndef SPARSE_COMMON_SPARSE24_H_
+#define SPARSE_COMMON_SPARSE24_H_
+// The 2:4 format of the sparse-tensor-core SpMM (cuda/spmm/spmm_24_kernel.cuh): at most two
+// nonzeros in every group of four consecutive columns of a row (columns 4 j .. 4 j + 3), the
+// pattern mma.sp runs at twice the dense rate. Plain C++, no CUDA.
+//
+// The M x K matrix is cut into strips of 16 rows and k-steps of 32 columns (K is padded to
+// a multiple of 32 with zero groups): tile (s, j) is the A operand of one
+// mma.sp.m16n8k32, 16 x 32 compressed to 16 x 16 values (the two kept elements of each group
+// of four, in column order, zeros where a group has fewer than two nonzeros) plus 4 bits of
+// metadata per group (the two kept column indices within the group, 2 bits each, ascending).
+//   values: tile (s, j) at (s * ksteps + j) * 256 16-bit words, in the order of the A
+//           fragment registers: lane l (g = l / 4, t = l % 4) owns 8 words (16 bytes) at
+//           8 l: compressed (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1), (g, 2t+8),
+//           (g, 2t+9), (g+8, 2t+8), (g+8, 2t+9);
+//   meta:   tile (s, j) at (s * ksteps + j) * 16 32-bit words; word 2 g + h (h = 0, 1) is
+//           what lane 4 g + h passes to mma.sp (sparsity selector 0): bits 4 c .. 4 c + 3
+//           hold the indices of group 4 h + c of row g (c = 0..3), bits 16 + 4 c .. those of
+//           row g + 8.
+// Bytes per element: 1 (values) + 0.125 (metadata) = 1.125, against 2 for dense f16.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sparse {
+
+constexpr int kSp24TileRows = 16;
+constexpr int kSp24TileCols = 32;
+
+struct Sp24Tiles {
+  int m = 0, k = 0;
+  int strips = 0, ksteps = 0;
+  std::vector<uint16_t> values;  // strips * ksteps * 256
+  std::vector<uint32_t> meta;    // strips * ksteps * 16
+  size_t Bytes() const { return 2 * values.size() + 4 * meta.size(); }
+};
+
+// Builds the 2:4 tiles from a host CSR matrix: row_offsets (m + 1), column_indices (nnz, in
+// [0, k), no repeats in a row), values16 (nnz raw 16-bit words). Stored zeros (+0 and -0)
+// count as zeros. Returns "" or an error; a matrix that is not 2:4 gets
+//   "not 2:4: row R, columns C..C+3 hold N nonzeros (at most 2)"
+// naming the first such group in row-major order.
+std::string BuildSp24Tiles(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
+                           Sp24Tiles* out);
+
+// The CSR of the tiles' nonzeros (rows in order, columns ascending; zeros left out).
+void Sp24TilesToCsr(const Sp24Tiles& t, std::vector<int>* row_offsets, std::vector<int>* column_indices,
+                    std::vector<uint16_t>* values16);
+
+}  // namespace sparse
+#endif  // SPARSE_COMMON_SPARSE24_H_

@@ -1,0 +1,149 @@
+#ifndef SPARSE_CUDA_SPMM_SPMM_24_KERNEL_CUH_
+#define SPARSE_CUDA_SPMM_SPMM_24_KERNEL_CUH_
+// The 2:4 SpMM on sparse tensor cores, f16/bf16 with fp32 accumulation:
+// C[M x N] = A[M x K, 2:4 tiles of common/sparse24.h] * B[K x N].
+// Why this shape: at small N (LLM decode) the product is memory-bound; A in 2:4 moves 1.125
+// bytes per weight against dense's 2, and the tiles are stored in the order of mma.sp's A
+// fragment, so a warp's whole A operand for one k-step of 32 is one 16-byte copy per lane
+// plus 64 bytes of metadata: no decode at all, one mma.sp per 8 columns of N.
+//   - block: kWB warps, strip (16 rows) row_block * kWB + warp each, one K range (split-K
+//     over a cluster, reduced in rank order: tc_stream.cuh);
+//   - stage: 64 rows of K (two k-steps): B's slice for the block and each warp's two A tiles
+//     (2 x 576 bytes) in shared memory with cp.async, kP stages deep;
+//   - per k-step: one 16-byte shared load (A fragment), one 4-byte load (metadata), then per
+//     column tile one ldmatrix.x4.trans (B fragment) and one mma.sp.m16n8k32.
+// Sparse semantics for non-finite B: the padded zeros of groups with fewer than two
+// nonzeros multiply B too (0 x Inf = NaN); a warp whose sums are not all finite recomputes
+// them from its nonzeros alone.
+#include <cstdint>
+
+#include "common/sparse24.h"
+#include "cuda/spmm/tc_stream.cuh"
+
+namespace sparse {
+namespace cuda {
+
+struct Sp24Args {
+  const uint4* values;  // strips * ksteps * 32 uint4 (common/sparse24.h)
+  const uint4* meta;    // strips * ksteps * 4 uint4
+  const void* b;        // k x n
+  void* c;              // m x n
+  int m, k, n, strips, ksteps, splits;
+  bool vec_b;           // n % 8 == 0 and b 16-byte aligned
+};
+
+constexpr int kSp24TileBytes = 512 + 64;
+
+template <int kWB, int kNT8, int kP>
+struct Sp24Layout {
+  static constexpr int kABytes = kWB * 2 * kSp24TileBytes;  // two k-steps per stage
+  static constexpr int kStageBytes = BSlice<kNT8>::kBytes + kABytes;
+  static constexpr int kLoopBytes = kP * kStageBytes;
+  static constexpr int kSmemBytes = kLoopBytes > ReduceBytes<kWB, kNT8>() ? kLoopBytes : ReduceBytes<kWB, kNT8>();
+  static_assert(kP >= 2 && kP <= 8, "2..8 stages");
+};
+
+// The warp's exact sums over k-steps [j0, j1) (see above), nonzeros only.
+template <DType kType, int kNT8>
+__device__ __forceinline__ void Sp24ExactSums(const Sp24Args& a, int strip, int j0, int j1, int n0, float (&acc)[kNT8][4]) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const unsigned short* vals = reinterpret_cast<const unsigned short*>(a.values);
+  const uint32_t* meta = reinterpret_cast<const uint32_t*>(a.meta);
+  const unsigned short* b16 = static_cast<const unsigned short*>(a.b);
+#pragma unroll
+  for (int j = 0; j < kNT8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  for (int step = j0; step < j1; ++step) {
+    const int64_t tile = static_cast<int64_t>(strip) * a.ksteps + step;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = g + 8 * h;
+      for (int cc = 0; cc < 16; ++cc) {
+        const int slot = ((r & 7) * 4 + ((cc & 7) >> 1)) * 8 + ((cc >> 3) * 2 + (r >> 3)) * 2 + (cc & 1);
+        const unsigned short bits = vals[tile * 256 + slot];
+        if ((bits & 0x7fffu) == 0) continue;
+        const int grp = cc >> 1;
+        const uint32_t nib = meta[tile * 16 + (r & 7) * 2 + (grp >> 2)] >> ((r >> 3) * 16 + (grp & 3) * 4);
+        const int col = step * 32 + grp * 4 + static_cast<int>(nib >> (2 * (cc & 1)) & 3u);
+        AccumulateExact<kType, kNT8>(acc, b16, a.n, n0, t, h, col, Widen<kType>(bits));
+      }
+    }
+  }
+}
+
+// Grid: x = ceil(strips / kWB) * splits (clusters of `splits` along x), y = ceil(n / (8 kNT8)).
+// Block: 32 kWB threads. Dynamic shared memory: Sp24Layout::kSmemBytes.
+template <DType kType, int kWB, int kNT8, int kP>
+__global__ void __launch_bounds__(32 * kWB) Spmm24Kernel(Sp24Args a) {
+  using L = Sp24Layout<kWB, kNT8, kP>;
+  using S = BSlice<kNT8>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int split = blockIdx.x % a.splits;
+  const int row_block = blockIdx.x / a.splits;
+  const int strip = row_block * kWB + warp;
+  const bool has_strip = strip < a.strips;
+  const int n0 = blockIdx.y * (8 * kNT8);
+  // k-steps [j0, j1) of this split, in stages of two.
+  const int j0 = static_cast<int>(static_cast<int64_t>(a.ksteps) * split / a.splits);
+  const int j1 = static_cast<int>(static_cast<int64_t>(a.ksteps) * (split + 1) / a.splits);
+  const int stages = (j1 - j0 + 1) / 2;
+  const unsigned short* b16 = static_cast<const unsigned short*>(a.b);
+  const int64_t tile0 = static_cast<int64_t>(has_strip ? strip : 0) * a.ksteps;
+
+  auto load_stage = [&](int s) {
+    unsigned char* stage = smem + (s % kP) * L::kStageBytes;
+    StageB<kNT8, 32 * kWB>(stage, b16, a.k, a.n, (j0 + 2 * s) * 32, n0, a.vec_b);
+    if (!has_strip) return;
+    unsigned char* abuf = stage + S::kBytes + warp * 2 * kSp24TileBytes;
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int step = j0 + 2 * s + q;
+      if (step >= j1) break;
+      const int64_t tile = tile0 + step;
+      CpAsync16(SmemAddr(abuf + q * kSp24TileBytes + 16 * lane), a.values + tile * 32 + lane, 16);
+      if (lane < 4) CpAsync16(SmemAddr(abuf + q * kSp24TileBytes + 512 + 16 * lane), a.meta + tile * 4 + lane, 16);
+    }
+  };
+
+  float acc[kNT8][4];
+#pragma unroll
+  for (int j = 0; j < kNT8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < kP - 1; ++s) {
+    if (s < stages) load_stage(s);
+    CpAsyncCommit();
+  }
+  for (int s = 0; s < stages; ++s) {
+    CpAsyncWait<kP - 2>();
+    __syncthreads();
+    if (s + kP - 1 < stages) load_stage(s + kP - 1);
+    CpAsyncCommit();
+    if (!has_strip) continue;
+    const unsigned char* stage = smem + (s % kP) * L::kStageBytes;
+    const uint32_t xs = SmemAddr(stage);
+    const unsigned char* abuf = stage + S::kBytes + warp * 2 * kSp24TileBytes;
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      if (j0 + 2 * s + q >= j1) break;
+      const uint4 av = *reinterpret_cast<const uint4*>(abuf + q * kSp24TileBytes + 16 * lane);
+      const uint32_t af[4] = {av.x, av.y, av.z, av.w};
+      const uint32_t e =
+          *reinterpret_cast<const uint32_t*>(abuf + q * kSp24TileBytes + 512 + 4 * (g * 2 + (t & 1)));
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j) {
+        uint32_t bf[4];
+        LdMatrixX4T(xs + ((q * 32 + lane) * S::kChunks + j) * 16, bf);
+        MmaSp16832<kType>(acc[j], af, bf, e);
+      }
+    }
+  }
+  CpAsyncWait<0>();
+  if (has_strip && !WarpAllFinite<kNT8>(acc)) Sp24ExactSums<kType, kNT8>(a, strip, j0, j1, n0, acc);
+  StoreOrReduce<kType, kWB, kNT8>(smem, acc, a.c, a.m, a.n, row_block, n0, split, a.splits);
+}
+
+}  // namespace cuda
+}  // namespace sparse
+#endif  // SPARSE_CUDA_SPMM_SPMM_24_KERNEL_CUH_

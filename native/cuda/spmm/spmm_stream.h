@@ -1,0 +1,93 @@
+#ifndef SPARSE_CUDA_SPMM_SPMM_STREAM_H_
+#define SPARSE_CUDA_SPMM_SPMM_STREAM_H_
+// Host interface of the two streaming tensor-core SpMMs for f16/bf16:
+//   - the bitmap kernel (spmm_bitmap_kernel.cuh) on BitmapTiles (common/bitmap_tiles.h), any
+//     sparsity pattern; variants "bm_w<warps>_s<splits>_p<stages>";
+//   - the 2:4 kernel (spmm_24_kernel.cuh) on Sp24Tiles (common/sparse24.h), 2:4 patterns
+//     only; variants "s24_w<warps>_s<splits>_p<stages>".
+// Both formats are built once per matrix on the host and uploaded (BitmapMatrix, Sp24Matrix);
+// launches read only the prepared matrix and B, C. Any M, K, N >= 1; B and C row-major.
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "common/bitmap_tiles.h"
+#include "common/dtype.h"
+#include "common/sparse24.h"
+#include "cuda/common/device_buffer.h"
+#include "cuda/spmm/stream_launch.h"
+
+namespace sparse {
+
+// BitmapTiles in device memory (owns it).
+class BitmapMatrix {
+ public:
+  // From host tiles (synchronous upload on `stream`).
+  cudaError_t Upload(const BitmapTiles& tiles, DType dtype, cudaStream_t stream);
+  // Device copy of another (for the benchmark's rotated operand copies).
+  cudaError_t CopyFrom(const BitmapMatrix& other, cudaStream_t stream);
+  bool empty() const { return offsets_.get() == nullptr; }
+  int m() const { return m_; }
+  int k() const { return k_; }
+  DType dtype() const { return dtype_; }
+  size_t Bytes() const { return offsets_.bytes() + data_.bytes(); }
+  const uint32_t* offsets() const { return offsets_.as<uint32_t>(); }
+  const void* data() const { return data_.get(); }
+  int strips() const { return strips_; }
+  int ktiles() const { return ktiles_; }
+  int stage_units() const { return stage_units_; }
+
+ private:
+  DeviceBuffer offsets_, data_;
+  int m_ = 0, k_ = 0, strips_ = 0, ktiles_ = 0, stage_units_ = 0;
+  DType dtype_ = DType::kF16;
+};
+
+// Sp24Tiles in device memory (owns it).
+class Sp24Matrix {
+ public:
+  cudaError_t Upload(const Sp24Tiles& tiles, DType dtype, cudaStream_t stream);
+  cudaError_t CopyFrom(const Sp24Matrix& other, cudaStream_t stream);
+  bool empty() const { return values_.get() == nullptr; }
+  int m() const { return m_; }
+  int k() const { return k_; }
+  DType dtype() const { return dtype_; }
+  size_t Bytes() const { return values_.bytes() + meta_.bytes(); }
+  const void* values() const { return values_.get(); }
+  const void* meta() const { return meta_.get(); }
+  int strips() const { return strips_; }
+  int ksteps() const { return ksteps_; }
+
+ private:
+  DeviceBuffer values_, meta_;
+  int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0;
+  DType dtype_ = DType::kF16;
+};
+
+// The dense operands of a launch: C[m x n] = A * B[k x n] (device pointers, row-major; m and
+// k are the matrix's).
+struct StreamOperands {
+  int n = 0;
+  const void* b = nullptr;
+  void* c = nullptr;
+};
+
+// The largest 16-byte-unit run of four consecutive k-tiles of one strip (the kernel's
+// per-warp stage area), from host tiles.
+int BitmapStageUnits(const BitmapTiles& t);
+
+// Built-in picks and the configurations worth timing (--tune).
+StreamChoice SelectBitmap(const BitmapMatrix& a, int n, int sm_count);
+StreamChoice SelectSp24(const Sp24Matrix& a, int n, int sm_count);
+std::vector<std::string> BitmapVariants(const BitmapMatrix& a, int n);
+std::vector<std::string> Sp24Variants(const Sp24Matrix& a, int n);
+
+// Asynchronous launches. Return cudaErrorInvalidValue for an empty matrix, f32, n < 1 or
+// a configuration that cannot run.
+cudaError_t LaunchSpmmBitmap(const BitmapMatrix& a, const StreamOperands& op, const StreamChoice& ch,
+                             cudaStream_t stream);
+cudaError_t LaunchSpmm24(const Sp24Matrix& a, const StreamOperands& op, const StreamChoice& ch, cudaStream_t stream);
+
+}  // namespace sparse
+#endif  // SPARSE_CUDA_SPMM_SPMM_STREAM_H_
