@@ -14,7 +14,7 @@
 # $OUT/summary.txt, which is printed last. A word that is a task name starts the next task.
 #
 # Tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile
-# enums sh. Environment variables set before run.sh reach every task (e.g.
+# enums probe sh. Environment variables set before run.sh reach every task (e.g.
 # SPARSE_SDDMM_VARIANT=simt for an A/B run; TASK_TIMEOUT=S overrides each step's limit).
 # Exit status: 0 when every task succeeded, 1 when one failed (the others still ran),
 # 2 for bad usage (unknown task, too many tasks, a missing data set), 3 when the packed
@@ -25,7 +25,7 @@ ROOT=$PWD
 GPU_DIR=${GPU_DIR:-.gpu}
 SHARED=${SHARED:-$ROOT/../shared}
 GPU_TMP=${GPU_TMP:-/tmp/sparse-gpu}
-TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums sh)
+TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe sh)
 # $OUT brings back at most 8 files: one archive per task and summary.txt.
 MAX_TASKS=7
 CARRY_LIMIT=$((64 * 1024 * 1024))
@@ -346,6 +346,17 @@ task_enums() {
   local rc=$?
   rm -f "$W/check-enums"
   note "  $(grep -c ' ok$' "$W/enums.log") ok, $(grep -c MISMATCH "$W/enums.log") mismatched"
+  return $rc
+}
+
+# probe [ARGS]: the streaming-kernel workbench built here by scripts/gpu/probe/build.sh into
+# $GPU_DIR/stream_probe (default: check; e.g. `probe time bitmap`).
+task_probe() {
+  [ -x "$GPU_DIR/stream_probe" ] || { note "  needs $GPU_DIR/stream_probe: build it here with bash scripts/gpu/probe/build.sh, then pack"; return 2; }
+  [ $# -gt 0 ] || set -- check
+  step "$(task_timeout 300)" probe "$GPU_DIR/stream_probe" "$@"
+  local rc=$?
+  outputs probe | tail -15 | sed 's/^/  /' | tee -a "$SUMMARY"
   return $rc
 }
 

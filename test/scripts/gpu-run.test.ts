@@ -182,6 +182,18 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.match(/== sh node bin\/run\.js verify x > "\$W\/verify\.json"; echo done\n {2}done\nsh: ok/)
   })
 
+  it('probe runs the carried workbench binary (check by default), or says how to build it', () => {
+    const w = world()
+    let r = runner(w, ['probe'])
+    expect(r.code).to.equal(1)
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include('needs .gpu/stream_probe: build it here with bash scripts/gpu/probe/build.sh, then pack')
+    write(join(w.repo, '.gpu', 'stream_probe'), stub('stream_probe', 'echo "all variants ok"'), 0o755)
+    r = runner(w, ['probe', 'probe', 'time', 'bitmap'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.calls.filter((c) => c.startsWith('stream_probe'))).to.deep.equal(['stream_probe check |SWEEP=|', 'stream_probe time bitmap |SWEEP=|'])
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.match(/== probe-2 time bitmap\n {2}all variants ok\nprobe-2: ok/)
+  })
+
   it('reports a failed task, runs the others, and exits 1', () => {
     const w = world()
     const r = runner(w, ['test', 'bench-llm'], {STUB_FAIL: '1'})
@@ -204,7 +216,7 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
   it('refuses bad usage with one line and exit 2 before unpacking anything; a missing pack exits 3', () => {
     const w = world()
     let r = runner(w, ['bench-everything'])
-    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums sh; here: pack)\n"])
+    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe sh; here: pack)\n"])
     r = runner(w, ['test', 'test', 'test', 'test', 'test', 'test', 'test', 'test'])
     expect(r.code).to.equal(2)
     expect(r.stderr).to.match(/^run\.sh: 8 tasks in one call, but \$OUT brings back 8 files: at most 7 tasks/)
