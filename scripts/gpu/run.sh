@@ -121,6 +121,8 @@ pack() {
     # -h: follow links (../shared may be one).
     tar -chJf "$GPU_DIR/data.tar.xz" -C "$SHARED" "${datasets[@]%/}"
   fi
+  # The commit packed (the GPU machine's copy of the tree has no .git), for the summary.
+  echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo '+uncommitted changes')" >"$GPU_DIR/commit"
   # The stamp tells the GPU machine whether what it unpacked last is this pack.
   (cd "$GPU_DIR" && cat ./*.xz | sha256sum | cut -c1-16) >"$GPU_DIR/stamp"
 
@@ -401,8 +403,12 @@ run_tasks() {
   : >"$SUMMARY"
 
   setup
-  note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), node $("$NODE" --version)"
-  note "GPU: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>&1 | head -1)"
+  note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), packed from commit $(cat "$GPU_DIR/commit" 2>/dev/null || echo unknown), node $("$NODE" --version)"
+  if command -v nvidia-smi >/dev/null; then
+    note "GPU: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>&1 | head -1)"
+  else
+    note "GPU: none (no nvidia-smi on this machine)"
+  fi
 
   local i failed=0 start rc
   for ((i = 0; i < n; i++)); do

@@ -72,7 +72,7 @@ function makeWorld(): World {
   const gpu = join(repo, '.gpu')
   mkdirSync(gpu)
   sh(`xz -c node > ${gpu}/node.xz && tar -cJf ${gpu}/modules.tar.xz node_modules && tar -cJf ${gpu}/app.tar.xz dist build`, stage)
-  sh(`tar -cJf ${gpu}/data.tar.xz dlmc anchors && echo stamp-1 > ${gpu}/stamp`, join(stage, 'data'))
+  sh(`tar -cJf ${gpu}/data.tar.xz dlmc anchors && echo stamp-1 > ${gpu}/stamp && echo abc1234 > ${gpu}/commit`, join(stage, 'data'))
   const bin = join(base, 'bin')
   write(join(bin, 'nvidia-smi'), stub('nvidia-smi', 'echo "Stub GPU, 1.0, 1980 MHz"'), 0o755)
   write(join(bin, 'compute-sanitizer'), stub('compute-sanitizer', 'echo "========= ERROR SUMMARY: 0 errors"; echo "  5 passing (1s)"'), 0o755)
@@ -124,7 +124,7 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(bench[1]).to.include(`bin/run.js bench --suite llm --n 64 --jsonl ${w.gpuTmp}/bench-llm-2/llm.jsonl --json`)
 
     const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
-    expect(summary).to.match(/^sparse GPU run \d{4}-\d\d-\d\dT\d\d:\d\dZ, commit unknown, node v20\.0\.0-stub\nGPU: Stub GPU/)
+    expect(summary).to.match(/^sparse GPU run \d{4}-\d\d-\d\dT\d\d:\d\dZ, packed from commit abc1234, node v20\.0\.0-stub\nGPU: Stub GPU/)
     for (const line of ['== test --grep tensor-core', '  5 passing, 0 failing, 1 pending', '== bench-llm --n 16 --dtype f16', '  stub brief report', '== bench-llm-2 --n 64', '== verify-dlmc']) {
       expect(summary).to.include(line)
     }
