@@ -1,8 +1,7 @@
 // Module entry point: registers the kernel functions and the benchmark harness.
 #include <napi.h>
 
-#include "binding/bench_binding.h"
-#include "binding/kernels_binding.h"
+#include "binding/exports.h"
 
 namespace {
 

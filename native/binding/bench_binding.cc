@@ -9,7 +9,7 @@
 //   benchSpmm(args) / benchSddmm(args): Promise<{impls: [...], l2Bytes, smClockMhz}>
 //     (args.variant, SpMM on CUDA only: our kernel's variant, launched with CudaSpmmVariant)
 // Errors reject with an Error whose `code` is the CUDA error name (or "cudaNotBuilt").
-#include "binding/bench_binding.h"
+#include "binding/exports.h"
 
 #include <memory>
 #include <string>
@@ -56,18 +56,27 @@ DType ParseDType(Napi::Env env, Napi::Value v, const std::string& where) {
   ThrowRange(env, where + " must be 'f32', 'f16' or 'bf16', got '" + s + "'");
 }
 
+// The typed array `where`.`key` of `type` and exactly `length` elements (null when `optional`
+// and absent); a reference in `keep` holds it until the benchmark ends.
 template <typename T>
-Napi::TypedArrayOf<T> GetTyped(Napi::Env env, const Napi::Object& o, const char* key, const std::string& where,
-                               napi_typedarray_type type, const char* type_name, size_t length, bool optional) {
+const T* GetTyped(Napi::Env env, const Napi::Object& o, const char* key, const std::string& where,
+                  napi_typedarray_type type, const char* type_name, size_t length, bool optional,
+                  std::vector<Napi::ObjectReference>* keep) {
   Napi::Value v = o.Get(key);
-  if (optional && (v.IsUndefined() || v.IsNull())) return Napi::TypedArrayOf<T>();
+  if (optional && (v.IsUndefined() || v.IsNull())) return nullptr;
   if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
     ThrowType(env, where + "." + key + " must be a " + type_name);
   auto arr = v.As<Napi::TypedArrayOf<T>>();
   if (arr.ElementLength() != length)
     ThrowRange(env, where + "." + key + " must have " + std::to_string(length) + " elements, got " +
                         std::to_string(arr.ElementLength()));
-  return arr;
+  keep->push_back(Napi::Persistent(arr.template As<Napi::Object>()));
+  return arr.Data();
+}
+
+// o[key] = v, or null when v < 0 (not measured).
+void SetNumberOrNull(Napi::Env env, Napi::Object o, const char* key, double v) {
+  o.Set(key, v >= 0 ? Napi::Value(Napi::Number::New(env, v)) : env.Null());
 }
 
 Napi::Object ResultToJs(Napi::Env env, const BenchResult& r) {
@@ -111,11 +120,10 @@ Napi::Object ResultToJs(Napi::Env env, const BenchResult& r) {
 Napi::Object CeilingsToJs(Napi::Env env, const Ceilings& c) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("copyGBps", c.copy_gbps);
-  auto opt = [&](const char* key, double v) { o.Set(key, v >= 0 ? Napi::Value(Napi::Number::New(env, v)) : env.Null()); };
-  opt("f32Tflops", c.f32_tflops);
-  opt("tf32Tflops", c.tf32_tflops);
-  opt("f16Tflops", c.f16_tflops);
-  opt("bf16Tflops", c.bf16_tflops);
+  SetNumberOrNull(env, o, "f32Tflops", c.f32_tflops);
+  SetNumberOrNull(env, o, "tf32Tflops", c.tf32_tflops);
+  SetNumberOrNull(env, o, "f16Tflops", c.f16_tflops);
+  SetNumberOrNull(env, o, "bf16Tflops", c.bf16_tflops);
   o.Set("gemmSize", c.gemm_size);
   if (!c.note.empty()) o.Set("note", c.note);
   return o;
@@ -197,6 +205,69 @@ bool ParseDevice(Napi::Env env, Napi::Value v) {
   ThrowRange(env, "device must be 'cuda' or 'cpu', got '" + d + "'");
 }
 
+// A CUDA call into an addon built without CUDA fails at once, coded "cudaNotBuilt".
+void ThrowIfCudaNotBuilt(Napi::Env env, bool cuda) {
+  if (!cuda || bench::CudaBuilt()) return;
+  Napi::Error err = Napi::Error::New(env, "CUDA not built: this addon was compiled without the CUDA toolkit");
+  err.Set("code", "cudaNotBuilt");
+  throw err;
+}
+
+// variant: optional SpMM kernel variant name ("" / "auto" / absent = the kernel's choice).
+std::string ParseVariant(Napi::Env env, Napi::Value var) {
+  if (var.IsUndefined() || var.IsNull()) return "";
+  if (!var.IsString()) ThrowType(env, "args.variant must be a string");
+  std::string v = var.As<Napi::String>().Utf8Value();
+  if (v == "auto") v.clear();
+  if (v.size() > 47) ThrowRange(env, "args.variant is too long");
+  for (char ch : v)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
+      ThrowRange(env, "args.variant must be a variant name like 'split_v4_t8_w1', got '" + v + "'");
+  return v;
+}
+
+// args.csr: the shape, the pattern and the optional values and row order (kept in `keep`).
+void ParseCsr(Napi::Env env, Napi::Value v, DType dtype, bench::HostCsr* csr,
+              std::vector<Napi::ObjectReference>* keep) {
+  if (!v.IsObject()) ThrowType(env, "args.csr must be an object");
+  Napi::Object o = v.As<Napi::Object>();
+  const std::string where = "args.csr";
+  csr->rows = GetInt(env, o, "rows", where);
+  csr->cols = GetInt(env, o, "cols", where);
+  csr->row_offsets = GetTyped<int32_t>(env, o, "rowOffsets", where, napi_int32_array, "Int32Array",
+                                       static_cast<size_t>(csr->rows) + 1, false, keep);
+  csr->nnz = csr->row_offsets[csr->rows];
+  if (csr->row_offsets[0] != 0 || csr->nnz < 0) ThrowRange(env, "args.csr.rowOffsets must run from 0 to nnz");
+  const size_t nnz = static_cast<size_t>(csr->nnz);
+  csr->column_indices =
+      GetTyped<int32_t>(env, o, "columnIndices", where, napi_int32_array, "Int32Array", nnz, false, keep);
+  csr->values = dtype == DType::kF32
+                    ? static_cast<const void*>(GetTyped<float>(env, o, "values", where, napi_float32_array,
+                                                               "Float32Array for f32", nnz, true, keep))
+                    : GetTyped<uint16_t>(env, o, "values", where, napi_uint16_array, "Uint16Array for f16/bf16",
+                                         nnz, true, keep);
+  csr->row_indices = GetTyped<int32_t>(env, o, "rowIndices", where, napi_int32_array, "Int32Array",
+                                       static_cast<size_t>(csr->rows), true, keep);
+}
+
+// args.options (optional): the timing options over their defaults.
+void ParseOptions(Napi::Env env, Napi::Value ov, BenchOptions* opt) {
+  if (!ov.IsObject()) return;
+  Napi::Object o = ov.As<Napi::Object>();
+  opt->warmup = static_cast<int>(GetNumber(o, "warmup", opt->warmup));
+  opt->min_reps = static_cast<int>(GetNumber(o, "minReps", opt->min_reps));
+  opt->min_ms = GetNumber(o, "minMs", opt->min_ms);
+  opt->max_reps = static_cast<int>(GetNumber(o, "maxReps", opt->max_reps));
+  opt->graph_below_ms = GetNumber(o, "graphBelowMs", opt->graph_below_ms);
+  opt->graph_launches = static_cast<int>(GetNumber(o, "graphLaunches", opt->graph_launches));
+  opt->threads = static_cast<int>(GetNumber(o, "threads", opt->threads));
+  opt->seed = static_cast<uint64_t>(GetNumber(o, "seed", static_cast<double>(opt->seed)));
+  Napi::Value chk = o.Get("check");
+  if (chk.IsBoolean()) opt->check = chk.As<Napi::Boolean>().Value();
+  if (opt->min_reps < 1 || opt->max_reps < 1 || opt->warmup < 0 || opt->min_ms < 0)
+    ThrowRange(env, "args.options: minReps and maxReps must be >= 1, warmup and minMs >= 0");
+}
+
 Napi::Value Bench(const Napi::CallbackInfo& info, bool spmm) {
   Napi::Env env = info.Env();
   const std::string fn = spmm ? "benchSpmm" : "benchSddmm";
@@ -213,51 +284,8 @@ Napi::Value Bench(const Napi::CallbackInfo& info, bool spmm) {
   Napi::Value ib = a.Get("indexBits");
   c.index_bits = ib.IsNumber() ? ib.As<Napi::Number>().Int32Value() : 32;
   if (c.index_bits != 16 && c.index_bits != 32) ThrowRange(env, "args.indexBits must be 16 or 32");
-  // variant: optional SpMM kernel variant name ("" / "auto" / absent = the kernel's choice).
-  Napi::Value var = a.Get("variant");
-  if (!var.IsUndefined() && !var.IsNull()) {
-    if (!var.IsString()) ThrowType(env, "args.variant must be a string");
-    c.variant = var.As<Napi::String>().Utf8Value();
-    if (c.variant == "auto") c.variant.clear();
-    if (c.variant.size() > 47) ThrowRange(env, "args.variant is too long");
-    for (char ch : c.variant)
-      if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
-        ThrowRange(env, "args.variant must be a variant name like 'split_v4_t8_w1', got '" + c.variant + "'");
-  }
-  if (!a.Get("csr").IsObject()) ThrowType(env, "args.csr must be an object");
-  Napi::Object csr = a.Get("csr").As<Napi::Object>();
-  c.csr.rows = GetInt(env, csr, "rows", "args.csr");
-  c.csr.cols = GetInt(env, csr, "cols", "args.csr");
-  auto offsets = GetTyped<int32_t>(env, csr, "rowOffsets", "args.csr", napi_int32_array, "Int32Array",
-                                   static_cast<size_t>(c.csr.rows) + 1, false);
-  c.csr.row_offsets = offsets.Data();
-  c.csr.nnz = offsets[c.csr.rows];
-  if (offsets[0] != 0 || c.csr.nnz < 0) ThrowRange(env, "args.csr.rowOffsets must run from 0 to nnz");
-  auto indices = GetTyped<int32_t>(env, csr, "columnIndices", "args.csr", napi_int32_array, "Int32Array",
-                                   static_cast<size_t>(c.csr.nnz), false);
-  c.csr.column_indices = indices.Data();
-  w->keep.push_back(Napi::Persistent(offsets.As<Napi::Object>()));
-  w->keep.push_back(Napi::Persistent(indices.As<Napi::Object>()));
-  Napi::Value vals = csr.Get("values");
-  if (!vals.IsUndefined() && !vals.IsNull()) {
-    if (c.dtype == DType::kF32) {
-      auto v = GetTyped<float>(env, csr, "values", "args.csr", napi_float32_array, "Float32Array for f32",
-                               static_cast<size_t>(c.csr.nnz), false);
-      c.csr.values = v.Data();
-      w->keep.push_back(Napi::Persistent(v.As<Napi::Object>()));
-    } else {
-      auto v = GetTyped<uint16_t>(env, csr, "values", "args.csr", napi_uint16_array, "Uint16Array for f16/bf16",
-                                  static_cast<size_t>(c.csr.nnz), false);
-      c.csr.values = v.Data();
-      w->keep.push_back(Napi::Persistent(v.As<Napi::Object>()));
-    }
-  }
-  auto order = GetTyped<int32_t>(env, csr, "rowIndices", "args.csr", napi_int32_array, "Int32Array",
-                                 static_cast<size_t>(c.csr.rows), true);
-  if (!order.IsEmpty()) {
-    c.csr.row_indices = order.Data();
-    w->keep.push_back(Napi::Persistent(order.As<Napi::Object>()));
-  }
+  c.variant = ParseVariant(env, a.Get("variant"));
+  ParseCsr(env, a.Get("csr"), c.dtype, &c.csr, &w->keep);
   Napi::Value impls = a.Get("impls");
   if (!impls.IsArray()) ThrowType(env, "args.impls must be an array of implementation names");
   Napi::Array arr = impls.As<Napi::Array>();
@@ -266,28 +294,8 @@ Napi::Value Bench(const Napi::CallbackInfo& info, bool spmm) {
     if (!v.IsString()) ThrowType(env, "args.impls[" + std::to_string(i) + "] must be a string");
     c.impls.push_back(v.As<Napi::String>().Utf8Value());
   }
-  Napi::Value ov = a.Get("options");
-  if (ov.IsObject()) {
-    Napi::Object o = ov.As<Napi::Object>();
-    BenchOptions& opt = w->o;
-    opt.warmup = static_cast<int>(GetNumber(o, "warmup", opt.warmup));
-    opt.min_reps = static_cast<int>(GetNumber(o, "minReps", opt.min_reps));
-    opt.min_ms = GetNumber(o, "minMs", opt.min_ms);
-    opt.max_reps = static_cast<int>(GetNumber(o, "maxReps", opt.max_reps));
-    opt.graph_below_ms = GetNumber(o, "graphBelowMs", opt.graph_below_ms);
-    opt.graph_launches = static_cast<int>(GetNumber(o, "graphLaunches", opt.graph_launches));
-    opt.threads = static_cast<int>(GetNumber(o, "threads", opt.threads));
-    opt.seed = static_cast<uint64_t>(GetNumber(o, "seed", static_cast<double>(opt.seed)));
-    Napi::Value chk = o.Get("check");
-    if (chk.IsBoolean()) opt.check = chk.As<Napi::Boolean>().Value();
-    if (opt.min_reps < 1 || opt.max_reps < 1 || opt.warmup < 0 || opt.min_ms < 0)
-      ThrowRange(env, "args.options: minReps and maxReps must be >= 1, warmup and minMs >= 0");
-  }
-  if (cuda && !bench::CudaBuilt()) {
-    Napi::Error err = Napi::Error::New(env, "CUDA not built: this addon was compiled without the CUDA toolkit");
-    err.Set("code", "cudaNotBuilt");
-    throw err;
-  }
+  ParseOptions(env, a.Get("options"), &w->o);
+  ThrowIfCudaNotBuilt(env, cuda);
   Napi::Promise p = w->Promise();
   guard.release()->Queue();
   return p;
@@ -300,11 +308,7 @@ Napi::Value BenchCeilings(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const bool cuda = ParseDevice(env, info.Length() > 0 ? info[0] : env.Undefined());
   int threads = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int32Value() : 0;
-  if (cuda && !bench::CudaBuilt()) {
-    Napi::Error err = Napi::Error::New(env, "CUDA not built: this addon was compiled without the CUDA toolkit");
-    err.Set("code", "cudaNotBuilt");
-    throw err;
-  }
+  ThrowIfCudaNotBuilt(env, cuda);
   auto* w = new CeilingsWorker(env, cuda, threads);
   Napi::Promise p = w->Promise();
   w->Queue();
@@ -325,11 +329,10 @@ Napi::Value BenchDeviceInfo(const Napi::CallbackInfo& info) {
   o.Set("computeCapability", d.compute_capability);
   o.Set("l2Bytes", static_cast<double>(d.l2_bytes));
   o.Set("memoryBytes", static_cast<double>(d.memory_bytes));
-  auto opt = [&](const char* key, double v) { o.Set(key, v >= 0 ? Napi::Value(Napi::Number::New(env, v)) : env.Null()); };
-  opt("maxSmClockMhz", d.max_sm_clock_mhz);
-  opt("maxMemClockMhz", d.max_mem_clock_mhz);
-  opt("smClockMhz", d.sm_clock_mhz);
-  opt("memClockMhz", d.mem_clock_mhz);
+  SetNumberOrNull(env, o, "maxSmClockMhz", d.max_sm_clock_mhz);
+  SetNumberOrNull(env, o, "maxMemClockMhz", d.max_mem_clock_mhz);
+  SetNumberOrNull(env, o, "smClockMhz", d.sm_clock_mhz);
+  SetNumberOrNull(env, o, "memClockMhz", d.mem_clock_mhz);
   o.Set("driver", d.driver);
   o.Set("cublas", d.cublas);
   o.Set("cusparse", d.cusparse);
@@ -340,10 +343,11 @@ Napi::Value BenchDeviceInfo(const Napi::CallbackInfo& info) {
 
 void InitBench(Napi::Env env, Napi::Object exports) {
   exports.Set("benchCudaBuilt", Napi::Boolean::New(env, bench::CudaBuilt()));
-  exports.Set("benchDeviceInfo", Napi::Function::New(env, BenchDeviceInfo, "benchDeviceInfo"));
-  exports.Set("benchCeilings", Napi::Function::New(env, BenchCeilings, "benchCeilings"));
-  exports.Set("benchSpmm", Napi::Function::New(env, BenchSpmm, "benchSpmm"));
-  exports.Set("benchSddmm", Napi::Function::New(env, BenchSddmm, "benchSddmm"));
+  ExportFunctions(env, exports,
+                  {{"benchDeviceInfo", BenchDeviceInfo},
+                   {"benchCeilings", BenchCeilings},
+                   {"benchSpmm", BenchSpmm},
+                   {"benchSddmm", BenchSddmm}});
 }
 
 }  // namespace binding

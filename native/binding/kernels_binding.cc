@@ -9,17 +9,19 @@
 //   spmmVariants({m, k, n, nnz, dtype, indexBits?}) -> {selected, variants} (SpMM kernel
 //     variants for tuning; spmm(args) takes an optional `variant` to force one)
 //   spmmTime(args + {variants, reps?}) -> Promise<Float64Array> (ms per launch per variant)
-#include "binding/kernels_binding.h"
-
+//   tcFormat(args) / sddmmChunkStarts(args): the tensor-core kernels' prepared formats
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <exception>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "binding/exports.h"
 #include "common/problems.h"
 #include "common/tc_tiles.h"
 #include "cpu/cpu_kernels.h"
@@ -49,6 +51,13 @@ struct Status {
   static Status Fail(std::string code, std::string message) { return {false, std::move(code), std::move(message)}; }
 };
 
+// Returns the Status of `expr` from the enclosing function when it is a failure.
+#define SPARSE_STATUS_TRY(expr)            \
+  do {                                     \
+    Status sparse_s_ = (expr);             \
+    if (!sparse_s_.ok) return sparse_s_;   \
+  } while (0)
+
 #if SPARSE_WITH_CUDA
 Status CudaFail(cudaError_t e, const std::string& what) {
   const std::string name = cudaGetErrorName(e);
@@ -75,9 +84,11 @@ class KernelWorker : public Napi::AsyncWorker {
   void SetResult(Napi::Object v) { result_ = Napi::Persistent(v); }
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
-  // Keeps `keep` (the typed arrays the job reads or writes) alive until the job ends, sets the
-  // value the promise resolves to (undefined when empty), queues the job, returns the promise.
-  static Napi::Promise Launch(KernelWorker* w, const std::vector<Napi::Value>& keep, Napi::Object result = Napi::Object()) {
+  // Queues `job` on a new worker that keeps `keep` (the typed arrays the job reads or writes)
+  // alive until the job ends; the promise resolves to `result` (undefined when empty).
+  static Napi::Promise Launch(Napi::Env env, std::function<Status()> job, const std::vector<Napi::Value>& keep,
+                              Napi::Object result = Napi::Object()) {
+    auto* w = new KernelWorker(env, std::move(job));
     for (const auto& v : keep) w->Keep(v);
     if (!result.IsEmpty()) w->SetResult(result);
     Napi::Promise promise = w->Promise();
@@ -122,6 +133,8 @@ class Args {
   }
 
   Napi::Env env() const { return env_; }
+  // The typed arrays read so far (Array, ValueArray): a job keeps them alive while it runs.
+  const std::vector<Napi::Value>& keep() const { return keep_; }
 
   [[noreturn]] void TypeFail(const std::string& msg) const { throw Napi::TypeError::New(env_, op_ + ": " + msg); }
   [[noreturn]] void RangeFail(const std::string& msg) const { throw Napi::RangeError::New(env_, op_ + ": " + msg); }
@@ -180,9 +193,9 @@ class Args {
   }
 
   // A typed array of the given element type and exact length. Returns its data pointer
-  // (into the caller's ArrayBuffer: no copy) and records it in `keep`.
+  // (into the caller's ArrayBuffer: no copy) and records it in keep().
   void* Array(const char* name, napi_typedarray_type type, const char* type_name, int64_t length,
-              std::vector<Napi::Value>* keep, bool optional = false) const {
+              bool optional = false) {
     Napi::Value v = obj_.Get(name);
     if (optional && (v.IsUndefined() || v.IsNull())) return nullptr;
     if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
@@ -193,14 +206,14 @@ class Args {
       RangeFail(std::string(name) + " has " + std::to_string(ta.ElementLength()) + " elements, expected " +
                 std::to_string(length));
     }
-    keep->push_back(v);
+    keep_.push_back(v);
     return static_cast<uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
   }
 
   // Float32Array for f32, Uint16Array (bit patterns) for f16/bf16.
-  void* ValueArray(const char* name, DType t, int64_t length, std::vector<Napi::Value>* keep) const {
-    return t == DType::kF32 ? Array(name, napi_float32_array, "Float32Array", length, keep)
-                            : Array(name, napi_uint16_array, "Uint16Array (f16/bf16 bit patterns)", length, keep);
+  void* ValueArray(const char* name, DType t, int64_t length) {
+    return t == DType::kF32 ? Array(name, napi_float32_array, "Float32Array", length)
+                            : Array(name, napi_uint16_array, "Uint16Array (f16/bf16 bit patterns)", length);
   }
 
   // nnz as the CSR states it: rowOffsets[m], which must equal columnIndices.length.
@@ -219,6 +232,7 @@ class Args {
   Napi::Env env_;
   std::string op_;
   Napi::Object obj_;
+  std::vector<Napi::Value> keep_;
 };
 
 // The CSR pattern every entry point takes: rowOffsets (m + 1), nnz = rowOffsets[m],
@@ -230,66 +244,111 @@ struct CsrPattern {
   const int* row_indices;
 };
 
-CsrPattern ParseCsrPattern(const Args& a, int m, std::vector<Napi::Value>* keep) {
+CsrPattern ParseCsrPattern(Args& a, int m) {
   CsrPattern c;
-  c.row_offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{m} + 1, keep));
+  c.row_offsets = static_cast<const int*>(a.Array("rowOffsets", napi_int32_array, "Int32Array", int64_t{m} + 1));
   c.nnz = a.Nnz(c.row_offsets, m);
-  c.column_indices = static_cast<const int*>(a.Array("columnIndices", napi_int32_array, "Int32Array", c.nnz, keep));
-  c.row_indices = static_cast<const int*>(a.Array("rowIndices", napi_int32_array, "Int32Array", m, keep, true));
+  c.column_indices = static_cast<const int*>(a.Array("columnIndices", napi_int32_array, "Int32Array", c.nnz));
+  c.row_indices = static_cast<const int*>(a.Array("rowIndices", napi_int32_array, "Int32Array", m, true));
   return c;
 }
 
 // ParseCsrPattern plus the check the host-side format builders rely on: offsets that never
 // decrease, so that every row's range lies inside the arrays.
-CsrPattern ParseMonotoneCsrPattern(const Args& a, int m, std::vector<Napi::Value>* keep) {
-  const CsrPattern c = ParseCsrPattern(a, m, keep);
+CsrPattern ParseMonotoneCsrPattern(Args& a, int m) {
+  const CsrPattern c = ParseCsrPattern(a, m);
   for (int r = 0; r < m; ++r)
     if (c.row_offsets[r + 1] < c.row_offsets[r]) a.RangeFail("rowOffsets must not decrease");
   return c;
 }
 
-// Parses the fields shared by spmm and spmmReference into a host problem.
-SpmmProblem ParseSpmm(const Args& a, std::vector<Napi::Value>* keep, bool with_output) {
-  SpmmProblem p;
-  p.m = a.Dim("m");
-  p.k = a.Dim("k");
-  p.n = a.Dim("n");
-  p.dtype = a.DTypeField();
-  if (static_cast<int64_t>(p.m) * p.n > (int64_t{1} << 40) || static_cast<int64_t>(p.k) * p.n > (int64_t{1} << 40)) {
-    a.RangeFail("the dense operands are too large");
-  }
-  const CsrPattern csr = ParseCsrPattern(a, p.m, keep);
-  p.row_offsets = csr.row_offsets;
-  p.nnz = csr.nnz;
-  p.column_indices = csr.column_indices;
-  p.row_indices = csr.row_indices;
-  p.index_bits = 32;
-  p.values = a.ValueArray("values", p.dtype, p.nnz, keep);
-  p.b = a.ValueArray("b", p.dtype, static_cast<int64_t>(p.k) * p.n, keep);
-  if (with_output) p.c = a.ValueArray("c", p.dtype, static_cast<int64_t>(p.m) * p.n, keep);
-  if (const char* err = CheckSpmmProblem(p)) a.RangeFail(err);
-  return p;
+// The head of every problem, in this order: m, k, n, dtype, the size of the largest dense
+// operand (at most 2^40 elements: SpMM's B is k x n and C m x n, SDDMM's L is m x k and R
+// n x k), then the CSR pattern (m rows).
+template <typename Problem>
+void ParseProblemHead(Args& a, bool spmm, Problem* p) {
+  p->m = a.Dim("m");
+  p->k = a.Dim("k");
+  p->n = a.Dim("n");
+  p->dtype = a.DTypeField();
+  const int64_t rows = spmm ? std::max(p->m, p->k) : std::max(p->m, p->n);
+  const int64_t width = spmm ? p->n : p->k;
+  if (rows * width > (int64_t{1} << 40)) a.RangeFail("the dense operands are too large");
+  const CsrPattern csr = ParseCsrPattern(a, p->m);
+  p->row_offsets = csr.row_offsets;
+  p->nnz = csr.nnz;
+  p->column_indices = csr.column_indices;
+  p->row_indices = csr.row_indices;
 }
 
-SddmmProblem ParseSddmm(const Args& a, std::vector<Napi::Value>* keep, bool with_output) {
-  SddmmProblem p;
-  p.m = a.Dim("m");
-  p.k = a.Dim("k");
-  p.n = a.Dim("n");
-  p.dtype = a.DTypeField();
-  if (static_cast<int64_t>(p.m) * p.k > (int64_t{1} << 40) || static_cast<int64_t>(p.n) * p.k > (int64_t{1} << 40)) {
-    a.RangeFail("the dense operands are too large");
+// What an entry point reads after its problem, in this order (each only when asked).
+enum Reads : unsigned {
+  kOutput = 1u << 0,     // the output array (c / out), before the fields below
+  kDevice = 1u << 1,     // device: 'cuda' | 'cpu'
+  kThreads = 1u << 2,    // threads (CPU; 0 = all cores)
+  kIndexBits = 1u << 3,  // indexBits: 16 | 32 (SpMM on CUDA; absent = choose)
+  kVariant = 1u << 4,    // variant (SpMM on CUDA; absent = the selection)
+};
+
+struct RunOptions {
+  bool cuda = false;
+  int threads = 0;
+  int index_bits = 0;
+  std::string variant;
+};
+
+void ParseRunOptions(Args& a, unsigned reads, int k, RunOptions* o) {
+  if (reads & kDevice) o->cuda = a.String("device", {"cuda", "cpu"}) == "cuda";
+  if (reads & kThreads) o->threads = a.OptionalInt("threads", 0);
+  if (reads & kIndexBits) {
+    o->index_bits = a.OptionalInt("indexBits", 0);
+    if (o->index_bits != 0 && o->index_bits != 16 && o->index_bits != 32) a.RangeFail("indexBits must be 16 or 32");
+    if (o->index_bits == 16 && k > 32768) a.RangeFail("indexBits 16 needs k <= 32768");
   }
-  const CsrPattern csr = ParseCsrPattern(a, p.m, keep);
-  p.row_offsets = csr.row_offsets;
-  p.nnz = csr.nnz;
-  p.column_indices = csr.column_indices;
-  p.row_indices = csr.row_indices;
-  p.lhs = a.ValueArray("lhs", p.dtype, static_cast<int64_t>(p.m) * p.k, keep);
-  p.rhs = a.ValueArray("rhs", p.dtype, static_cast<int64_t>(p.n) * p.k, keep);
-  if (with_output) p.out = a.ValueArray("out", p.dtype, p.nnz, keep);
-  if (const char* err = CheckSddmmProblem(p)) a.RangeFail(err);
-  return p;
+  if (reads & kVariant) o->variant = a.OptionalString("variant", "");
+}
+
+// One argument parser per problem kind: its operands after the head (values, B and C for
+// SpMM; L, R and out for SDDMM; the output only when `reads` has kOutput), re-checked with
+// Check*Problem. Pointers are host pointers into the caller's typed arrays.
+void ParseOperands(Args& a, unsigned reads, SpmmProblem* p) {
+  p->index_bits = 32;
+  p->values = a.ValueArray("values", p->dtype, p->nnz);
+  p->b = a.ValueArray("b", p->dtype, static_cast<int64_t>(p->k) * p->n);
+  if (reads & kOutput) p->c = a.ValueArray("c", p->dtype, static_cast<int64_t>(p->m) * p->n);
+  if (const char* err = CheckSpmmProblem(*p)) a.RangeFail(err);
+}
+
+void ParseOperands(Args& a, unsigned reads, SddmmProblem* p) {
+  p->lhs = a.ValueArray("lhs", p->dtype, static_cast<int64_t>(p->m) * p->k);
+  p->rhs = a.ValueArray("rhs", p->dtype, static_cast<int64_t>(p->n) * p->k);
+  if (reads & kOutput) p->out = a.ValueArray("out", p->dtype, p->nnz);
+  if (const char* err = CheckSddmmProblem(*p)) a.RangeFail(err);
+}
+
+// An entry point's arguments: the problem, then what it `reads` besides.
+template <typename Problem>
+struct Call {
+  Problem p;
+  RunOptions run;
+};
+using SpmmCall = Call<SpmmProblem>;
+using SddmmCall = Call<SddmmProblem>;
+
+template <typename Problem>
+Call<Problem> ParseCall(Args& a, unsigned reads) {
+  Call<Problem> c;
+  ParseProblemHead(a, std::is_same<Problem, SpmmProblem>::value, &c.p);
+  ParseOperands(a, reads, &c.p);
+  ParseRunOptions(a, reads, c.p.k, &c.run);
+  return c;
+}
+
+// Queues `job` writing `length` doubles into a new Float64Array, which the promise resolves to.
+Napi::Promise LaunchIntoFloat64(const Args& a, size_t length, std::function<Status(double*)> job) {
+  Napi::Float64Array result = Napi::Float64Array::New(a.env(), length);
+  double* out = result.Data();
+  return KernelWorker::Launch(a.env(), [job = std::move(job), out]() { return job(out); }, a.keep(), result);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -297,40 +356,127 @@ SddmmProblem ParseSddmm(const Args& a, std::vector<Napi::Value>* keep, bool with
 // and freed on every path. The output is poisoned on the device (all bits set: NaN in
 // f32, f16 and bf16) so that an element the kernel misses comes back as NaN.
 
+Status NoCuda() {
+  return Status::Fail("ERR_NO_CUDA", "the native addon was built without CUDA (nvcc was not found when it was compiled)");
+}
+
 #if SPARSE_WITH_CUDA
-Status CheckDevice() {
-  int count = 0;
-  SPARSE_CUDA_TRY(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-  if (count == 0) return Status::Fail("cudaErrorNoDevice", "no CUDA device is present");
+// A job's stream, made after checking that a device is present. NOTE: declare it after the
+// job's DeviceBuffers: it is destroyed first, after synchronizing, so that no buffer is freed
+// under a running kernel, whatever path the job returns by.
+class JobStream {
+ public:
+  JobStream() = default;
+  JobStream(const JobStream&) = delete;
+  JobStream& operator=(const JobStream&) = delete;
+  ~JobStream() {
+    if (stream_.get()) cudaStreamSynchronize(stream_.get());
+  }
+  Status Create() {
+    int count = 0;
+    SPARSE_CUDA_TRY(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (count == 0) return Status::Fail("cudaErrorNoDevice", "no CUDA device is present");
+    SPARSE_CUDA_TRY(stream_.Create(), "cudaStreamCreate");
+    return Status::Ok();
+  }
+  cudaStream_t get() const { return stream_.get(); }
+
+ private:
+  Stream stream_;
+};
+
+// One host array for the device: `bytes` from `src` into `dst` (allocated even when empty).
+// An `optional` array with a null `src` was left out: nothing is allocated. Failures say
+// "upload of <field>".
+struct Upload {
+  DeviceBuffer* dst;
+  const void* src;
+  size_t bytes;
+  const char* field;
+  bool optional = false;
+};
+
+Status UploadAll(std::initializer_list<Upload> uploads, cudaStream_t st) {
+  for (const Upload& u : uploads) {
+    if (u.optional && !u.src) continue;
+    SPARSE_CUDA_TRY(u.dst->Upload(u.src, u.bytes, st), std::string("upload of ") + u.field);
+  }
+  return Status::Ok();
+}
+
+// The output array `field` on the device, `bytes` long, poisoned.
+Status AllocatePoisoned(DeviceBuffer* out, size_t bytes, const char* field, cudaStream_t st) {
+  SPARSE_CUDA_TRY(out->Allocate(bytes), std::string("cudaMalloc of ") + field);
+  if (bytes > 0) SPARSE_CUDA_TRY(cudaMemsetAsync(out->get(), 0xff, bytes, st), std::string("poisoning ") + field);
+  return Status::Ok();
+}
+
+// Copies the output `field` back into the caller's array and waits for the stream (a
+// failure of the launch itself is reported as `what`).
+Status Download(void* host, const DeviceBuffer& out, const char* field, const char* what, cudaStream_t st) {
+  if (out.bytes() > 0)
+    SPARSE_CUDA_TRY(cudaMemcpyAsync(host, out.get(), out.bytes(), cudaMemcpyDeviceToHost, st),
+                    std::string("download of ") + field);
+  SPARSE_CUDA_TRY(cudaStreamSynchronize(st), what);
+  return Status::Ok();
+}
+
+// Times each of `variants` on the problem `d` (device pointers): `reps` launches between two
+// events after 3 warm-up launches, hot L2 (for ranking variants, not for reports); writes
+// its ms per launch to time_ms[i].
+Status TimeSpmmVariants(const SpmmProblem& d, const std::vector<std::string>& variants, int reps, double* time_ms,
+                        cudaStream_t st) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  SPARSE_CUDA_TRY(cudaEventCreate(&start), "cudaEventCreate");
+  struct Events {
+    cudaEvent_t* a;
+    cudaEvent_t* b;
+    ~Events() {
+      if (*a) cudaEventDestroy(*a);
+      if (*b) cudaEventDestroy(*b);
+    }
+  } events{&start, &stop};
+  SPARSE_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
+  // The tensor-core variants read tiles built once (as in `sparse bench`), not per launch.
+  TcMatrix tiles;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const char* v = variants[i].c_str();
+    const TcMatrix* tp = nullptr;
+    if (SpmmEffectiveVariant(d, v).rfind("tc_", 0) == 0) {
+      if (tiles.empty()) SPARSE_CUDA_TRY(tiles.Build(d, st), "building the tensor-core tiles");
+      tp = &tiles;
+    }
+    for (int w = 0; w < 3; ++w)
+      SPARSE_CUDA_TRY(CudaSpmmPrepared(d, v, tp, st), (std::string("CudaSpmm launch of variant '") + v + "'").c_str());
+    SPARSE_CUDA_TRY(cudaEventRecord(start, st), "cudaEventRecord");
+    for (int r = 0; r < reps; ++r) SPARSE_CUDA_TRY(CudaSpmmPrepared(d, v, tp, st), "CudaSpmm launch");
+    SPARSE_CUDA_TRY(cudaEventRecord(stop, st), "cudaEventRecord");
+    SPARSE_CUDA_TRY(cudaEventSynchronize(stop), "timing");
+    float ms = 0.0f;
+    SPARSE_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    time_ms[i] = reps > 0 ? ms / reps : 0.0;
+  }
   return Status::Ok();
 }
 
 // index_bits: 0 = choose (16-bit for f16/bf16 when k <= 32768, as Sputnik), 16 or 32 = force.
 // variant: "" or "auto" = the kernel selection, else a name from SpmmVariants (forced).
 // With `time_variants`, each of those variants is also timed after the checked launch
-// (`reps` launches between two events after 3 warm-up launches, hot L2: for ranking
-// variants, not for reports) and its ms per launch written to time_ms[i].
+// (TimeSpmmVariants).
 Status RunCudaSpmm(const SpmmProblem& host, int index_bits, const std::string& variant,
                    const std::vector<std::string>* time_variants = nullptr, int reps = 0, double* time_ms = nullptr) {
-  Status s = CheckDevice();
-  if (!s.ok) return s;
   const size_t elem = DTypeBytes(host.dtype);
   DeviceBuffer offsets, indices, indices16, row_indices, values, b, c;
-  Stream stream;  // declared last: destroyed first, after synchronizing (see below)
-  SPARSE_CUDA_TRY(stream.Create(), "cudaStreamCreate");
-  struct SyncOnExit {
-    cudaStream_t s;
-    ~SyncOnExit() { cudaStreamSynchronize(s); }
-  } sync_on_exit{stream.get()};
+  JobStream stream;  // declared last: destroyed first, after synchronizing
+  SPARSE_STATUS_TRY(stream.Create());
   const cudaStream_t st = stream.get();
-  SPARSE_CUDA_TRY(offsets.Upload(host.row_offsets, sizeof(int) * (host.m + 1), st), "upload of rowOffsets");
-  SPARSE_CUDA_TRY(indices.Upload(host.column_indices, sizeof(int) * host.nnz, st), "upload of columnIndices");
-  SPARSE_CUDA_TRY(values.Upload(host.values, elem * host.nnz, st), "upload of values");
-  if (host.row_indices) SPARSE_CUDA_TRY(row_indices.Upload(host.row_indices, sizeof(int) * host.m, st), "upload of rowIndices");
-  SPARSE_CUDA_TRY(b.Upload(host.b, elem * host.k * static_cast<size_t>(host.n), st), "upload of b");
-  const size_t c_bytes = elem * host.m * static_cast<size_t>(host.n);
-  SPARSE_CUDA_TRY(c.Allocate(c_bytes), "cudaMalloc of c");
-  if (c_bytes > 0) SPARSE_CUDA_TRY(cudaMemsetAsync(c.get(), 0xff, c_bytes, st), "poisoning c");
+  SPARSE_STATUS_TRY(UploadAll({{&offsets, host.row_offsets, sizeof(int) * (host.m + 1), "rowOffsets"},
+                               {&indices, host.column_indices, sizeof(int) * host.nnz, "columnIndices"},
+                               {&values, host.values, elem * host.nnz, "values"},
+                               {&row_indices, host.row_indices, sizeof(int) * host.m, "rowIndices", true},
+                               {&b, host.b, elem * host.k * static_cast<size_t>(host.n), "b"}},
+                              st));
+  SPARSE_STATUS_TRY(AllocatePoisoned(&c, elem * host.m * static_cast<size_t>(host.n), "c", st));
 
   SpmmProblem d = host;
   d.row_offsets = offsets.as<int>();
@@ -350,63 +496,24 @@ Status RunCudaSpmm(const SpmmProblem& host, int index_bits, const std::string& v
   }
   SPARSE_CUDA_TRY(CanImplementSpmm(d), "CanImplementSpmm");
   SPARSE_CUDA_TRY(CudaSpmmVariant(d, variant.c_str(), st), ("CudaSpmm launch of variant '" + variant + "'").c_str());
-  if (c_bytes > 0) SPARSE_CUDA_TRY(cudaMemcpyAsync(host.c, c.get(), c_bytes, cudaMemcpyDeviceToHost, st), "download of c");
-  SPARSE_CUDA_TRY(cudaStreamSynchronize(st), "CudaSpmm");
-  if (time_variants) {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    SPARSE_CUDA_TRY(cudaEventCreate(&start), "cudaEventCreate");
-    struct Events {
-      cudaEvent_t* a;
-      cudaEvent_t* b;
-      ~Events() {
-        if (*a) cudaEventDestroy(*a);
-        if (*b) cudaEventDestroy(*b);
-      }
-    } events{&start, &stop};
-    SPARSE_CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
-    // The tensor-core variants read tiles built once (as in `sparse bench`), not per launch.
-    TcMatrix tiles;
-    for (size_t i = 0; i < time_variants->size(); ++i) {
-      const char* v = (*time_variants)[i].c_str();
-      const TcMatrix* tp = nullptr;
-      if (SpmmEffectiveVariant(d, v).rfind("tc_", 0) == 0) {
-        if (tiles.empty()) SPARSE_CUDA_TRY(tiles.Build(d, st), "building the tensor-core tiles");
-        tp = &tiles;
-      }
-      for (int w = 0; w < 3; ++w)
-        SPARSE_CUDA_TRY(CudaSpmmPrepared(d, v, tp, st), (std::string("CudaSpmm launch of variant '") + v + "'").c_str());
-      SPARSE_CUDA_TRY(cudaEventRecord(start, st), "cudaEventRecord");
-      for (int r = 0; r < reps; ++r) SPARSE_CUDA_TRY(CudaSpmmPrepared(d, v, tp, st), "CudaSpmm launch");
-      SPARSE_CUDA_TRY(cudaEventRecord(stop, st), "cudaEventRecord");
-      SPARSE_CUDA_TRY(cudaEventSynchronize(stop), "timing");
-      float ms = 0.0f;
-      SPARSE_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-      time_ms[i] = reps > 0 ? ms / reps : 0.0;
-    }
-  }
+  SPARSE_STATUS_TRY(Download(host.c, c, "c", "CudaSpmm", st));
+  if (time_variants) return TimeSpmmVariants(d, *time_variants, reps, time_ms, st);
   return Status::Ok();
 }
 
 Status RunCudaSddmm(const SddmmProblem& host) {
-  Status s = CheckDevice();
-  if (!s.ok) return s;
   const size_t elem = DTypeBytes(host.dtype);
   DeviceBuffer offsets, indices, row_indices, lhs, rhs, out;
-  Stream stream;
-  SPARSE_CUDA_TRY(stream.Create(), "cudaStreamCreate");
-  struct SyncOnExit {
-    cudaStream_t s;
-    ~SyncOnExit() { cudaStreamSynchronize(s); }
-  } sync_on_exit{stream.get()};
+  JobStream stream;  // declared last: destroyed first, after synchronizing
+  SPARSE_STATUS_TRY(stream.Create());
   const cudaStream_t st = stream.get();
-  SPARSE_CUDA_TRY(offsets.Upload(host.row_offsets, sizeof(int) * (host.m + 1), st), "upload of rowOffsets");
-  SPARSE_CUDA_TRY(indices.Upload(host.column_indices, sizeof(int) * host.nnz, st), "upload of columnIndices");
-  if (host.row_indices) SPARSE_CUDA_TRY(row_indices.Upload(host.row_indices, sizeof(int) * host.m, st), "upload of rowIndices");
-  SPARSE_CUDA_TRY(lhs.Upload(host.lhs, elem * host.m * static_cast<size_t>(host.k), st), "upload of lhs");
-  SPARSE_CUDA_TRY(rhs.Upload(host.rhs, elem * host.n * static_cast<size_t>(host.k), st), "upload of rhs");
-  const size_t out_bytes = elem * host.nnz;
-  SPARSE_CUDA_TRY(out.Allocate(out_bytes), "cudaMalloc of out");
-  if (out_bytes > 0) SPARSE_CUDA_TRY(cudaMemsetAsync(out.get(), 0xff, out_bytes, st), "poisoning out");
+  SPARSE_STATUS_TRY(UploadAll({{&offsets, host.row_offsets, sizeof(int) * (host.m + 1), "rowOffsets"},
+                               {&indices, host.column_indices, sizeof(int) * host.nnz, "columnIndices"},
+                               {&row_indices, host.row_indices, sizeof(int) * host.m, "rowIndices", true},
+                               {&lhs, host.lhs, elem * host.m * static_cast<size_t>(host.k), "lhs"},
+                               {&rhs, host.rhs, elem * host.n * static_cast<size_t>(host.k), "rhs"}},
+                              st));
+  SPARSE_STATUS_TRY(AllocatePoisoned(&out, elem * host.nnz, "out", st));
 
   SddmmProblem d = host;
   d.row_offsets = offsets.as<int>();
@@ -417,14 +524,22 @@ Status RunCudaSddmm(const SddmmProblem& host) {
   d.out = out.get();
   SPARSE_CUDA_TRY(CanImplementSddmm(d), "CanImplementSddmm");
   SPARSE_CUDA_TRY(CudaSddmm(d, st), "CudaSddmm launch");
-  if (out_bytes > 0) SPARSE_CUDA_TRY(cudaMemcpyAsync(host.out, out.get(), out_bytes, cudaMemcpyDeviceToHost, st), "download of out");
-  SPARSE_CUDA_TRY(cudaStreamSynchronize(st), "CudaSddmm");
-  return Status::Ok();
+  return Download(host.out, out, "out", "CudaSddmm", st);
 }
+#else
+// Built without CUDA: every CUDA job fails with ERR_NO_CUDA.
+Status RunCudaSpmm(const SpmmProblem&, int, const std::string&, const std::vector<std::string>* = nullptr, int = 0,
+                   double* = nullptr) {
+  return NoCuda();
+}
+Status RunCudaSddmm(const SddmmProblem&) { return NoCuda(); }
 #endif  // SPARSE_WITH_CUDA
 
-Status NoCuda() {
-  return Status::Fail("ERR_NO_CUDA", "the native addon was built without CUDA (nvcc was not found when it was compiled)");
+// Runs a CPU kernel (which reports no status).
+template <typename Kernel>
+Status RunCpu(Kernel&& kernel) {
+  kernel();
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -432,27 +547,11 @@ Status NoCuda() {
 
 Napi::Value Spmm(const Napi::CallbackInfo& info) {
   Args a(info, "spmm");
-  std::vector<Napi::Value> keep;
-  const SpmmProblem p = ParseSpmm(a, &keep, true);
-  const bool cuda = a.String("device", {"cuda", "cpu"}) == "cuda";
-  const int threads = a.OptionalInt("threads", 0);
-  const int index_bits = a.OptionalInt("indexBits", 0);
-  if (index_bits != 0 && index_bits != 16 && index_bits != 32) a.RangeFail("indexBits must be 16 or 32");
-  if (index_bits == 16 && p.k > 32768) a.RangeFail("indexBits 16 needs k <= 32768");
-  const std::string variant = a.OptionalString("variant", "");
-  auto* w = new KernelWorker(info.Env(), [p, cuda, threads, index_bits, variant]() -> Status {
-    if (!cuda) {
-      CpuSpmm(p, threads);
-      return Status::Ok();
-    }
-#if SPARSE_WITH_CUDA
-    return RunCudaSpmm(p, index_bits, variant);
-#else
-    (void)index_bits;
-    return NoCuda();
-#endif
-  });
-  return KernelWorker::Launch(w, keep);
+  const SpmmCall c = ParseCall<SpmmProblem>(a, kOutput | kDevice | kThreads | kIndexBits | kVariant);
+  return KernelWorker::Launch(info.Env(), [c]() -> Status {
+    if (c.run.cuda) return RunCudaSpmm(c.p, c.run.index_bits, c.run.variant);
+    return RunCpu([&] { CpuSpmm(c.p, c.run.threads); });
+  }, a.keep());
 }
 
 // The device index width spmm would use (see RunCudaSpmm).
@@ -466,10 +565,9 @@ int EffectiveIndexBits(DType t, int k, int index_bits) {
 // Synchronous; pure C++ (also in a CPU-only build), for tests and inspection.
 Napi::Value TcFormatJs(const Napi::CallbackInfo& info) {
   Args a(info, "tcFormat");
-  std::vector<Napi::Value> keep;
   const int m = a.Dim("m"), k = a.Dim("k");
-  const CsrPattern c = ParseMonotoneCsrPattern(a, m, &keep);
-  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", c.nnz, &keep));
+  const CsrPattern c = ParseMonotoneCsrPattern(a, m);
+  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", c.nnz));
   TcTiles t;
   const std::string err = BuildTcTiles(m, k, c.row_offsets, c.column_indices, vals, &t);
   if (!err.empty()) a.RangeFail(err);
@@ -488,9 +586,8 @@ Napi::Value TcFormatJs(const Napi::CallbackInfo& info) {
 // SDDMM's chunk starts of a mask (common/tc_tiles.h). Synchronous; pure C++.
 Napi::Value SddmmChunkStartsJs(const Napi::CallbackInfo& info) {
   Args a(info, "sddmmChunkStarts");
-  std::vector<Napi::Value> keep;
   const int m = a.Dim("m"), n = a.Dim("n");
-  const CsrPattern c = ParseMonotoneCsrPattern(a, m, &keep);
+  const CsrPattern c = ParseMonotoneCsrPattern(a, m);
   std::vector<int> starts;
   const std::string err = BuildSddmmChunkStarts(m, n, c.row_offsets, c.column_indices, &starts);
   if (!err.empty()) a.RangeFail(err);
@@ -527,72 +624,35 @@ Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
 // launch, filling c) and times each variant; resolves to a Float64Array of ms per launch.
 Napi::Value SpmmTime(const Napi::CallbackInfo& info) {
   Args a(info, "spmmTime");
-  std::vector<Napi::Value> keep;
-  const SpmmProblem p = ParseSpmm(a, &keep, true);
-  const int index_bits = a.OptionalInt("indexBits", 0);
-  if (index_bits != 0 && index_bits != 16 && index_bits != 32) a.RangeFail("indexBits must be 16 or 32");
-  if (index_bits == 16 && p.k > 32768) a.RangeFail("indexBits 16 needs k <= 32768");
+  const SpmmCall c = ParseCall<SpmmProblem>(a, kOutput | kIndexBits);
   const std::vector<std::string> variants = a.Strings("variants");
   const int reps = a.OptionalInt("reps", 20);
-  Napi::Float64Array result = Napi::Float64Array::New(info.Env(), variants.size());
-  double* out = result.Data();
-  auto* w = new KernelWorker(info.Env(), [p, index_bits, variants, reps, out]() -> Status {
-#if SPARSE_WITH_CUDA
-    return RunCudaSpmm(p, index_bits, "", &variants, reps, out);
-#else
-    (void)p, (void)index_bits, (void)variants, (void)reps, (void)out;
-    return NoCuda();
-#endif
+  return LaunchIntoFloat64(a, variants.size(), [c, variants, reps](double* out) {
+    return RunCudaSpmm(c.p, c.run.index_bits, "", &variants, reps, out);
   });
-  return KernelWorker::Launch(w, keep, result);
 }
 
 Napi::Value Sddmm(const Napi::CallbackInfo& info) {
   Args a(info, "sddmm");
-  std::vector<Napi::Value> keep;
-  const SddmmProblem p = ParseSddmm(a, &keep, true);
-  const bool cuda = a.String("device", {"cuda", "cpu"}) == "cuda";
-  const int threads = a.OptionalInt("threads", 0);
-  auto* w = new KernelWorker(info.Env(), [p, cuda, threads]() -> Status {
-    if (!cuda) {
-      CpuSddmm(p, threads);
-      return Status::Ok();
-    }
-#if SPARSE_WITH_CUDA
-    return RunCudaSddmm(p);
-#else
-    return NoCuda();
-#endif
-  });
-  return KernelWorker::Launch(w, keep);
+  const SddmmCall c = ParseCall<SddmmProblem>(a, kOutput | kDevice | kThreads);
+  return KernelWorker::Launch(info.Env(), [c]() -> Status {
+    if (c.run.cuda) return RunCudaSddmm(c.p);
+    return RunCpu([&] { CpuSddmm(c.p, c.run.threads); });
+  }, a.keep());
 }
 
 Napi::Value SpmmReference(const Napi::CallbackInfo& info) {
   Args a(info, "spmmReference");
-  std::vector<Napi::Value> keep;
-  const SpmmProblem p = ParseSpmm(a, &keep, false);
-  const int threads = a.OptionalInt("threads", 0);
-  Napi::Float64Array result = Napi::Float64Array::New(info.Env(), static_cast<size_t>(p.m) * p.n);
-  double* out = result.Data();
-  auto* w = new KernelWorker(info.Env(), [p, threads, out]() -> Status {
-    ReferenceSpmm(p, out, threads);
-    return Status::Ok();
-  });
-  return KernelWorker::Launch(w, keep, result);
+  const SpmmCall c = ParseCall<SpmmProblem>(a, kThreads);
+  return LaunchIntoFloat64(a, static_cast<size_t>(c.p.m) * c.p.n,
+                           [c](double* out) { return RunCpu([&] { ReferenceSpmm(c.p, out, c.run.threads); }); });
 }
 
 Napi::Value SddmmReference(const Napi::CallbackInfo& info) {
   Args a(info, "sddmmReference");
-  std::vector<Napi::Value> keep;
-  const SddmmProblem p = ParseSddmm(a, &keep, false);
-  const int threads = a.OptionalInt("threads", 0);
-  Napi::Float64Array result = Napi::Float64Array::New(info.Env(), static_cast<size_t>(p.nnz));
-  double* out = result.Data();
-  auto* w = new KernelWorker(info.Env(), [p, threads, out]() -> Status {
-    ReferenceSddmm(p, out, threads);
-    return Status::Ok();
-  });
-  return KernelWorker::Launch(w, keep, result);
+  const SddmmCall c = ParseCall<SddmmProblem>(a, kThreads);
+  return LaunchIntoFloat64(a, static_cast<size_t>(c.p.nnz),
+                           [c](double* out) { return RunCpu([&] { ReferenceSddmm(c.p, out, c.run.threads); }); });
 }
 
 // cudaInfo(): never throws. `available` is false (with `reason` and `code`) when the addon
@@ -669,15 +729,16 @@ Napi::Value CudaInfo(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void InitKernels(Napi::Env env, Napi::Object exports) {
-  exports.Set("cudaInfo", Napi::Function::New(env, CudaInfo, "cudaInfo"));
-  exports.Set("spmm", Napi::Function::New(env, Spmm, "spmm"));
-  exports.Set("spmmVariants", Napi::Function::New(env, SpmmVariantsJs, "spmmVariants"));
-  exports.Set("tcFormat", Napi::Function::New(env, TcFormatJs, "tcFormat"));
-  exports.Set("sddmmChunkStarts", Napi::Function::New(env, SddmmChunkStartsJs, "sddmmChunkStarts"));
-  exports.Set("spmmTime", Napi::Function::New(env, SpmmTime, "spmmTime"));
-  exports.Set("sddmm", Napi::Function::New(env, Sddmm, "sddmm"));
-  exports.Set("spmmReference", Napi::Function::New(env, SpmmReference, "spmmReference"));
-  exports.Set("sddmmReference", Napi::Function::New(env, SddmmReference, "sddmmReference"));
+  ExportFunctions(env, exports,
+                  {{"cudaInfo", CudaInfo},
+                   {"spmm", Spmm},
+                   {"spmmVariants", SpmmVariantsJs},
+                   {"tcFormat", TcFormatJs},
+                   {"sddmmChunkStarts", SddmmChunkStartsJs},
+                   {"spmmTime", SpmmTime},
+                   {"sddmm", Sddmm},
+                   {"spmmReference", SpmmReference},
+                   {"sddmmReference", SddmmReference}});
 }
 
 }  // namespace binding

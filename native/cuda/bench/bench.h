@@ -72,7 +72,7 @@ struct ImplResult {
   int copies = 1;              // input copies rotated through
   std::vector<double> samples_ms;
   double graph_ms_per_launch = -1;  // < 0: not measured
-  double spacer_us = 0;             // GPU-side spacer before each timed launch (see TimeRunner)
+  double spacer_us = 0;             // GPU-side spacer before each timed launch (see timing.h)
   double rel_err = -1;              // ||out - ref|| / ||ref||; < 0: not checked
   std::string check_against;        // the reference implementation's name
 };
@@ -105,7 +105,8 @@ struct DeviceInfo {
   std::string cublas, cusparse;                         // library status: "libcublas.so.13" or why missing
 };
 
-// CUDA (defined in bench_cuda.cc when SPARSE_WITH_CUDA).
+// CUDA (bench_cuda.cc, ceilings.cc). Without SPARSE_WITH_CUDA, CudaBuilt() is false,
+// QueryDevice() says why, and the others throw BenchError "cudaNotBuilt".
 bool CudaBuilt();
 DeviceInfo QueryDevice();
 BenchResult BenchSpmmCuda(const BenchCase& c, const BenchOptions& o);
