@@ -31,7 +31,9 @@ MAX_TASKS=7
 CARRY_LIMIT=$((64 * 1024 * 1024))
 OUT_FILE_LIMIT=$((16 * 1024 * 1024))
 ANCHORS_FILE=anchors/dlmc_dev_h200.jsonl
-KERNEL_TESTS=(test/kernels/kernels.test.ts test/kernels/binding.test.ts test/kernels/tc-format.test.ts)
+# The tests that run kernels or the harness on the GPU (the others skip nothing there).
+KERNEL_TESTS=(test/kernels/kernels.test.ts test/kernels/binding.test.ts test/kernels/binding-args.test.ts
+  test/kernels/tc-format.test.ts test/bench/native-binding.test.ts)
 
 die() {
   local code=$1
@@ -228,7 +230,7 @@ bench_into() {
 
 # --- the tasks ---------------------------------------------------------------------------
 
-# test [FILES...] [MOCHA FLAGS...]: the GPU kernel tests (default: test/kernels/*); 'all' = the suite.
+# test [FILES...] [MOCHA FLAGS...]: the GPU tests (default: KERNEL_TESTS); 'all' = the whole suite.
 task_test() {
   local files=() flags=() a
   for a in "$@"; do
