@@ -1,16 +1,36 @@
-// Prints a compact report of a `sparse bench --json` output (used on the GPU machine, where
-// the output_tail is all that comes back at once): header, per-level summary, agreement
-// with the anchors, unavailable baselines, the largest check errors, failed cases.
-//   node scripts/gpu/bench-report.mjs out.json [--cases]
+// Prints a compact report of a `sparse bench --json` output (used on the GPU machine by
+// scripts/gpu/run.sh, where the output tail is what comes back first): header, per-level
+// summary, agreement with the anchors, unavailable baselines, the largest check errors,
+// failed cases. --cases adds the per-case table; --brief prints only a few lines (counts,
+// and the geometric-mean speedups per op and dtype) for run.sh's summary.
+//   node scripts/gpu/bench-report.mjs out.json [--cases | --brief]
 import {readFileSync} from 'node:fs'
 
 import {renderCases, renderHeader, renderSummary} from '../../dist/bench/output.js'
 
 const [path, flag] = process.argv.slice(2)
-const report = JSON.parse(readFileSync(path, 'utf8'))
+let report
+try {
+  report = JSON.parse(readFileSync(path, 'utf8'))
+} catch (error) {
+  console.log(`ERROR no report in ${path}: ${error.message.split('\n')[0]}`)
+  process.exit(1)
+}
 if (report.error) {
   console.log('ERROR', JSON.stringify(report.error))
   process.exit(1)
+}
+if (flag === '--brief') {
+  const s = report.summary
+  console.log(`${s.ok} cases ok, ${s.failed} failed, ${(report.durationMs / 1000).toFixed(0)} s on ${report.device.name}`)
+  for (const o of s.overall) {
+    const gm = Object.entries(o.geomeanSpeedup).map(([name, v]) => `${name} ${v.toFixed(2)}x`).join(', ')
+    console.log(`${o.op} ${o.dtype}: ${o.cases} cases, geomean speedup vs ${gm}; dense faster in ${o.denseFaster}`)
+  }
+  for (const a of s.agreement) console.log(`${a.op} ${a.dtype} ${a.baseline}/${a.reference}: geomean ratio ${a.geomeanRatio.toFixed(3)}, ${(100 * a.within15).toFixed(0)}% within 15%`)
+  const first = report.cases.find((c) => c.status === 'failed')
+  if (first) console.log(`first failure: ${first.file} ${first.op} ${first.dtype} n=${first.n}: ${first.error}`)
+  process.exit(0)
 }
 console.log(renderHeader(report))
 if (flag === '--cases') console.log(renderCases(report))

@@ -1,4 +1,4 @@
-// Prints what scripts/gpu/tune-run.sh checks in a `sparse bench --json` report:
+// Prints what the `tune` task of scripts/gpu/run.sh checks in a `sparse bench --json` report:
 //   node tune-report.mjs FILE            tuned/cached SpMM cases: variant, source, times
 //   node tune-report.mjs FILE --sddmm    SDDMM cases: each cuBLAS baseline's order and relErr
 //   node tune-report.mjs FILE --expect S exit 1 unless every SpMM case has variantSource S

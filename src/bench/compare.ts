@@ -17,7 +17,7 @@ import {readFile} from 'node:fs/promises'
 
 import {InputError, UsageError} from '../errors.js'
 import type {ValueDType} from '../types.js'
-import type {BenchOp} from './metrics.js'
+import type {BenchOp} from './types.js'
 
 export interface CompareEntry {
   /** Columns in ms. */

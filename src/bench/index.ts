@@ -10,7 +10,8 @@ import type {WrittenFile} from '../formats/output.js'
 import {checkOutputs} from './options.js'
 import {toCsv, toJsonl, writeText} from './output.js'
 import {writePlot} from './plot.js'
-import {type BenchOptions, type BenchReport, runBench} from './run.js'
+import {runBench} from './run.js'
+import type {BenchOptions, BenchReport} from './types.js'
 
 export interface BenchOutputs {
   csv?: string
@@ -40,8 +41,10 @@ export async function benchAndWrite(options: BenchOptions & BenchOutputs): Promi
   return {...report, outputs, allFailed: report.summary.total > 0 && report.summary.ok === 0}
 }
 
-export {runBench, implList, type BenchOptions, type BenchReport, type BenchCaseResult, type BenchCaseRecord, type FailedCase, type DeviceSummary, type TuneSummary, type TunedFigures, type VariantSource} from './run.js'
-export {summarizeCases, type BenchSummary, type LevelSummary, type ModelTotal, type OverallSummary, type AgreementSummary} from './summary.js'
+export {runBench} from './run.js'
+export {implList} from './plan.js'
+export {summarizeCases} from './summary.js'
+export type * from './types.js'
 export {median, quantile, summarize, geomean, type SampleSummary} from './stats.js'
 export {
   dlmcSuite,
@@ -60,11 +63,10 @@ export {
   ATTENTION_SPARSITIES,
 } from './suites.js'
 export {loadCompare, parseCompare, type CompareTable} from './compare.js'
-export {bytesMoved, flopCount, memoryFigures, recommend, type Recommendation} from './metrics.js'
+export {bytesMoved, flopCount, memoryFigures, recommend} from './metrics.js'
 export {toCsv, toJsonl, renderCases, renderSummary, renderHeader} from './output.js'
 export {plotSpec, renderPlotSvg, svgToPng, writePlot} from './plot.js'
 export {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from './options.js'
-export type {BenchNative, NativeBenchArgs, NativeBenchResult, NativeCeilings, ImplName} from './native-types.js'
 export {
   tunedVariant,
   tuneKey,

@@ -10,20 +10,7 @@
  */
 import {csrBytes, MAX_COLS_16BIT_INDEX} from '../sparse/csr.js'
 import type {ValueDType} from '../types.js'
-import type {ImplName} from './native-types.js'
-
-export type BenchOp = 'spmm' | 'sddmm'
-
-export interface CaseShape {
-  op: BenchOp
-  dtype: ValueDType
-  m: number
-  k: number
-  n: number
-  nnz: number
-  /** Column-index width of our encoding (16 for f16/bf16 when k allows). */
-  indexBits: 16 | 32
-}
+import type {BenchOp, CaseShape, ImplName, MemoryFigures, Recommendation} from './types.js'
 
 export function valueBytes(dtype: ValueDType): number {
   return dtype === 'f32' ? 4 : 2
@@ -52,15 +39,6 @@ export function bytesMoved(s: CaseShape): number {
   return s.nnz * 4 + offsets + s.m * s.n * vb + s.k * s.n * vb + s.nnz * vb
 }
 
-export interface MemoryFigures {
-  /** The weight matrix dense, in the case's dtype. */
-  denseBytes: number
-  /** Its CSR (values + indices + row offsets + row order) in the case's encoding. */
-  csrBytes: number
-  /** denseBytes / csrBytes. */
-  saving: number
-}
-
 export function memoryFigures(rows: number, cols: number, nnz: number, dtype: ValueDType): MemoryFigures {
   const dense = rows * cols * valueBytes(dtype)
   const sparse = csrBytes(rows, cols, nnz, dtype === 'f32' ? 'f32' : 'f16')
@@ -77,19 +55,6 @@ export function denseReference(dtype: ValueDType, device: 'cuda' | 'cpu'): ImplN
 export function denseBaselines(dtype: ValueDType, device: 'cuda' | 'cpu'): ImplName[] {
   if (device === 'cpu') return ['cpu_dense_f32']
   return dtype === 'f32' ? ['cublas_f32', 'cublas_tf32'] : dtype === 'f16' ? ['cublas_f16'] : ['cublas_bf16']
-}
-
-export interface Recommendation {
-  /** Which to run. */
-  use: 'sparse' | 'dense'
-  /** The dense baseline compared against (same precision). */
-  against: string
-  /** How many times faster the chosen one is (>= 1). */
-  factor: number
-  /** One line for people. */
-  text: string
-  /** A caveat, e.g. that TF32 dense is faster still if its precision is acceptable. */
-  note?: string
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import {DeviceError} from '../errors.js'
 import {loadAddon} from '../kernels/binding.js'
-import type {BenchNative} from './native-types.js'
+import type {BenchNative} from './types.js'
 
 let cached: BenchNative | undefined
 

@@ -6,8 +6,7 @@ import {existsSync} from 'node:fs'
 
 import {UsageError} from '../errors.js'
 import type {ValueDType} from '../types.js'
-import type {BenchOp} from './metrics.js'
-import type {BaselineKind} from './run.js'
+import type {BaselineKind, BenchOp} from './types.js'
 
 function items(flag: string, value: string): string[] {
   const list = value

@@ -6,7 +6,7 @@ import chalk from 'chalk'
 import Table from 'cli-table3'
 
 import {writeAtomically, type WrittenFile} from '../formats/output.js'
-import type {BenchCaseRecord, BenchReport} from './run.js'
+import type {BenchCaseRecord, BenchReport} from './types.js'
 
 // ---------------------------------------------------------------------------------------
 // CSV and JSONL

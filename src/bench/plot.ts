@@ -10,8 +10,8 @@ import {compile, type TopLevelSpec} from 'vega-lite'
 
 import {UsageError} from '../errors.js'
 import {writeAtomically, type WrittenFile} from '../formats/output.js'
-import type {BenchReport} from './run.js'
 import {levelOf} from './summary.js'
+import type {BenchReport} from './types.js'
 
 interface Point {
   panel: string

@@ -4,74 +4,8 @@
  * times, sparse against dense, and memory), and, with an anchors file, how this run's
  * library figures agree with the reference table's.
  */
-import type {ValueDType} from '../types.js'
-import type {BenchOp} from './metrics.js'
-import type {BenchCaseRecord, BenchCaseResult} from './run.js'
 import {geomean, median} from './stats.js'
-
-export interface LevelSummary {
-  op: BenchOp
-  dtype: ValueDType
-  /** 'rn50', 'transformer', 'llm', 'attention', 'input'. */
-  group: string
-  /** Sparsity level (nominal, 2 decimals). */
-  sparsity: number
-  cases: number
-  /** Geometric mean of (baseline time / our time) per baseline. */
-  geomeanSpeedup: Record<string, number>
-  /** Cases where the dense baseline of the same precision was faster. */
-  denseFaster: number
-  medianTflops: number
-}
-
-export interface OverallSummary {
-  op: BenchOp
-  dtype: ValueDType
-  cases: number
-  geomeanSpeedup: Record<string, number>
-  denseFaster: number
-  medianTflops: number
-  medianFractionOfBandwidth: number | null
-}
-
-export interface ModelTotal {
-  model: string
-  op: BenchOp
-  dtype: ValueDType
-  n: number
-  layers: number
-  /** Sum of our layer times (ms). */
-  sparseMs: number
-  /** Sum of each baseline's layer times (ms), over layers where it ran. */
-  baselineMs: Record<string, number>
-  speedup: Record<string, number>
-  denseBytes: number
-  csrBytes: number
-  memorySaving: number
-}
-
-export interface AgreementSummary {
-  op: BenchOp
-  dtype: ValueDType
-  /** This run's baseline vs the reference table's figure for the same library. */
-  baseline: string
-  reference: string
-  cases: number
-  /** Geometric mean of (this run's time / reference time). */
-  geomeanRatio: number
-  /** Share of cases within +-15% of the reference. */
-  within15: number
-}
-
-export interface BenchSummary {
-  total: number
-  ok: number
-  failed: number
-  levels: LevelSummary[]
-  overall: OverallSummary[]
-  models: ModelTotal[]
-  agreement: AgreementSummary[]
-}
+import type {AgreementSummary, BenchCaseRecord, BenchCaseResult, BenchSummary, LevelSummary, ModelTotal, OverallSummary} from './types.js'
 
 /** The nominal level of a case: 2 decimals of its sparsity. */
 export function levelOf(sparsity: number): number {

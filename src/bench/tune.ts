@@ -24,8 +24,8 @@ import {homedir} from 'node:os'
 import {dirname, join} from 'node:path'
 
 import type {ValueDType} from '../types.js'
-import type {NativeTimingOptions} from './native-types.js'
 import {writeText} from './output.js'
+import type {NativeTimingOptions} from './types.js'
 
 export const TUNE_CACHE_FORMAT = 'sparse-tune'
 export const TUNE_CACHE_VERSION = 1

@@ -4,7 +4,7 @@ import {BaseCommand} from '../cli/base-command.js'
 import {benchAndWrite, type BenchRunResult} from '../bench/index.js'
 import {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from '../bench/options.js'
 import {renderCases, renderHeader, renderSummary} from '../bench/output.js'
-import type {BenchOptions, FailedCase} from '../bench/run.js'
+import type {BenchOptions, FailedCase} from '../bench/types.js'
 import {UsageError} from '../errors.js'
 
 export default class Bench extends BaseCommand<typeof Bench> {

@@ -5,7 +5,7 @@
  * cuSPARSE = 2 x ours. With `variants`, the fake lists SpMM kernel variants (`spmmVariants`)
  * and ours = nnz * n * 1e-9 * factor[variant] (the variant passed, else the selected one).
  */
-import type {BenchNative, NativeBenchArgs, NativeBenchResult, NativeImplResult} from '../../src/bench/native-types.js'
+import type {BenchNative, NativeBenchArgs, NativeBenchResult, NativeImplResult} from '../../src/bench/types.js'
 
 export interface FakeOptions {
   /** Names that report unavailable. */

@@ -3,8 +3,9 @@ import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import type {NativeBenchArgs} from '../../src/bench/native-types.js'
-import {type BenchCaseResult, runBench} from '../../src/bench/run.js'
+import type {NativeBenchArgs} from '../../src/bench/types.js'
+import {runBench} from '../../src/bench/run.js'
+import type {BenchCaseResult} from '../../src/bench/types.js'
 import {
   candidateTiming,
   defaultTuneCachePath,

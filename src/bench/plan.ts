@@ -1,0 +1,93 @@
+/**
+ * Stage 1 of a run: the plan. Resolves the options' defaults, refuses bad usage, builds the
+ * problems (files, folders, suites) and loads the --compare table, all before the device is
+ * touched, so a usage error costs nothing. Nothing here times anything.
+ */
+import {UsageError} from '../errors.js'
+import type {ValueDType} from '../types.js'
+import {type CompareTable, loadCompare} from './compare.js'
+import {denseBaselines} from './metrics.js'
+import {attentionSuite, type BenchProblem, dlmcSuite, llmSuite, problemsFromInputs, problemsFromSuite} from './problems.js'
+import type {BaselineKind, BenchDevice, BenchOp, BenchOptions, ImplName, NativeTimingOptions} from './types.js'
+
+/** The harness's timing settings when the options leave them out. */
+export const TIMING_DEFAULTS = {warmup: 5, minReps: 50, minMs: 200, maxReps: 1000, graphBelowMs: 0.05}
+
+export type PlanTiming = NativeTimingOptions & typeof TIMING_DEFAULTS
+
+/** Everything a run does, decided before it starts. */
+export interface BenchPlan {
+  device: BenchDevice
+  ops: BenchOp[]
+  dtypes: ValueDType[]
+  baselineKinds: BaselineKind[]
+  seed: number
+  timing: PlanTiming
+  /** The variant SPARSE_SPMM_VARIANT (or the option) forces on every SpMM; undefined for 'auto'. */
+  forced: string | undefined
+  /** The report's name of the suite ('dlmc DIR', 'llm', 'attention'), or null. */
+  suite: string | null
+  problems: BenchProblem[]
+  compare: CompareTable | undefined
+  /** Cases in all: problems' Ns x ops x dtypes. */
+  total: number
+}
+
+/** Resolves and checks the options, then lists the problems. Throws UsageError before any device work. */
+export async function planBench(options: BenchOptions): Promise<BenchPlan> {
+  const device = options.device ?? 'cuda'
+  const suite = options.suite
+  // The attention suite is there for issue #5's target: half-precision SDDMM (Q K^T at the mask).
+  const ops: BenchOp[] = options.ops ?? (suite?.kind === 'dlmc' ? ['spmm', 'sddmm'] : suite?.kind === 'attention' ? ['sddmm'] : ['spmm'])
+  const dtypes: ValueDType[] = options.dtypes ?? (suite?.kind === 'attention' ? ['f16', 'bf16'] : suite ? ['f32', 'f16'] : ['f32'])
+  const baselineKinds = options.baselines ?? ['dense', 'cusparse']
+  const seed = options.seed ?? 42
+  const timing = {...TIMING_DEFAULTS, ...options.timing}
+  validateNs(options.ns)
+  const forcedRaw = options.forcedVariant ?? process.env.SPARSE_SPMM_VARIANT
+  const forced = forcedRaw && forcedRaw !== 'auto' ? forcedRaw : undefined
+  if (options.tune) {
+    if (device !== 'cuda') throw new UsageError('tune-cpu', '--tune needs --device cuda: it times the CUDA SpMM kernel variants', 'drop --tune, or run on a GPU with --device cuda')
+    if (!ops.includes('spmm')) throw new UsageError('tune-op', '--tune tunes SpMM, but --op has no spmm', 'add spmm to --op, or drop --tune')
+    if (forced) throw new UsageError('tune-forced', `SPARSE_SPMM_VARIANT=${forced} forces one SpMM variant, so there is nothing to tune`, 'unset SPARSE_SPMM_VARIANT to tune')
+  }
+
+  let problems: BenchProblem[]
+  if (suite?.kind === 'dlmc') problems = problemsFromSuite(await dlmcSuite(suite.dir, {batches: options.batches, ns: options.ns}))
+  else if (suite?.kind === 'llm') problems = problemsFromSuite(llmSuite({sparsities: options.llmSparsities, ns: options.ns, seed}))
+  else if (suite?.kind === 'attention') problems = problemsFromSuite(attentionSuite({sparsities: options.attentionSparsities, ns: options.ns, seed}))
+  else problems = []
+  if (options.inputs && options.inputs.length > 0) {
+    problems.push(...(await problemsFromInputs(options.inputs, {ns: options.ns, sparsity: options.sparsity, include: options.include, exclude: options.exclude})))
+  }
+  if (problems.length === 0) throw new UsageError('no-inputs', 'nothing to bench: give INPUT files or --suite', 'e.g. sparse bench layer.npz --n 16 or sparse bench --suite dlmc ../shared/dlmc')
+  const compare = options.compare ? await loadCompare(options.compare) : undefined
+
+  return {
+    device,
+    ops,
+    dtypes,
+    baselineKinds,
+    seed,
+    timing,
+    forced,
+    suite: suite ? (suite.kind === 'dlmc' ? `dlmc ${suite.dir}` : suite.kind) : null,
+    problems,
+    compare,
+    total: problems.reduce((acc, p) => acc + p.ns.length, 0) * ops.length * dtypes.length,
+  }
+}
+
+function validateNs(ns: number[] | undefined): void {
+  for (const n of ns ?? []) {
+    if (!Number.isInteger(n) || n < 1) throw new UsageError('bad-n', `expected positive integers for --n, got ${n}`, 'e.g. --n 16,256')
+  }
+}
+
+/** The implementations timed for a case: ours first, then the chosen baselines. */
+export function implList(op: BenchOp, dtype: ValueDType, device: BenchDevice, kinds: BaselineKind[]): ImplName[] {
+  const out: ImplName[] = ['ours']
+  if (kinds.includes('dense')) out.push(...denseBaselines(dtype, device))
+  if (kinds.includes('cusparse') && device === 'cuda') out.push('cusparse')
+  return out
+}

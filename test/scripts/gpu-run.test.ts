@@ -1,0 +1,247 @@
+/**
+ * scripts/gpu/run.sh without a GPU machine: a fake repository with a fake pack (.gpu holding
+ * an xz-compressed stub `node`, stub mocha, a tiny data set), stub nvidia-smi,
+ * compute-sanitizer and ncu on the PATH, and a temporary $OUT. The stubs log their argument
+ * lists, so the tests check the task dispatch, the commands each task runs, what comes back
+ * in $OUT, the summary, and the exit codes. What the tasks measure needs the GPU machine.
+ */
+import {expect} from 'chai'
+import {spawnSync} from 'node:child_process'
+import {chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {ROOT} from '../helpers/cli.js'
+
+const RUNNER_FILES = ['run.sh', 'bench-report.mjs', 'tune-report.mjs', 'profile-case.mjs', 'check-enums.cc']
+
+/** A stub that logs `NAME args...` (one line, plus the env variables the tasks set) to $CALLS. */
+function stub(name: string, body = ''): string {
+  return `#!/usr/bin/env bash
+echo "${name} $* |SWEEP=\${SPARSE_DLMC_SWEEP:-}\${SPARSE_SPMM_SWEEP:-}|" >> "$CALLS"
+${body}
+exit 0
+`
+}
+
+const NODE_STUB = stub(
+  'node',
+  `case "$*" in
+  --version) echo v20.0.0-stub ;;
+  *bin/run.js*) echo '{"stub": true}' ;;
+  *bench-report.mjs*--brief*) echo "stub brief report" ;;
+  *tune-report.mjs*) echo "tune: {}" ;;
+esac`,
+)
+const MOCHA_STUB = stub('mocha', `echo "  5 passing (1s)"; echo "  1 pending"; [ -n "\${STUB_FAIL:-}" ] && { echo "  1 failing"; exit 1; }`)
+
+function write(path: string, text: string, mode = 0o644): void {
+  mkdirSync(join(path, '..'), {recursive: true})
+  writeFileSync(path, text)
+  chmodSync(path, mode)
+}
+
+function sh(cmd: string, cwd: string): void {
+  const r = spawnSync('bash', ['-c', cmd], {cwd, encoding: 'utf8'})
+  if (r.status !== 0) throw new Error(`${cmd}: ${r.stderr}`)
+}
+
+interface World {
+  base: string
+  repo: string
+  out: string
+  calls: string
+  gpuTmp: string
+  shared: string
+}
+
+/** The fake repository and pack, as `run.sh pack dlmc` would leave them (its layout, not its build). */
+function makeWorld(): World {
+  const base = mkdtempSync(join(tmpdir(), 'gpu-run-'))
+  const repo = join(base, 'repo')
+  for (const f of RUNNER_FILES) cpSync(join(ROOT, 'scripts', 'gpu', f), join(repo, 'scripts', 'gpu', f))
+  chmodSync(join(repo, 'scripts', 'gpu', 'run.sh'), 0o755)
+  const stage = join(base, 'stage')
+  write(join(stage, 'node'), NODE_STUB, 0o755)
+  write(join(stage, 'node_modules', '.bin', 'mocha'), MOCHA_STUB, 0o755)
+  write(join(stage, 'node_modules', 'mocha', 'bin', '_mocha'), '// stub\n')
+  write(join(stage, 'dist', 'index.js'), '// stub\n')
+  write(join(stage, 'build', 'Release', 'sparse.node'), 'stub\n')
+  write(join(stage, 'data', 'dlmc', 'README'), 'stub DLMC\n')
+  write(join(stage, 'data', 'anchors', 'dlmc_dev_h200.jsonl'), '{}\n')
+  const gpu = join(repo, '.gpu')
+  mkdirSync(gpu)
+  sh(`xz -c node > ${gpu}/node.xz && tar -cJf ${gpu}/modules.tar.xz node_modules && tar -cJf ${gpu}/app.tar.xz dist build`, stage)
+  sh(`tar -cJf ${gpu}/data.tar.xz dlmc anchors && echo stamp-1 > ${gpu}/stamp && echo abc1234 > ${gpu}/commit`, join(stage, 'data'))
+  const bin = join(base, 'bin')
+  write(join(bin, 'nvidia-smi'), stub('nvidia-smi', 'echo "Stub GPU, 1.0, 1980 MHz"'), 0o755)
+  write(join(bin, 'compute-sanitizer'), stub('compute-sanitizer', 'echo "========= ERROR SUMMARY: 0 errors"; echo "  5 passing (1s)"'), 0o755)
+  write(join(bin, 'ncu'), stub('ncu'), 0o755)
+  write(join(bin, 'g++'), stub('g++', 'out=""; while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done; printf \'#!/usr/bin/env bash\\necho "CUBLAS_X ours 1 header 1  ok"\\n\' > "$out"; chmod +x "$out"'), 0o755)
+  return {base, repo, out: join(base, 'out'), calls: join(base, 'calls.txt'), gpuTmp: join(base, 'gpu-tmp'), shared: join(base, 'shared')}
+}
+
+function runner(w: World, args: string[], env: NodeJS.ProcessEnv = {}): {code: number | null; stdout: string; stderr: string; calls: string[]} {
+  const r = spawnSync('bash', [join(w.repo, 'scripts', 'gpu', 'run.sh'), ...args], {
+    cwd: w.base,
+    encoding: 'utf8',
+    env: {...process.env, PATH: `${join(w.base, 'bin')}:${process.env.PATH}`, OUT: w.out, GPU_TMP: w.gpuTmp, CALLS: w.calls, ...env},
+  })
+  const calls = existsSync(w.calls) ? readFileSync(w.calls, 'utf8').trim().split('\n') : []
+  return {code: r.status, stdout: r.stdout, stderr: r.stderr, calls}
+}
+
+const worlds: World[] = []
+function world(): World {
+  const w = makeWorld()
+  worlds.push(w)
+  return w
+}
+after(() => {
+  for (const w of worlds) rmSync(w.base, {recursive: true, force: true})
+})
+
+describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
+  this.timeout(60_000)
+
+  it('unpacks the pack, runs chained tasks with their own arguments, and brings back one archive per task and the summary', () => {
+    const w = world()
+    const r = runner(w, ['test', '--grep', 'tensor-core', 'bench-llm', '--n', '16', '--dtype', 'f16', 'bench-llm', '--n', '64', 'verify-dlmc'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(readdirSync(w.out).sort()).to.deep.equal(['bench-llm-2.tar.xz', 'bench-llm.tar.xz', 'summary.txt', 'test.tar.xz', 'verify-dlmc.tar.xz'])
+    // Unpacked: Node under $GPU_TMP, the modules and the app in the repository, the data beside it.
+    expect(existsSync(join(w.gpuTmp, 'bin', 'node'))).to.equal(true)
+    expect(existsSync(join(w.repo, 'node_modules', '.bin', 'mocha'))).to.equal(true)
+    expect(existsSync(join(w.repo, 'build', 'Release', 'sparse.node'))).to.equal(true)
+    expect(existsSync(join(w.shared, 'dlmc', 'README'))).to.equal(true)
+
+    const mocha = r.calls.filter((c) => c.startsWith('mocha '))
+    expect(mocha[0]).to.match(/^mocha --no-config -n import=tsx -n no-warnings --timeout 0 test\/kernels\/kernels\.test\.ts test\/kernels\/binding\.test\.ts test\/kernels\/binding-args\.test\.ts test\/kernels\/tc-format\.test\.ts test\/bench\/native-binding\.test\.ts --grep tensor-core \|SWEEP=\|$/)
+    expect(mocha[1]).to.match(/test\/verify\/dlmc-sweep\.test\.ts \|SWEEP=cuda\|$/)
+    const bench = r.calls.filter((c) => c.includes('bin/run.js bench'))
+    expect(bench).to.have.length(2)
+    expect(bench[0]).to.include(`bin/run.js bench --suite llm --n 16 --dtype f16 --jsonl ${w.gpuTmp}/bench-llm/llm.jsonl --json`)
+    expect(bench[1]).to.include(`bin/run.js bench --suite llm --n 64 --jsonl ${w.gpuTmp}/bench-llm-2/llm.jsonl --json`)
+
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.match(/^sparse GPU run \d{4}-\d\d-\d\dT\d\d:\d\dZ, packed from commit abc1234, node v20\.0\.0-stub\nGPU: Stub GPU/)
+    for (const line of ['== test --grep tensor-core', '  5 passing, 0 failing, 1 pending', '== bench-llm --n 16 --dtype f16', '  stub brief report', '== bench-llm-2 --n 64', '== verify-dlmc']) {
+      expect(summary).to.include(line)
+    }
+    expect(summary.match(/^(test|bench-llm|bench-llm-2|verify-dlmc): ok in \d+ s$/gm)).to.have.length(4)
+    // The summary is printed last, for the device tool's output tail.
+    expect(r.stdout.trimEnd().endsWith(summary.trimEnd())).to.equal(true)
+    // An archive holds the task's folder: the bench JSON (stdout) and its logs.
+    const list = spawnSync('tar', ['-tJf', join(w.out, 'bench-llm.tar.xz')], {encoding: 'utf8'}).stdout.split('\n').filter(Boolean).sort()
+    expect(list).to.include.members(['bench-llm/', 'bench-llm/llm.json', 'bench-llm/llm.report.txt'])
+    expect(readFileSync(join(w.gpuTmp, 'bench-llm', 'llm.json'), 'utf8')).to.equal('{"stub": true}\n')
+  })
+
+  it('does not unpack the same pack twice on a warm machine, and does after a new pack', () => {
+    const w = world()
+    expect(runner(w, ['test']).code).to.equal(0)
+    writeFileSync(join(w.repo, 'node_modules', 'left-from-the-first-call'), '')
+    expect(runner(w, ['test']).code).to.equal(0)
+    expect(existsSync(join(w.repo, 'node_modules', 'left-from-the-first-call'))).to.equal(true)
+    writeFileSync(join(w.repo, '.gpu', 'stamp'), 'stamp-2\n')
+    expect(runner(w, ['test']).code).to.equal(0)
+    expect(existsSync(join(w.repo, 'node_modules', 'left-from-the-first-call'))).to.equal(false)
+  })
+
+  it('runs bench-dlmc against the anchors, tune in three passes, sanitize with memcheck and racecheck, profile under ncu, enums', () => {
+    const w = world()
+    const r = runner(w, ['bench-dlmc', '--op', 'spmm', 'tune', 'sanitize', 'profile', 'sddmm:f16:256x256@0.9:64:tc', 'enums'])
+    expect(r.code, r.stderr + r.stdout).to.equal(0)
+    const dlmc = r.calls.find((c) => c.includes('--suite dlmc'))
+    expect(dlmc).to.include(`--suite dlmc ${w.repo}/../shared/dlmc --compare ${w.repo}/../shared/anchors/dlmc_dev_h200.jsonl --plot ${w.gpuTmp}/bench-dlmc/dlmc.svg --op spmm`)
+    const tune = r.calls.filter((c) => c.includes('--suite llm'))
+    expect(tune).to.have.length(3)
+    expect(tune[0]).to.include('--tune --tune-cache')
+    expect(tune[1]).to.match(/--tune-cache \S+tune-cache\.json --json/)
+    expect(tune[2]).to.include('--no-tune-cache')
+    expect(r.calls.filter((c) => c.includes('tune-report.mjs')).map((c) => c.replace(/^.*tune-report\.mjs \S+/, '').trim())).to.deep.equal(['|SWEEP=|', '--expect cache |SWEEP=|', '--expect heuristic |SWEEP=|'])
+    const san = r.calls.filter((c) => c.startsWith('compute-sanitizer'))
+    expect(san.map((c) => c.split(' ')[2])).to.deep.equal(['memcheck', 'racecheck'])
+    expect(san[1]).to.include('--grep every kernel variant|tensor-core')
+    const ncu = r.calls.find((c) => c.startsWith('ncu '))
+    expect(ncu).to.match(/^ncu --clock-control none -k regex:\^\(Spmm\|Sddmm\) --launch-skip 1 --launch-count 1 -o \S+profile --set full \S+node scripts\/gpu\/profile-case\.mjs sddmm:f16:256x256@0\.9:64:tc --launches 2/)
+    expect(r.calls.some((c) => c.startsWith('g++ ') && c.includes('scripts/gpu/check-enums.cc'))).to.equal(true)
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.include('memcheck: ERROR SUMMARY: 0 errors')
+    expect(summary).to.include('  1 ok, 0 mismatched')
+    expect(readdirSync(w.out)).to.have.length(6)
+  })
+
+  it('sweep writes the variant table into its folder; sh runs a command with node on the PATH', () => {
+    const w = world()
+    const r = runner(w, ['sweep', 'sh', 'node bin/run.js verify x > "$W/verify.json"; echo done'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.calls.find((c) => c.startsWith('mocha '))).to.match(new RegExp(`test/kernels/spmm-variants\\.sweep\\.test\\.ts \\|SWEEP=${w.gpuTmp}/sweep/variants\\.jsonl\\|$`))
+    expect(r.calls).to.include('node bin/run.js verify x |SWEEP=|')
+    expect(readFileSync(join(w.gpuTmp, 'sh', 'verify.json'), 'utf8')).to.equal('{"stub": true}\n')
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.match(/== sh node bin\/run\.js verify x > "\$W\/verify\.json"; echo done\n {2}done\nsh: ok/)
+  })
+
+  it('probe runs the carried workbench binary (check by default), or says how to build it', () => {
+    const w = world()
+    let r = runner(w, ['probe'])
+    expect(r.code).to.equal(1)
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include('needs .gpu/stream_probe: build it here with bash scripts/gpu/probe/build.sh, then pack')
+    write(join(w.repo, '.gpu', 'stream_probe'), stub('stream_probe', 'echo "all variants ok"'), 0o755)
+    r = runner(w, ['probe', 'probe', 'time', 'bitmap'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.calls.filter((c) => c.startsWith('stream_probe'))).to.deep.equal(['stream_probe check |SWEEP=|', 'stream_probe time bitmap |SWEEP=|'])
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.match(/== probe-2 time bitmap\n {2}all variants ok\nprobe-2: ok/)
+  })
+
+  it('reports a failed task, runs the others, and exits 1', () => {
+    const w = world()
+    const r = runner(w, ['test', 'bench-llm'], {STUB_FAIL: '1'})
+    expect(r.code).to.equal(1)
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.match(/^test: FAILED \(rc 1\) in \d+ s$/m)
+    expect(summary).to.include('5 passing, 1 failing, 1 pending')
+    expect(summary).to.match(/^bench-llm: ok in \d+ s$/m)
+  })
+
+  it('a DLMC task without the data set fails with what to pack', () => {
+    const w = world()
+    rmSync(join(w.repo, '.gpu', 'data.tar.xz'))
+    const r = runner(w, ['bench-dlmc'])
+    expect(r.code).to.equal(1)
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include(`needs ${w.repo}/../shared/dlmc: pack it (bash scripts/gpu/run.sh pack dlmc)`)
+    expect(r.calls.some((c) => c.includes('bin/run.js'))).to.equal(false)
+  })
+
+  it('refuses bad usage with one line and exit 2 before unpacking anything; a missing pack exits 3', () => {
+    const w = world()
+    let r = runner(w, ['bench-everything'])
+    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe sh; here: pack)\n"])
+    r = runner(w, ['test', 'test', 'test', 'test', 'test', 'test', 'test', 'test'])
+    expect(r.code).to.equal(2)
+    expect(r.stderr).to.match(/^run\.sh: 8 tasks in one call, but \$OUT brings back 8 files: at most 7 tasks/)
+    expect(existsSync(join(w.repo, 'node_modules'))).to.equal(false)
+    rmSync(join(w.repo, '.gpu', 'node.xz'))
+    r = runner(w, ['test'])
+    expect(r.code).to.equal(3)
+    expect(r.stderr).to.equal('run.sh: .gpu/node.xz is missing: run \'bash scripts/gpu/run.sh pack\' here and carry [".gpu"]\n')
+  })
+
+  it('pack refuses a data set outside ../shared or missing, before building', () => {
+    const w = world()
+    let r = runner(w, ['pack', '../etc'])
+    expect([r.code, r.stderr]).to.deep.equal([2, `run.sh: data set '../etc': name a folder or file under ${w.repo}/../shared (e.g. dlmc, anchors)\n`])
+    r = runner(w, ['pack', 'no-such-set'])
+    expect([r.code, r.stderr]).to.deep.equal([2, `run.sh: data set 'no-such-set' not found: ${w.repo}/../shared/no-such-set does not exist\n`])
+    r = runner(w, ['pack', '--', 'bench-everything'])
+    expect(r.code).to.equal(2)
+    expect(r.stderr).to.match(/^run\.sh: after --: expected a task/)
+  })
+
+  it('prints its usage with --help', () => {
+    const r = runner(world(), ['--help'])
+    expect(r.code).to.equal(0)
+    expect(r.stdout).to.match(/^The GPU runner: packs here, runs there\. Reference: docs\/gpu-runs\.md\./)
+    expect(r.stdout).to.include('bash scripts/gpu/run.sh pack [DATASET...] [-- TASK [ARGS]...]')
+  })
+})
