@@ -23,7 +23,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       allowNo: true,
       default: true,
       helpGroup: 'GLOBAL',
-      description: 'Colour the terminal output (off when not a terminal or when NO_COLOR is set).',
+      description: 'Colour the terminal output (off when not a terminal or when NO_COLOR is set to a non-empty value).',
     }),
   }
 
@@ -35,7 +35,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     await super.init()
     // Colour decisions must precede parsing so that parse errors are coloured correctly too.
     const argv = this.argv
-    if (argv.includes('--no-color') || process.env.NO_COLOR !== undefined || !process.stderr.isTTY) {
+    if (argv.includes('--no-color') || (process.env.NO_COLOR ?? '') !== '' || !process.stderr.isTTY) {
       chalk.level = 0
     }
     const {flags} = await this.parse({

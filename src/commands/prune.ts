@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import Table from 'cli-table3'
 
 import {BaseCommand} from '../cli/base-command.js'
+import {dirLabel, plural} from '../cli/text.js'
 import {UsageError} from '../errors.js'
 import {pruneFile, type PruneFileResult, type PruneProgress} from '../pruning/index.js'
 
@@ -145,7 +146,7 @@ export function renderPrune(r: PruneFileResult): string {
   for (const n of r.notes) if (!n.startsWith('skipped ')) lines.push(`note: ${n}`)
   if (r.outputKind === null) lines.push('no -o given: report only, nothing written')
   else if (r.output === '-') lines.push('wrote the CSR .npz to stdout')
-  else if (r.outputKind === 'dir') lines.push(`wrote ${r.output}/ (${r.tensors.length} CSR .npz files + manifest.json)`)
+  else if (r.outputKind === 'dir') lines.push(`wrote ${dirLabel(r.output!)} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
   else lines.push(`wrote ${r.output}`)
   return lines.join('\n') + '\n'
 }

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
+import {plural} from '../cli/text.js'
 import type {ValueDType} from '../types.js'
 import {DEFAULT_N, MAX_N, verifyInput, type VerifyCase, type VerifyOp, type VerifyResult} from '../verify/index.js'
 
@@ -54,7 +55,7 @@ Each case reports the relative error ||out - ref|| / ||ref||, the max absolute e
       process.exitCode = 1
       const worst = result.cases.filter((c) => !c.passed).map(describeFailure)
       const more = worst.length > 3 ? `, and ${worst.length - 3} more` : ''
-      process.stderr.write(`error: ${result.failed} of ${result.cases.length} verify cases failed: ${worst.slice(0, 3).join('; ')}${more}\n`)
+      process.stderr.write(`error: ${result.failed} of ${plural(result.cases.length, 'verify case')} failed: ${worst.slice(0, 3).join('; ')}${more}\n`)
     }
     return result
   }
@@ -94,6 +95,6 @@ export function renderVerify(r: VerifyResult): string {
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()
   const out = [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), '']
   const status = r.ok ? 'all passed' : `${r.failed} FAILED`
-  out.push(`${r.input}: ${r.passed}/${r.cases.length} cases passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
+  out.push(`${r.input}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
   return out.join('\n')
 }
