@@ -239,6 +239,7 @@ export async function openTensorSource(path: string, forced?: string): Promise<T
     else if (format === 'npz') opened = await openNpzSource(path, src)
     else if (format === 'torch') opened = await openTorchSource(path, src)
     else opened = await openSafetensorsSource(path, src)
+    opened.file = file
     return opened
   } catch (error) {
     await src.close()

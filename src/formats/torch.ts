@@ -273,7 +273,7 @@ function describe(t: TensorRef, name: string, seen: Map<string, string>): TorchE
   }
   seen.set(id, name)
   if (!info) entry.problem = `unknown storage type torch.${t.storage.type}`
-  else if (!info.dtype) entry.problem = `unsupported dtype ${info.words}`
+  else if (!info.dtype) entry.problem = 'not a float32/float16/bfloat16/float64 tensor'
   else if (!isContiguous(t.shape, t.stride)) entry.problem = `a non-contiguous view (stride [${t.stride.join(', ')}]); save tensor.contiguous()`
   else if (!Number.isSafeInteger(numel) || t.offset + numel > t.storage.numel) entry.problem = `its view (offset ${t.offset}, ${numel} elements) runs past its storage of ${t.storage.numel}`
   else entry.problem = denseShapeProblem(t.shape)
