@@ -91,6 +91,7 @@ export {
   type WrittenFile,
 } from './output.js'
 export {denseOutputExtensions, maskDense, openMaskedDenseWriter, type MaskedDenseWriter} from './masked-dense.js'
+export {expandInputs, INPUT_EXTENSIONS} from './inputs.js'
 export {TorchFile, type TorchEntry} from './torch.js'
 export {PyDict, PyGlobal, PyList, PyTuple, unpickle, type UnpickleHooks} from './pickle.js'
 export {csrNpzArrays, readCsrNpz, writeCsrNpzTo, type CsrNpzWriteOptions} from './csr-npz.js'
@@ -102,7 +103,7 @@ export {BufferPool, BufferSource, FileSource, readStdin, setStdinForTesting, typ
 export {denseShapeProblem, MAX_ELEMENTS, MAX_EMPTY_ROWS, MAX_INDEX, safeText} from './limits.js'
 export {csrToDense, convertValues, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
 export {convertFile, type ConvertOptions, type ConvertResult, type ConvertTarget, type ConvertedTensor} from './convert.js'
-export {inspectCsr, inspectDense, inspectInput, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor} from './info.js'
+export {inspectCsr, inspectDense, inspectInput, inspectInputs, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor} from './info.js'
 export {createRng, fillNormal, randomValues, type Rng} from '../sparse/random.js'
 
 /** Write a CSR matrix as a SciPy-compatible `.npz` (validated; `out` '-' = stdout). */

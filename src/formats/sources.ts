@@ -140,13 +140,26 @@ export async function detectFormat(path: string, forced?: string): Promise<Forma
     if (kind?.kind === 'model') return detectFormat(kind.file)
     throw new UsageError(
       'not-csr-dir',
-      `${path} is a directory that is neither a CSR directory (${MANIFEST}) nor a Hugging Face model (${HF_WEIGHT_FILES.join(', ')})`,
+      `${path} is a directory without ${MANIFEST} (a CSR directory) or a Hugging Face model's weights (${HF_WEIGHT_FILES.join(', ')})`,
       'pass a file, a Hugging Face model folder, or a directory written by `sparse prune`/`sparse convert`',
     )
   }
   if (/\.index\.json$/i.test(path)) return 'sharded'
   const ext = extname(path).toLowerCase()
-  if (TORCH_EXTS.has(ext)) return 'torch'
+  if (TORCH_EXTS.has(ext)) {
+    // NOTE: .bin and .ckpt are names other tools use too: the content decides.
+    const kind = sniff(await readHead(path))
+    if (kind === 'zip') {
+      const src = await FileSource.open(path)
+      try {
+        return await zipKind(src)
+      } finally {
+        await src.close()
+      }
+    }
+    if (kind) return kind
+    if (ext === '.pt' || ext === '.pth') return 'torch'
+  }
   if (ext === '.npy') return 'npy'
   if (ext === '.safetensors') return 'safetensors'
   if (ext === '.smtx') return 'smtx'
