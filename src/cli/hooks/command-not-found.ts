@@ -7,8 +7,11 @@ import type {Hook} from '@oclif/core'
 
 const hook: Hook.CommandNotFound = async function (opts) {
   const ids = opts.config.commandIDs.filter((id) => !opts.config.findCommand(id)?.hidden)
-  const closest = nearest(opts.id, ids)
-  const message = `unknown command '${opts.id.replaceAll(':', ' ')}'`
+  // NOTE: with a space as topic separator oclif joins the next words into the id
+  // ('prnue x.npy' -> 'prnue:x.npy'); sparse has no topics, so the command is the first word.
+  const word = opts.id.split(':')[0]
+  const closest = nearest(word, ids)
+  const message = `unknown command '${word}'`
   const suggestion = closest ? `did you mean '${opts.config.bin} ${closest}'? run '${opts.config.bin} --help' for the list` : `run '${opts.config.bin} --help' for the list of commands`
   if ((opts.argv ?? []).includes('--json')) {
     process.stdout.write(JSON.stringify({error: {code: 'unknown-command', message, suggestion, exitCode: 2}}, null, 2) + '\n')
