@@ -121,7 +121,7 @@ describe('sparse prune: checkpoints in, usable models out', function () {
     const a = JSON.parse((await runCli(['prune', 'fixtures/tiny-mlp.safetensors', '--sparsity-map', json, '--json'])).stdout)
     expect(a.sparsity).to.equal(null)
     // round(S x numel) / numel: 0.9 of 8192 weights is 7373.
-    expect(a.tensors.map((t: {name: string; targetSparsity: number; rule: string}) => [t.name, Math.round(t.targetSparsity * t.numel), t.rule])).to.deep.equal([
+    expect(a.tensors.map((t: {name: string; targetSparsity: number; numel: number; rule: string}) => [t.name, Math.round(t.targetSparsity * t.numel), t.rule])).to.deep.equal([
       ['layers.0.weight', 7373, 'layers.0.weight'],
       ['layers.1.weight', 4096, 're:layers\\.[12]\\.weight'],
       ['layers.2.weight', 3072, 're:layers\\.[12]\\.weight'],
