@@ -22,7 +22,7 @@ import {basename, dirname, extname, join, resolve} from 'node:path'
 
 import {UsageError} from '../errors.js'
 import type {CsrMatrix, DenseTensor, HostArray} from '../types.js'
-import {FileSource, type ByteSource} from './byte-source.js'
+import {BufferSource, FileSource, readStdin, type ByteSource} from './byte-source.js'
 import {NpzArchive} from './npz.js'
 import {bytesOf, descrFor, npyChunks} from './npy.js'
 import {FileSink, registerTemp, tempName, unregisterTemp, writeAtomically, type OutputOptions} from './output.js'
@@ -116,6 +116,11 @@ async function copyRange(src: ByteSource, offset: number, length: number, sink: 
   for (let done = 0; done < length; done += step) await sink.write(await src.read(offset + done, Math.min(step, length - done)))
 }
 
+/** The input again, for copying what is not pruned ('-': the memoised stdin bytes). */
+async function reopen(file: string): Promise<ByteSource> {
+  return file === '-' ? new BufferSource(await readStdin(), 'stdin') : FileSource.open(file)
+}
+
 /** One weight file's writer: pruned tensors in, the whole file out. */
 interface FileWriter {
   put(t: DenseTensor): Promise<void>
@@ -123,7 +128,7 @@ interface FileWriter {
 }
 
 async function safetensorsWriter(inputFile: string, sink: ByteSink, selected: Set<string>): Promise<FileWriter & {close(): Promise<void>}> {
-  const st = await SafetensorsFile.open(await FileSource.open(inputFile))
+  const st = await SafetensorsFile.open(await reopen(inputFile))
   const header: Record<string, unknown> = {}
   if (st.metadata) header.__metadata__ = st.metadata
   let offset = 0
@@ -162,7 +167,7 @@ async function safetensorsWriter(inputFile: string, sink: ByteSink, selected: Se
 }
 
 async function npzWriter(inputFile: string, sink: ByteSink, selected: Set<string>): Promise<FileWriter & {close(): Promise<void>}> {
-  const npz = await NpzArchive.open(await FileSource.open(inputFile))
+  const npz = await NpzArchive.open(await reopen(inputFile))
   const zip = new ZipWriter(sink)
   let next = 0
   const flushUntil = async (name?: string) => {
@@ -190,7 +195,7 @@ async function npzWriter(inputFile: string, sink: ByteSink, selected: Set<string
 }
 
 async function torchWriter(inputFile: string, sink: ByteSink, selected: Set<string>): Promise<FileWriter & {close(): Promise<void>}> {
-  const tf = await TorchFile.open(await FileSource.open(inputFile))
+  const tf = await TorchFile.open(await reopen(inputFile))
   // Storage key -> the pruned tensors still to come in it.
   const waiting = new Map<string, Set<string>>()
   for (const e of tf.entries) {
@@ -224,7 +229,9 @@ async function torchWriter(inputFile: string, sink: ByteSink, selected: Set<stri
       const e = tf.entry(t.name)
       let storage = pending.get(e.storageKey)
       if (!storage) {
-        storage = await tf.storageBytes(e.storageKey)
+        // A copy: the bytes read may be a view of the input (stdin's memoised Buffer, whose
+        // slice() is a view too, hence the constructor).
+        storage = new Uint8Array(await tf.storageBytes(e.storageKey))
         pending.set(e.storageKey, storage)
       }
       storage.set(bytesOf(t.data), e.offset * e.itemSize)

@@ -231,16 +231,16 @@ export function unpickle(bytes: Uint8Array, label: string, hooks: UnpickleHooks)
         stack.push(latin1.decode(take(u8())))
         break
       case 0x42: // BINBYTES
-        stack.push(take(u32()).slice())
+        stack.push(new Uint8Array(take(u32())))
         break
       case 0x43: // SHORT_BINBYTES
-        stack.push(take(u8()).slice())
+        stack.push(new Uint8Array(take(u8())))
         break
       case 0x8e: // BINBYTES8
-        stack.push(take(u64()).slice())
+        stack.push(new Uint8Array(take(u64())))
         break
       case 0x96: // BYTEARRAY8
-        stack.push(take(u64()).slice())
+        stack.push(new Uint8Array(take(u64())))
         break
       case 0x29: // EMPTY_TUPLE
         stack.push(new PyTuple())

@@ -72,6 +72,15 @@ describe('sparse prune: checkpoints in, usable models out', function () {
     expect([...b.get('fc1.bias')!.data]).to.deep.equal([...a.get('fc1.bias')!.data])
   })
 
+  it('--format dense from stdin: the same file as from the path (regression: masking wrote into the memoised stdin)', async () => {
+    const fromPath = join(tmp.dir, 'p.pt')
+    const fromStdin = join(tmp.dir, 's.pt')
+    expect((await runCli(['prune', 'fixtures/torch-state-dict.pt', '-s', '0.5', '--format', 'dense', '-o', fromPath])).code).to.equal(0)
+    const r = await runCli(['prune', '-', '-s', '0.5', '--format', 'dense', '-o', fromStdin], {input: readFileSync(fixture('torch-state-dict.pt'))})
+    expect(r.code, r.stderr).to.equal(0)
+    expect(readFileSync(fromStdin).equals(readFileSync(fromPath))).to.equal(true)
+  })
+
   it('--format dense on a Hugging Face folder writes a folder: same shards and index, config copied; global scope across shards', async () => {
     const out = join(tmp.dir, 'hf-pruned')
     const r = await runCli(['prune', 'fixtures/hf-tiny', '-s', '0.5', '--scope', 'global', '--min-density', '0.1', '--format', 'dense', '-o', out, '--json'])
