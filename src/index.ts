@@ -21,6 +21,7 @@ export * from './reorder/index.js'
 export * from './kernels/index.js'
 export {
   verifyInput,
+  verifyInputs,
   verifyMatrices,
   readVerifyInput,
   DEFAULT_N as VERIFY_DEFAULT_N,

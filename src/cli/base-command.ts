@@ -23,7 +23,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       allowNo: true,
       default: true,
       helpGroup: 'GLOBAL',
-      description: 'Colour the terminal output (off when not a terminal or when NO_COLOR is set).',
+      description: 'Colour the terminal output (off when not a terminal or when NO_COLOR is set to a non-empty value).',
     }),
   }
 
@@ -35,9 +35,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     await super.init()
     // Colour decisions must precede parsing so that parse errors are coloured correctly too.
     const argv = this.argv
-    if (argv.includes('--no-color') || process.env.NO_COLOR !== undefined || !process.stderr.isTTY) {
-      chalk.level = 0
-    }
+    if (colourOff(argv, process.env, process.stderr.isTTY === true)) chalk.level = 0
     const {flags} = await this.parse({
       flags: this.ctor.flags,
       baseFlags: (this.ctor as typeof BaseCommand).baseFlags,
@@ -118,6 +116,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // oclif's execute() handles process exit; make sure it uses our code.
     this.exit(exitCode)
   }
+}
+
+/**
+ * Whether colour is off: --no-color, a NO_COLOR that is set and not empty (no-color.org: an
+ * empty value does not count), or stderr not a terminal.
+ */
+export function colourOff(argv: readonly string[], env: NodeJS.ProcessEnv, stderrIsTTY: boolean): boolean {
+  return argv.includes('--no-color') || (env.NO_COLOR ?? '') !== '' || !stderrIsTTY
 }
 
 /** oclif's parse errors span several lines; fold them into one, dropping its help hints. */

@@ -87,7 +87,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     for (const w of result.tune?.warnings ?? []) this.note(`warning: ${w}`)
     if (result.allFailed) {
       const first = result.cases.find((c): c is FailedCase => c.status === 'failed')
-      this.note(`error: all ${result.summary.total} cases failed (first: ${first?.error ?? 'unknown'})`)
+      this.note(`error: ${result.summary.total === 1 ? 'the only case' : `all ${result.summary.total} cases`} failed (first: ${first?.error ?? 'unknown'})`)
       process.exitCode = 1
     }
     return result

@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
-import {FORMAT_NAMES, inspectInput, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
+import {FORMAT_NAMES, inspectInputs, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
 
 export default class Info extends BaseCommand<typeof Info> {
   static summary = 'Describe a dense or CSR file: shape, dtype, nnz, sparsity, row lengths, bytes per encoding.'
@@ -15,21 +15,26 @@ export default class Info extends BaseCommand<typeof Info> {
   ]
 
   static args = {
-    input: Args.string({description: "input file or CSR directory ('-' = stdin)", required: true}),
+    input: Args.string({description: "input file, CSR directory, model folder, or a folder of these ('-' = stdin); several may be given", required: true}),
   }
+
+  // Several inputs, like bench.
+  static strict = false
 
   static flags = {
     from: Flags.string({description: 'input format (default: from the name and content)', options: [...FORMAT_NAMES]}),
     bins: Flags.integer({description: 'row-length histogram bins', default: 10, min: 1, max: 100}),
   }
 
-  public async run(): Promise<InfoResult> {
-    const {args, flags} = await this.parse(Info)
-    this.spin(`reading ${args.input}`)
-    const result = await inspectInput(args.input, {from: flags.from, bins: flags.bins})
+  /** One input: its InfoResult (as before); several: {files: InfoResult[]}. */
+  public async run(): Promise<InfoResult | {files: InfoResult[]}> {
+    const {argv, flags} = await this.parse(Info)
+    const inputs = argv as string[]
+    this.spin(`reading ${inputs.join(' ')}`)
+    const results = await inspectInputs(inputs, {from: flags.from, bins: flags.bins})
     this.stopSpinner()
-    this.report(renderInfo(result))
-    return result
+    this.report(results.map(renderInfo).join('\n'))
+    return results.length === 1 && inputs.length === 1 ? results[0] : {files: results}
   }
 }
 

@@ -2,23 +2,26 @@ import {Args, Flags} from '@oclif/core'
 import Table from 'cli-table3'
 
 import {BaseCommand} from '../cli/base-command.js'
+import {dirLabel, plural} from '../cli/text.js'
 import {UsageError} from '../errors.js'
 import {pruneFile, type PruneFileResult, type PruneProgress} from '../pruning/index.js'
 
 export default class Prune extends BaseCommand<typeof Prune> {
   static summary = 'Magnitude-prune dense weights to CSR (unstructured or N:M), with Sputnik\'s row order.'
 
-  static description = `Prunes round(S x numel) weights of each selected tensor: the smallest |w| first, ties by row-major index (see the README for the exact definition). A tensor with more than two dimensions is pruned as [shape[0], product of the rest]. Zeros are never stored. One selected tensor is written as a SciPy-compatible CSR .npz (-o - writes it to stdout); several make a directory with one .npz per tensor and manifest.json. Without -o, only the report is printed.`
+  static description = `Prunes round(S x numel) weights of each selected tensor: the smallest |w| first, ties by row-major index (see the README for the exact definition). A tensor with more than two dimensions is pruned as [shape[0], product of the rest]. Zeros are never stored. One selected tensor is written as a SciPy-compatible CSR .npz (-o - writes it to stdout); several make a directory with one .npz per tensor and manifest.json. With --format dense the masked model is written back in the input's own format (the same names, dtypes and metadata; unpruned tensors unchanged), so the framework it came from loads it. Without -o, only the report is printed. Inputs: .npy, .npz, .safetensors, torch.save files (.pt/.pth/.bin/.ckpt, read without running code), and Hugging Face model folders (sharded or not).`
 
   static examples = [
     '<%= config.bin %> prune weights.npy -s 0.9 -o weights-csr.npz',
     '<%= config.bin %> prune model.safetensors -s 0.8 --scope global -o model-csr/',
     '<%= config.bin %> prune model.safetensors --pattern 2:4 --include "mlp" -o mlp-2to4/',
     '<%= config.bin %> prune - -s 0.9 -o - < w.npy | <%= config.bin %> info -',
+    '<%= config.bin %> prune ./Llama-3.2-1B -s 0.5 --scope global --min-density 0.05 --format dense -o Llama-3.2-1B-pruned/',
+    '<%= config.bin %> prune pytorch_model.bin --sparsity-map recipe.yaml --format dense -o pruned.bin',
   ]
 
   static args = {
-    input: Args.string({description: "dense input: .npy, .npz or .safetensors ('-' = .npy/.npz on stdin)", required: true}),
+    input: Args.string({description: "dense input: .npy, .npz, .safetensors, a torch.save .pt/.bin, a Hugging Face model folder or its *.index.json ('-' = a file on stdin)", required: true}),
   }
 
   static flags = {
@@ -30,8 +33,11 @@ export default class Prune extends BaseCommand<typeof Prune> {
     exclude: Flags.string({description: 'skip tensors whose name matches this regular expression'}),
     'include-1d': Flags.boolean({description: 'also prune 1-D tensors (biases, norms), as one row each', default: false}),
     reorder: Flags.boolean({description: "store Sputnik's row order (row_indices)", allowNo: true, default: true}),
-    dtype: Flags.string({description: 'value dtype of the output (default: the input\'s; f64 becomes f32)', options: ['f32', 'f16', 'bf16']}),
-    from: Flags.string({description: 'input format (default: from the name and content)', options: ['npy', 'npz', 'safetensors']}),
+    dtype: Flags.string({aliases: ['value-dtype'], description: "value dtype of the CSR output (default: the input's; f64 becomes f32); f32 for SciPy, which cannot densify float16 (alias --value-dtype)", options: ['f32', 'f16', 'bf16']}),
+    format: Flags.string({description: "output: 'csr' (SciPy CSR .npz files) or 'dense' (the masked model in the input's own format, dtype and names)", options: ['csr', 'dense'], default: 'csr'}),
+    'sparsity-map': Flags.string({description: 'JSON or YAML file: name pattern -> sparsity, first match wins; unmatched tensors are skipped, or pruned to -s when given (docs/recipes.md)'}),
+    'min-density': Flags.string({description: 'with --scope global: every tensor keeps at least this fraction of its weights (a floor against layer collapse), in [0, 1]'}),
+    from: Flags.string({description: 'input format (default: from the name and content)', options: ['npy', 'npz', 'safetensors', 'torch', 'sharded']}),
     compress: Flags.boolean({description: 'deflate the .npz members (smaller, slower)', default: false}),
     force: Flags.boolean({char: 'f', description: 'replace an existing output', default: false}),
   }
@@ -57,10 +63,14 @@ export default class Prune extends BaseCommand<typeof Prune> {
         force: flags.force,
         from: flags.from,
         compress: flags.compress,
+        format: flags.format as 'csr' | 'dense',
+        sparsityMapFile: flags['sparsity-map'],
+        minDensity: parseFraction('--min-density', flags['min-density']),
       },
       (p) => this.spin(progressText(p)),
     )
     this.stopSpinner()
+    for (const w of result.warnings) this.note(`warning: ${w}`)
     const text = renderPrune(result)
     // With -o -, stdout carries the CSR: the human report goes to stderr.
     if (toStdout) this.note(text.trimEnd())
@@ -75,6 +85,13 @@ function parseSparsity(s: string | undefined): number | undefined {
   if (s.trim() === '' || Number.isNaN(x)) {
     throw new UsageError('bad-sparsity', `sparsity must be a number in [0, 1), got '${s}'`, 'pass for example -s 0.9 to prune 90% of the weights')
   }
+  return x
+}
+
+function parseFraction(flag: string, s: string | undefined): number | undefined {
+  if (s === undefined) return undefined
+  const x = Number(s)
+  if (s.trim() === '' || !(x >= 0 && x <= 1)) throw new UsageError('bad-fraction', `${flag} must be a number in [0, 1], got '${s}'`, `e.g. ${flag} 0.02`)
   return x
 }
 
@@ -103,7 +120,8 @@ const num = (x: number) => (x === 0 ? '0' : x.toPrecision(4))
 export function renderPrune(r: PruneFileResult): string {
   const input = r.input === '-' ? 'stdin' : r.input
   const scope = r.pattern === 'unstructured' ? `, ${r.scope} scope` : ''
-  const lines = [`${input}: ${r.pattern} pruning to sparsity ${r.sparsity}${scope}; ${r.tensors.length} tensor${r.tensors.length === 1 ? '' : 's'} pruned, ${r.skipped.length} skipped`]
+  const target = r.sparsity === null ? 'the sparsities of the sparsity map' : `sparsity ${r.sparsity}`
+  const lines = [`${input}: ${r.pattern} pruning to ${target}${scope}; ${plural(r.tensors.length, 'tensor')} pruned, ${r.skipped.length} skipped`]
   if (r.tensors.length > 0) {
     const table = new Table({
       head: ['tensor', 'shape', 'nnz', 'sparsity', 'target', 'threshold', 'dense f32', 'CSR f32', 'CSR f16'],
@@ -113,7 +131,7 @@ export function renderPrune(r: PruneFileResult): string {
     for (const t of r.tensors) {
       const shape = t.shape.length === 2 ? `${t.rows}x${t.cols}` : `[${t.shape.join(', ')}] as ${t.rows}x${t.cols}`
       table.push([
-        t.name + (t.overSparse ? ' *' : ''),
+        t.name + (t.overSparse ? ' *' : '') + (t.floored ? ' (floor)' : ''),
         shape,
         String(t.nnz),
         pct(t.sparsity),
@@ -145,7 +163,12 @@ export function renderPrune(r: PruneFileResult): string {
   for (const n of r.notes) if (!n.startsWith('skipped ')) lines.push(`note: ${n}`)
   if (r.outputKind === null) lines.push('no -o given: report only, nothing written')
   else if (r.output === '-') lines.push('wrote the CSR .npz to stdout')
-  else if (r.outputKind === 'dir') lines.push(`wrote ${r.output}/ (${r.tensors.length} CSR .npz files + manifest.json)`)
+  else if (r.outputKind === 'dense') {
+    const files = r.outputFiles ?? []
+    const folder = files.length > 1 || (files.length === 1 && files[0] !== r.output)
+    const kind = ({sharded: 'sharded model', torch: 'torch.save file'} as Record<string, string>)[r.outputFormat ?? ''] ?? r.outputFormat
+    lines.push(folder ? `wrote ${dirLabel(r.output!)} (the masked model, ${kind}: ${files.join(', ')})` : `wrote ${r.output} (the masked model, ${kind})`)
+  } else if (r.outputKind === 'dir') lines.push(`wrote ${dirLabel(r.output!)} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
   else lines.push(`wrote ${r.output}`)
   return lines.join('\n') + '\n'
 }

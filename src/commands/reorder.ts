@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
+import {dirLabel, plural} from '../cli/text.js'
 import {UsageError} from '../errors.js'
 import {reorderFile, type OrderFigures, type ReorderFileResult} from '../reorder/index.js'
 
@@ -11,7 +12,7 @@ export default class Reorder extends BaseCommand<typeof Reorder> {
 
   static examples = [
     '<%= config.bin %> reorder pruned.npz -o pruned-swizzled.npz',
-    '<%= config.bin %> reorder ../shared/dlmc/rn50/magnitude_pruning/0.9/bottleneck_2_block_group3_5_1.smtx',
+    '<%= config.bin %> reorder fixtures/dlmc-rn50-0.98-initial_conv.smtx -o initial_conv-reordered.npz',
     '<%= config.bin %> reorder model-csr/ -o model-csr-swizzled/',
   ]
 
@@ -57,7 +58,7 @@ export function renderReorder(r: ReorderFileResult): string {
   }
   lines.push('  (row(length) in processing order)')
   for (const n of r.notes) lines.push(`note: ${n}`)
-  if (r.outputKind === 'dir') lines.push(`wrote ${r.output}/ (${r.tensors.length} CSR .npz files + manifest.json)`)
+  if (r.outputKind === 'dir') lines.push(`wrote ${dirLabel(r.output!)} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
   else if (r.output === '-') lines.push('wrote the CSR .npz to stdout')
   else if (r.output) lines.push(`wrote ${r.output}`)
   return lines.join('\n') + '\n'

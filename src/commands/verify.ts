@@ -1,8 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
+import {plural} from '../cli/text.js'
 import type {ValueDType} from '../types.js'
-import {DEFAULT_N, MAX_N, verifyInput, type VerifyCase, type VerifyOp, type VerifyResult} from '../verify/index.js'
+import {DEFAULT_N, MAX_N, verifyInputs, type VerifyCase, type VerifyOp, type VerifyResult} from '../verify/index.js'
 
 export default class Verify extends BaseCommand<typeof Verify> {
   static summary = 'Check the SpMM/SDDMM kernels on a matrix against a float64 reference.'
@@ -11,17 +12,21 @@ export default class Verify extends BaseCommand<typeof Verify> {
 
 SpMM: C[M x N] = A[M x K] * B[K x N]. SDDMM uses A as the output mask with N as the inner dimension: out = (L[M x N] * R[K x N]^T) at A's nonzeros.
 
-Each case reports the relative error ||out - ref|| / ||ref||, the max absolute error, the tolerance (f32 1e-5; f16 and bf16 1e-2) and pass/fail. Outputs are poisoned with NaN before each run, so an element a kernel does not write fails. Exit code 0 only when every case passes (1 otherwise); --device cuda without a usable GPU exits with 3.`
+Each case reports the relative error ||out - ref|| / ||ref||, the relative tolerance that bounds it (f32 1e-5; f16 and bf16 1e-2), the max absolute error (for information: it has no bound of its own) and pass/fail. Several inputs and folders may be given, like bench. Outputs are poisoned with NaN before each run, so an element a kernel does not write fails. Exit code 0 only when every case passes (1 otherwise); --device cuda without a usable GPU exits with 3.`
 
   static examples = [
-    '<%= config.bin %> verify ../shared/dlmc/transformer/magnitude_pruning/0.9/body_decoder_layer_0_ffn_conv1_fully_connected.smtx',
+    '<%= config.bin %> verify fixtures/dlmc-rn50-0.98-initial_conv.smtx --device cpu',
+    '<%= config.bin %> verify model-csr/ other-layer.npz --op spmm',
     '<%= config.bin %> verify weights-csr.npz --op spmm --dtype bf16 --n 2048 --device cuda',
     '<%= config.bin %> verify layer.smtx --device cpu --json',
   ]
 
   static args = {
-    input: Args.string({description: 'CSR .npz, .smtx, CSR directory, or dense .npy/.npz/.safetensors', required: true}),
+    input: Args.string({description: 'CSR .npz, .smtx, CSR directory, dense .npy/.npz/.safetensors/.pt, a model folder, or a folder of these; several may be given', required: true}),
   }
+
+  // Several inputs, like bench.
+  static strict = false
 
   static flags = {
     op: Flags.string({description: 'operation(s) to check', options: ['spmm', 'sddmm', 'all'], default: 'all'}),
@@ -33,18 +38,20 @@ Each case reports the relative error ||out - ref|| / ||ref||, the max absolute e
   }
 
   public async run(): Promise<VerifyResult> {
-    const {args, flags} = await this.parse(Verify)
+    const {argv, flags} = await this.parse(Verify)
+    const inputs = argv as string[]
+    const label = inputs.join(' ')
     const ops: VerifyOp[] = flags.op === 'all' ? ['spmm', 'sddmm'] : [flags.op as VerifyOp]
     const dtypes: ValueDType[] = flags.dtype === 'all' ? ['f32', 'f16', 'bf16'] : [flags.dtype as ValueDType]
-    this.spin(`verifying ${args.input}`)
-    const result = await verifyInput(args.input, {
+    this.spin(`verifying ${label}`)
+    const result = await verifyInputs(inputs, {
       ops,
       dtypes,
       n: flags.n,
       device: flags.device as 'cuda' | 'cpu' | 'auto',
       seed: flags.seed,
       threads: flags.threads,
-      onCase: (c, done, total) => this.spin(`verifying ${args.input}: ${done}/${total} (${c.op} ${c.dtype} ${c.passed ? 'ok' : 'FAILED'})`),
+      onCase: (c, done, total) => this.spin(`verifying ${label}: ${done}/${total} (${c.op} ${c.dtype} ${c.passed ? 'ok' : 'FAILED'})`),
     })
     this.stopSpinner()
     this.report(renderVerify(result))
@@ -54,7 +61,7 @@ Each case reports the relative error ||out - ref|| / ||ref||, the max absolute e
       process.exitCode = 1
       const worst = result.cases.filter((c) => !c.passed).map(describeFailure)
       const more = worst.length > 3 ? `, and ${worst.length - 3} more` : ''
-      process.stderr.write(`error: ${result.failed} of ${result.cases.length} verify cases failed: ${worst.slice(0, 3).join('; ')}${more}\n`)
+      process.stderr.write(`error: ${result.failed} of ${plural(result.cases.length, 'verify case')} failed: ${worst.slice(0, 3).join('; ')}${more}\n`)
     }
     return result
   }
@@ -75,7 +82,8 @@ function describeFailure(c: VerifyCase): string {
 /** The human report: one table row per case, then a summary line. */
 export function renderVerify(r: VerifyResult): string {
   const multi = new Set(r.cases.map((c) => c.matrix)).size > 1
-  const header = [...(multi ? ['matrix'] : []), 'op', 'dtype', 'device', 'M x K', 'nnz', 'N', 'rel. error', 'max abs error', 'tolerance', 'ms', 'result']
+  // NOTE: the tolerance bounds the relative error, so it stands beside it.
+  const header = [...(multi ? ['matrix'] : []), 'op', 'dtype', 'device', 'M x K', 'nnz', 'N', 'rel. error', 'rel. tolerance', 'max abs error', 'ms', 'result']
   const rows = r.cases.map((c) => [
     ...(multi ? [c.matrix] : []),
     c.op,
@@ -85,8 +93,8 @@ export function renderVerify(r: VerifyResult): string {
     String(c.nnz),
     String(c.n),
     fmtError(c.relativeError),
-    fmtError(c.maxAbsError),
     c.tolerance.toExponential(0),
+    fmtError(c.maxAbsError),
     c.ms.toFixed(1),
     c.passed ? 'pass' : c.nonFinite > 0 ? `FAIL (${c.nonFinite} NaN/inf)` : 'FAIL',
   ])
@@ -94,6 +102,6 @@ export function renderVerify(r: VerifyResult): string {
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()
   const out = [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), '']
   const status = r.ok ? 'all passed' : `${r.failed} FAILED`
-  out.push(`${r.input}: ${r.passed}/${r.cases.length} cases passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
+  out.push(`${r.input}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
   return out.join('\n')
 }

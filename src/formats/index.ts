@@ -13,7 +13,11 @@
  * Detecting and reading
  *   detectFormat(path, forced?)          -> FormatName ('-' sniffs stdin)
  *   isDenseFormat(f), isSparseFormat(f), parseFormatName(s), tensorNameFromPath(path)
- *   openTensorSource(path, forced?)      -> TensorSource, dense inputs: .npy, .npz, .safetensors, '-'
+ *   openTensorSource(path, forced?)      -> TensorSource, dense inputs: .npy, .npz, .safetensors,
+ *                                           torch.save .pt/.bin, a sharded model's index or its
+ *                                           Hugging Face folder, '-'
+ *   TorchFile.open(src)                  torch.save ZIP files (restricted unpickler, pickle.ts)
+ *   openMaskedDenseWriter(...)           the pruned model in its own format (prune --format dense)
  *   toFloat32(tensor)                    -> Float32Array (view for f32; decodes f16/bf16/f64)
  *   readCsrInput(path, forced?)          -> NamedCsr[]: CSR .npz, .smtx, CSR directory, '-'
  *   readManifest(dir)                    -> CsrManifest
@@ -53,13 +57,18 @@ import {writeSmtxTo} from './smtx.js'
 
 export {
   detectFormat,
+  folderKind,
   FORMAT_NAMES,
+  HF_WEIGHT_FILES,
+  isDirectory,
   isDenseFormat,
   isSparseFormat,
   openTensorSource,
   parseFormatName,
   readCsrInput,
   readManifest,
+  readShardIndex,
+  resolveModelPath,
   tensorNameFromPath,
   toFloat32,
   type DenseFormat,
@@ -81,6 +90,10 @@ export {
   type OutputOptions,
   type WrittenFile,
 } from './output.js'
+export {denseOutputExtensions, maskDense, openMaskedDenseWriter, type MaskedDenseWriter} from './masked-dense.js'
+export {expandInputs, INPUT_EXTENSIONS} from './inputs.js'
+export {TorchFile, type TorchEntry} from './torch.js'
+export {PyDict, PyGlobal, PyList, PyTuple, unpickle, type UnpickleHooks} from './pickle.js'
 export {csrNpzArrays, readCsrNpz, writeCsrNpzTo, type CsrNpzWriteOptions} from './csr-npz.js'
 export {parseNpy, parseNpyHeader, readNpyBytes, npyHeader} from './npy.js'
 export {NpzArchive, writeNpzTo} from './npz.js'
@@ -90,7 +103,7 @@ export {BufferPool, BufferSource, FileSource, readStdin, setStdinForTesting, typ
 export {denseShapeProblem, MAX_ELEMENTS, MAX_EMPTY_ROWS, MAX_INDEX, safeText} from './limits.js'
 export {csrToDense, convertValues, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
 export {convertFile, type ConvertOptions, type ConvertResult, type ConvertTarget, type ConvertedTensor} from './convert.js'
-export {inspectCsr, inspectDense, inspectInput, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor} from './info.js'
+export {inspectCsr, inspectDense, inspectInput, inspectInputs, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor} from './info.js'
 export {createRng, fillNormal, randomValues, type Rng} from '../sparse/random.js'
 
 /** Write a CSR matrix as a SciPy-compatible `.npz` (validated; `out` '-' = stdout). */

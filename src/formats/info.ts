@@ -5,6 +5,7 @@
 import {csrBytes, MAX_COLS_16BIT_INDEX, memorySaving, rowLengths, rowLengthStats, type RowLengthStats} from '../sparse/csr.js'
 import {matrixShape} from '../sparse/dense-to-csr.js'
 import type {DenseTensor, NamedCsr} from '../types.js'
+import {expandInputs} from './inputs.js'
 import {detectFormat, isDenseFormat, openTensorSource, readCsrInput, type FormatName, type UnsupportedTensor} from './sources.js'
 
 export interface HistogramBin {
@@ -138,6 +139,13 @@ export function inspectCsr(named: NamedCsr, bins = 10): InfoTensor {
     rowLengths(csr),
     bins,
   )
+}
+
+/** Several inputs (folders expanded, see expandInputs): one InfoResult per input read. */
+export async function inspectInputs(paths: readonly string[], opts: InfoOptions = {}): Promise<InfoResult[]> {
+  const out: InfoResult[] = []
+  for (const p of await expandInputs(paths)) out.push(await inspectInput(p, opts))
+  return out
 }
 
 /** Inspect every tensor of an input file (dense or CSR). */

@@ -50,7 +50,8 @@ const onSigint = () => onSignal('SIGINT')
 const onSigterm = () => onSignal('SIGTERM')
 const onExit = () => removeTempFilesSync()
 
-function registerTemp(path: string): void {
+/** Register a temporary file or folder for removal on a signal or exit (see removeTempFilesSync). */
+export function registerTemp(path: string): void {
   temps.add(path)
   if (!handlersInstalled) {
     process.on('SIGINT', onSigint)
@@ -60,7 +61,7 @@ function registerTemp(path: string): void {
   }
 }
 
-function unregisterTemp(path: string): void {
+export function unregisterTemp(path: string): void {
   temps.delete(path)
   if (temps.size === 0 && handlersInstalled) {
     process.off('SIGINT', onSigint)
@@ -93,7 +94,8 @@ export function removeTempFilesSync(): void {
   temps.clear()
 }
 
-function tempName(dir: string, base: string): string {
+/** A temporary name beside the destination: `.NAME.PID-XXXXXXXX.tmp` in `dir`. */
+export function tempName(dir: string, base: string): string {
   return join(dir, `.${base}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`)
 }
 

@@ -3,8 +3,9 @@
  * (.npy, .npz, .safetensors, stdin) and CSR inputs (.npz from SciPy or us, .smtx, a CSR
  * directory, stdin).
  */
+import {existsSync} from 'node:fs'
 import {readFile, readdir, stat} from 'node:fs/promises'
-import {basename, extname, isAbsolute, join} from 'node:path'
+import {basename, dirname, extname, isAbsolute, join} from 'node:path'
 
 import {InputError, UsageError} from '../errors.js'
 import {halfToFloat32} from '../sparse/half.js'
@@ -16,25 +17,58 @@ import {describeDescr, NPY_MAGIC, npyToDenseTensor, parseNpy, parseNpyHeader, de
 import {NpzArchive} from './npz.js'
 import {MANIFEST, type CsrManifest} from './output.js'
 import {SafetensorsFile} from './safetensors.js'
+import {isPickleMagic, TorchFile} from './torch.js'
 import {parseSmtx} from './smtx.js'
 import {isZipMagic, readZipDirectory} from './zip.js'
 import {denseShapeProblem, safeText} from './limits.js'
 import {matrixShape} from '../sparse/dense-to-csr.js'
 
-export type FormatName = 'npy' | 'npz' | 'safetensors' | 'csr-npz' | 'smtx' | 'csr-dir'
-export const FORMAT_NAMES: readonly FormatName[] = ['npy', 'npz', 'safetensors', 'csr-npz', 'smtx', 'csr-dir']
-export type DenseFormat = 'npy' | 'npz' | 'safetensors'
+/**
+ * `torch`: a torch.save ZIP file (.pt, .pth, .bin, .ckpt). `sharded`: a model split over
+ * several files by a Hugging Face index (`model.safetensors.index.json`,
+ * `pytorch_model.bin.index.json`), given as the index or as its folder.
+ */
+export type FormatName = 'npy' | 'npz' | 'safetensors' | 'torch' | 'sharded' | 'csr-npz' | 'smtx' | 'csr-dir'
+export const FORMAT_NAMES: readonly FormatName[] = ['npy', 'npz', 'safetensors', 'torch', 'sharded', 'csr-npz', 'smtx', 'csr-dir']
+export type DenseFormat = 'npy' | 'npz' | 'safetensors' | 'torch' | 'sharded'
 export type SparseFormat = 'csr-npz' | 'smtx' | 'csr-dir'
 
 export function isDenseFormat(f: FormatName): f is DenseFormat {
-  return f === 'npy' || f === 'npz' || f === 'safetensors'
+  return f === 'npy' || f === 'npz' || f === 'safetensors' || f === 'torch' || f === 'sharded'
 }
 
 export function isSparseFormat(f: FormatName): f is SparseFormat {
   return f === 'csr-npz' || f === 'smtx' || f === 'csr-dir'
 }
 
-const ALIASES: Record<string, FormatName> = {csr: 'csr-npz', dir: 'csr-dir', st: 'safetensors'}
+const ALIASES: Record<string, FormatName> = {csr: 'csr-npz', dir: 'csr-dir', st: 'safetensors', pt: 'torch', pytorch: 'torch'}
+
+/** Extensions of torch.save files. */
+const TORCH_EXTS = new Set(['.pt', '.pth', '.bin', '.ckpt'])
+
+/**
+ * The weight files of a Hugging Face model folder, in the order `from_pretrained` looks for
+ * them: the first one present names the model.
+ */
+export const HF_WEIGHT_FILES = ['model.safetensors.index.json', 'model.safetensors', 'pytorch_model.bin.index.json', 'pytorch_model.bin'] as const
+
+/**
+ * What a folder holds: a CSR directory (manifest.json), a Hugging Face model (the path of
+ * its index or single weight file), or neither (null).
+ */
+export async function folderKind(dir: string): Promise<{kind: 'csr-dir'} | {kind: 'model'; file: string} | null> {
+  const names = new Set(await readdir(dir))
+  if (names.has(MANIFEST)) return {kind: 'csr-dir'}
+  for (const f of HF_WEIGHT_FILES) if (names.has(f)) return {kind: 'model', file: join(dir, f)}
+  return null
+}
+
+/** The file a dense input stands for: a model folder's index or weight file, else the path itself. */
+export async function resolveModelPath(path: string): Promise<string> {
+  if (path === '-' || !(await isDirectory(path))) return path
+  const k = await folderKind(path)
+  return k?.kind === 'model' ? k.file : path
+}
 
 /** Validate a --from value: one of FORMAT_NAMES (or the aliases csr, dir). */
 export function parseFormatName(name: string): FormatName {
@@ -57,6 +91,7 @@ export function tensorNameFromPath(path: string): string {
 function sniff(head: Uint8Array): FormatName | 'zip' | null {
   if (head.length >= 6 && NPY_MAGIC.every((b, i) => head[i] === b)) return 'npy'
   if (isZipMagic(head)) return 'zip'
+  if (isPickleMagic(head)) return 'torch' // a legacy torch file: the reader explains how to convert it
   if (head.length >= 9) {
     const n = new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true)
     if (n > 0n && n < 100_000_000n && head[8] === 0x7b) return 'safetensors'
@@ -65,8 +100,11 @@ function sniff(head: Uint8Array): FormatName | 'zip' | null {
   return null
 }
 
-async function zipKind(src: ByteSource): Promise<'npz' | 'csr-npz'> {
-  const names = new Set((await readZipDirectory(src)).map((e) => e.name.replace(/\.npy$/, '')))
+async function zipKind(src: ByteSource): Promise<'npz' | 'csr-npz' | 'torch'> {
+  const entries = await readZipDirectory(src)
+  // torch.save: <folder>/data.pkl; TorchScript: <folder>/constants.pkl (refused by the reader).
+  if (entries.some((e) => /^[^/]+\/(data|constants)\.pkl$/.test(e.name))) return 'torch'
+  const names = new Set(entries.map((e) => e.name.replace(/\.npy$/, '')))
   return CSR_MEMBERS.every((n) => names.has(n)) ? 'csr-npz' : 'npz'
 }
 
@@ -97,11 +135,31 @@ export async function detectFormat(path: string, forced?: string): Promise<Forma
   }
   const st = await statInput(path)
   if (st.isDirectory()) {
-    const names = await readdir(path)
-    if (names.includes(MANIFEST)) return 'csr-dir'
-    throw new UsageError('not-csr-dir', `${path} is a directory without ${MANIFEST}, not a CSR directory`, 'pass a file, or a directory written by `sparse prune`/`sparse convert`')
+    const kind = await folderKind(path)
+    if (kind?.kind === 'csr-dir') return 'csr-dir'
+    if (kind?.kind === 'model') return detectFormat(kind.file)
+    throw new UsageError(
+      'not-csr-dir',
+      `${path} is a directory without ${MANIFEST} (a CSR directory) or a Hugging Face model's weights (${HF_WEIGHT_FILES.join(', ')})`,
+      'pass a file, a Hugging Face model folder, or a directory written by `sparse prune`/`sparse convert`',
+    )
   }
+  if (/\.index\.json$/i.test(path)) return 'sharded'
   const ext = extname(path).toLowerCase()
+  if (TORCH_EXTS.has(ext)) {
+    // NOTE: .bin and .ckpt are names other tools use too: the content decides.
+    const kind = sniff(await readHead(path))
+    if (kind === 'zip') {
+      const src = await FileSource.open(path)
+      try {
+        return await zipKind(src)
+      } finally {
+        await src.close()
+      }
+    }
+    if (kind) return kind
+    if (ext === '.pt' || ext === '.pth') return 'torch'
+  }
   if (ext === '.npy') return 'npy'
   if (ext === '.safetensors') return 'safetensors'
   if (ext === '.smtx') return 'smtx'
@@ -142,11 +200,17 @@ export interface UnsupportedTensor {
   /** The file's dtype, in words (e.g. 'int64', 'I64'). */
   dtype: string
   reason: string
+  /** For a second name of a tied tensor (torch files): the name it is read and pruned under. */
+  tiedTo?: string
 }
 
 /** A dense input read tensor by tensor. Call close() when done. */
 export interface TensorSource {
   format: DenseFormat
+  /** The file actually read (a model folder's weight file or index; '-' for stdin). */
+  file?: string
+  /** For a sharded model: its files (absolute paths) and their tensors, in reading order. */
+  shards?: {path: string; format: DenseFormat; tensors: string[]}[]
   /** The path ('-' for stdin). */
   path: string
   /** Readable tensors, in file order. */
@@ -165,17 +229,31 @@ export interface TensorSource {
   close(): Promise<void>
 }
 
-/** Open a dense input: .npy, .npz, .safetensors, or '-' (stdin: .npy or .npz). */
+/**
+ * Open a dense input: .npy, .npz, .safetensors, a torch.save file, a sharded model (its
+ * `*.index.json` or a Hugging Face model folder), or '-' (stdin: .npy, .npz, .safetensors or
+ * torch). `path` on the result is the path as given; a folder stands for its weight file.
+ */
 export async function openTensorSource(path: string, forced?: string): Promise<TensorSource> {
   const format = await detectFormat(path, forced)
   if (!isDenseFormat(format)) {
-    throw new UsageError('not-dense', `${path} is a sparse ${format} input; this needs a dense tensor file (.npy, .npz, .safetensors)`, 'use `sparse convert --to dense` first, or pass a dense file')
+    throw new UsageError('not-dense', `${path} is a sparse ${format} input; this needs a dense tensor file (.npy, .npz, .safetensors, .pt) or a model folder`, 'use `sparse convert --to dense` first, or pass a dense file')
   }
-  const src: ByteSource = path === '-' ? new BufferSource(await readStdin(), 'stdin') : await FileSource.open(path)
+  const file = await resolveModelPath(path)
+  if (format === 'sharded') {
+    if (file === '-') throw new UsageError('sharded-stdin', 'a sharded model cannot come from stdin', 'pass its folder or its .index.json')
+    const sharded = await openShardedSource(file)
+    return {...sharded, path}
+  }
+  const src: ByteSource = file === '-' ? new BufferSource(await readStdin(), 'stdin') : await FileSource.open(file)
   try {
-    if (format === 'npy') return await openNpySource(path, src)
-    if (format === 'npz') return await openNpzSource(path, src)
-    return await openSafetensorsSource(path, src)
+    let opened: TensorSource
+    if (format === 'npy') opened = await openNpySource(path, src)
+    else if (format === 'npz') opened = await openNpzSource(path, src)
+    else if (format === 'torch') opened = await openTorchSource(path, src)
+    else opened = await openSafetensorsSource(path, src)
+    opened.file = file
+    return opened
   } catch (error) {
     await src.close()
     throw error
@@ -294,6 +372,117 @@ async function openSafetensorsSource(path: string, src: ByteSource): Promise<Ten
     read: (name: string) => st.read(name),
     release: (t: DenseTensor) => st.release(t),
     close: () => st.close(),
+  }
+}
+
+async function openTorchSource(path: string, src: ByteSource): Promise<TensorSource> {
+  const tf = await TorchFile.open(src, tensorNameFromPath(path))
+  return {
+    format: 'torch',
+    path,
+    tensors: tf.entries.filter((e) => e.problem === null).map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.dtype!})),
+    unsupported: tf.entries
+      .filter((e) => e.problem !== null)
+      .map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.dtypeWords, reason: e.problem!, ...(e.tiedTo ? {tiedTo: e.tiedTo} : {})})),
+    read: (name: string) => tf.read(name),
+    release() {},
+    close: () => tf.close(),
+  }
+}
+
+/** A Hugging Face index: {"metadata": {...}, "weight_map": {tensor: shard file}}. */
+export interface ShardIndex {
+  metadata?: Record<string, unknown>
+  weight_map: Record<string, string>
+}
+
+/** Read and check a `*.index.json`: shard names must be plain file names in its folder. */
+export async function readShardIndex(indexPath: string): Promise<ShardIndex> {
+  const st = await statInput(indexPath)
+  const bad = (msg: string): never => {
+    throw new InputError('bad-index', `${indexPath}: ${msg}`, 'the index is corrupt; download or save the model again')
+  }
+  if (st.size > 100_000_000) bad(`${st.size} bytes is too large for an index`)
+  let json: unknown
+  try {
+    json = JSON.parse(await readFile(indexPath, 'utf8'))
+  } catch (error) {
+    if (error instanceof SyntaxError) bad(`not valid JSON (${safeText(error.message, 120)})`)
+    throw fileError(error, indexPath)
+  }
+  const idx = json as ShardIndex
+  if (typeof idx !== 'object' || idx === null || typeof idx.weight_map !== 'object' || idx.weight_map === null || Array.isArray(idx.weight_map)) bad('expected an object with a "weight_map" object')
+  for (const [name, file] of Object.entries(idx.weight_map)) {
+    if (typeof file !== 'string' || file === '' || file.includes('/') || file.includes('\\') || file === '.' || file === '..' || isAbsolute(file)) {
+      bad(`weight_map[${JSON.stringify(safeText(name))}] must be a plain file name in the index's folder, got ${JSON.stringify(safeText(String(file)))}`)
+    }
+  }
+  return idx
+}
+
+/**
+ * A model split over shards: one source over all of them, in shard order (the order of the
+ * shard file names, which Hugging Face numbers) and each shard's own tensor order. One shard
+ * is open at a time, so memory stays one tensor (plus its output) whatever the model size.
+ */
+async function openShardedSource(indexPath: string): Promise<TensorSource> {
+  const idx = await readShardIndex(indexPath)
+  const dir = dirname(indexPath)
+  const files = [...new Set(Object.values(idx.weight_map))].sort()
+  if (files.length === 0) throw new InputError('bad-index', `${indexPath}: the weight_map is empty`, 'the index is corrupt')
+  const shards: NonNullable<TensorSource['shards']> = []
+  const tensors: TensorInfo[] = []
+  const unsupported: UnsupportedTensor[] = []
+  const where = new Map<string, number>()
+  for (const f of files) {
+    const path = join(dir, f)
+    if (!existsSync(path)) throw new InputError('missing-shard', `${indexPath} lists shard ${safeText(f)}, which is missing`, 'download every shard of the model')
+    const s = await openTensorSource(path)
+    try {
+      if (s.format === 'sharded') throw new InputError('bad-index', `${indexPath}: shard ${safeText(f)} is itself an index`, 'the index is corrupt')
+      const names: string[] = []
+      for (const t of [...s.tensors, ...s.unsupported]) {
+        if (where.has(t.name)) throw new InputError('bad-index', `${indexPath}: tensor ${safeText(t.name)} is in two shards`, 'the model is corrupt; download it again')
+        where.set(t.name, shards.length)
+        names.push(t.name)
+      }
+      tensors.push(...s.tensors)
+      unsupported.push(...s.unsupported)
+      shards.push({path, format: s.format, tensors: names})
+    } finally {
+      await s.close()
+    }
+  }
+  for (const [name, f] of Object.entries(idx.weight_map)) {
+    const i = where.get(name)
+    if (i === undefined || shards[i].path !== join(dir, f)) {
+      throw new InputError('bad-index', `${indexPath}: weight_map puts ${safeText(name)} in ${safeText(f)}, which does not hold it`, 'the index does not match its shards; download the model again')
+    }
+  }
+  let open: {index: number; source: TensorSource} | undefined
+  const sourceOf = async (name: string): Promise<TensorSource> => {
+    const i = where.get(name)
+    if (i === undefined) throw new InputError('missing-tensor', `${indexPath}: no tensor named ${safeText(name)}`, 'run `sparse info` to list the tensors')
+    if (open?.index !== i) {
+      await open?.source.close()
+      open = undefined
+      open = {index: i, source: await openTensorSource(shards[i].path)}
+    }
+    return open.source
+  }
+  return {
+    format: 'sharded',
+    path: indexPath,
+    file: indexPath,
+    shards,
+    tensors,
+    unsupported,
+    read: async (name: string) => (await sourceOf(name)).read(name),
+    release: (t: DenseTensor) => open?.source.release(t),
+    close: async () => {
+      await open?.source.close()
+      open = undefined
+    },
   }
 }
 

@@ -7,6 +7,7 @@ export {
   pruneTensors,
   resolveOptions,
   skipReason,
+  targetSparsity,
   type PrunedSink,
   type PrunedTensor,
   type PruneOptions,
@@ -19,4 +20,5 @@ export {impliedSparsity, nmPrunedCount, parsePattern, patternName, type PrunePat
 export type {ByEncoding, PruneReport, PruneTotals, SkippedTensor, TensorReport} from './report.js'
 export {type Cut, GlobalCut, localCut, selectCut} from './select.js'
 export {convertCsrDtype} from './convert.js'
+export {compilePattern, matchRule, readSparsityMap, sparsityRules, type SparsityRule} from './sparsity-map.js'
 export {pruneFile, type PruneFileOptions, type PruneFileResult} from './prune-file.js'

@@ -18,6 +18,7 @@ import {keyToMagnitude, type MagnitudeMatrix, prepareTensor} from './keys.js'
 import {impliedSparsity, parsePattern, patternName, type PrunePattern, pruneNM} from './pattern.js'
 import {type PruneReport, type SkippedTensor, type TensorReport, tensorReport, totalsOf} from './report.js'
 import {pruneSampledF32} from './sampled.js'
+import {matchRule, type SparsityRule} from './sparsity-map.js'
 import {GlobalCut, localCut, selectCut} from './select.js'
 
 export type PruneScope = 'tensor' | 'global'
@@ -39,6 +40,18 @@ export interface PruneOptions {
   reorder?: boolean
   /** Value dtype of the output (default: the input's; f64 becomes f32). Applied after the selection. */
   dtype?: ValueDType
+  /**
+   * Per-tensor sparsities (a recipe, see sparsity-map.ts): the first matching rule gives a
+   * tensor's target; unmatched tensors get `sparsity` when given, else are skipped. Tensor
+   * scope and unstructured pruning only.
+   */
+  sparsityMap?: readonly SparsityRule[]
+  /**
+   * Global scope only: every selected tensor keeps at least ceil(minDensity x numel) of its
+   * weights (a floor against layer collapse); a tensor the global cut would take below it is
+   * pruned on its own to exactly that density instead. In [0, 1].
+   */
+  minDensity?: number
 }
 
 /** A pruned tensor: the CSR and its report line. */
@@ -70,11 +83,15 @@ async function withTensor<R>(entry: TensorEntry, use: (t: DenseTensor) => Promis
   return r
 }
 
-/** Receives each pruned tensor in file order; may write it and fill `report.file`. */
-export type PrunedSink = (t: PrunedTensor) => Promise<void> | void
+/**
+ * Receives each pruned tensor in file order, with the dense tensor it was pruned from (valid
+ * only during the call); may write it and fill `report.file`.
+ */
+export type PrunedSink = (t: PrunedTensor, dense: DenseTensor) => Promise<void> | void
 
 export interface ResolvedOptions {
-  sparsity: number
+  /** -s (for N:M, 1 - N/M); null with a sparsity map and no -s. */
+  sparsity: number | null
   scope: PruneScope
   pattern: PrunePattern
   include?: RegExp
@@ -82,6 +99,8 @@ export interface ResolvedOptions {
   include1d: boolean
   reorder: boolean
   dtype?: ValueDType
+  sparsityMap?: readonly SparsityRule[]
+  minDensity?: number
 }
 
 /** Validates options before any data is read. Throws UsageError (exit 2). */
@@ -91,8 +110,21 @@ export function resolveOptions(o: PruneOptions): ResolvedOptions {
   if (scope !== 'tensor' && scope !== 'global') {
     throw new UsageError('bad-scope', `scope must be 'tensor' or 'global', got '${String(scope)}'`)
   }
-  let sparsity: number
-  if (pattern.kind === 'n:m') {
+  let sparsity: number | null
+  const map = o.sparsityMap
+  if (map && map.length > 0) {
+    if (pattern.kind === 'n:m') throw new UsageError('map-pattern-conflict', '--sparsity-map applies to unstructured pruning only', 'leave out --pattern, or the map')
+    if (scope === 'global') throw new UsageError('map-scope-conflict', '--sparsity-map gives each tensor its own target, which --scope global would replace by one cut', 'leave out --scope global, or the map')
+  }
+  if (o.minDensity !== undefined) {
+    if (!(typeof o.minDensity === 'number' && o.minDensity >= 0 && o.minDensity <= 1)) {
+      throw new UsageError('bad-min-density', `--min-density must be a number in [0, 1], got ${String(o.minDensity)}`, 'e.g. --min-density 0.02 keeps at least 2% of every tensor')
+    }
+    if (scope !== 'global') throw new UsageError('min-density-scope', '--min-density applies to --scope global only (with tensor scope every tensor keeps 1 - S)', 'add --scope global, or leave out --min-density')
+  }
+  if (map && map.length > 0 && o.sparsity === undefined) {
+    sparsity = null
+  } else if (pattern.kind === 'n:m') {
     const implied = impliedSparsity(pattern)
     if (o.sparsity !== undefined) {
       validateSparsity(o.sparsity)
@@ -124,7 +156,16 @@ export function resolveOptions(o: PruneOptions): ResolvedOptions {
     include1d: o.include1d ?? false,
     reorder: o.reorder ?? true,
     dtype: checkDtype(o.dtype),
+    sparsityMap: map && map.length > 0 ? map : undefined,
+    minDensity: o.minDensity,
   }
+}
+
+/** A tensor's target sparsity: its first matching map rule, else -s (undefined: not pruned). */
+export function targetSparsity(name: string, o: ResolvedOptions): {sparsity: number; rule?: string} | undefined {
+  const rule = o.sparsityMap ? matchRule(o.sparsityMap, name) : undefined
+  if (rule) return {sparsity: rule.sparsity, rule: rule.pattern}
+  return o.sparsity === null ? undefined : {sparsity: o.sparsity}
 }
 
 function checkDtype(d: string | undefined): ValueDType | undefined {
@@ -147,6 +188,7 @@ export function skipReason(name: string, shape: readonly number[], o: ResolvedOp
   if (o.exclude && o.exclude.test(name)) return 'matched by --exclude'
   if (shape.length === 0) return 'scalar'
   if (shape.length === 1 && !o.include1d) return '1-D tensor (bias or norm); --include-1d prunes it'
+  if (!targetSparsity(name, o)) return 'matched by no --sparsity-map pattern (and no -s)'
   return undefined
 }
 
@@ -155,11 +197,20 @@ export function skipReason(name: string, shape: readonly number[], o: ResolvedOp
  * InputError for NaN/Inf weights.
  */
 export function pruneMagnitude(tensor: DenseTensor, options: PruneOptions): PrunedTensor {
-  const o = resolveOptions({...options, scope: 'tensor'})
+  const o = resolveOptions({...options, scope: 'tensor', minDensity: undefined})
   return pruneOne(prepareTensor(tensor), o)
 }
 
 function pruneOne(m: MagnitudeMatrix, o: ResolvedOptions): PrunedTensor {
+  const target = targetSparsity(m.name, o)
+  if (!target) throw new UsageError('no-target', `tensor ${m.name} matches no --sparsity-map pattern and no -s is given`, 'add a pattern for it (e.g. "*": 0.5) or pass -s')
+  const r = pruneCount(m, o.pattern.kind === 'n:m' ? 0 : prunedCount(target.sparsity, m.numel), o)
+  if (target?.rule !== undefined) r.report.rule = target.rule
+  return r
+}
+
+/** Prunes exactly k entries (unstructured), or by the N:M pattern. */
+function pruneCount(m: MagnitudeMatrix, k: number, o: ResolvedOptions): PrunedTensor {
   let csr: CsrMatrix
   let pruned: number
   let threshold: number
@@ -169,7 +220,6 @@ function pruneOne(m: MagnitudeMatrix, o: ResolvedOptions): PrunedTensor {
     pruned = r.pruned
     threshold = keyToMagnitude(r.maxPrunedKey, m.dtype)
   } else {
-    const k = prunedCount(o.sparsity, m.numel)
     const fast = m.dtype === 'f32' ? pruneSampledF32(m, k) : null
     if (fast) {
       csr = fast.csr
@@ -242,7 +292,7 @@ export async function pruneTensors(
       progress('scan', i)
       await withTensor(selected[i], (t) => global.addHigh(prepareTensor(t)))
     }
-    const k = prunedCount(o.sparsity, global.total)
+    const k = prunedCount(o.sparsity!, global.total)
     if (global.planLow(k)) {
       for (let i = 0; i < selected.length; i++) {
         progress('refine', i)
@@ -250,6 +300,7 @@ export async function pruneTensors(
       }
     }
     const cut = global.finish()
+    const floored: string[] = []
     globalThreshold = k === 0 ? 0 : keyToMagnitude(cut.key, 'f32')
     let remainingTies = cut.ties
     for (let i = 0; i < selected.length; i++) {
@@ -257,21 +308,28 @@ export async function pruneTensors(
       const t = await selected[i].load()
       const m = prepareTensor(t)
       const local = localCut(m, cut, remainingTies)
-      let csr: CsrMatrix
-      let pruned: number
+      let result: PrunedTensor
       if (k === 0) {
-        csr = emitCsr(m, 0, 0, m.numel).csr
-        pruned = 0
+        result = finish(m, emitCsr(m, 0, 0, m.numel).csr, 0, globalThreshold, o)
       } else {
         const {below, equal} = countAround(m, local.key)
         const ties = Math.min(equal, local.ties)
-        const emitted = emitCsr(m, local.key, ties, m.numel - below - ties)
-        remainingTies -= emitted.tiesUsed
-        csr = emitted.csr
-        pruned = below + emitted.tiesUsed
+        const floor = o.minDensity === undefined ? 0 : Math.ceil(o.minDensity * m.numel)
+        if (m.numel - below - ties < floor) {
+          // The global cut would leave this tensor below the floor: it keeps exactly `floor`
+          // weights, chosen on its own. The ties it would have taken still count as taken,
+          // so the other tensors get exactly what they would get without the floor.
+          remainingTies -= ties
+          result = pruneCount(m, m.numel - floor, o)
+          result.report.floored = true
+          floored.push(result.report.name)
+        } else {
+          const emitted = emitCsr(m, local.key, ties, m.numel - below - ties)
+          remainingTies -= emitted.tiesUsed
+          result = finish(m, emitted.csr, below + emitted.tiesUsed, globalThreshold, o)
+        }
       }
-      const result = finish(m, csr, pruned, globalThreshold, o)
-      await sink(result)
+      await sink(result, t)
       selected[i].release?.(t)
       reports.push(result.report)
     }
@@ -280,7 +338,7 @@ export async function pruneTensors(
       progress('prune', i)
       const result = await withTensor(selected[i], async (t) => {
         const r = pruneOne(prepareTensor(t), o)
-        await sink(r)
+        await sink(r, t)
         return r
       })
       reports.push(result.report)
@@ -294,7 +352,35 @@ export async function pruneTensors(
     skipped,
     totals: totalsOf(reports, globalThreshold),
     notes: notesFor(reports, skipped, o),
+    warnings: collapseWarnings(reports, o),
   }
+}
+
+/**
+ * Layer collapse under global scope: a tensor the one cut prunes away entirely, or nearly
+ * (keeping less than a tenth of the model's kept fraction 1 - S), breaks the network (every
+ * signal through it is cut). Each gets a warning naming the floor that prevents it.
+ */
+function collapseWarnings(reports: TensorReport[], o: ResolvedOptions): string[] {
+  if (o.scope !== 'global' || o.sparsity === null || reports.length < 2) return []
+  const kept = 1 - o.sparsity
+  const out: string[] = []
+  for (const t of reports) {
+    if (t.numel === 0 || t.floored) continue
+    const density = t.nnz / t.numel
+    if (t.nnz === 0 || density < kept / 10) {
+      const how = t.nnz === 0 ? 'prunes it away entirely' : `keeps only ${t.nnz} of its ${t.numel} weights (${(100 * density).toFixed(2)}%, against ${(100 * kept).toFixed(1)}% overall)`
+      out.push(`layer collapse in ${t.name}: the global cut ${how}; --min-density ${suggestFloor(kept)} keeps at least ${(100 * suggestFloor(kept)).toFixed(1)}% of every tensor, or --exclude it`)
+    }
+  }
+  return out
+}
+
+/** A floor to suggest: a quarter of the kept fraction, rounded to one significant digit. */
+function suggestFloor(kept: number): number {
+  const x = kept / 4
+  const p = Math.pow(10, Math.floor(Math.log10(x)))
+  return Math.max(p, Math.floor(x / p) * p)
 }
 
 /** In-memory convenience: prune several tensors (any scope) and return them all. */
@@ -325,6 +411,10 @@ function notesFor(reports: TensorReport[], skipped: SkippedTensor[], o: Resolved
   if (skipped.length > 0) notes.push(`skipped ${skipped.length} tensor${skipped.length === 1 ? '' : 's'}: ${skipped.map((s) => `${s.name} (${s.reason})`).join(', ')}`)
   if (reports.length === 0) notes.push('no tensor was selected for pruning')
   if (o.scope === 'global' && reports.length > 0) notes.push('global scope: one magnitude threshold across all selected tensors')
+  const floored = reports.filter((t) => t.floored)
+  if (floored.length > 0) {
+    notes.push(`--min-density ${o.minDensity}: ${floored.map((t) => t.name).join(', ')} kept ${floored.length === 1 ? 'its' : 'their'} floor of ceil(${o.minDensity} x numel) weights instead of the global cut, so the total sparsity is below the target`)
+  }
   return notes
 }
 

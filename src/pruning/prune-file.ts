@@ -7,10 +7,14 @@
  * directory with one `.npz` per tensor and manifest.json. No output -> report only.
  * Output is atomic (temporary name, then rename): an error leaves nothing behind.
  */
+import {extname} from 'node:path'
+
 import {UsageError} from '../errors.js'
-import {CsrDirectoryWriter, openTensorSource, writeCsrNpz} from '../formats/index.js'
+import {CsrDirectoryWriter, isDirectory, openTensorSource, writeCsrNpz, type TensorSource} from '../formats/index.js'
+import {denseOutputExtensions, maskDense, openMaskedDenseWriter, type MaskedDenseWriter} from '../formats/masked-dense.js'
+import {readSparsityMap} from './sparsity-map.js'
 import type {PrunedTensor, PruneOptions, PruneProgress} from './magnitude.js'
-import {pruneTensors, resolveOptions, skipReason} from './magnitude.js'
+import {pruneTensors, resolveOptions, skipReason, type ResolvedOptions} from './magnitude.js'
 import {checkOutputPath} from './preflight.js'
 import type {PruneReport} from './report.js'
 import type {DenseTensor} from '../types.js'
@@ -24,14 +28,65 @@ export interface PruneFileOptions extends PruneOptions {
   from?: string
   /** Deflate the output members (like scipy.sparse.save_npz's default). */
   compress?: boolean
+  /**
+   * 'csr' (default): SciPy CSR files. 'dense': the masked model in the input's own format,
+   * dtype, names and metadata (see formats/masked-dense.ts).
+   */
+  format?: 'csr' | 'dense'
+  /** A JSON or YAML sparsity map file (read here; `sparsityMap` takes rules already read). */
+  sparsityMapFile?: string
+}
+
+/** Extensions that name dense files, never a CSR result. */
+const DENSE_EXTS = new Set(['.npy', '.safetensors', '.pt', '.pth', '.bin', '.ckpt'])
+
+/** -o must name what --format writes: refuse a mismatch (exit 2) before anything is read. */
+function checkOutputName(output: string, format: 'csr' | 'dense', source: TensorSource, folderIn: boolean, several: boolean): void {
+  if (output === '-') return
+  const ext = extname(output.replace(/\/+$/, '')).toLowerCase()
+  if (format === 'csr') {
+    if (DENSE_EXTS.has(ext)) {
+      throw new UsageError(
+        'output-format-mismatch',
+        `-o ${output} names a dense ${ext} file, but the result is CSR (${several ? 'a directory of SciPy .npz files' : 'a SciPy .npz'})`,
+        `give -o ${several ? 'a directory' : 'NAME.npz'}, or pass --format dense to write the masked model in the input's format`,
+      )
+    }
+    return
+  }
+  if (folderIn) {
+    if (ext !== '' && (DENSE_EXTS.has(ext) || ext === '.npz')) {
+      throw new UsageError('output-format-mismatch', `-o ${output} names a ${ext} file, but --format dense of a model folder writes a folder`, 'give -o a folder name')
+    }
+    return
+  }
+  const allowed = denseOutputExtensions(source.format)
+  if (!allowed.includes(ext)) {
+    throw new UsageError(
+      'output-format-mismatch',
+      `--format dense writes the input's own format (${source.format}), but -o ${output} ${ext ? `names a ${ext} file` : 'has no extension'}`,
+      `give -o NAME${allowed[0]}`,
+    )
+  }
 }
 
 export interface PruneFileResult extends PruneReport {
   input: string
   /** Where the CSR went ('-' for stdout), or null when nothing was written. */
   output: string | null
-  /** 'npz': one CSR file; 'dir': a directory with manifest.json; null: report only. */
-  outputKind: 'npz' | 'dir' | null
+  /**
+   * 'npz': one CSR file; 'dir': a directory with manifest.json; 'dense': the masked model in
+   * the input's format (a file, or a folder for a folder input); null: report only.
+   */
+  outputKind: 'npz' | 'dir' | 'dense' | null
+  /** For 'dense': the input's format, and the files written (a folder's are relative to it). */
+  outputFormat?: string
+  outputFiles?: string[]
+}
+
+/** The options pruneTensors gets: the map already read, so the file is read once. */
+function resolvedInput(options: PruneFileOptions, resolved: ResolvedOptions): PruneOptions {
+  return {...options, sparsityMap: resolved.sparsityMap}
 }
 
 export async function pruneFile(
@@ -40,6 +95,12 @@ export async function pruneFile(
   onProgress?: (p: PruneProgress) => void,
 ): Promise<PruneFileResult> {
   // Bad usage fails before any data is read.
+  const format = options.format ?? 'csr'
+  if (format !== 'csr' && format !== 'dense') throw new UsageError('bad-format', `--format must be csr or dense, got '${String(format)}'`)
+  if (format === 'dense' && options.dtype) {
+    throw new UsageError('dense-dtype', "--dtype sets the CSR value dtype; --format dense keeps the input's dtype", 'leave out --dtype, or write CSR')
+  }
+  if (options.sparsityMapFile !== undefined) options = {...options, sparsityMap: await readSparsityMap(options.sparsityMapFile)}
   const resolved = resolveOptions(options)
   const output = options.output
   await checkOutputPath(output, options.force)
@@ -48,14 +109,25 @@ export async function pruneFile(
     const selected = source.tensors.filter((t) => skipReason(t.name, t.shape, resolved) === undefined)
     const entries = source.tensors.map((t) => ({...t, load: () => source.read(t.name), release: (x: DenseTensor) => source.release(x)}))
     let outputKind: PruneFileResult['outputKind'] = null
-    let sink: (p: PrunedTensor) => Promise<void> = async () => {}
+    let sink: (p: PrunedTensor, dense: DenseTensor) => Promise<void> = async () => {}
     let dir: CsrDirectoryWriter | undefined
+    let dense: MaskedDenseWriter | undefined
     const writeOpts = {force: options.force, inputs: [input], compress: options.compress}
     if (output !== undefined) {
       if (selected.length === 0) {
         throw new UsageError('nothing-selected', `no tensor of ${input} is selected for pruning, so there is nothing to write`, 'check --include/--exclude (1-D tensors need --include-1d)')
       }
-      if (selected.length === 1) {
+      const folderIn = input !== '-' && (await isDirectory(input))
+      checkOutputName(output, format, source, folderIn, selected.length > 1)
+      if (format === 'dense') {
+        outputKind = 'dense'
+        dense = await openMaskedDenseWriter(source, input, output, new Set(selected.map((t) => t.name)), writeOpts)
+        const writer = dense
+        sink = async (p, t) => {
+          await writer.put({name: t.name, shape: t.shape, dtype: t.dtype, data: maskDense(t, p.csr)})
+          p.report.file = output
+        }
+      } else if (selected.length === 1) {
         outputKind = 'npz'
         sink = async (p) => {
           await writeCsrNpz({name: p.name, shape: p.shape, csr: p.csr}, output, writeOpts)
@@ -78,25 +150,41 @@ export async function pruneFile(
       }
     }
     let report: PruneReport
+    let written: {files: string[]} | undefined
     try {
-      report = await pruneTensors(entries, options, sink, onProgress)
+      report = await pruneTensors(entries, resolvedInput(options, resolved), sink, onProgress)
       if (dir) {
         await dir.commit({
           source: input,
           pruning: {sparsity: report.sparsity, scope: report.scope, pattern: report.pattern, reorder: resolved.reorder},
         })
       }
+      if (dense) written = await dense.commit()
     } catch (error) {
       await dir?.abort()
+      await dense?.abort()
       throw error
     }
-    for (const u of source.unsupported) {
+    const tied = source.unsupported.filter((u) => u.tiedTo !== undefined)
+    const unsupported = source.unsupported.filter((u) => u.tiedTo === undefined)
+    for (const u of tied) report.skipped.push({name: u.name, shape: u.shape, reason: u.reason})
+    for (const u of unsupported) {
       report.skipped.push({name: u.name, shape: u.shape, reason: `unsupported dtype ${u.dtype} (${u.reason})`})
     }
-    if (source.unsupported.length > 0) {
-      report.notes.push(`skipped ${source.unsupported.length} tensor(s) of unsupported dtype: ${source.unsupported.map((u) => `${u.name} (${u.dtype})`).join(', ')}`)
+    if (unsupported.length > 0) {
+      const n = unsupported.length
+      report.notes.push(`skipped ${n} tensor${n === 1 ? '' : 's'} of unsupported dtype: ${unsupported.map((u) => `${u.name} (${u.dtype})`).join(', ')}`)
     }
-    return {input, output: outputKind ? output! : null, outputKind, ...report}
+    if (format === 'csr' && outputKind !== null && report.tensors.some((t) => t.dtype === 'f16' || t.dtype === 'bf16')) {
+      report.notes.push('the CSR values are 16-bit: SciPy cannot call toarray() on float16 and reads bfloat16 as raw uint16 bits; --dtype f32 (alias --value-dtype) writes float32 values (see docs/checkpoints.md)')
+    }
+    return {
+      input,
+      output: outputKind ? output! : null,
+      outputKind,
+      ...(written ? {outputFormat: source.format, outputFiles: written.files} : {}),
+      ...report,
+    }
   } finally {
     await source.close()
   }

@@ -45,6 +45,10 @@ export interface TensorReport {
   reordered: boolean
   /** The output file this tensor went to, when one was written. */
   file?: string
+  /** The --sparsity-map pattern that gave this tensor its target, when one did. */
+  rule?: string
+  /** Global scope with --min-density: the tensor kept its floor instead of the global cut. */
+  floored?: boolean
 }
 
 export interface SkippedTensor {
@@ -69,13 +73,15 @@ export interface PruneTotals {
 export interface PruneReport {
   scope: 'tensor' | 'global'
   pattern: string
-  /** The requested sparsity (for N:M, the implied 1 - N/M). */
-  sparsity: number
+  /** The requested sparsity (for N:M, the implied 1 - N/M); null with a sparsity map and no -s. */
+  sparsity: number | null
   tensors: TensorReport[]
   skipped: SkippedTensor[]
   totals: PruneTotals
   /** Human notes: over-sparse tensors, skipped tensors, nothing selected, ... */
   notes: string[]
+  /** Problems with the result that the user should see: layer collapse under global scope. */
+  warnings: string[]
 }
 
 export function tensorReport(args: {

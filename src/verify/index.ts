@@ -25,7 +25,7 @@
 import {cpus, totalmem} from 'node:os'
 
 import {InputError, UsageError} from '../errors.js'
-import {detectFormat, isDenseFormat, openTensorSource, readCsrInput} from '../formats/index.js'
+import {detectFormat, expandInputs, isDenseFormat, openTensorSource, readCsrInput, tensorNameFromPath} from '../formats/index.js'
 import {denseToCsr} from '../sparse/dense-to-csr.js'
 import {float32ToHalf, halfToFloat32} from '../sparse/half.js'
 import {createRng, fillNormal} from '../sparse/random.js'
@@ -83,7 +83,10 @@ export interface VerifyCase {
 }
 
 export interface VerifyResult {
+  /** The input as given (several: joined with ', '). */
   input: string
+  /** Every input read (folders expanded); a case's `matrix` is `file:tensor` when there are several. */
+  inputs?: string[]
   device: Device
   /** The GPU's name, or "CPU (N threads)". */
   deviceName: string
@@ -136,6 +139,23 @@ export async function verifyInput(path: string, opts: VerifyOptions = {}): Promi
   checkVerifyOptions(opts) // usage errors before reading anything
   const mats = await readVerifyInput(path)
   return verifyMatrices(mats, opts, path)
+}
+
+/**
+ * verify on every matrix of several inputs (files, CSR directories, model folders, plain
+ * folders searched recursively; see expandInputs). With one input it is verifyInput.
+ */
+export async function verifyInputs(paths: readonly string[], opts: VerifyOptions = {}): Promise<VerifyResult> {
+  checkVerifyOptions(opts)
+  const files = await expandInputs(paths)
+  if (files.length === 1 && paths.length === 1 && files[0] === paths[0]) return verifyInput(files[0], opts)
+  const mats: NamedCsr[] = []
+  for (const f of files) {
+    const read = await readVerifyInput(f)
+    for (const m of read) mats.push({...m, name: read.length === 1 && m.name === tensorNameFromPath(f) ? f : `${f}:${m.name}`})
+  }
+  const result = await verifyMatrices(mats, opts, paths.join(', '))
+  return {...result, inputs: files}
 }
 
 /** verify on in-memory matrices. Every CSR is validated before any kernel runs. */
