@@ -9,10 +9,12 @@ export type BenchDevice = 'cuda' | 'cpu'
 
 /**
  * Implementations the harness can time. CUDA: our kernels, dense cuBLAS (fp32 on CUDA cores,
- * TF32, fp16/bf16 on tensor cores with fp32 accumulation) and cuSPARSE CSR. CPU: our CPU
- * kernels and a plain multithreaded fp32 dense product.
+ * TF32, fp16/bf16 on tensor cores with fp32 accumulation), cuSPARSE CSR and cuSPARSELt
+ * (SpMM of a 2:4 matrix, f16/bf16; loaded at run time, unavailable with its reason when the
+ * library is missing or the matrix is not 2:4). CPU: our CPU kernels and a plain
+ * multithreaded fp32 dense product.
  */
-export type ImplName = 'ours' | 'cublas_f32' | 'cublas_tf32' | 'cublas_f16' | 'cublas_bf16' | 'cusparse' | 'cpu_dense_f32'
+export type ImplName = 'ours' | 'cublas_f32' | 'cublas_tf32' | 'cublas_f16' | 'cublas_bf16' | 'cusparse' | 'cusparselt' | 'cpu_dense_f32'
 
 export interface NativeTimingOptions {
   /** Untimed launches first (default 5). */
