@@ -54,12 +54,14 @@ export function parseDtypes(value: string): ValueDType[] {
   })
 }
 
-/** "dense,cusparse" (default both); "none" times our kernel alone. */
+/** "dense,cusparse" (the default); "all" adds cusparselt (2:4 SpMM); "none" times our kernel alone. */
 export function parseBaselines(value: string): BaselineKind[] {
   if (value === 'none') return []
-  if (value === 'all') return ['dense', 'cusparse']
+  if (value === 'all') return ['dense', 'cusparse', 'cusparselt']
   return [...new Set(items('--baseline', value))].map((s) => {
-    if (s !== 'dense' && s !== 'cusparse') throw new UsageError('bad-baseline', `--baseline: expected dense, cusparse, all or none, got ${JSON.stringify(s)}`)
+    if (s !== 'dense' && s !== 'cusparse' && s !== 'cusparselt') {
+      throw new UsageError('bad-baseline', `--baseline: expected dense, cusparse, cusparselt, all or none, got ${JSON.stringify(s)}`)
+    }
     return s
   })
 }

@@ -19,7 +19,7 @@ function csvField(v: unknown): string {
 
 /** Baseline and peer names that appear in the report, in a stable order. */
 export function baselineColumns(report: BenchReport): string[] {
-  const order = ['cublas_f32', 'cublas_tf32', 'cublas_f16', 'cublas_bf16', 'cusparse', 'cpu_dense_f32', 'sputnik', 'previous']
+  const order = ['cublas_f32', 'cublas_tf32', 'cublas_f16', 'cublas_bf16', 'cusparse', 'cusparselt', 'cpu_dense_f32', 'sputnik', 'previous']
   const names = new Set<string>()
   for (const c of report.cases) if (c.status === 'ok') for (const k of Object.keys(c.baselines)) names.add(k)
   return [...names].sort((a, b) => rank(order, a) - rank(order, b) || (a < b ? -1 : a > b ? 1 : 0))

@@ -89,5 +89,7 @@ export function implList(op: BenchOp, dtype: ValueDType, device: BenchDevice, ki
   const out: ImplName[] = ['ours']
   if (kinds.includes('dense')) out.push(...denseBaselines(dtype, device))
   if (kinds.includes('cusparse') && device === 'cuda') out.push('cusparse')
+  // cuSPARSELt: 2:4 SpMM in f16/bf16 only (the harness explains a matrix that is not 2:4).
+  if (kinds.includes('cusparselt') && device === 'cuda' && op === 'spmm' && dtype !== 'f32') out.push('cusparselt')
   return out
 }

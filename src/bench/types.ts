@@ -18,7 +18,7 @@ export type BenchDevice = 'cuda' | 'cpu'
  * TF32, fp16/bf16 on tensor cores with fp32 accumulation) and cuSPARSE CSR. CPU: our CPU
  * kernels and a plain multithreaded fp32 dense product.
  */
-export type ImplName = 'ours' | 'cublas_f32' | 'cublas_tf32' | 'cublas_f16' | 'cublas_bf16' | 'cusparse' | 'cpu_dense_f32'
+export type ImplName = 'ours' | 'cublas_f32' | 'cublas_tf32' | 'cublas_f16' | 'cublas_bf16' | 'cusparse' | 'cusparselt' | 'cpu_dense_f32'
 
 export interface NativeTimingOptions {
   /** Untimed launches first (default 5). */
@@ -193,7 +193,7 @@ export interface Recommendation {
 // ---------------------------------------------------------------------------------------
 // A run's options and report
 
-export type BaselineKind = 'dense' | 'cusparse'
+export type BaselineKind = 'dense' | 'cusparse' | 'cusparselt'
 
 export interface BenchOptions {
   inputs?: string[]

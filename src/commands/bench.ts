@@ -37,7 +37,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     op: Flags.string({description: 'spmm, sddmm or all (default: spmm; all for --suite dlmc; sddmm for --suite attention)'}),
     n: Flags.string({description: 'N values, comma-separated (the dense operand has N columns; required for INPUTs; the head dimensions of --suite attention, default 64,128)'}),
     dtype: Flags.string({description: 'f32, f16, bf16, all, or a list (default: f32; f32,f16 for suites; f16,bf16 for --suite attention)'}),
-    baseline: Flags.string({description: 'dense, cusparse, all or none (a list is fine)', default: 'dense,cusparse'}),
+    baseline: Flags.string({description: 'dense, cusparse, cusparselt (2:4 SpMM, f16/bf16), all or none (a list is fine)', default: 'dense,cusparse'}),
     device: Flags.string({description: 'where to run: cuda, or cpu (our CPU kernels against a dense CPU product)', options: ['cuda', 'cpu'], default: 'cuda'}),
     suite: Flags.string({description: "a benchmark suite: 'dlmc' (the DLMC folder is the INPUT), 'llm' or 'attention'", options: ['dlmc', 'llm', 'attention']}),
     batch: Flags.string({description: 'ResNet-50 batch sizes of --suite dlmc', default: '1,8'}),
@@ -102,6 +102,9 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
   if (device === 'cpu' && baselines.includes('cusparse') && flags.baseline !== 'dense,cusparse') {
     throw new UsageError('cpu-cusparse', '--baseline cusparse needs --device cuda (cuSPARSE is a GPU library)', 'drop cusparse from --baseline, or use --device cuda')
   }
+  if (device === 'cpu' && baselines.includes('cusparselt')) {
+    throw new UsageError('cpu-cusparselt', '--baseline cusparselt needs --device cuda (cuSPARSELt is a GPU library)', 'drop cusparselt from --baseline, or use --device cuda')
+  }
   let suite: BenchOptions['suite']
   let rest = inputs
   if (flags.suite === 'dlmc') {
@@ -134,7 +137,7 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
     batches: parseIntList('--batch', flags.batch),
     llmSparsities: parseSparsityList('--llm-sparsity', flags['llm-sparsity']),
     attentionSparsities: parseSparsityList('--attention-sparsity', flags['attention-sparsity']),
-    baselines: device === 'cpu' ? baselines.filter((b) => b !== 'cusparse') : baselines,
+    baselines: device === 'cpu' ? baselines.filter((b) => b !== 'cusparse' && b !== 'cusparselt') : baselines,
     device,
     sparsity,
     include: flags.include,

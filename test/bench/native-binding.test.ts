@@ -253,6 +253,44 @@ describe('native bench harness: every CUDA implementation (GPU)', () => {
     }
   })
 
+  it('SpMM f16/bf16 on a 2:4 matrix: cuSPARSELt searched, compressed once, checked (or explained when missing)', async () => {
+    // Row r keeps columns (r + g) % 4 and (r + g + 1) % 4 of each group g of 4: exactly 2:4.
+    const m = 96, k = 128
+    const offsets = new Int32Array(m + 1)
+    const cols: number[] = []
+    for (let r = 0; r < m; r++) {
+      for (let g = 0; g < k / 4; g++) cols.push(...[(r + g) % 4, (r + g + 1) % 4].sort((a, b) => a - b).map((c) => 4 * g + c))
+      offsets[r + 1] = cols.length
+    }
+    const csr = {rows: m, cols: k, rowOffsets: offsets, columnIndices: new Int32Array(cols)}
+    for (const dtype of ['f16', 'bf16'] as const) {
+      const dense = dtype === 'f16' ? 'cublas_f16' : 'cublas_bf16'
+      const r = await raw().benchSpmm({device: 'cuda', dtype, m, k, n: 64, csr, impls: ['ours', dense, 'cusparselt'], options: FAST})
+      const lt = r.impls[2]
+      if (!lt.available) {
+        expect(lt.reason).to.match(/^(cuSPARSELt not found: |cusparseLtInit failed|cuSPARSELt \d+ at .* is older)/)
+        continue
+      }
+      expect(lt.detail).to.match(
+        new RegExp(`^cusparseLtMatmul, A 2:4 row-major \\(compressed\\), B and C row-major, ${dtype} in/out, CUSPARSE_COMPUTE_32F; algorithm \\d+ \\(of ids 0\\.\\.\\d+\\) chosen by cusparseLtMatmulSearch .*; compressed A made once by cusparseLtSpMMACompress in [\\d.]+ ms, [\\d.]+ MB$`),
+      )
+      if (r.impls[1].available) {
+        expect(lt.checkAgainst).to.equal(dense)
+        expect(lt.relErr).to.be.below(1e-2)
+      }
+    }
+  })
+
+  it('cusparselt explains what it cannot run: f32, a matrix that is not 2:4, SDDMM', async () => {
+    const f32 = await raw().benchSpmm(spmmArgs('f32', ['ours', 'cusparselt']))
+    expect(f32.impls[1]).to.deep.include({available: false, reason: 'cusparselt takes f16 or bf16 operands (this case is f32)'})
+    const dense = await raw().benchSpmm(spmmArgs('f16', ['ours', 'cusparselt']))
+    expect(dense.impls[1].available).to.equal(false)
+    expect(dense.impls[1].reason).to.match(/^cuSPARSELt: A is not 2:4 \(row \d+ has 3 or more nonzeros in columns \d+\.\.\d+\)$/)
+    const sddmm = await raw().benchSddmm(sddmmArgs('f16', ['ours', 'cusparselt']))
+    expect(sddmm.impls[1]).to.deep.include({available: false, reason: 'cusparselt does not do SDDMM'})
+  })
+
   it('measures the ceilings', async () => {
     const c = await raw().benchCeilings('cuda')
     expect(c.copyGBps).to.be.a('number').above(0)

@@ -92,6 +92,15 @@ describe('bench: runBench (fake harness)', () => {
     expect(c.speedup).to.have.keys(['cublas_f32', 'cublas_tf32'])
   })
 
+  it('times cusparselt for f16/bf16 SpMM only, and shows it unavailable with its reason', async () => {
+    const calls: NativeBenchArgs[] = []
+    const r = await runBench({inputs: [SMTX], ns: [8], dtypes: ['f32', 'f16'], ops: ['spmm', 'sddmm'], baselines: ['dense', 'cusparse', 'cusparselt'], native: fakeNative({calls, unavailable: ['cusparselt']})})
+    const asked = calls.map((c) => `${c.dtype}:${c.impls.join(',')}`)
+    expect(asked.filter((a) => a.includes('cusparselt'))).to.deep.equal(['f16:ours,cublas_f16,cusparse,cusparselt'])
+    const f16 = r.cases.map(ok).find((c) => c.op === 'spmm' && c.dtype === 'f16')!
+    expect(f16.unavailable).to.deep.equal({cusparselt: 'cusparselt missing in this test'})
+  })
+
   it('records failing cases with their error and summarises the rest', async () => {
     const r = await benchAndWrite({inputs: [SMTX], ns: [8, 16], native: fakeNative({fail: {message: 'out of memory: cudaErrorMemoryAllocation', code: 'cudaErrorMemoryAllocation'}})})
     expect(r.cases).to.have.length(2)

@@ -93,6 +93,8 @@ describe('sparse bench', function () {
       [['bench', SMTX, '--n', '8', '--dtype', 'f64', '--device', 'cpu'], /--dtype/],
       [['bench', SMTX, '--n', '8', '--op', 'gemm', '--device', 'cpu'], /--op/],
       [['bench', SMTX, '--n', '8', '--baseline', 'cusparse', '--device', 'cpu'], /cuSPARSE is a GPU library/],
+      [['bench', SMTX, '--n', '8', '--baseline', 'dense,cusparselt', '--device', 'cpu'], /cuSPARSELt is a GPU library/],
+      [['bench', SMTX, '--n', '8', '--baseline', 'cusparselite', '--device', 'cpu'], /--baseline: expected dense, cusparse, cusparselt, all or none/],
       [['bench', '--suite', 'dlmc', '--device', 'cpu'], /needs the DLMC folder/],
       [['bench', '--suite', 'attention', '--attention-sparsity', '0.9,1', '--device', 'cpu'], /--attention-sparsity: expected sparsities in \[0, 1\)/],
       [['bench', '--device', 'cpu'], /nothing to bench/],

@@ -90,7 +90,7 @@ function twoFourShapes(): Shape[] {
       }
       offsets.push(cols.length)
     }
-    return {rows: m, cols: k, rowOffsets: Int32Array.from(offsets), columnIndices: Int32Array.from(cols)}
+    return {rows: m, cols: k, rowOffsets: Int32Array.from(offsets), columnIndices: Int32Array.from(cols), values: null, dtype: 'f32' as const}
   }
   return [
     {name: 'M=7 K=96 N=40', csr: make(7, 96, 1, () => 2), n: 40},

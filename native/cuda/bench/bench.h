@@ -1,7 +1,7 @@
 #ifndef SPARSE_CUDA_BENCH_BENCH_H_
 #define SPARSE_CUDA_BENCH_BENCH_H_
-// Host interface of the benchmark harness: times our SpMM/SDDMM and the dense and
-// cuSPARSE baselines on the same data, and measures the device's ceilings.
+// Host interface of the benchmark harness: times our SpMM/SDDMM and the dense, cuSPARSE and
+// cuSPARSELt baselines on the same data, and measures the device's ceilings.
 // Plain C++: no CUDA or N-API headers, so the binding and the CPU-only build include it.
 // The *Cuda functions exist only when SPARSE_WITH_CUDA is set; callers check first.
 #include <cstdint>
@@ -59,7 +59,8 @@ struct BenchCase {
   std::string variant;
   HostCsr csr;
   // Implementations to time, by name: "ours", "cublas_f32", "cublas_tf32", "cublas_f16",
-  // "cublas_bf16", "cusparse" (CUDA); "ours", "cpu_dense_f32" (CPU).
+  // "cublas_bf16", "cusparse", "cusparselt" (CUDA; the last SpMM only, 2:4 f16/bf16);
+  // "ours", "cpu_dense_f32" (CPU).
   std::vector<std::string> impls;
 };
 

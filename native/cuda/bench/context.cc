@@ -23,6 +23,10 @@ void CheckCusparse(cusparseStatus_t s, const char* what) {
   if (s != 0) throw BenchError(CusparseStatusName(s), std::string(what) + ": " + CusparseStatusName(s));
 }
 
+void CheckCusparseLt(cusparseStatus_t s, const char* what) {
+  if (s != 0) throw BenchError(CusparseLtStatusName(s), std::string(what) + ": " + CusparseLtStatusName(s));
+}
+
 void AllocateOrThrow(DeviceBuffer* buffer, size_t bytes) {
   Check(buffer->Allocate(bytes ? bytes : 16), "cudaMalloc");
 }
@@ -46,6 +50,32 @@ void Context::SampleClock() {
   if (nvml.GetClockInfo(nvml.device, kNvmlClockSm, &mhz) != 0) return;
   if (clock_min < 0 || mhz < clock_min) clock_min = mhz;
   if (mhz > clock_max) clock_max = mhz;
+}
+
+const LtOpaque* Context::CusparseLt() {
+  if (cusparselt_tried) return cusparselt;
+  cusparselt_tried = true;
+  const bench::CusparseLt& lib = GetCusparseLt();
+  if (!lib.loaded) {
+    cusparselt_reason = lib.reason;
+    return nullptr;
+  }
+  auto handle = std::make_unique<LtOpaque>();
+  const cusparseStatus_t s = lib.Init(handle.get());
+  if (s != 0) {
+    cusparselt_reason = "cusparseLtInit failed: " + CusparseLtStatusName(s) + " (" + lib.path + ")";
+    return nullptr;
+  }
+  int version = 0;
+  if (lib.GetVersion(handle.get(), &version) != 0 || version < kLtMinVersion) {
+    lib.Destroy(handle.get());
+    cusparselt_reason = "cuSPARSELt " + std::to_string(version) + " at " + lib.path +
+                        " is older than 0.5.2, whose enum values this harness declares";
+    return nullptr;
+  }
+  cusparselt_version = version;
+  cusparselt = handle.release();  // NOTE: never destroyed, like the other handles
+  return cusparselt;
 }
 
 namespace {

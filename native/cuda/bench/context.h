@@ -26,6 +26,7 @@ namespace bench {
 void Check(cudaError_t e, const char* what);
 void CheckCublas(cublasStatus_t s, const char* what);
 void CheckCusparse(cusparseStatus_t s, const char* what);
+void CheckCusparseLt(cusparseStatus_t s, const char* what);
 
 // Allocates `bytes` on the device into `buffer`, or throws. NOTE: a 0-byte request still
 // gets a valid (16-byte) allocation, so library descriptors never see a null pointer.
@@ -58,6 +59,12 @@ struct Context {
   std::string cublas_reason;
   cusparseHandle_t cusparse = nullptr;
   std::string cusparse_reason;
+  // cuSPARSELt is made on first use (CusparseLt()), not with the others: the library is
+  // large and only the `cusparselt` baseline needs it.
+  LtOpaque* cusparselt = nullptr;  // the initialized cusparseLtHandle_t; null until made or when missing
+  std::string cusparselt_reason;
+  int cusparselt_version = 0;  // cusparseLtGetVersion: major * 1000 + minor * 100 + patch
+  bool cusparselt_tried = false;
   DeviceBuffer flush;  // twice the L2 size: writing it evicts every operand line
   std::vector<cudaEvent_t> events;
   double clock_min = -1, clock_max = -1;  // SM clock (MHz) seen by SampleClock in this case
@@ -66,6 +73,10 @@ struct Context {
   void EnsureEvents(size_t n);
   // Records the current SM clock (NVML) into clock_min / clock_max.
   void SampleClock();
+  // The cuSPARSELt handle, loading the library and calling cusparseLtInit on the first call;
+  // null with `cusparselt_reason` set when the library is missing, older than 0.5.2 (its
+  // enum values differ) or cusparseLtInit failed.
+  const LtOpaque* CusparseLt();
 };
 
 // The context, created on the first call (throws when there is no usable device).

@@ -109,10 +109,11 @@ class Slab {
 // `build(T&)` (host work, not timed with the kernel), then copied on the device to each of
 // the other `copies` sets with T::CopyFrom(const T&, stream). T also has Bytes(). `what`
 // names it in errors ("the tensor-core tiles"). Returns the note the implementation appends
-// to its detail: "; <noun> built once on the host in <ms> ms, <MB> MB".
+// to its detail: "; <noun> <how> in <ms> ms, <MB> MB" (`how`: "built once on the host", or
+// what a library does once, e.g. "made once by cusparseLtSpMMACompress").
 template <typename T, typename BuildFn>
 std::string PrepareOncePerCopy(std::vector<std::unique_ptr<T>>* out, int copies, cudaStream_t s, BuildFn build,
-                               const std::string& what, const char* noun) {
+                               const std::string& what, const char* noun, const char* how = "built once on the host") {
   out->clear();
   const auto t0 = std::chrono::steady_clock::now();
   out->push_back(std::make_unique<T>());
@@ -122,9 +123,8 @@ std::string PrepareOncePerCopy(std::vector<std::unique_ptr<T>>* out, int copies,
     out->push_back(std::make_unique<T>());
     Check(out->back()->CopyFrom(*out->front(), s), ("copying " + what).c_str());
   }
-  char buf[128];
-  std::snprintf(buf, sizeof(buf), "; %s built once on the host in %.1f ms, %.2f MB", noun, ms,
-                out->front()->Bytes() / 1e6);
+  char buf[192];
+  std::snprintf(buf, sizeof(buf), "; %s %s in %.1f ms, %.2f MB", noun, how, ms, out->front()->Bytes() / 1e6);
   return buf;
 }
 

@@ -1,10 +1,17 @@
-// Run-time loading of cuBLAS, cuSPARSE and NVML (see libs.h for why there are no headers).
+// Run-time loading of cuBLAS, cuSPARSE, cuSPARSELt and NVML (see libs.h for why there are no
+// headers).
 #if SPARSE_WITH_CUDA
 #include "cuda/bench/libs.h"
 
 #include <dlfcn.h>
+#include <glob.h>
+#include <link.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace sparse {
 namespace bench {
@@ -31,6 +38,87 @@ bool Sym(void* lib, const char* name, F* out, std::string* reason) {
   *out = reinterpret_cast<F>(dlsym(lib, name));
   if (!*out && reason->empty()) *reason = std::string("symbol ") + name + " missing";
   return *out != nullptr;
+}
+
+// The file the dynamic loader resolved `h` to (`fallback` when it cannot say).
+std::string LoadedPath(void* h, const std::string& fallback) {
+  struct link_map* map = nullptr;
+  if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0]) return map->l_name;
+  return fallback;
+}
+
+// The cuSPARSELt wheel's library under the usual site-packages folders, in the order of
+// GetCusparseLt's comment (libs.h); within a pattern the newest Python first.
+std::vector<std::string> CusparseLtWheelCandidates() {
+  const std::string lib = "/nvidia/cusparselt/lib/libcusparseLt.so.0";
+  std::vector<std::string> roots;
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v && v[0] ? v : "";
+  };
+  if (!env("VIRTUAL_ENV").empty()) roots.push_back(env("VIRTUAL_ENV") + "/lib/python3*/site-packages");
+  if (!env("CONDA_PREFIX").empty()) roots.push_back(env("CONDA_PREFIX") + "/lib/python3*/site-packages");
+  if (!env("HOME").empty()) roots.push_back(env("HOME") + "/.local/lib/python3*/site-packages");
+  for (const char* r : {"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+                        "/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages",
+                        "/usr/lib64/python3*/site-packages", "/opt/conda/lib/python3*/site-packages"})
+    roots.push_back(r);
+  std::vector<std::string> out;
+  for (const std::string& root : roots) {
+    glob_t g;
+    std::vector<std::string> found;
+    if (glob((root + lib).c_str(), 0, nullptr, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) found.push_back(g.gl_pathv[i]);
+    }
+    globfree(&g);
+    // strverscmp: python3.12 sorts after python3.9.
+    std::sort(found.begin(), found.end(),
+              [](const std::string& a, const std::string& b) { return strverscmp(a.c_str(), b.c_str()) > 0; });
+    for (const std::string& f : found)
+      if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  }
+  return out;
+}
+
+// Opens cuSPARSELt (see GetCusparseLt in libs.h for the search order); null with `*reason`.
+void* OpenCusparseLt(std::string* path, std::string* reason) {
+  auto open = [&](const std::string& name, std::string* error) -> void* {
+    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+      *path = LoadedPath(h, name);
+      return h;
+    }
+    const char* e = dlerror();
+    *error = e ? e : name;
+    return nullptr;
+  };
+  std::string error;
+  if (const char* override_path = std::getenv("SPARSE_CUSPARSELT_PATH"); override_path && override_path[0]) {
+    std::string p = override_path;
+    glob_t g;  // a folder: the library inside it
+    if (glob((p + "/libcusparseLt.so.0").c_str(), 0, nullptr, &g) == 0 && g.gl_pathc > 0) p = g.gl_pathv[0];
+    globfree(&g);
+    if (void* h = open(p, &error)) return h;
+    *reason = "cuSPARSELt not found: SPARSE_CUSPARSELT_PATH=" + std::string(override_path) + " does not load (" +
+              error + ")";
+    return nullptr;
+  }
+  std::string first_error;
+  for (const char* soname : {"libcusparseLt.so.0", "libcusparseLt.so"}) {
+    if (void* h = open(soname, &error)) return h;
+    if (first_error.empty()) first_error = error;
+  }
+  const std::vector<std::string> wheels = CusparseLtWheelCandidates();
+  std::string wheel_errors;
+  for (const std::string& w : wheels) {
+    if (void* h = open(w, &error)) return h;
+    wheel_errors += "; " + error;
+  }
+  *reason = "cuSPARSELt not found: " + first_error +
+            (wheels.empty() ? "; no nvidia/cusparselt/lib/libcusparseLt.so.0 in the site-packages folders searched"
+                            : wheel_errors) +
+            " (pip install nvidia-cusparselt-cu13, or set SPARSE_CUSPARSELT_PATH to libcusparseLt.so.0)";
+  return nullptr;
 }
 
 }  // namespace
@@ -78,6 +166,38 @@ const Cusparse& GetCusparse() {
   return lib;
 }
 
+const CusparseLt& GetCusparseLt() {
+  static CusparseLt lib;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* h = OpenCusparseLt(&lib.path, &lib.reason);
+    if (!h) return;
+    std::string r;
+    bool ok = Sym(h, "cusparseLtInit", &lib.Init, &r) & Sym(h, "cusparseLtDestroy", &lib.Destroy, &r) &
+              Sym(h, "cusparseLtGetVersion", &lib.GetVersion, &r) &
+              Sym(h, "cusparseLtDenseDescriptorInit", &lib.DenseDescriptorInit, &r) &
+              Sym(h, "cusparseLtStructuredDescriptorInit", &lib.StructuredDescriptorInit, &r) &
+              Sym(h, "cusparseLtMatDescriptorDestroy", &lib.MatDescriptorDestroy, &r) &
+              Sym(h, "cusparseLtMatmulDescriptorInit", &lib.MatmulDescriptorInit, &r) &
+              Sym(h, "cusparseLtMatmulAlgSelectionInit", &lib.MatmulAlgSelectionInit, &r) &
+              Sym(h, "cusparseLtMatmulAlgSetAttribute", &lib.MatmulAlgSetAttribute, &r) &
+              Sym(h, "cusparseLtMatmulAlgGetAttribute", &lib.MatmulAlgGetAttribute, &r) &
+              Sym(h, "cusparseLtMatmulGetWorkspace", &lib.MatmulGetWorkspace, &r) &
+              Sym(h, "cusparseLtMatmulPlanInit", &lib.MatmulPlanInit, &r) &
+              Sym(h, "cusparseLtMatmulPlanDestroy", &lib.MatmulPlanDestroy, &r) &
+              Sym(h, "cusparseLtMatmul", &lib.Matmul, &r) & Sym(h, "cusparseLtMatmulSearch", &lib.MatmulSearch, &r) &
+              Sym(h, "cusparseLtSpMMAPruneCheck", &lib.SpMMAPruneCheck, &r) &
+              Sym(h, "cusparseLtSpMMACompressedSize", &lib.SpMMACompressedSize, &r) &
+              Sym(h, "cusparseLtSpMMACompress", &lib.SpMMACompress, &r);
+    std::string ignored;
+    Sym(h, "cusparseLtMatmulAlgSelectionDestroy", &lib.MatmulAlgSelectionDestroy, &ignored);
+    Sym(h, "cusparseLtGetErrorName", &lib.GetErrorName, &ignored);
+    lib.loaded = ok;
+    if (!ok) lib.reason = "cuSPARSELt at " + lib.path + " is unusable: " + r;
+  });
+  return lib;
+}
+
 const Nvml& GetNvml(const std::string& pci_bus_id) {
   static Nvml lib;
   static std::once_flag once;
@@ -105,6 +225,12 @@ std::string CusparseStatusName(cusparseStatus_t s) {
   const Cusparse& lib = GetCusparse();
   if (lib.GetErrorName) return lib.GetErrorName(s);
   return "cusparse status " + std::to_string(s);
+}
+
+std::string CusparseLtStatusName(cusparseStatus_t s) {
+  const CusparseLt& lib = GetCusparseLt();
+  if (lib.GetErrorName) return lib.GetErrorName(s);
+  return "cusparseLt status " + std::to_string(s);
 }
 
 }  // namespace bench

@@ -25,7 +25,8 @@
 //      another op fills in that column.
 //   3. A library loaded at run time: its loader beside cuBLAS and cuSPARSE in libs.h /
 //      libs.cc (dlopen, the few prototypes and enum values it needs), its handle in Context
-//      (context.h, created once in GetContext with a reason when it is missing), and its
+//      (context.h, created once in GetContext with a reason when it is missing, or on first
+//      use for a large library few cases need, as Context::CusparseLt), and its
 //      CanImplement returns that reason when the handle is null.
 //   4. The name in src/bench (ImplName and the places that choose which names to time).
 // sources.cjs compiles every .cc below native/, so nothing else lists the file.
