@@ -31,7 +31,7 @@ export const TUNE_CACHE_FORMAT = 'sparse-tune'
 export const TUNE_CACHE_VERSION = 1
 
 /** A variant name as the kernels spell it (native/cuda/spmm/spmm.h). */
-export const VARIANT_NAME = /^((tile|split)_v\d+_t\d+_[xw]\d+|tc_w\d+_s\d+_p\d+)$/
+export const VARIANT_NAME = /^((tile|split)_v\d+_t\d+_[xw]\d+|tc_w\d+_s\d+_p\d+|(bm|s24)_w\d+_m\d+_s\d+)$/
 
 /** What identifies a tuned problem. `gpu` is the device name `sparse bench` reports (report.device.name). */
 export interface TuneKeyInput {

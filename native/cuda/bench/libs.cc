@@ -61,7 +61,10 @@ std::vector<std::string> CusparseLtWheelCandidates() {
   if (!env("HOME").empty()) roots.push_back(env("HOME") + "/.local/lib/python3*/site-packages");
   for (const char* r : {"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
                         "/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages",
-                        "/usr/lib64/python3*/site-packages", "/opt/conda/lib/python3*/site-packages"})
+                        "/usr/lib64/python3*/site-packages", "/opt/conda/lib/python3*/site-packages",
+                        // Virtual environments under /opt (the H200 machine's torch lives in one).
+                        "/opt/*/.venv/lib/python3*/site-packages", "/opt/*/venv/lib/python3*/site-packages",
+                        "/opt/*/lib/python3*/site-packages"})
     roots.push_back(r);
   std::vector<std::string> out;
   for (const std::string& root : roots) {

@@ -95,7 +95,7 @@ SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
   // faster than every other kernel of ours at every N measured (1 to 256; BENCHMARKS.md, v5).
   if (p.dtype != DType::kF32 && p.structure == SpmmProblem::k24) {
     ch.kind = SpmmKind::k24;
-    ch.stream = SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count);
+    ch.stream = SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count, false);
     return ch;
   }
   // Branch 0b -- f16/bf16 at N >= 128 and density >= 20%: the bitmap kernel
@@ -104,7 +104,7 @@ SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
   // speed there; BENCHMARKS.md, v5).
   if (UseBitmap(p)) {
     ch.kind = SpmmKind::kBitmap;
-    ch.stream = SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count);
+    ch.stream = SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count, true);
     return ch;
   }
   // Branch 0 -- f16/bf16 on tensor cores (spmm_tc_kernel.cuh) where it wins: see UseTc.

@@ -71,16 +71,18 @@ bool StreamChoiceValid(const StreamChoice& ch) {
 
 int StreamNT8(int n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : n <= 64 ? 8 : 16; }
 
-StreamChoice SelectStream(int64_t strips, int64_t kstages, int n, int sm_count) {
+StreamChoice SelectStream(int64_t strips, int64_t kstages, int n, int sm_count, bool bitmap) {
   StreamChoice ch;
   // NOTE: at small N (<= 16 columns) the kernels stream A and are bound by the bytes in
   // flight per SM: the most warps, one strip each (4 warps a block), and enough cluster
   // splits for four blocks per SM. Wider, B's slice is re-read from L2 by every block and
-  // from shared memory by every warp: two strips per warp (each B fragment serves both),
-  // and from 64 columns 8 warps (256 rows a block) cut both by 4x; two blocks per SM
-  // suffice. Each split keeps at least 4 units of 64 rows of K to pipeline.
-  ch.warps = n > 32 ? 8 : 4;
-  ch.strips = n > 16 ? 2 : 1;
+  // from shared memory by every warp: two strips per warp (each B fragment serves both) up
+  // to 64 columns; beyond, 8 warps a block, and one strip per warp for the bitmap kernel,
+  // whose decode then needs the registers. Two blocks per SM suffice there. Each split keeps
+  // at least 4 units of 64 rows of K to pipeline. (The variant sweep on the H200 of
+  // 2026-11-30: docs/benchmarks-history.md, v5.)
+  ch.warps = n > 64 ? 8 : 4;
+  ch.strips = n > 16 && !(bitmap && n > 64) ? 2 : 1;
   const int per_sm = n > 16 ? 2 : 4;
   const int64_t rows = ch.warps * ch.strips;
   const int64_t row_blocks = (strips + rows - 1) / rows;
@@ -127,7 +129,7 @@ cudaError_t BitmapMatrix::CopyFrom(const BitmapMatrix& o, cudaStream_t stream) {
 }
 
 StreamChoice SelectBitmap(const BitmapMatrix& a, int n, int sm_count) {
-  return SelectStream(a.strips(), KStages(a.k()), n, sm_count);
+  return SelectStream(a.strips(), KStages(a.k()), n, sm_count, true);
 }
 
 std::vector<std::string> BitmapVariants(const BitmapMatrix& a, int n) {
@@ -157,7 +159,7 @@ cudaError_t Sp24Matrix::CopyFrom(const Sp24Matrix& o, cudaStream_t stream) {
 }
 
 StreamChoice SelectSp24(const Sp24Matrix& a, int n, int sm_count) {
-  return SelectStream(a.strips(), KStages(a.k()), n, sm_count);
+  return SelectStream(a.strips(), KStages(a.k()), n, sm_count, false);
 }
 
 std::vector<std::string> Sp24Variants(const Sp24Matrix& a, int n) {

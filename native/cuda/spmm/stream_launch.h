@@ -27,8 +27,8 @@ bool StreamChoiceValid(const StreamChoice& ch);
 // Column tiles of 8 per block for n (1, 2, 4, 8 or 16: n up to 128 in one block).
 int StreamNT8(int n);
 // The built-in pick for a problem of `strips` strips, `kstages` stages of 64 rows of K and n
-// columns (see the NOTE in spmm_stream.cu).
-StreamChoice SelectStream(int64_t strips, int64_t kstages, int n, int sm_count);
+// columns, for the bitmap kernel or the 2:4 one (see the NOTE in spmm_stream.cu).
+StreamChoice SelectStream(int64_t strips, int64_t kstages, int n, int sm_count, bool bitmap);
 
 // How the kernels stage B for n columns at address b (tc_stream.cuh's BMode).
 inline int StreamBMode(int n, const void* b) {
