@@ -154,6 +154,8 @@ std::string Product(const b::LtOpaque* h, int m, int k, int n, int order, cudaSt
   MakePlan(h, plan.get(), m, k, n, D::kType, order);
 
   int invalid = -1;
+  // The check only raises the flag for a bad group: it starts at 0.
+  Cuda(cudaMemset(valid.p, 0, sizeof(int)), "clear the flag");
   Lt(lt.SpMMAPruneCheck(h, &plan->matmul, da.p, valid.p, stream), "cusparseLtSpMMAPruneCheck");
   Cuda(cudaMemcpy(&invalid, valid.p, sizeof(int), cudaMemcpyDeviceToHost), "read the check");
   if (invalid != 0) throw Failure{"cusparseLtSpMMAPruneCheck says a 2:4 A is not 2:4 (layout or enum mismatch)"};
@@ -230,6 +232,7 @@ void NotTwoFour(const b::LtOpaque* h, cudaStream_t stream) {
   Plan plan;
   MakePlan(h, &plan, m, k, n, CUDA_R_16F, b::kCusparseOrderRow);
   int invalid = 0;
+  Cuda(cudaMemset(valid.p, 0, sizeof(int)), "clear the flag");
   Lt(lt.SpMMAPruneCheck(h, &plan.matmul, da.p, valid.p, stream), "cusparseLtSpMMAPruneCheck");
   Cuda(cudaMemcpy(&invalid, valid.p, sizeof(int), cudaMemcpyDeviceToHost), "read the check");
   Line(invalid != 0, "cusparseLtSpMMAPruneCheck refuses an A with 3 nonzeros in a group of 4 (valid = " +

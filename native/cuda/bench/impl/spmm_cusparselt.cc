@@ -117,7 +117,10 @@ class CusparseLtSpmm : public Implementation {
     Check(Densify(m_.offsets.as<int>(), m_.indices.as<int>(), m_.values.get(), m_.m, m_.k, m_.dtype, dense.get(), s_),
           "densify");
     // NOTE: no cusparseLtSpMMAPrune: the matrix is 2:4 already (checked on the host in
-    // CanImplement); the library's own check confirms it on the values.
+    // CanImplement); the library's own check confirms it on the values. The check only
+    // raises its flag for a bad group, so the flag starts at 0 (a fresh allocation held
+    // garbage: on the H200 the check then failed at random on valid matrices).
+    Check(cudaMemsetAsync(valid.get(), 0, sizeof(int), s_), "cudaMemsetAsync");
     CheckCusparseLt(lt.SpMMAPruneCheck(h_, &plan_->matmul, dense.get(), valid.as<int>(), s_),
                     "cusparseLtSpMMAPruneCheck");
     int invalid = 1;
