@@ -5,6 +5,7 @@
 import {csrBytes, MAX_COLS_16BIT_INDEX, memorySaving, rowLengths, rowLengthStats, type RowLengthStats} from '../sparse/csr.js'
 import {matrixShape} from '../sparse/dense-to-csr.js'
 import type {DenseTensor, NamedCsr} from '../types.js'
+import {pace} from './pace.js'
 import {detectFormat, isDenseFormat, openTensorSource, readCsrInput, type FormatName, type UnsupportedTensor} from './sources.js'
 
 export interface HistogramBin {
@@ -152,6 +153,7 @@ export async function inspectInput(path: string, opts: InfoOptions = {}): Promis
         const dense = await src.read(t.name)
         tensors.push(inspectDense(dense, bins))
         src.release(dense)
+        await pace()
       }
       return {file: path, format, tensors, skipped: src.unsupported}
     } finally {

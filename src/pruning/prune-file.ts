@@ -9,6 +9,7 @@
  */
 import {UsageError} from '../errors.js'
 import {CsrDirectoryWriter, openTensorSource, writeCsrNpz} from '../formats/index.js'
+import {isDirectoryPath} from '../formats/output.js'
 import type {PrunedTensor, PruneOptions, PruneProgress} from './magnitude.js'
 import {pruneTensors, resolveOptions, skipReason} from './magnitude.js'
 import {checkOutputPath} from './preflight.js'
@@ -55,7 +56,8 @@ export async function pruneFile(
       if (selected.length === 0) {
         throw new UsageError('nothing-selected', `no tensor of ${input} is selected for pruning, so there is nothing to write`, 'check --include/--exclude (1-D tensors need --include-1d)')
       }
-      if (selected.length === 1) {
+      // A trailing '/' names a directory, always (even for one tensor).
+      if (selected.length === 1 && !isDirectoryPath(output)) {
         outputKind = 'npz'
         sink = async (p) => {
           await writeCsrNpz({name: p.name, shape: p.shape, csr: p.csr}, output, writeOpts)
