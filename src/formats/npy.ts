@@ -177,7 +177,7 @@ export function npyDataOffset(first: Uint8Array, label: string): number {
     offset = 12 + dv.getUint32(8, true)
   } else throw npyError(label, `unsupported .npy format version ${major}.${first[7]}`)
   if (offset > MAX_NPY_HEADER) {
-    throw npyError(label, `its header is ${offset} bytes long, more than the ${MAX_NPY_HEADER} bytes sparse reads (NumPy itself refuses more than 10000 by default)`)
+    throw npyError(label, `its header claims ${offset} bytes, more than the ${MAX_NPY_HEADER} bytes sparse reads (NumPy itself refuses more than 10000 by default)`)
   }
   return offset
 }

@@ -79,8 +79,7 @@ export class SafetensorsFile {
     // tensors, and Ctrl-C must still act within ~100 ms; duplicate names are seen (and refused).
     try {
       for await (const [name, v] of jsonObjectMembers(text)) {
-        const shown = safeText(name)
-        if (seen.has(name)) bad(`tensor ${shown} appears twice in the header`)
+        if (seen.has(name)) bad(`tensor ${safeText(name)} appears twice in the header`)
         seen.add(name)
         if (name === '__metadata__') {
           // The format defines it as a map of strings to strings.
@@ -141,7 +140,10 @@ export class SafetensorsFile {
     }
     if (e.problem) throw new InputError('too-large', `${this.src.label}: tensor ${safeText(name)} cannot be read: ${e.problem}`, 'exclude it with --exclude')
     let data: HostArray
-    if (this.src instanceof FileSource) {
+    if (e.end === e.begin) {
+      // NOTE: no buffer, no bookkeeping: a checkpoint may hold a million empty tensors.
+      data = viewAs(EMPTY, 0, 0, e.dtype)
+    } else if (this.src instanceof FileSource) {
       // Straight into an ArrayBuffer of its own: tensors over 4 GiB (an LLM's embedding) too.
       const buffer = await this.src.readBuffer(e.begin, e.end - e.begin, this.pool)
       this.owned.add(buffer)
@@ -159,6 +161,8 @@ export class SafetensorsFile {
     await this.src.close()
   }
 }
+
+const EMPTY = new ArrayBuffer(0)
 
 function copy(b: Uint8Array): Uint8Array {
   const c = new Uint8Array(new ArrayBuffer(b.byteLength))

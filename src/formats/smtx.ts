@@ -176,8 +176,12 @@ class SmtxBody {
  */
 function checkRoom(h: Header, remaining: number, label: string): void {
   const offsets = h.rows + 1
+  if (remaining === 0) throw new InputError('truncated', `${label} is truncated: the row-offsets line is missing`, 'the file is incomplete; copy it again')
   if (2 * offsets - 1 > remaining) {
     throw new InputError('truncated', `${label}: row offsets (line 2) should hold ${offsets} numbers but only ${remaining} bytes follow line 1 (truncated file or wrong header)`, 'the file is incomplete or its first line is wrong')
+  }
+  if (h.nnz > 0 && 2 * offsets + 1 > remaining) {
+    throw new InputError('truncated', `${label} is truncated: the column-indices line is missing (nnz = ${h.nnz})`, 'the file is incomplete; copy it again')
   }
   if (h.nnz > 0 && 2 * offsets + 2 * h.nnz - 1 > remaining) {
     throw new InputError('truncated', `${label}: column indices (line 3) should hold ${h.nnz} numbers but only ${Math.max(0, remaining - 2 * offsets)} bytes follow line 2 (truncated file or wrong header)`, 'the file is incomplete or its first line is wrong')
