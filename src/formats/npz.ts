@@ -81,10 +81,10 @@ export class NpzArchive {
    * The data of one member (after its `.npy` header) in an ArrayBuffer of its own, of any
    * size (a dense tensor over 4 GiB too), CRC-checked; the header is the one read at open.
    */
-  async readData(name: string): Promise<{header: NpyHeader; buffer: ArrayBuffer}> {
+  async readData(name: string): Promise<{header: NpyHeader; buffer: ArrayBuffer; byteOffset: number}> {
     const m = this.member(name)
-    const buffer = await readZipMemberData(this.src, m.entry, m.header.dataOffset)
-    return {header: m.header, buffer}
+    const {buffer, byteOffset} = await readZipMemberData(this.src, m.entry, m.header.dataOffset)
+    return {header: m.header, buffer, byteOffset}
   }
 
   async close(): Promise<void> {

@@ -241,10 +241,10 @@ async function openNpySource(path: string, src: ByteSource): Promise<TensorSourc
 }
 
 /** A typed view of a whole buffer's first `bytes` bytes. */
-function typedView(buffer: ArrayBuffer, bytes: number, dtype: DenseDType): DenseTensor['data'] {
-  if (dtype === 'f32') return new Float32Array(buffer, 0, bytes / 4)
-  if (dtype === 'f64') return new Float64Array(buffer, 0, bytes / 8)
-  return new Uint16Array(buffer, 0, bytes / 2)
+function typedView(buffer: ArrayBuffer, bytes: number, dtype: DenseDType, byteOffset = 0): DenseTensor['data'] {
+  if (dtype === 'f32') return new Float32Array(buffer, byteOffset, bytes / 4)
+  if (dtype === 'f64') return new Float64Array(buffer, byteOffset, bytes / 8)
+  return new Uint16Array(buffer, byteOffset, bytes / 2)
 }
 
 async function openNpzSource(path: string, src: ByteSource): Promise<TensorSource> {
@@ -274,9 +274,14 @@ async function openNpzSource(path: string, src: ByteSource): Promise<TensorSourc
       const u = unsupportedByName.get(name)
       if (u) throw new InputError('unsupported-tensor', `${src.label}: ${safeText(name)} cannot be read (${u.reason})`, 'exclude it')
       // The data alone, in a buffer of its own: members over 4 GiB read too.
-      const {header, buffer} = await npz.readData(name)
+      const {header, buffer, byteOffset} = await npz.readData(name)
       const dtype = denseDtypeOfDescr(header.descr)!
-      return {name, shape: header.shape.slice(), dtype, data: typedView(buffer, header.numel * header.itemSize, dtype)}
+      const bytes = header.numel * header.itemSize
+      // A typed view needs an aligned start (an .npy header not padded as NumPy pads it: copy).
+      if (byteOffset % header.itemSize === 0) return {name, shape: header.shape.slice(), dtype, data: typedView(buffer, bytes, dtype, byteOffset)}
+      const copy = new Uint8Array(bytes)
+      copy.set(new Uint8Array(buffer, byteOffset, bytes))
+      return {name, shape: header.shape.slice(), dtype, data: typedView(copy.buffer, bytes, dtype)}
     },
     release() {},
     close: () => npz.close(),

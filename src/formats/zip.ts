@@ -10,7 +10,7 @@
  */
 import * as zlib from 'node:zlib'
 
-import {Deflate, Inflate} from 'fflate'
+import {Deflate, Inflate, inflateSync} from 'fflate'
 
 import {InputError} from '../errors.js'
 import {FileSource, type ByteSource} from './byte-source.js'
@@ -158,6 +158,9 @@ async function memberDataStart(src: ByteSource, entry: ZipEntry): Promise<number
   return dataStart
 }
 
+/** Members with at most this many compressed bytes are inflated in one call. */
+const SMALL_COMPRESSED = 64 << 10
+
 /** Compressed bytes handed to the inflater at a time: at most ~1032 x this comes out of one push. */
 const INFLATE_STEP = 64 << 10
 
@@ -170,6 +173,22 @@ async function inflateMember(src: ByteSource, entry: ZipEntry, dataStart: number
   const name = safeText(entry.name)
   if (entry.size > entry.compressedSize * MAX_DEFLATE_RATIO + 1024) {
     throw zipError(src.label, `member ${name} claims ${entry.size} bytes from ${entry.compressedSize} compressed bytes, more than DEFLATE can produce`)
+  }
+  if (entry.compressedSize <= SMALL_COMPRESSED) {
+    // Small members in one call (fewer, smaller allocations than streaming): one byte of
+    // room past the declared size shows a stream that runs past it; the work beyond is
+    // bounded by DEFLATE's ratio on at most SMALL_COMPRESSED bytes.
+    const compressed = await src.read(dataStart, entry.compressedSize)
+    let out: Uint8Array
+    try {
+      out = inflateSync(compressed, {out: new Uint8Array(entry.size + 1)})
+    } catch (error) {
+      throw zipError(src.label, `member ${name} does not inflate (${safeText((error as Error).message, 80)})`)
+    }
+    if (out.length > entry.size) throw zipError(src.label, `member ${name} inflates to more than its declared ${entry.size} bytes`)
+    if (out.length !== entry.size) throw zipError(src.label, `member ${name} inflates to ${out.length} bytes, expected ${entry.size}`)
+    onData(out, 0)
+    return
   }
   let produced = 0
   let overrun = false
@@ -219,9 +238,13 @@ export async function readZipMember(src: ByteSource, entry: ZipEntry): Promise<U
     out = await src.read(dataStart, entry.size)
     if ((out.byteOffset & 7) !== 0) out = copyAligned(out)
   } else {
-    const buf = new Uint8Array(new ArrayBuffer(entry.size))
-    await inflateMember(src, entry, dataStart, (piece, position) => buf.set(piece, position))
-    out = buf
+    let buf: Uint8Array | undefined
+    await inflateMember(src, entry, dataStart, (piece, position) => {
+      // The one-call path hands over its whole, exactly sized output: no copy.
+      if (position === 0 && piece.length === entry.size && piece.byteOffset === 0) buf = piece
+      else (buf ??= new Uint8Array(new ArrayBuffer(entry.size))).set(piece, position)
+    })
+    out = buf ?? new Uint8Array(new ArrayBuffer(0))
   }
   if (crc32(out) !== entry.crc32) throw zipError(src.label, `member ${name} fails its CRC-32 check (corrupt data)`)
   return out
@@ -232,8 +255,14 @@ export async function readZipMember(src: ByteSource, entry: ZipEntry): Promise<U
  * an ArrayBuffer of their own, of any size (over 4 GiB too), CRC-checked over the whole
  * member. A stored member in a file is read straight into place.
  */
-export async function readZipMemberData(src: ByteSource, entry: ZipEntry, skip: number): Promise<ArrayBuffer> {
+export async function readZipMemberData(src: ByteSource, entry: ZipEntry, skip: number): Promise<{buffer: ArrayBuffer; byteOffset: number}> {
   const name = safeText(entry.name)
+  // Small members, and members of an archive already in memory: the whole member, then a
+  // view past its header (no second copy).
+  if (entry.size <= 2 ** 32 && ((entry.method === 0 && !(src instanceof FileSource)) || (entry.method === 8 && entry.compressedSize <= SMALL_COMPRESSED))) {
+    const whole = await readZipMember(src, entry)
+    return {buffer: whole.buffer as ArrayBuffer, byteOffset: whole.byteOffset + skip}
+  }
   const dataStart = await memberDataStart(src, entry)
   const length = entry.size - skip
   let buffer: ArrayBuffer
@@ -259,7 +288,7 @@ export async function readZipMemberData(src: ByteSource, entry: ZipEntry, skip: 
     })
   }
   if (crc !== entry.crc32) throw zipError(src.label, `member ${name} fails its CRC-32 check (corrupt data)`)
-  return buffer
+  return {buffer, byteOffset: 0}
 }
 
 function copyAligned(b: Uint8Array): Uint8Array {
