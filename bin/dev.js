@@ -10,5 +10,7 @@ import {fileURLToPath} from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {stdio: 'inherit'})
+const {installSignalHandlers} = await import('../dist/cli/signals.js')
+installSignalHandlers()
 const {execute} = await import('@oclif/core')
 await execute({dir: import.meta.url})

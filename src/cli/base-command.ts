@@ -2,8 +2,9 @@ import {Command, Flags, Interfaces} from '@oclif/core'
 import chalk from 'chalk'
 import ora, {type Ora} from 'ora'
 
-import {isSparseError, SparseError} from '../errors.js'
-import {installSignalHandlers} from './signals.js'
+import {fromSystemError, isSparseError, SparseError} from '../errors.js'
+import {escapeReport, escapeText} from '../formats/limits.js'
+import {installSignalHandlers, markErrorReported} from './signals.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
 
@@ -54,9 +55,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return this.jsonEnabled()
   }
 
-  /** A line of human chatter on stderr; suppressed under --json. */
+  /**
+   * A line of human chatter on stderr; suppressed under --json. Like report(), control
+   * characters are escaped (names in it come from files).
+   */
   protected note(message: string): void {
-    if (!this.json) process.stderr.write(message + '\n')
+    if (!this.json) process.stderr.write(escapeReport(message) + '\n')
   }
 
   /** Start (or retitle) the spinner; only on an interactive stderr with a known width. */
@@ -76,9 +80,21 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.spinner = undefined
   }
 
-  /** Write the human-readable report (tables, summaries) to stdout unless --json. */
+  /**
+   * Write the human-readable report (tables, summaries) to stdout unless --json. Terminal
+   * control characters are escaped as a last line of defence (a tensor name is file text:
+   * commands escape names where they put them in a line, so a name cannot add a line).
+   */
   protected report(text: string): void {
-    if (!this.json) process.stdout.write(text.endsWith('\n') ? text : text + '\n')
+    if (!this.json) process.stdout.write(escapeReport(text.endsWith('\n') ? text : text + '\n'))
+  }
+
+  /**
+   * The --json result. JSON.stringify leaves C1 controls and U+2028/2029 raw; they are
+   * written as \\u escapes here (the same JSON value), so the output is safe on a terminal.
+   */
+  public logJson(json: unknown): void {
+    process.stdout.write(jsonText(json) + '\n')
   }
 
   protected async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<unknown> {
@@ -87,6 +103,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     let code: string
     let message: string
     let suggestion: string | undefined
+    // stdout closed by its reader (`| head`): stop quietly, as a cut-off text report does.
+    if (isSparseError(err) && err.code === 'broken-pipe') {
+      process.exitCode = 0
+      this.exit(0)
+    }
+    // A system error that escaped the library's own handling: still one line, its own code.
+    const mapped = fromSystemError(err, 'complete the operation')
+    if (isSparseError(mapped) && !isSparseError(err)) err = Object.assign(mapped, {stack: err.stack})
     if (isSparseError(err)) {
       exitCode = err.exitCode
       code = err.code
@@ -106,11 +130,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       suggestion = 'please report this with DEBUG=1 output'
     }
     if (process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n')
+    markErrorReported()
     if (this.json) {
-      process.stdout.write(JSON.stringify({error: {code, message, ...(suggestion ? {suggestion} : {}), exitCode}}, null, 2) + '\n')
+      process.stdout.write(jsonText({error: {code, message, ...(suggestion ? {suggestion} : {}), exitCode}}) + '\n')
     } else {
-      const hint = suggestion ? ` (${suggestion})` : ''
-      process.stderr.write(`${chalk.red('error:')} ${message}${hint}\n`)
+      // One line, whatever the message holds (paths and names may carry control characters).
+      const hint = suggestion ? ` (${escapeText(suggestion)})` : ''
+      process.stderr.write(`${chalk.red('error:')} ${escapeText(message)}${hint}\n`)
     }
     process.exitCode = exitCode
     // oclif's execute() handles process exit; make sure it uses our code.
@@ -124,6 +150,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
  */
 export function colourOff(argv: readonly string[], env: NodeJS.ProcessEnv, stderrIsTTY: boolean): boolean {
   return argv.includes('--no-color') || (env.NO_COLOR ?? '') !== '' || !stderrIsTTY
+}
+
+/** JSON text (indented) with C1 controls, U+2028/2029 and bidi overrides written as \\u escapes. */
+export function jsonText(value: unknown): string {
+  // eslint-disable-next-line no-control-regex
+  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** oclif's parse errors span several lines; fold them into one, dropping its help hints. */

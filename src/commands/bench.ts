@@ -1,6 +1,7 @@
 import {Args, Flags, type Interfaces} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
+import {parseDecimal} from '../cli/numbers.js'
 import {benchAndWrite, type BenchRunResult} from '../bench/index.js'
 import {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from '../bench/options.js'
 import {renderCases, renderHeader, renderSummary} from '../bench/output.js'
@@ -68,7 +69,6 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     const {argv, flags} = await this.parse(Bench)
     const inputs = argv as string[]
     const options = buildOptions(inputs, flags)
-    if (options.device === 'cpu') this.note('note: --device cpu: these are CPU figures (our CPU kernels against a plain dense CPU product), not GPU ones')
     const result = await benchAndWrite({
       ...options,
       onProgress: (p) => {
@@ -76,6 +76,8 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
       },
     })
     this.stopSpinner()
+    // NOTE: after the run, so that a run that fails prints its error line alone.
+    if (options.device === 'cpu') this.note('note: --device cpu: these are CPU figures (our CPU kernels against a plain dense CPU product), not GPU ones')
     const parts = [renderHeader(result)]
     if (flags.table) parts.push('', renderCases(result))
     parts.push('', renderSummary(result))
@@ -125,7 +127,7 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
   }
   let sparsity: number | undefined
   if (flags.sparsity !== undefined) {
-    sparsity = Number(flags.sparsity)
+    sparsity = parseDecimal(flags.sparsity)
     if (!(sparsity >= 0 && sparsity < 1)) throw new UsageError('bad-sparsity', `-s: expected a sparsity in [0, 1), got ${JSON.stringify(flags.sparsity)}`, 'e.g. -s 0.9')
   }
   return {

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
+import {escapeText} from '../formats/limits.js'
 import {UsageError} from '../errors.js'
 import {convertFile, FORMAT_NAMES, type ConvertResult, type ConvertTarget} from '../formats/index.js'
 import type {ValueDType} from '../types.js'
@@ -56,9 +57,9 @@ The input format comes from the file name or content (--from forces it); what to
     for (const t of result.tensors) {
       const order = t.rowOrder ? ', row order kept' : ''
       const file = t.file ? ` -> ${t.file}` : ''
-      lines.push(`  ${t.name} [${t.shape.join(', ')}] ${t.dtype}  nnz ${t.nnz}  sparsity ${(100 * t.sparsity).toFixed(2)}%${order}${file}`)
+      lines.push(`  ${escapeText(t.name)} [${t.shape.join(', ')}] ${t.dtype}  nnz ${t.nnz}  sparsity ${(100 * t.sparsity).toFixed(2)}%${order}${file}`)
     }
-    for (const n of result.notes) lines.push(`note: ${n}`)
+    for (const n of result.notes) lines.push(`note: ${escapeText(n)}`)
     if (result.output === '-') this.note(lines.join('\n'))
     else this.report(lines.join('\n'))
     return result

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
+import {escapeText} from '../formats/limits.js'
 import {FORMAT_NAMES, inspectInputs, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
 
 export default class Info extends BaseCommand<typeof Info> {
@@ -69,7 +70,7 @@ export function renderHistogram(bins: HistogramBin[], width = 40): string[] {
 function renderTensor(t: InfoTensor): string[] {
   const view = t.shape.length === 2 ? '' : ` (as ${t.rows}x${t.cols})`
   const lines = [
-    `${t.name}  [${t.shape.join(', ')}]${view}  ${t.dtype}  ${t.storage}`,
+    `${escapeText(t.name)}  [${t.shape.join(', ')}]${view}  ${t.dtype}  ${t.storage}`,
     `  nnz ${t.nnz} of ${t.numel}  sparsity ${(100 * t.sparsity).toFixed(2)}%`,
     `  row lengths  min ${t.rowLengths.min}  mean ${t.rowLengths.mean.toFixed(2)}  max ${t.rowLengths.max}  CV ${t.rowLengths.cv.toFixed(3)}`,
     `  bytes  dense f32 ${fmtBytes(t.denseBytes)}  |  CSR f32 ${fmtBytes(t.csrBytes.f32)} (saving ${fmtRatio(t.memorySaving.f32)})  |  CSR f16 ${fmtBytes(t.csrBytes.f16)} (saving ${fmtRatio(t.memorySaving.f16)}${t.indices16 ? ', 16-bit indices' : ', int32 indices: too many columns for 16-bit'})`,
@@ -83,6 +84,6 @@ export function renderInfo(r: InfoResult): string {
   const file = r.file === '-' ? 'stdin' : r.file
   const out = [`${file}  (${r.format}, ${r.tensors.length} tensor${r.tensors.length === 1 ? '' : 's'})`, '']
   for (const t of r.tensors) out.push(...renderTensor(t), '')
-  for (const s of r.skipped) out.push(`skipped ${s.name} [${s.shape.join(', ')}] ${s.dtype}: ${s.reason}`)
+  for (const s of r.skipped) out.push(`skipped ${escapeText(s.name)} [${s.shape.join(', ')}] ${escapeText(s.dtype)}: ${escapeText(s.reason)}`)
   return out.join('\n').trimEnd() + '\n'
 }

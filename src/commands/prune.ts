@@ -3,6 +3,8 @@ import Table from 'cli-table3'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {dirLabel, plural} from '../cli/text.js'
+import {parseDecimal} from '../cli/numbers.js'
+import {escapeText} from '../formats/limits.js'
 import {UsageError} from '../errors.js'
 import {pruneFile, type PruneFileResult, type PruneProgress} from '../pruning/index.js'
 
@@ -81,8 +83,8 @@ export default class Prune extends BaseCommand<typeof Prune> {
 
 function parseSparsity(s: string | undefined): number | undefined {
   if (s === undefined) return undefined
-  const x = Number(s)
-  if (s.trim() === '' || Number.isNaN(x)) {
+  const x = parseDecimal(s)
+  if (Number.isNaN(x)) {
     throw new UsageError('bad-sparsity', `sparsity must be a number in [0, 1), got '${s}'`, 'pass for example -s 0.9 to prune 90% of the weights')
   }
   return x
@@ -97,7 +99,7 @@ function parseFraction(flag: string, s: string | undefined): number | undefined 
 
 function progressText(p: PruneProgress): string {
   const what = p.phase === 'scan' ? 'scanning magnitudes of' : p.phase === 'refine' ? 'refining the global threshold on' : 'pruning'
-  return `${what} ${p.name} (${p.index + 1}/${p.count})`
+  return `${what} ${escapeText(p.name)} (${p.index + 1}/${p.count})`
 }
 
 function fmtBytes(n: number): string {
@@ -131,7 +133,7 @@ export function renderPrune(r: PruneFileResult): string {
     for (const t of r.tensors) {
       const shape = t.shape.length === 2 ? `${t.rows}x${t.cols}` : `[${t.shape.join(', ')}] as ${t.rows}x${t.cols}`
       table.push([
-        t.name + (t.overSparse ? ' *' : '') + (t.floored ? ' (floor)' : ''),
+        escapeText(t.name) + (t.overSparse ? ' *' : '') + (t.floored ? ' (floor)' : ''),
         shape,
         String(t.nnz),
         pct(t.sparsity),
@@ -159,16 +161,16 @@ export function renderPrune(r: PruneFileResult): string {
     lines.push(table.toString())
     if (r.tensors.some((t) => t.overSparse)) lines.push('* the input already had more zeros than the target: the achieved sparsity is higher (zeros are never stored)')
   }
-  for (const s of r.skipped) lines.push(`skipped ${s.name} [${s.shape.join(', ')}]: ${s.reason}`)
-  for (const n of r.notes) if (!n.startsWith('skipped ')) lines.push(`note: ${n}`)
+  for (const s of r.skipped) lines.push(`skipped ${escapeText(s.name)} [${s.shape.join(', ')}]: ${escapeText(s.reason)}`)
+  for (const n of r.notes) if (!n.startsWith('skipped ')) lines.push(`note: ${escapeText(n)}`)
   if (r.outputKind === null) lines.push('no -o given: report only, nothing written')
   else if (r.output === '-') lines.push('wrote the CSR .npz to stdout')
   else if (r.outputKind === 'dense') {
     const files = r.outputFiles ?? []
     const folder = files.length > 1 || (files.length === 1 && files[0] !== r.output)
     const kind = ({sharded: 'sharded model', torch: 'torch.save file'} as Record<string, string>)[r.outputFormat ?? ''] ?? r.outputFormat
-    lines.push(folder ? `wrote ${dirLabel(r.output!)} (the masked model, ${kind}: ${files.join(', ')})` : `wrote ${r.output} (the masked model, ${kind})`)
-  } else if (r.outputKind === 'dir') lines.push(`wrote ${dirLabel(r.output!)} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
+    lines.push(folder ? `wrote ${escapeText(dirLabel(r.output!))} (the masked model, ${kind}: ${escapeText(files.join(', '))})` : `wrote ${escapeText(r.output!)} (the masked model, ${kind})`)
+  } else if (r.outputKind === 'dir') lines.push(`wrote ${escapeText(dirLabel(r.output!))} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
   else lines.push(`wrote ${r.output}`)
   return lines.join('\n') + '\n'
 }

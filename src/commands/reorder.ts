@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {dirLabel, plural} from '../cli/text.js'
+import {escapeText} from '../formats/limits.js'
 import {UsageError} from '../errors.js'
 import {reorderFile, type OrderFigures, type ReorderFileResult} from '../reorder/index.js'
 
@@ -51,14 +52,14 @@ export function renderReorder(r: ReorderFileResult): string {
   const lines: string[] = []
   for (const t of r.tensors) {
     lines.push(
-      `${t.name}  ${t.rows}x${t.cols}  nnz ${t.nnz}  row lengths min ${t.rowLengths.min} mean ${t.rowLengths.mean.toFixed(2)} max ${t.rowLengths.max} CV ${t.rowLengths.cv.toFixed(3)}`,
+      `${escapeText(t.name)}  ${t.rows}x${t.cols}  nnz ${t.nnz}  row lengths min ${t.rowLengths.min} mean ${t.rowLengths.mean.toFixed(2)} max ${t.rowLengths.max} CV ${t.rowLengths.cv.toFixed(3)}`,
       `  before (${t.hadRowOrder ? 'stored order' : 'natural order'}): first rows ${firstRows(t.before)}; spread within groups of ${r.groupSize}: ${t.before.groupSpread.toFixed(2)}`,
       `  after  (swizzle):      first rows ${firstRows(t.after)}; spread within groups of ${r.groupSize}: ${t.after.groupSpread.toFixed(2)}`,
     )
   }
   lines.push('  (row(length) in processing order)')
-  for (const n of r.notes) lines.push(`note: ${n}`)
-  if (r.outputKind === 'dir') lines.push(`wrote ${dirLabel(r.output!)} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
+  for (const n of r.notes) lines.push(`note: ${escapeText(n)}`)
+  if (r.outputKind === 'dir') lines.push(`wrote ${escapeText(dirLabel(r.output!))} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
   else if (r.output === '-') lines.push('wrote the CSR .npz to stdout')
   else if (r.output) lines.push(`wrote ${r.output}`)
   return lines.join('\n') + '\n'

@@ -1,7 +1,9 @@
 import {constants as bufferConstants} from 'node:buffer'
+import {constants as fsConstants, type Stats} from 'node:fs'
 import {open, stat, type FileHandle} from 'node:fs/promises'
 
-import {InputError, UsageError} from '../errors.js'
+import {fromSystemError, InputError, UsageError} from '../errors.js'
+import {pace} from './pace.js'
 
 /**
  * Random-access bytes: a file read at offsets (so large files are never loaded whole) or a
@@ -83,6 +85,11 @@ export class BufferPool {
   }
 }
 
+/** The most bytes one read() call asks the system for (a single read is capped near 2 GiB). */
+const READ_CHUNK = 1 << 30
+/** The longest Uint8Array Node 20 can make (V8's typed-array length limit): 2^32 bytes. */
+export const MAX_BYTE_VIEW = 2 ** 32
+
 export class FileSource implements ByteSource {
   private constructor(
     private readonly fh: FileHandle,
@@ -90,33 +97,48 @@ export class FileSource implements ByteSource {
     readonly size: number,
   ) {}
 
+  /** Open a regular file for reading (see openForReading: FIFOs and devices are refused). */
   static async open(path: string): Promise<FileSource> {
-    const fh = await openForReading(path)
-    const st = await fh.stat()
-    if (!st.isFile()) {
-      await fh.close()
-      throw new UsageError('not-a-file', `${path} is not a regular file`, 'pass a file path')
-    }
-    return new FileSource(fh, path, st.size)
+    const {fh, stats} = await openRegularFile(path)
+    return new FileSource(fh, path, stats.size)
   }
 
   /**
    * Returns an 8-byte aligned buffer of its own (safe to view as any typed array): fresh,
    * or taken from `pool` (then it may be longer than `length`; the view is exact).
+   * At most 4 GiB (one Uint8Array); readBuffer() reads larger ranges.
    */
   async read(position: number, length: number, pool?: BufferPool): Promise<Uint8Array> {
+    if (length > MAX_BYTE_VIEW) throw new InputError('too-large', `${this.label}: cannot read ${length} bytes into one byte array (the limit is ${MAX_BYTE_VIEW})`, 'this part of the file is read in pieces elsewhere; please report this')
+    const buffer = await this.readBuffer(position, length, pool)
+    return new Uint8Array(buffer, 0, length)
+  }
+
+  /**
+   * `length` bytes at `position` in an ArrayBuffer of their own (fresh, or from `pool`, then
+   * possibly longer), filled through views of at most 1 GiB: unlike one Uint8Array, an
+   * ArrayBuffer (and a Float32Array over it) may exceed 4 GiB, so tensors larger than 4 GiB
+   * are read with no extra copy. Yields to the event loop between pieces (see pace.ts).
+   */
+  async readBuffer(position: number, length: number, pool?: BufferPool): Promise<ArrayBuffer> {
     if (position < 0 || length < 0 || position + length > this.size) throw truncated(this.label, position + length, this.size)
-    const reused = pool?.take(length)
-    const out = new Uint8Array(reused ?? new ArrayBuffer(length), 0, length)
+    const buffer = pool?.take(length) ?? new ArrayBuffer(length)
     let done = 0
     while (done < length) {
-      // NOTE: a single read() is capped near 2 GiB; loop for larger ranges.
-      const chunk = Math.min(length - done, 1 << 30)
-      const {bytesRead} = await this.fh.read(out, done, chunk, position + done)
-      if (bytesRead === 0) throw truncated(this.label, position + length, position + done)
-      done += bytesRead
+      const chunk = Math.min(length - done, READ_CHUNK)
+      const view = new Uint8Array(buffer, done, chunk)
+      let got = 0
+      while (got < chunk) {
+        const {bytesRead} = await this.fh.read(view, got, chunk - got, position + done + got).catch((error) => {
+          throw fromSystemError(error, 'read', this.label)
+        })
+        if (bytesRead === 0) throw truncated(this.label, position + length, position + done + got)
+        got += bytesRead
+      }
+      done += chunk
+      await pace()
     }
-    return out
+    return buffer
   }
 
   async close(): Promise<void> {
@@ -132,12 +154,60 @@ function truncated(label: string, needed: number, size: number): InputError {
   )
 }
 
-/** Open a file for reading, turning ENOENT/EACCES/EISDIR into one-line errors. */
-export async function openForReading(path: string): Promise<FileHandle> {
+/**
+ * Open a regular file for reading. The open is non-blocking (O_NONBLOCK), so a FIFO whose
+ * other end nobody opens cannot hang the process (a blocked open() would also keep a
+ * Ctrl-C'd process alive: its thread cannot be stopped); then anything but a regular file
+ * (a FIFO, a character or block device, a socket, a directory) is refused, before any byte
+ * is read. Turns ENOENT/EACCES/EISDIR/... into one-line errors.
+ */
+export async function openRegularFile(path: string): Promise<{fh: FileHandle; stats: Stats}> {
+  let fh: FileHandle
   try {
-    return await open(path, 'r')
+    fh = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK)
   } catch (error) {
     throw fileError(error, path)
+  }
+  let stats: Stats
+  try {
+    stats = await fh.stat()
+  } catch (error) {
+    await fh.close().catch(() => {})
+    throw fileError(error, path)
+  }
+  if (!stats.isFile()) {
+    await fh.close().catch(() => {})
+    throw notRegular(path, stats)
+  }
+  return {fh, stats}
+}
+
+/** The one-line refusal of a path that is not a regular file. */
+export function notRegular(path: string, stats: Stats): UsageError {
+  if (stats.isDirectory()) return new UsageError('is-directory', `${path} is a directory, not a file`, 'pass a file path')
+  const what = stats.isFIFO() ? 'a named pipe (FIFO)' : stats.isCharacterDevice() ? 'a character device' : stats.isBlockDevice() ? 'a block device' : stats.isSocket() ? 'a socket' : 'not a regular file'
+  return new UsageError('not-a-file', `${path} is ${what}, not a regular file`, "pass a regular file, or stream it through stdin: sparse ... - < file")
+}
+
+/** Open a file for reading (a regular file only; see openRegularFile). */
+export async function openForReading(path: string): Promise<FileHandle> {
+  return (await openRegularFile(path)).fh
+}
+
+/**
+ * A whole small text file (UTF-8), at most `maxBytes`: a regular file only, its size
+ * checked before reading (a 600 MB manifest.json, or one linked to /dev/zero, is refused
+ * with one line instead of filling memory).
+ */
+export async function readTextFile(path: string, maxBytes: number, what = 'file'): Promise<string> {
+  const src = await FileSource.open(path)
+  try {
+    if (src.size > maxBytes) {
+      throw new InputError('too-large', `${path}: this ${what} is ${src.size} bytes, more than the ${maxBytes} sparse reads`, `check that ${path} is the right file`)
+    }
+    return new TextDecoder('utf-8').decode(await src.read(0, src.size))
+  } finally {
+    await src.close()
   }
 }
 
@@ -158,7 +228,8 @@ export function fileError(error: unknown, path: string): Error {
   if (code === 'ERR_FS_FILE_TOO_LARGE') return new InputError('too-large', `${path} is too large to read whole`, 'check that it is the file you meant')
   if (code === 'ENOTDIR') return new UsageError('missing-file', `no such file: ${path} (a part of the path is not a folder)`, 'check the path')
   if (code === 'ELOOP' || code === 'ENAMETOOLONG') return new UsageError('bad-path', `cannot open ${path} (${code})`, 'check the path')
-  return error instanceof Error ? error : new Error(String(error))
+  const mapped = fromSystemError(error, 'read', path)
+  return mapped instanceof Error ? mapped : new Error(String(mapped))
 }
 
 /** A copy of `bytes` in its own 8-byte aligned ArrayBuffer (for typed-array views). */

@@ -125,6 +125,11 @@ export async function readCsrArchive(npz: NpzArchive, name: string): Promise<Nam
   if (shapeArr.length !== 2) throw bad(label, `shape has ${shapeArr.length} entries, expected 2`)
   const rows = shapeArr[0]
   const cols = shapeArr[1]
+  // Each array must be 1-D: say so, rather than compare counts that may even agree.
+  for (const n of ['data', 'indices', 'indptr'] as const) {
+    const h = npz.member(n).header
+    if (h.shape.length !== 1) throw bad(label, `${n} must be a 1-D array, got shape (${h.shape.join(', ')})`)
+  }
   const indptrRaw = npz.member('indptr').header
   if (indptrRaw.numel !== rows + 1) throw bad(label, `indptr has ${indptrRaw.numel} entries, expected rows + 1 = ${rows + 1}`)
   const rowOffsets = toInt32(await npz.readRaw('indptr'), label, 'indptr')

@@ -31,6 +31,9 @@
  *   writeSafetensorsStream(specs, produce, out, opts)  large files, one tensor at a time
  *   CsrDirectoryWriter.open(dir, opts) -> add(named) ... commit(extra) | abort()
  *   writeAtomically(path, opts, sink => ...), removeTempFilesSync()
+ *   checkOutputPath(out, force), isDirectoryPath(out) (a trailing '/'), removeStaleTemps(dir, base)
+ *   What may be replaced: see output.ts (regular files and links with force; a directory only
+ *   when it is a sparse CSR directory holding just its listed files; never devices or FIFOs)
  *
  * Commands' cores
  *   convertFile(opts) -> ConvertResult      (`sparse convert`)
@@ -79,8 +82,11 @@ export {
   type UnsupportedTensor,
 } from './sources.js'
 export {
+  checkOutputPath,
   CsrDirectoryWriter,
+  isDirectoryPath,
   MANIFEST,
+  removeStaleTemps,
   removeTempFilesSync,
   safeFileName,
   writeAtomically,
@@ -99,8 +105,8 @@ export {parseNpy, parseNpyHeader, readNpyBytes, npyHeader} from './npy.js'
 export {NpzArchive, writeNpzTo} from './npz.js'
 export {SafetensorsFile, writeSafetensorsStreamTo, writeSafetensorsTo, type SafetensorsSpec} from './safetensors.js'
 export {parseSmtx, writeSmtxTo} from './smtx.js'
-export {BufferPool, BufferSource, FileSource, readStdin, setStdinForTesting, type ByteSource} from './byte-source.js'
-export {denseShapeProblem, MAX_ELEMENTS, MAX_EMPTY_ROWS, MAX_INDEX, safeText} from './limits.js'
+export {BufferPool, BufferSource, FileSource, openRegularFile, readStdin, readTextFile, setStdinForTesting, type ByteSource} from './byte-source.js'
+export {denseShapeProblem, escapeText, MAX_ELEMENTS, MAX_EMPTY_ROWS, MAX_INDEX, MAX_MANIFEST_BYTES, safeText} from './limits.js'
 export {csrToDense, convertValues, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
 export {convertFile, type ConvertOptions, type ConvertResult, type ConvertTarget, type ConvertedTensor} from './convert.js'
 export {inspectCsr, inspectDense, inspectInput, inspectInputs, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor} from './info.js'

@@ -6,10 +6,14 @@
  *                    int32 (Sputnik's and SciPy's default encoding); larger is an InputError.
  *   MAX_ELEMENTS     2^32: the most elements one host array can hold in Node (V8's typed
  *                    array limit); a larger dense tensor is listed as unsupported, not read.
+ *                    Bytes are not limited to 4 GiB: a float32 tensor of up to 2^32
+ *                    elements (16 GiB) is read into one buffer of its own.
  *   MAX_EMPTY_ROWS   2^16: a tensor with no elements may still claim billions of rows, and
  *                    its CSR would need 4 bytes per row that the file does not justify.
  */
 export const MAX_INDEX = 2 ** 31 - 1
+/** The largest manifest.json read (about 1,000,000 tensors' entries; sparse writes ~200 bytes each). */
+export const MAX_MANIFEST_BYTES = 256 << 20
 export const MAX_ELEMENTS = 2 ** 32
 export const MAX_EMPTY_ROWS = 2 ** 16
 
@@ -40,18 +44,43 @@ export function denseShapeProblem(shape: readonly number[]): string | null {
 }
 
 /**
- * Text from a file, made safe for a one-line message: control and line-separator characters
- * escaped, and at most `max` characters (then an ellipsis).
+ * Characters that can change what a terminal shows or does: C0 controls (ESC starts colour
+ * and cursor sequences, CR/LF break the line), DEL, C1 controls (U+009B is a one-character
+ * CSI, U+0085 a line break), the Unicode line and paragraph separators, and the
+ * bidirectional overrides and isolates (which reorder what is displayed).
+ */
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+// eslint-disable-next-line no-control-regex
+const UNSAFE_KEEP_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+function escapeChar(c: string): string {
+  if (c === '\n') return '\\n'
+  if (c === '\r') return '\\r'
+  if (c === '\t') return '\\t'
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
+}
+
+/**
+ * Text from a file, made safe for a one-line message: control, line-separator and
+ * bidirectional-override characters escaped (`\u001b`), and at most `max` characters (then
+ * an ellipsis).
  */
 export function safeText(s: string, max = 80): string {
-  let t = s.length > max ? s.slice(0, max) + '…' : s
-  // eslint-disable-next-line no-control-regex
-  t = t.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const code = c.charCodeAt(0)
-    if (c === '\n') return '\\n'
-    if (c === '\r') return '\\r'
-    if (c === '\t') return '\\t'
-    return `\\u${code.toString(16).padStart(4, '0')}`
-  })
-  return t
+  const t = s.length > max ? s.slice(0, max) + '…' : s
+  return t.replace(UNSAFE, escapeChar)
+}
+
+/** `safeText` without the length limit: every unsafe character escaped, nothing cut. */
+export function escapeText(s: string): string {
+  return s.replace(UNSAFE, escapeChar)
+}
+
+/**
+ * Escape unsafe characters in a whole report, keeping its own line breaks and tabs (the
+ * last line of defence of the CLI's text output: names are escaped where they are put in
+ * the text, so a name cannot add a line either).
+ */
+export function escapeReport(s: string): string {
+  return s.replace(UNSAFE_KEEP_LINES, escapeChar)
 }

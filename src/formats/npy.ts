@@ -152,6 +152,36 @@ export function parseNpyHeader(bytes: Uint8Array, label: string): NpyHeader {
   return {descr, shape: header.shape, fortranOrder: header.fortranOrder, itemSize, numel, dataOffset}
 }
 
+/**
+ * Headers longer than this are refused. NumPy itself refuses headers over 10,000 bytes
+ * unless told otherwise (`max_header_size`); a longer one can only be padding or a huge
+ * shape, and is read whole only up to this size.
+ */
+export const MAX_NPY_HEADER = 16 << 20
+
+/**
+ * Where the data of an `.npy` starts, from its first 12 bytes (fewer if the file is
+ * shorter): the header's exact length, so that exactly the header is read next, however
+ * long it is (up to MAX_NPY_HEADER). Throws like parseNpyHeader on a wrong magic or version.
+ */
+export function npyDataOffset(first: Uint8Array, label: string): number {
+  if (first.length < 10 || !NPY_MAGIC.every((b, i) => first[i] === b)) {
+    throw npyError(label, 'not an .npy file (wrong magic bytes; expected \\x93NUMPY)', 'pass a file written by numpy.save')
+  }
+  const major = first[6]
+  const dv = new DataView(first.buffer, first.byteOffset, first.byteLength)
+  let offset: number
+  if (major === 1) offset = 10 + dv.getUint16(8, true)
+  else if (major === 2 || major === 3) {
+    if (first.length < 12) throw new InputError('truncated', `${label} is truncated inside its header`, 'the file is incomplete; save it again')
+    offset = 12 + dv.getUint32(8, true)
+  } else throw npyError(label, `unsupported .npy format version ${major}.${first[7]}`)
+  if (offset > MAX_NPY_HEADER) {
+    throw npyError(label, `its header claims ${offset} bytes, more than the ${MAX_NPY_HEADER} bytes sparse reads (NumPy itself refuses more than 10000 by default)`)
+  }
+  return offset
+}
+
 /** The dense dtype of a descr, or null when it is not one we read as a dense tensor. */
 export function denseDtypeOfDescr(descr: string): DenseDType | null {
   const m = /^([<=|])f(\d)$/.exec(descr)
@@ -193,7 +223,7 @@ export function parseHeaderDict(text: string, label: string): HeaderDict {
     i = end + 1
     return out
   }
-  const value = (): unknown => {
+  const value = (key: string): unknown => {
     ws()
     if (s[i] === "'" || s[i] === '"') return str()
     if (s.startsWith('True', i)) {
@@ -225,7 +255,9 @@ export function parseHeaderDict(text: string, label: string): HeaderDict {
       }
     }
     if (s[i] === '[') {
-      throw new InputError('unsupported-dtype', `${label}: structured (record) dtypes are not supported`, 'save a plain float32/float16/float64 array')
+      // NumPy writes a structured dtype's descr as a list; a list anywhere else is malformed.
+      if (key === 'descr') throw new InputError('unsupported-dtype', `${label}: structured (record) dtypes are not supported`, 'save a plain float32/float16/float64 array')
+      fail(`${safeText(key, 20)} is a list; NumPy writes ${key === 'shape' ? 'the shape as a tuple, e.g. (2, 2)' : 'a string, a bool or a tuple here'}`)
     }
     return fail(`unexpected value at ${i}`)
   }
@@ -240,7 +272,7 @@ export function parseHeaderDict(text: string, label: string): HeaderDict {
     const key = str()
     expect(':')
     if (key in dict) fail(`key ${safeText(key, 20)} appears twice`)
-    dict[key] = value()
+    dict[key] = value(key)
     ws()
     if (s[i] === ',') i++
     else if (s[i] !== '}') fail(`expected ',' or '}' at ${i}`)
@@ -351,9 +383,23 @@ export function bytesOf(a: ArrayBufferView): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
 }
 
+/** The largest piece byteChunks makes: well under the 4 GiB a Uint8Array can span. */
+const CHUNK_BYTES = 1 << 30
+
+/**
+ * The bytes of a typed array as views of at most 1 GiB (no copy). A Float32Array may hold
+ * more than 4 GiB, but one Uint8Array over it cannot (V8's limit on Node 20).
+ */
+export function byteChunks(a: ArrayBufferView): Uint8Array[] {
+  if (a.byteLength <= CHUNK_BYTES) return [bytesOf(a)]
+  const out: Uint8Array[] = []
+  for (let o = 0; o < a.byteLength; o += CHUNK_BYTES) out.push(new Uint8Array(a.buffer, a.byteOffset + o, Math.min(CHUNK_BYTES, a.byteLength - o)))
+  return out
+}
+
 /** A whole `.npy` as chunks (header, data), for streaming writers. No copy of the data. */
 export function npyChunks(descr: string, shape: readonly number[], data: ArrayBufferView): Uint8Array[] {
-  return [npyHeader(descr, shape), bytesOf(data)]
+  return [npyHeader(descr, shape), ...byteChunks(data)]
 }
 
 /** A NumPy descr for a dense dtype. bf16 has none (NumPy lacks bfloat16). */

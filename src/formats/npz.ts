@@ -10,8 +10,9 @@ import {InputError} from '../errors.js'
 import type {DenseDType, DenseTensor} from '../types.js'
 import type {ByteSource} from './byte-source.js'
 import {safeText} from './limits.js'
-import {describeDescr, denseDtypeOfDescr, type NpyHeader, type NpyRaw, npyChunks, parseNpy, parseNpyHeader} from './npy.js'
-import {type ByteSink, readZipDirectory, readZipMember, ZipWriter, type ZipEntry} from './zip.js'
+import {describeDescr, denseDtypeOfDescr, type NpyHeader, type NpyRaw, npyChunks, npyDataOffset, parseNpy, parseNpyHeader} from './npy.js'
+import {pace} from './pace.js'
+import {type ByteSink, readZipDirectory, readZipMember, readZipMemberData, ZipWriter, type ZipEntry} from './zip.js'
 
 export interface NpzMember {
   /** The array's name (the member name without `.npy`). */
@@ -22,10 +23,14 @@ export interface NpzMember {
 
 /** An open `.npz`: its members' headers, and a reader for one member at a time. */
 export class NpzArchive {
+  private readonly byName: Map<string, NpzMember>
+
   private constructor(
     readonly src: ByteSource,
     readonly members: NpzMember[],
-  ) {}
+  ) {
+    this.byName = new Map(members.map((m) => [m.name, m]))
+  }
 
   static async open(src: ByteSource): Promise<NpzArchive> {
     const entries = await readZipDirectory(src)
@@ -37,18 +42,11 @@ export class NpzArchive {
       if (seen.has(name)) throw new InputError('bad-npz', `${src.label}: member ${safeText(name)} appears twice`, 'save the archive again with numpy.savez')
       seen.add(name)
       const label = `${src.label}:${safeText(entry.name)}`
-      const head = await peekMember(src, entry, 4096)
-      let header: NpyHeader
-      try {
-        header = parseNpyHeader(head, label)
-      } catch (error) {
-        // A header longer than the peek: read more (rare: huge shapes or structured dtypes).
-        if (error instanceof InputError && error.code === 'truncated' && head.length < entry.size) {
-          header = parseNpyHeader(await peekMember(src, entry, Math.min(entry.size, 1 << 20)), label)
-        } else {
-          throw error
-        }
-      }
+      let head = await peekMember(src, entry, 4096)
+      // A header longer than the peek (huge shapes, padding): read exactly its length.
+      const need = head.length >= 12 || head.length === entry.size ? npyDataOffset(head, label) : 0
+      if (need > head.length && head.length < entry.size) head = await peekMember(src, entry, need)
+      const header: NpyHeader = parseNpyHeader(head, label)
       const expected = header.dataOffset + header.numel * header.itemSize
       if (expected !== entry.size) {
         throw new InputError(
@@ -58,12 +56,13 @@ export class NpzArchive {
         )
       }
       members.push({name, entry, header})
+      await pace()
     }
     return new NpzArchive(src, members)
   }
 
   member(name: string): NpzMember {
-    const m = this.members.find((x) => x.name === name)
+    const m = this.byName.get(name)
     if (!m) {
       const names = this.members.slice(0, 20).map((x) => safeText(x.name, 40))
       throw new InputError('missing-member', `${this.src.label}: no array named ${safeText(name)}`, `members are: ${names.join(', ')}${this.members.length > 20 ? ', ...' : ''}`)
@@ -76,6 +75,16 @@ export class NpzArchive {
     const m = this.member(name)
     const bytes = await readZipMember(this.src, m.entry)
     return parseNpy(bytes, `${this.src.label}:${safeText(m.entry.name)}`)
+  }
+
+  /**
+   * The data of one member (after its `.npy` header) in an ArrayBuffer of its own, of any
+   * size (a dense tensor over 4 GiB too), CRC-checked; the header is the one read at open.
+   */
+  async readData(name: string): Promise<{header: NpyHeader; buffer: ArrayBuffer; byteOffset: number}> {
+    const m = this.member(name)
+    const {buffer, byteOffset} = await readZipMemberData(this.src, m.entry, m.header.dataOffset)
+    return {header: m.header, buffer, byteOffset}
   }
 
   async close(): Promise<void> {

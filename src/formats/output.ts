@@ -1,28 +1,43 @@
 /**
  * Safe output. Every file the CLI writes goes through `writeAtomically`: the bytes go to a
- * temporary file in the destination's folder, which is renamed over the destination only
- * once complete, so an error or Ctrl-C never leaves a partial file.
+ * temporary file in the destination's folder, which is moved into place only once complete,
+ * so an error or Ctrl-C never leaves a partial file.
  *
- * Refusals (UsageError, exit 2): an existing destination without `force`; a destination that
- * is one of the inputs without `force` (with `force` it is safe: the input stays open and the
- * rename replaces it only at the end); a destination that is a directory; a missing or
- * unwritable folder; binary output to a terminal. `-` writes to stdout.
+ * What may be written over (checked with lstat, before any work and again at the end):
+ * - nothing, without `force`: an existing destination, even a dangling symbolic link, is
+ *   refused; and the final step cannot replace what appeared meanwhile (a file is linked
+ *   into place, which fails if the name exists; a directory claims its name with mkdir),
+ *   so of two concurrent runs to one output, one wins and the other gets `output-exists`;
+ * - with `force`: a regular file (or a symbolic link: the link is replaced, never its
+ *   target), an input (it stays open and is replaced only at the end), and a directory only
+ *   if it is a `sparse` CSR directory (its manifest.json says `"format": "sparse-csr-dir"`)
+ *   holding nothing but its manifest and the files it lists, or an empty one;
+ * - never: a FIFO, a device or a socket (write to those as a stream: `-o -` and a shell
+ *   redirect), a directory for a file output, the current folder or one of its parents.
+ * A path ending in '/' names a directory, always. `-` writes to stdout.
  *
- * Temporary files and folders are registered: on SIGINT/SIGTERM they are removed and the
- * process exits 130/143; on any other exit they are removed too (`removeTempFilesSync`).
+ * Temporary files and folders are registered (temp-files.ts): on SIGINT/SIGTERM they are
+ * removed and the process exits 130/143; on any other exit they are removed too. Those
+ * left by a killed run (SIGKILL, power cut) for the same output are removed by the next
+ * run once the process that made them is gone.
  */
 import {randomBytes} from 'node:crypto'
-import {type FileHandle, mkdir, open, readdir, rename, rm, stat, writeFile} from 'node:fs/promises'
-import {existsSync, renameSync, rmSync} from 'node:fs'
-import {basename, dirname, join, resolve} from 'node:path'
+import {constants as fsConstants, type Stats} from 'node:fs'
+import {access, type FileHandle, link, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, writeFile} from 'node:fs/promises'
+import {basename, dirname, join, resolve, sep} from 'node:path'
 
-import {SparseError, UsageError} from '../errors.js'
+import {errnoOf, fromSystemError, IoError, SparseError, UsageError} from '../errors.js'
 import type {NamedCsr} from '../types.js'
 import {csrNnz} from '../sparse/csr.js'
+import {readTextFile} from './byte-source.js'
 import {writeCsrNpzTo, type CsrNpzWriteOptions} from './csr-npz.js'
+import {MAX_MANIFEST_BYTES, safeText} from './limits.js'
+import {pace} from './pace.js'
+import {forgetMovedAside, markMovedAside, registerTemp, removeTempFilesSync, unregisterTemp} from './temp-files.js'
 import type {ByteSink} from './zip.js'
 
 export type {ByteSink}
+export {registerTemp, removeTempFilesSync, unregisterTemp}
 
 export interface OutputOptions {
   /** Replace an existing file (or the input). */
@@ -31,67 +46,9 @@ export interface OutputOptions {
   inputs?: string[]
 }
 
-// ---------------------------------------------------------------------------------------
-// Temp-file registry and signal cleanup
-
-const temps = new Set<string>()
-/**
- * Folders moved aside while a replacement is renamed into place (old -> destination): if
- * the process is interrupted between the two renames, the old one is put back.
- */
-const movedAside = new Map<string, string>()
-let handlersInstalled = false
-
-const onSignal = (signal: NodeJS.Signals) => {
-  removeTempFilesSync()
-  process.exit(signal === 'SIGINT' ? 130 : 143)
-}
-const onSigint = () => onSignal('SIGINT')
-const onSigterm = () => onSignal('SIGTERM')
-const onExit = () => removeTempFilesSync()
-
-/** Register a temporary file or folder for removal on a signal or exit (see removeTempFilesSync). */
-export function registerTemp(path: string): void {
-  temps.add(path)
-  if (!handlersInstalled) {
-    process.on('SIGINT', onSigint)
-    process.on('SIGTERM', onSigterm)
-    process.on('exit', onExit)
-    handlersInstalled = true
-  }
-}
-
-export function unregisterTemp(path: string): void {
-  temps.delete(path)
-  if (temps.size === 0 && handlersInstalled) {
-    process.off('SIGINT', onSigint)
-    process.off('SIGTERM', onSigterm)
-    process.off('exit', onExit)
-    handlersInstalled = false
-  }
-}
-
-/** Remove every temporary file/folder still registered (synchronous: safe in exit handlers). */
-export function removeTempFilesSync(): void {
-  for (const [old, dest] of movedAside) {
-    try {
-      if (!existsSync(dest) && existsSync(old)) {
-        renameSync(old, dest)
-        temps.delete(old)
-      }
-    } catch {
-      // best effort
-    }
-  }
-  movedAside.clear()
-  for (const p of temps) {
-    try {
-      rmSync(p, {recursive: true, force: true})
-    } catch {
-      // best effort
-    }
-  }
-  temps.clear()
+/** Whether an output path names a directory: it ends in '/' (always a directory). */
+export function isDirectoryPath(path: string): boolean {
+  return path !== '-' && (path.endsWith('/') || path.endsWith(sep))
 }
 
 /** A temporary name beside the destination: `.NAME.PID-XXXXXXXX.tmp` in `dir`. */
@@ -99,46 +56,228 @@ export function tempName(dir: string, base: string): string {
   return join(dir, `.${base}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`)
 }
 
+/** A temporary name left by a run (ours: `.NAME.PID-XXXXXXXX.tmp` or `.NAME.old.PID-...`). */
+const TEMP_RE = /^\.(.+?)(\.old)?\.(\d+)-[0-9a-f]{8}\.tmp$/
+
+/** A temporary output is stale once its process is gone and it has not changed for this long. */
+export const STALE_TEMP_MS = 60_000
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it exists, owned by someone else.
+    return errnoOf(error) === 'EPERM'
+  }
+}
+
+/**
+ * Remove temporary outputs for `base` in `dir` left by runs that were killed outright
+ * (SIGKILL, power cut): those whose process no longer exists on this machine and that have
+ * not changed for STALE_TEMP_MS. Best effort; returns the names removed.
+ */
+export async function removeStaleTemps(dir: string, base: string, now = Date.now()): Promise<string[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch {
+    return []
+  }
+  const removed: string[] = []
+  for (const name of names) {
+    const m = TEMP_RE.exec(name)
+    if (!m || m[1] !== base) continue
+    const pid = Number(m[3])
+    if (!Number.isSafeInteger(pid) || processAlive(pid)) continue
+    const p = join(dir, name)
+    try {
+      const st = await lstat(p)
+      if (now - st.mtimeMs < STALE_TEMP_MS) continue
+      await rm(p, {recursive: true, force: true})
+      removed.push(name)
+    } catch {
+      // best effort
+    }
+  }
+  return removed
+}
+
 // ---------------------------------------------------------------------------------------
 // Checks
 
-async function statOrNull(p: string) {
+async function lstatOrNull(p: string, path: string): Promise<Stats | null> {
   try {
-    return await stat(p)
+    return await lstat(p)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-    throw error
+    if (errnoOf(error) === 'ENOENT') return null
+    throw writeError(error, path)
   }
 }
 
-/** Refuse a destination that exists (without force) or is an input (without force). */
-async function checkDestination(path: string, opts: OutputOptions, kind: 'file' | 'dir'): Promise<'absent' | 'file' | 'dir'> {
-  const st = await statOrNull(path)
+function kindOf(st: Stats): string {
+  if (st.isFIFO()) return 'a named pipe (FIFO)'
+  if (st.isCharacterDevice()) return 'a character device'
+  if (st.isBlockDevice()) return 'a block device'
+  if (st.isSocket()) return 'a socket'
+  return 'not a regular file'
+}
+
+/** The current folder or one of its parents (replacing it would pull the floor away). */
+function holdsCwd(path: string): boolean {
+  const p = resolve(path)
+  const cwd = process.cwd()
+  return cwd === p || cwd.startsWith(p.endsWith(sep) ? p : p + sep)
+}
+
+export type Existing = 'absent' | 'file' | 'link' | 'dir'
+
+/**
+ * Refuse a destination that cannot be written (see the module comment); returns what is
+ * there now. `kind` is what will be written.
+ */
+async function checkDestination(path: string, opts: OutputOptions, kind: 'file' | 'dir'): Promise<Existing> {
+  if (kind === 'file' && isDirectoryPath(path)) {
+    throw new UsageError('output-is-dir', `cannot write ${path}: a path ending in '/' names a directory, and this output is one file`, 'drop the trailing / (or select several tensors to write a directory)')
+  }
   const parent = dirname(resolve(path))
-  const pst = await statOrNull(parent)
+  let pst: Stats | null
+  try {
+    pst = await stat(parent)
+  } catch (error) {
+    if (errnoOf(error) !== 'ENOENT' && errnoOf(error) !== 'ENOTDIR') throw writeError(error, path)
+    pst = null
+  }
   if (!pst) throw new UsageError('output-dir-missing', `cannot write ${path}: folder ${parent} does not exist`, 'create the folder first or choose another -o path')
   if (!pst.isDirectory()) throw new UsageError('output-dir-missing', `cannot write ${path}: ${parent} is not a folder`, 'choose another -o path')
+  const st = await lstatOrNull(path, path)
   if (!st) return 'absent'
+  if (!st.isFile() && !st.isDirectory() && !st.isSymbolicLink()) {
+    throw new UsageError('output-not-regular', `refusing to write ${path}: it is ${kindOf(st)}, and outputs are regular files`, 'to write to a device or a pipe, use -o - and a shell redirect')
+  }
   for (const input of opts.inputs ?? []) {
     if (input === '-') continue
-    const ist = await statOrNull(input)
-    if (ist && ist.dev === st.dev && ist.ino === st.ino && !opts.force) {
+    const ist = await stat(input).catch(() => null)
+    const target = await stat(path).catch(() => null)
+    if (ist && target && ist.dev === target.dev && ist.ino === target.ino && !opts.force) {
       throw new UsageError('overwrite-input', `refusing to overwrite the input ${input}`, 'choose another -o path, or pass --force')
     }
   }
-  if (kind === 'file' && st.isDirectory()) throw new UsageError('output-is-dir', `cannot write ${path}: it is a directory`, 'choose a file name for -o')
+  if (st.isSymbolicLink()) {
+    if (kind === 'dir') throw new UsageError('output-is-link', `refusing to replace ${path}: it is a symbolic link`, 'remove the link, or choose another -o path')
+    if (!opts.force) throw new UsageError('output-exists', `refusing to overwrite ${path} (a symbolic link)`, 'choose another -o path, or pass --force (which replaces the link, not its target)')
+    return 'link'
+  }
+  if (st.isDirectory()) {
+    if (kind === 'file') throw new UsageError('output-is-dir', `cannot write ${path}: it is a directory`, 'choose a file name for -o')
+    if (holdsCwd(path)) throw new UsageError('output-is-cwd', `refusing to replace ${path}: it is the current folder or one of its parents`, 'write to a new folder, e.g. -o out/')
+    if (!opts.force) throw new UsageError('output-exists', `refusing to overwrite ${path}`, 'choose another -o path, or pass --force')
+    await replaceableCsrDirectory(path)
+    return 'dir'
+  }
+  if (kind === 'dir') throw new UsageError('output-is-file', `refusing to replace ${path} with a directory: it is a file`, 'choose another -o path')
   if (!opts.force) throw new UsageError('output-exists', `refusing to overwrite ${path}`, 'choose another -o path, or pass --force')
-  return st.isDirectory() ? 'dir' : 'file'
+  return 'file'
 }
 
-function writeError(error: unknown, path: string): Error {
-  const code = (error as NodeJS.ErrnoException)?.code
-  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-    return new UsageError('unwritable', `cannot write ${path}: permission denied`, 'choose a writable folder for -o')
+/**
+ * The early check of an output path, before any work (so bad usage fails fast, exit 2,
+ * instead of after minutes of pruning): the folder exists and is writable; an existing
+ * output (even a dangling symbolic link) needs `force`; a FIFO, a device or a socket is
+ * refused. Whether a file or a directory will be written is not known yet: the writers
+ * check the rest (and everything again) when they write.
+ */
+export async function checkOutputPath(output: string | undefined, force = false): Promise<void> {
+  if (output === undefined || output === '-') return
+  const parent = dirname(resolve(output))
+  const pst = await stat(parent).catch(() => null)
+  if (!pst || !pst.isDirectory()) {
+    throw new UsageError('output-dir-missing', `cannot write ${output}: ${parent} is not an existing folder`, 'create the folder first or choose another -o path')
   }
-  if (code === 'ENOSPC') return new SparseError('input', 'no-space', `cannot write ${path}: no space left on the device`, 'free some space or write elsewhere')
+  try {
+    await access(parent, fsConstants.W_OK)
+  } catch {
+    throw new UsageError('unwritable', `cannot write ${output}: permission denied`, 'choose a writable folder for -o')
+  }
+  const st = await lstatOrNull(output, output)
+  if (!st) return
+  if (!st.isFile() && !st.isDirectory() && !st.isSymbolicLink()) {
+    throw new UsageError('output-not-regular', `refusing to write ${output}: it is ${kindOf(st)}, and outputs are regular files`, 'to write to a device or a pipe, use -o - and a shell redirect')
+  }
+  if (!force) throw new UsageError('output-exists', `refusing to overwrite ${output}${st.isSymbolicLink() ? ' (a symbolic link)' : ''}`, 'choose another -o path, or pass --force')
+}
+
+/**
+ * The files of a directory that `--force` may replace: a CSR directory written by sparse
+ * (its manifest says `"format": "sparse-csr-dir"`) holding only manifest.json and the files
+ * it lists (and our own temporary names), or an empty directory. Anything else is refused.
+ * Returns the names to delete.
+ */
+async function replaceableCsrDirectory(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch((error) => {
+    throw writeError(error, dir)
+  })
+  if (names.length === 0) return []
+  const refuse = (why: string): never => {
+    throw new UsageError('output-not-csr-dir', `refusing to replace ${dir}: ${why}`, 'choose a new folder name for -o (--force replaces only a CSR directory written by sparse)')
+  }
+  if (!names.includes(MANIFEST)) refuse(`it is a folder that is not a CSR directory (no ${MANIFEST})`)
+  let manifest: unknown
+  try {
+    manifest = JSON.parse(await readTextFile(join(dir, MANIFEST), MAX_MANIFEST_BYTES, MANIFEST))
+  } catch (error) {
+    if (error instanceof SparseError && error.kind !== 'input') throw error
+    refuse(`its ${MANIFEST} is not one written by sparse`)
+  }
+  const m = manifest as Partial<CsrManifest> | null
+  if (typeof m !== 'object' || m === null || m.format !== 'sparse-csr-dir' || !Array.isArray(m.tensors)) {
+    refuse(`it is not a CSR directory written by sparse (its ${MANIFEST} has no "format": "sparse-csr-dir")`)
+  }
+  const listed = new Set<string>([MANIFEST])
+  for (const t of m!.tensors!) if (t && typeof t.file === 'string') listed.add(t.file)
+  const extra = names.filter((n) => !listed.has(n) && !TEMP_RE.test(n))
+  if (extra.length > 0) {
+    refuse(`it holds ${extra.length} file${extra.length === 1 ? '' : 's'} its ${MANIFEST} does not list (${extra.slice(0, 3).map((n) => JSON.stringify(safeText(n, 40))).join(', ')}${extra.length > 3 ? ', ...' : ''})`)
+  }
+  return names
+}
+
+/**
+ * A system error while writing `path` as a one-line SparseError: permission problems and
+ * bad paths are usage errors (exit 2), a full disk or an I/O error exit 74.
+ */
+function writeError(error: unknown, path: string): Error {
+  if (error instanceof SparseError) return error
+  const code = errnoOf(error)
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    return new UsageError('unwritable', `cannot write ${path}: permission denied${code === 'EROFS' ? ' (read-only file system)' : ''}`, 'choose a writable folder for -o')
+  }
   if (code === 'ENOENT') return new UsageError('output-dir-missing', `cannot write ${path}: its folder does not exist`, 'create the folder first')
-  return error instanceof Error ? error : new Error(String(error))
+  if (code === 'EEXIST' || code === 'ENOTEMPTY') return new UsageError('output-exists', `refusing to overwrite ${path}: it appeared while this output was being written`, 'choose another -o path, or pass --force')
+  if (code === 'ENOSPC' || code === 'EDQUOT') return new IoError('no-space', `cannot write ${path}: no space left on the device (${code})`, 'free some space, or write elsewhere')
+  const mapped = fromSystemError(error, 'write', path)
+  return mapped instanceof Error ? mapped : new Error(String(mapped))
+}
+
+/**
+ * Move the finished temporary file `tmp` to `path` without replacing anything that exists
+ * there now: a hard link (fails if the name exists) then unlink of the temporary name; on
+ * file systems without hard links, claim the name with an exclusive create and rename over
+ * that empty placeholder.
+ */
+async function moveIntoPlaceNoReplace(tmp: string, path: string): Promise<void> {
+  try {
+    await link(tmp, path)
+  } catch (error) {
+    const code = errnoOf(error)
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV' && code !== 'EMLINK') throw error
+    const fh = await open(path, 'wx')
+    await fh.close()
+    await rename(tmp, path)
+    return
+  }
+  await unlink(tmp).catch(() => {})
 }
 
 // ---------------------------------------------------------------------------------------
@@ -167,11 +306,23 @@ export class StdoutSink implements ByteSink {
     this.bytes += chunk.byteLength
     return new Promise((resolvePromise, reject) => {
       process.stdout.write(chunk, (err) => {
-        if (err) reject(new UsageError('broken-pipe', `cannot write to stdout (${(err as NodeJS.ErrnoException).code ?? err.message})`, 'the reading end of the pipe closed early'))
+        if (err) reject(stdoutError(err))
         else resolvePromise()
       })
     })
   }
+}
+
+/**
+ * A failed write to stdout: the reader went away (EPIPE) -> `broken-pipe`, which the CLI
+ * ends quietly with exit 0, as `head` expects; anything else (ENOSPC on `> /dev/full`, EIO)
+ * -> a one-line IoError (exit 74).
+ */
+export function stdoutError(err: Error): SparseError {
+  const code = errnoOf(err)
+  if (code === 'EPIPE') return new SparseError('usage', 'broken-pipe', 'stdout was closed by its reader (EPIPE)', undefined, 0)
+  const mapped = fromSystemError(err, 'write to', 'stdout')
+  return mapped instanceof SparseError ? mapped : new IoError('io-error', `cannot write to stdout (${code ?? err.message})`, 'check where stdout goes')
 }
 
 /** Where the output went and how many bytes. */
@@ -193,8 +344,9 @@ export async function writeAtomically(path: string, opts: OutputOptions, writer:
     await writer(sink)
     return {path: '-', bytes: sink.bytes}
   }
-  await checkDestination(path, opts, 'file')
+  const existing = await checkDestination(path, opts, 'file')
   const dir = dirname(resolve(path))
+  await removeStaleTemps(dir, basename(path))
   const tmp = tempName(dir, basename(path))
   let fh: FileHandle | undefined
   try {
@@ -208,9 +360,10 @@ export async function writeAtomically(path: string, opts: OutputOptions, writer:
     await writer(sink)
     await fh.close()
     fh = undefined
-    await rename(tmp, path).catch((error) => {
-      throw writeError(error, path)
-    })
+    // Checked again: what is there now may differ from what was there at the start.
+    const now = await checkDestination(path, opts, 'file')
+    if (existing === 'absent' || now === 'absent') await moveIntoPlaceNoReplace(tmp, path)
+    else await rename(tmp, path)
     unregisterTemp(tmp)
     return {path, bytes: sink.bytes}
   } catch (error) {
@@ -251,24 +404,33 @@ export interface CsrManifest {
 
 export const MANIFEST = 'manifest.json'
 
-/** A file name for a tensor name: '/' and odd characters become '_', made unique. */
-export function safeFileName(name: string, taken: Set<string>, ext = '.npz'): string {
+/**
+ * A file name for a tensor name: '/' and odd characters become '_', made unique. `counters`
+ * (optional, kept by the caller across calls) remembers the next suffix per base name, so
+ * that a million names that all clean up to the same base cost linear time, not quadratic.
+ */
+export function safeFileName(name: string, taken: Set<string>, ext = '.npz', counters?: Map<string, number>): string {
   let base = name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 200)
   if (base === '' || base.toLowerCase() === 'manifest') base = `_${base}`
   let file = base + ext
-  for (let i = 2; taken.has(file.toLowerCase()); i++) file = `${base}-${i}${ext}`
+  const key = base.toLowerCase()
+  let i = counters?.get(key) ?? 2
+  while (taken.has(file.toLowerCase())) file = `${base}-${i++}${ext}`
+  counters?.set(key, i)
   taken.add(file.toLowerCase())
   return file
 }
 
 /**
  * Writes one CSR `.npz` per tensor into a temporary folder beside `dir`, then `commit()`
- * adds manifest.json and renames the folder into place. `abort()` (or an error, or a
- * signal) removes the temporary folder. With `force`, an existing CSR directory (one with a
- * manifest.json) or an empty folder is replaced; any other existing folder is refused.
+ * adds manifest.json and moves the folder into place. `abort()` (or an error, or a
+ * signal) removes the temporary folder. With `force`, only a CSR directory written by
+ * sparse (or an empty folder) is replaced, and only the files its manifest lists are
+ * deleted; any other existing folder is refused (see the module comment).
  */
 export class CsrDirectoryWriter {
   private readonly taken = new Set<string>()
+  private readonly counters = new Map<string, number>()
   private readonly tensors: ManifestTensor[] = []
   private done = false
   /** Bytes written so far (the .npz files; manifest.json not counted). */
@@ -277,34 +439,30 @@ export class CsrDirectoryWriter {
   private constructor(
     readonly dir: string,
     private readonly tmp: string,
-    private readonly existing: 'absent' | 'file' | 'dir',
+    private readonly opts: OutputOptions,
     private readonly npzOptions: CsrNpzWriteOptions,
   ) {}
 
   static async open(dir: string, opts: OutputOptions & CsrNpzWriteOptions = {}): Promise<CsrDirectoryWriter> {
     if (dir === '-') throw new UsageError('dir-to-stdout', 'several tensors make a directory of CSR files, which cannot go to stdout', 'give a directory path with -o')
-    const existing = await checkDestination(dir, opts, 'dir')
-    if (existing === 'dir') {
-      const names = await readdir(dir)
-      if (names.length > 0 && !names.includes(MANIFEST)) {
-        throw new UsageError('output-not-csr-dir', `refusing to replace ${dir}: it is a folder that is not a CSR directory (no ${MANIFEST})`, 'choose a new folder name for -o')
-      }
-    }
+    await checkDestination(dir, opts, 'dir')
     const parent = dirname(resolve(dir))
-    const tmp = tempName(parent, basename(dir))
+    const base = basename(resolve(dir))
+    await removeStaleTemps(parent, base)
+    const tmp = tempName(parent, base)
     try {
       await mkdir(tmp)
     } catch (error) {
       throw writeError(error, dir)
     }
     registerTemp(tmp)
-    return new CsrDirectoryWriter(dir, tmp, existing, {compress: opts.compress})
+    return new CsrDirectoryWriter(dir, tmp, {force: opts.force, inputs: opts.inputs}, {compress: opts.compress})
   }
 
   /** Write one tensor's `.npz`; returns its manifest entry. */
   async add(named: NamedCsr): Promise<ManifestTensor> {
     if (this.done) throw new Error('CsrDirectoryWriter: add() after commit()/abort()')
-    const file = safeFileName(named.name, this.taken)
+    const file = safeFileName(named.name, this.taken, '.npz', this.counters)
     const fh = await open(join(this.tmp, file), 'wx', 0o666).catch((error) => {
       throw writeError(error, this.dir)
     })
@@ -312,8 +470,10 @@ export class CsrDirectoryWriter {
       const sink = new FileSink(fh)
       await writeCsrNpzTo(sink, named, this.npzOptions)
       this.bytes += sink.bytes
+    } catch (error) {
+      throw writeError(error, this.dir)
     } finally {
-      await fh.close()
+      await fh.close().catch(() => {})
     }
     const {csr} = named
     const nnz = csrNnz(csr)
@@ -337,29 +497,39 @@ export class CsrDirectoryWriter {
   async commit(extra: Record<string, unknown> = {}): Promise<CsrManifest> {
     if (this.done) throw new Error('CsrDirectoryWriter: commit() twice')
     const manifest: CsrManifest = {...extra, format: 'sparse-csr-dir', version: 1, tensors: this.tensors}
+    let aside: string | undefined
+    let claimed = false
     try {
-      await writeFile(join(this.tmp, MANIFEST), JSON.stringify(manifest, null, 2) + '\n')
-      if (this.existing !== 'absent') {
-        // Move the old one aside first; rename cannot replace a non-empty folder.
-        const old = tempName(dirname(resolve(this.dir)), basename(this.dir) + '.old')
-        registerTemp(old)
-        movedAside.set(old, this.dir)
-        await rename(this.dir, old)
+      await writeFile(join(this.tmp, MANIFEST), await manifestText(manifest))
+      // Checked again: what is there now may differ from what was there at open().
+      const existing = await checkDestination(this.dir, this.opts, 'dir')
+      if (existing === 'dir') {
+        const old = await replaceableCsrDirectory(this.dir)
+        // Move the old one aside (rename cannot replace a non-empty folder), then ours in.
+        aside = tempName(dirname(resolve(this.dir)), basename(resolve(this.dir)) + '.old')
+        markMovedAside(aside, this.dir)
+        await rename(this.dir, aside)
         await rename(this.tmp, this.dir)
-        movedAside.delete(old)
-        await rm(old, {recursive: true, force: true})
-        unregisterTemp(old)
+        forgetMovedAside(aside)
+        registerTemp(aside)
+        // Delete only what the old manifest listed (checked above), then the folder.
+        for (const name of old) await unlink(join(aside, name)).catch(() => {})
+        await rmdir(aside).catch(() => {})
+        unregisterTemp(aside)
       } else {
+        // Claim the name first: mkdir fails if anything exists there now, so a concurrent
+        // run that got there first is never replaced; then rename over our own empty folder.
+        await mkdir(this.dir)
+        claimed = true
         await rename(this.tmp, this.dir)
       }
     } catch (error) {
       // A failed swap puts the old folder back rather than leave nothing in its place.
-      for (const [old, dest] of movedAside) {
-        if (dest !== this.dir) continue
-        if (!existsSync(dest) && existsSync(old)) await rename(old, dest).catch(() => {})
-        movedAside.delete(old)
-        unregisterTemp(old)
+      if (aside) {
+        await rename(aside, this.dir).catch(() => {})
+        forgetMovedAside(aside)
       }
+      if (claimed) await rmdir(this.dir).catch(() => {})
       await this.abort()
       throw writeError(error, this.dir)
     }
@@ -373,4 +543,17 @@ export class CsrDirectoryWriter {
     await rm(this.tmp, {recursive: true, force: true}).catch(() => {})
     unregisterTemp(this.tmp)
   }
+}
+
+/** manifest.json's text: indented, except each tensor on one line (a million tensors stay compact). */
+async function manifestText(m: CsrManifest): Promise<string> {
+  const {tensors, ...rest} = m
+  const head = JSON.stringify(rest, null, 2)
+  const parts: string[] = []
+  for (let i = 0; i < tensors.length; i++) {
+    parts.push('    ' + JSON.stringify(tensors[i]))
+    if ((i & 4095) === 4095) await pace()
+  }
+  const list = parts.length === 0 ? '[]' : `[\n${parts.join(',\n')}\n  ]`
+  return `${head.slice(0, -2)},\n  "tensors": ${list}\n}\n`
 }

@@ -12,8 +12,10 @@
 import {InputError} from '../errors.js'
 import type {DenseDType, DenseTensor, HostArray} from '../types.js'
 import {BufferPool, FileSource, type ByteSource} from './byte-source.js'
+import {jsonObjectMembers, JsonSplitError} from './json-split.js'
 import {denseShapeProblem, safeText} from './limits.js'
-import {bytesOf} from './npy.js'
+import {byteChunks} from './npy.js'
+import {pace} from './pace.js'
 import type {ByteSink} from './zip.js'
 
 /** Item sizes of every dtype the format defines (so sizes of unsupported tensors are checked too). */
@@ -68,61 +70,46 @@ export class SafetensorsFile {
     if (n < 2) bad('empty header')
     const text = new TextDecoder('utf-8', {fatal: false}).decode(await src.read(8, n))
     if (text[0] !== '{') bad('not a .safetensors file (the header does not start with a JSON object)', 'bad-magic')
-    let json: unknown
-    try {
-      json = JSON.parse(text.trimEnd())
-    } catch (error) {
-      bad(`header is not valid JSON (${safeText((error as Error).message, 120)})`)
-    }
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) bad('header is not a JSON object')
     const dataStart = 8 + n
     const dataSize = src.size - dataStart
     const entries: SafetensorsEntry[] = []
+    const seen = new Set<string>()
     let metadata: Record<string, string> | undefined
-    for (const [name, v] of Object.entries(json as Record<string, unknown>)) {
-      const shown = safeText(name)
-      if (name === '__metadata__') {
-        // The format defines it as a map of strings to strings.
-        if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.values(v).every((x) => typeof x === 'string')) {
-          bad('__metadata__ must be an object of strings')
+    // NOTE: member by member (json-split.ts), not one JSON.parse: a header may list a million
+    // tensors, and Ctrl-C must still act within ~100 ms; duplicate names are seen (and refused).
+    try {
+      for await (const [name, v] of jsonObjectMembers(text)) {
+        if (seen.has(name)) bad(`tensor ${safeText(name)} appears twice in the header`)
+        seen.add(name)
+        if (name === '__metadata__') {
+          // The format defines it as a map of strings to strings.
+          if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.values(v).every((x) => typeof x === 'string')) {
+            bad('__metadata__ must be an object of strings')
+          }
+          metadata = v as Record<string, string>
+          continue
         }
-        metadata = v as Record<string, string>
-        continue
+        entries.push(checkEntry(name, v, dataStart, dataSize, bad, label))
       }
-      const e = v as {dtype?: unknown; shape?: unknown; data_offsets?: unknown}
-      if (typeof e !== 'object' || e === null || Array.isArray(e)) bad(`tensor ${shown}: entry is not an object`)
-      if (typeof e.dtype !== 'string') bad(`tensor ${shown}: missing dtype`)
-      const fileDtype = e.dtype as string
-      const size = Object.hasOwn(ITEM_SIZE, fileDtype) ? ITEM_SIZE[fileDtype] : undefined
-      if (size === undefined) bad(`tensor ${shown}: unknown dtype ${safeText(fileDtype, 20)}`)
-      if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) bad(`tensor ${shown}: shape must be a list of non-negative integers`)
-      const shape = e.shape as number[]
-      let numel = 1
-      for (const d of shape) numel *= d
-      if (!Number.isSafeInteger(numel) || !Number.isSafeInteger(numel * size!)) bad(`tensor ${shown}: shape [${shape.join(', ')}] is too large`)
-      const off = e.data_offsets
-      if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && x >= 0)) bad(`tensor ${shown}: data_offsets must be two non-negative integers`)
-      const [b, en] = off as number[]
-      if (en < b) bad(`tensor ${shown}: data_offsets [${b}, ${en}] end before they begin`)
-      if (en > dataSize) {
-        throw new InputError('truncated', `${label}: tensor ${shown} ends at data byte ${en} but the file holds ${dataSize} data bytes (truncated file or lying header)`, 'the file is incomplete; save it again')
-      }
-      if (en - b !== numel * size!) bad(`tensor ${shown}: data_offsets span ${en - b} bytes but shape [${shape.join(', ')}] of ${fileDtype} needs ${numel * size!}`)
-      const dtype = Object.hasOwn(DENSE, fileDtype) ? DENSE[fileDtype] : null
-      const problem = dtype === null ? `unsupported dtype ${fileDtype}` : denseShapeProblem(shape)
-      entries.push({name, fileDtype, dtype, problem, shape, numel, begin: dataStart + b, end: dataStart + en})
+    } catch (error) {
+      if (error instanceof JsonSplitError) bad(`header is not valid JSON (${safeText(error.message, 120)})`)
+      throw error
     }
     entries.sort((x, y) => x.begin - y.begin || x.end - y.end)
     for (let i = 1; i < entries.length; i++) {
       const prev = entries[i - 1]
       const cur = entries[i]
       if (cur.begin < prev.end) bad(`tensors ${safeText(prev.name)} and ${safeText(cur.name)} overlap in the data area`)
+      if ((i & 4095) === 0) await pace()
     }
     return new SafetensorsFile(src, entries, metadata)
   }
 
+  private byName?: Map<string, SafetensorsEntry>
+
   entry(name: string): SafetensorsEntry {
-    const e = this.entries.find((x) => x.name === name)
+    this.byName ??= new Map(this.entries.map((e) => [e.name, e]))
+    const e = this.byName.get(name)
     if (!e) throw new InputError('missing-tensor', `${this.src.label}: no tensor named ${safeText(name)}`, 'run `sparse info` to list the tensors')
     return e
   }
@@ -152,10 +139,20 @@ export class SafetensorsFile {
       throw new InputError('unsupported-dtype', `${this.src.label}: tensor ${safeText(name)} has unsupported dtype ${e.fileDtype}; only F32, F16, BF16 and F64 are read`, 'exclude it or convert the model to a float dtype')
     }
     if (e.problem) throw new InputError('too-large', `${this.src.label}: tensor ${safeText(name)} cannot be read: ${e.problem}`, 'exclude it with --exclude')
-    const bytes = this.src instanceof FileSource ? await this.src.read(e.begin, e.end - e.begin, this.pool) : await this.src.read(e.begin, e.end - e.begin)
-    const aligned = (bytes.byteOffset & 7) === 0 ? bytes : copy(bytes)
-    if (this.src instanceof FileSource && aligned === bytes) this.owned.add(aligned.buffer)
-    const data = viewAs(aligned, e.dtype)
+    let data: HostArray
+    if (e.end === e.begin) {
+      // NOTE: no buffer, no bookkeeping: a checkpoint may hold a million empty tensors.
+      data = viewAs(EMPTY, 0, 0, e.dtype)
+    } else if (this.src instanceof FileSource) {
+      // Straight into an ArrayBuffer of its own: tensors over 4 GiB (an LLM's embedding) too.
+      const buffer = await this.src.readBuffer(e.begin, e.end - e.begin, this.pool)
+      this.owned.add(buffer)
+      data = viewAs(buffer, 0, e.end - e.begin, e.dtype)
+    } else {
+      const bytes = await this.src.read(e.begin, e.end - e.begin)
+      const aligned = (bytes.byteOffset & 7) === 0 ? bytes : copy(bytes)
+      data = viewAs(aligned.buffer as ArrayBuffer, aligned.byteOffset, aligned.byteLength, e.dtype)
+    }
     return {name, shape: e.shape.slice(), dtype: e.dtype, data}
   }
 
@@ -165,21 +162,50 @@ export class SafetensorsFile {
   }
 }
 
+const EMPTY = new ArrayBuffer(0)
+
 function copy(b: Uint8Array): Uint8Array {
   const c = new Uint8Array(new ArrayBuffer(b.byteLength))
   c.set(b)
   return c
 }
 
-function viewAs(b: Uint8Array, dtype: DenseDType): HostArray {
+function viewAs(buffer: ArrayBuffer, byteOffset: number, byteLength: number, dtype: DenseDType): HostArray {
   switch (dtype) {
     case 'f32':
-      return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4)
+      return new Float32Array(buffer, byteOffset, byteLength / 4)
     case 'f64':
-      return new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8)
+      return new Float64Array(buffer, byteOffset, byteLength / 8)
     default:
-      return new Uint16Array(b.buffer, b.byteOffset, b.byteLength / 2)
+      return new Uint16Array(buffer, byteOffset, byteLength / 2)
   }
+}
+
+/** One header entry, checked against the data area (see the module comment). */
+function checkEntry(name: string, v: unknown, dataStart: number, dataSize: number, bad: (msg: string, code?: string) => never, label: string): SafetensorsEntry {
+  const shown = safeText(name)
+  const e = v as {dtype?: unknown; shape?: unknown; data_offsets?: unknown}
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) bad(`tensor ${shown}: entry is not an object`)
+  if (typeof e.dtype !== 'string') bad(`tensor ${shown}: missing dtype`)
+  const fileDtype = e.dtype as string
+  const size = Object.hasOwn(ITEM_SIZE, fileDtype) ? ITEM_SIZE[fileDtype] : undefined
+  if (size === undefined) bad(`tensor ${shown}: unknown dtype ${safeText(fileDtype, 20)}`)
+  if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) bad(`tensor ${shown}: shape must be a list of non-negative integers`)
+  const shape = e.shape as number[]
+  let numel = 1
+  for (const d of shape) numel *= d
+  if (!Number.isSafeInteger(numel) || !Number.isSafeInteger(numel * size!)) bad(`tensor ${shown}: shape [${shape.join(', ')}] is too large`)
+  const off = e.data_offsets
+  if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && x >= 0)) bad(`tensor ${shown}: data_offsets must be two non-negative integers`)
+  const [b, en] = off as number[]
+  if (en < b) bad(`tensor ${shown}: data_offsets [${b}, ${en}] end before they begin`)
+  if (en > dataSize) {
+    throw new InputError('truncated', `${label}: tensor ${shown} ends at data byte ${en} but the file holds ${dataSize} data bytes (truncated file or lying header)`, 'the file is incomplete; save it again')
+  }
+  if (en - b !== numel * size!) bad(`tensor ${shown}: data_offsets span ${en - b} bytes but shape [${shape.join(', ')}] of ${fileDtype} needs ${numel * size!}`)
+  const dtype = Object.hasOwn(DENSE, fileDtype) ? DENSE[fileDtype] : null
+  const problem = dtype === null ? `unsupported dtype ${fileDtype}` : denseShapeProblem(shape)
+  return {name, fileDtype, dtype, problem, shape, numel, begin: dataStart + b, end: dataStart + en}
 }
 
 /**
@@ -187,7 +213,9 @@ function viewAs(b: Uint8Array, dtype: DenseDType): HostArray {
  * the given order; the header is padded with spaces to a multiple of 8 bytes.
  */
 export async function writeSafetensorsTo(sink: ByteSink, tensors: DenseTensor[], metadata?: Record<string, string>): Promise<void> {
-  await writeSafetensorsStreamTo(sink, tensors, async (i, s) => s.write(bytesOf(tensors[i].data)), metadata)
+  await writeSafetensorsStreamTo(sink, tensors, async (i, s) => {
+    for (const c of byteChunks(tensors[i].data)) await s.write(c)
+  }, metadata)
 }
 
 /** A tensor's header entry for the streaming writer. */

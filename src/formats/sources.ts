@@ -4,23 +4,25 @@
  * directory, stdin).
  */
 import {existsSync} from 'node:fs'
-import {readFile, readdir, stat} from 'node:fs/promises'
+import {readdir, stat} from 'node:fs/promises'
 import {basename, dirname, extname, isAbsolute, join} from 'node:path'
 
 import {InputError, UsageError} from '../errors.js'
 import {halfToFloat32} from '../sparse/half.js'
 import {validateCsr} from '../sparse/validate.js'
 import type {DenseDType, DenseTensor, NamedCsr} from '../types.js'
-import {BufferPool, BufferSource, type ByteSource, FileSource, fileError, readStdin, statInput} from './byte-source.js'
+import {BufferPool, BufferSource, type ByteSource, FileSource, readStdin, readTextFile, statInput} from './byte-source.js'
 import {CSR_MEMBERS, readCsrArchive} from './csr-npz.js'
-import {describeDescr, NPY_MAGIC, npyToDenseTensor, parseNpy, parseNpyHeader, denseDtypeOfDescr} from './npy.js'
+import {describeDescr, NPY_MAGIC, npyDataOffset, npyToDenseTensor, parseNpy, parseNpyHeader, denseDtypeOfDescr} from './npy.js'
 import {NpzArchive} from './npz.js'
 import {MANIFEST, type CsrManifest} from './output.js'
 import {SafetensorsFile} from './safetensors.js'
 import {isPickleMagic, TorchFile} from './torch.js'
-import {parseSmtx} from './smtx.js'
+import {readSmtxSource} from './smtx.js'
 import {isZipMagic, readZipDirectory} from './zip.js'
-import {denseShapeProblem, safeText} from './limits.js'
+import {denseShapeProblem, MAX_MANIFEST_BYTES, safeText} from './limits.js'
+import {JsonSplitError, parseJsonObjectSplitting} from './json-split.js'
+import {pace} from './pace.js'
 import {matrixShape} from '../sparse/dense-to-csr.js'
 
 /**
@@ -263,17 +265,11 @@ export async function openTensorSource(path: string, forced?: string): Promise<T
 async function openNpySource(path: string, src: ByteSource): Promise<TensorSource> {
   const label = src.label
   const name = tensorNameFromPath(path)
-  // Validate the header (dtype, order, length) before reading the data.
-  let head = await src.read(0, Math.min(src.size, 4096))
-  let header
-  try {
-    header = parseNpyHeader(head, label)
-  } catch (error) {
-    if (error instanceof InputError && error.code === 'truncated' && head.length < src.size) {
-      head = await src.read(0, Math.min(src.size, 1 << 20))
-      header = parseNpyHeader(head, label)
-    } else throw error
-  }
+  // Validate the header (dtype, order, length) before reading the data: exactly the
+  // header's bytes, however long it is (see npyDataOffset).
+  const first = await src.read(0, Math.min(src.size, 12))
+  const head = await src.read(0, Math.min(src.size, npyDataOffset(first, label)))
+  const header = parseNpyHeader(head, label)
   const dtype = denseDtypeOfDescr(header.descr)
   if (!dtype) {
     throw new InputError('unsupported-dtype', `${label}: unsupported dtype ${describeDescr(header.descr)}; only float32, float16 and float64 are read`, "convert it with numpy: a.astype('float32') then numpy.save")
@@ -299,11 +295,15 @@ async function openNpySource(path: string, src: ByteSource): Promise<TensorSourc
     unsupported: [],
     async read(n: string) {
       if (n !== name) throw new InputError('missing-tensor', `${label}: no tensor named ${safeText(n)} (the only one is ${name})`, 'run `sparse info` to list the tensors')
-      // NOTE: through the open source, not readFile: readFile refuses files over 2 GiB.
-      const bytes = src instanceof FileSource ? await src.read(0, src.size, pool) : await src.read(0, src.size)
-      const t = npyToDenseTensor(parseNpy(bytes, label), name, label)
-      if (src instanceof FileSource && t.data.buffer === bytes.buffer) owned.add(bytes.buffer)
-      return t
+      if (src instanceof FileSource) {
+        // NOTE: the data straight into a buffer of their own, through the open source (not
+        // readFile, which refuses files over 2 GiB): tensors over 4 GiB read too.
+        const bytes = header.numel * header.itemSize
+        const buffer = await src.readBuffer(header.dataOffset, bytes, pool)
+        owned.add(buffer)
+        return {name, shape: header.shape.slice(), dtype, data: typedView(buffer, bytes, dtype)}
+      }
+      return npyToDenseTensor(parseNpy(await src.read(0, src.size), label), name, label)
     },
     release(t: DenseTensor) {
       if (owned.has(t.data.buffer)) {
@@ -318,20 +318,18 @@ async function openNpySource(path: string, src: ByteSource): Promise<TensorSourc
   }
 }
 
-/** A whole file, read in chunks (readFile refuses files over 2 GiB). */
-async function readWhole(path: string): Promise<Uint8Array> {
-  const src = await FileSource.open(path)
-  try {
-    return await src.read(0, src.size)
-  } finally {
-    await src.close()
-  }
+/** A typed view of a whole buffer's first `bytes` bytes. */
+function typedView(buffer: ArrayBuffer, bytes: number, dtype: DenseDType, byteOffset = 0): DenseTensor['data'] {
+  if (dtype === 'f32') return new Float32Array(buffer, byteOffset, bytes / 4)
+  if (dtype === 'f64') return new Float64Array(buffer, byteOffset, bytes / 8)
+  return new Uint16Array(buffer, byteOffset, bytes / 2)
 }
 
 async function openNpzSource(path: string, src: ByteSource): Promise<TensorSource> {
   const npz = await NpzArchive.open(src)
   const tensors: TensorInfo[] = []
   const unsupported: UnsupportedTensor[] = []
+  const unsupportedByName = new Map<string, UnsupportedTensor>()
   for (const m of npz.members) {
     const dtype = denseDtypeOfDescr(m.header.descr)
     if (!dtype) {
@@ -344,16 +342,24 @@ async function openNpzSource(path: string, src: ByteSource): Promise<TensorSourc
       tensors.push({name: m.name, shape: m.header.shape, dtype})
     }
   }
+  for (const u of unsupported) unsupportedByName.set(u.name, u)
   return {
     format: 'npz',
     path,
     tensors,
     unsupported,
     async read(name: string) {
-      const u = unsupported.find((x) => x.name === name)
+      const u = unsupportedByName.get(name)
       if (u) throw new InputError('unsupported-tensor', `${src.label}: ${safeText(name)} cannot be read (${u.reason})`, 'exclude it')
-      const raw = await npz.readRaw(name)
-      return npyToDenseTensor(raw, name, `${src.label}:${safeText(name)}`)
+      // The data alone, in a buffer of its own: members over 4 GiB read too.
+      const {header, buffer, byteOffset} = await npz.readData(name)
+      const dtype = denseDtypeOfDescr(header.descr)!
+      const bytes = header.numel * header.itemSize
+      // A typed view needs an aligned start (an .npy header not padded as NumPy pads it: copy).
+      if (byteOffset % header.itemSize === 0) return {name, shape: header.shape.slice(), dtype, data: typedView(buffer, bytes, dtype, byteOffset)}
+      const copy = new Uint8Array(bytes)
+      copy.set(new Uint8Array(buffer, byteOffset, bytes))
+      return {name, shape: header.shape.slice(), dtype, data: typedView(copy.buffer, bytes, dtype)}
     },
     release() {},
     close: () => npz.close(),
@@ -403,12 +409,14 @@ export async function readShardIndex(indexPath: string): Promise<ShardIndex> {
     throw new InputError('bad-index', `${indexPath}: ${msg}`, 'the index is corrupt; download or save the model again')
   }
   if (st.size > 100_000_000) bad(`${st.size} bytes is too large for an index`)
+  // readTextFile opens without blocking and refuses a FIFO or device (issue 12).
+  const text = await readTextFile(indexPath, 100_000_000, 'index')
   let json: unknown
   try {
-    json = JSON.parse(await readFile(indexPath, 'utf8'))
+    json = JSON.parse(text)
   } catch (error) {
     if (error instanceof SyntaxError) bad(`not valid JSON (${safeText(error.message, 120)})`)
-    throw fileError(error, indexPath)
+    throw error
   }
   const idx = json as ShardIndex
   if (typeof idx !== 'object' || idx === null || typeof idx.weight_map !== 'object' || idx.weight_map === null || Array.isArray(idx.weight_map)) bad('expected an object with a "weight_map" object')
@@ -525,9 +533,14 @@ export async function readCsrInput(path: string, forced?: string): Promise<Named
     }
   }
   if (format === 'smtx') {
-    const bytes = path === '-' ? await readStdin() : await readWhole(path)
-    const csr = parseSmtx(bytes, path === '-' ? 'stdin' : path)
-    return [{name, shape: [csr.rows, csr.cols], csr}]
+    // Streamed: the first line is checked before the rest is read, and files over 4 GiB work.
+    const src: ByteSource = path === '-' ? new BufferSource(await readStdin(), 'stdin') : await FileSource.open(path)
+    try {
+      const csr = await readSmtxSource(src)
+      return [{name, shape: [csr.rows, csr.cols], csr}]
+    } finally {
+      await src.close()
+    }
   }
   return readCsrDirectory(path)
 }
@@ -536,11 +549,13 @@ export async function readCsrInput(path: string, forced?: string): Promise<Named
 export async function readManifest(dir: string): Promise<CsrManifest> {
   const file = join(dir, MANIFEST)
   let json: unknown
+  // A regular file of bounded size only (not a FIFO, not /dev/zero), parsed piece by piece.
+  const text = await readTextFile(file, MAX_MANIFEST_BYTES, MANIFEST)
   try {
-    json = JSON.parse(await readFile(file, 'utf8'))
+    json = await parseJsonObjectSplitting(text, 'tensors')
   } catch (error) {
-    if (error instanceof SyntaxError) throw new InputError('bad-manifest', `${file} is not valid JSON (${safeText(error.message, 120)})`, 'the directory is corrupt; write it again')
-    throw fileError(error, file)
+    if (error instanceof JsonSplitError) throw new InputError('bad-manifest', `${file} is not valid JSON (${safeText(error.message, 120)})`, 'the directory is corrupt; write it again')
+    throw error
   }
   const m = json as CsrManifest
   const bad = (msg: string): never => {
@@ -562,6 +577,7 @@ export async function readManifest(dir: string): Promise<CsrManifest> {
     if (files.has(t.file)) bad(`file ${JSON.stringify(safeText(t.file))} appears twice`)
     names.add(t.name)
     files.add(t.file)
+    if ((i & 1023) === 1023) await pace()
   }
   return m
 }
@@ -595,6 +611,7 @@ async function readCsrDirectory(dir: string): Promise<NamedCsr[]> {
     named.shape = (t.shape as number[]).slice()
     validateCsr(named.csr, path)
     out.push(named)
+    await pace()
   }
   return out
 }

@@ -10,11 +10,12 @@
  */
 import * as zlib from 'node:zlib'
 
-import {deflateSync, inflateSync} from 'fflate'
+import {Deflate, Inflate, inflateSync} from 'fflate'
 
 import {InputError} from '../errors.js'
-import type {ByteSource} from './byte-source.js'
+import {FileSource, type ByteSource} from './byte-source.js'
 import {safeText} from './limits.js'
+import {pace} from './pace.js'
 
 export const ZIP_MAGIC = Uint8Array.from([0x50, 0x4b, 0x03, 0x04]) // PK\x03\x04
 /** An archive with no members starts with its end record (zip64 or not). */
@@ -29,6 +30,8 @@ const U32_MAX = 0xffffffff
 const U16_MAX = 0xffff
 /** DEFLATE cannot expand more than about 1032:1; a larger claim is a lie. */
 const MAX_DEFLATE_RATIO = 1032
+/** Uncompressed bytes handed to the deflater at a time. */
+const DEFLATE_PIECE = 8 << 20
 
 export function isZipMagic(head: Uint8Array): boolean {
   if (head.length < 4) return false
@@ -142,37 +145,150 @@ export async function readZipDirectory(src: ByteSource): Promise<ZipEntry[]> {
   return entries
 }
 
-/** The uncompressed bytes of one member (in a fresh, aligned buffer), CRC-checked. */
-export async function readZipMember(src: ByteSource, entry: ZipEntry): Promise<Uint8Array> {
+/** Where a member's data start (after its local header), checked against the file. */
+async function memberDataStart(src: ByteSource, entry: ZipEntry): Promise<number> {
   const name = safeText(entry.name)
-  const label = `${src.label}:${name}`
   const lh = await src.read(entry.localHeaderOffset, 30)
   const ldv = new DataView(lh.buffer, lh.byteOffset, 30)
   if (ldv.getUint32(0, true) !== SIG_LOCAL) throw zipError(src.label, `bad local header for member ${name}`)
   const dataStart = entry.localHeaderOffset + 30 + ldv.getUint16(26, true) + ldv.getUint16(28, true)
   if (dataStart + entry.compressedSize > src.size) {
-    throw new InputError('truncated', `${label} is truncated`, 'the file is incomplete; save it again')
+    throw new InputError('truncated', `${src.label}:${name} is truncated`, 'the file is incomplete; save it again')
   }
+  return dataStart
+}
+
+/** Members with at most this many compressed bytes are inflated in one call. */
+const SMALL_COMPRESSED = 64 << 10
+
+/** Compressed bytes handed to the inflater at a time: at most ~1032 x this comes out of one push. */
+const INFLATE_STEP = 64 << 10
+
+/**
+ * Inflate a deflated member, handing each piece of output to `onData(piece, position)`.
+ * Stops as soon as the stream produces more than the declared size (a stream that runs past
+ * its size is refused without inflating the rest), and refuses one that ends short.
+ */
+async function inflateMember(src: ByteSource, entry: ZipEntry, dataStart: number, onData: (piece: Uint8Array, position: number) => void): Promise<void> {
+  const name = safeText(entry.name)
+  if (entry.size > entry.compressedSize * MAX_DEFLATE_RATIO + 1024) {
+    throw zipError(src.label, `member ${name} claims ${entry.size} bytes from ${entry.compressedSize} compressed bytes, more than DEFLATE can produce`)
+  }
+  if (entry.compressedSize <= SMALL_COMPRESSED) {
+    // Small members in one call (fewer, smaller allocations than streaming): one byte of
+    // room past the declared size shows a stream that runs past it; the work beyond is
+    // bounded by DEFLATE's ratio on at most SMALL_COMPRESSED bytes.
+    const compressed = await src.read(dataStart, entry.compressedSize)
+    let out: Uint8Array
+    try {
+      out = inflateSync(compressed, {out: new Uint8Array(entry.size + 1)})
+    } catch (error) {
+      throw zipError(src.label, `member ${name} does not inflate (${safeText((error as Error).message, 80)})`)
+    }
+    if (out.length > entry.size) throw zipError(src.label, `member ${name} inflates to more than its declared ${entry.size} bytes`)
+    if (out.length !== entry.size) throw zipError(src.label, `member ${name} inflates to ${out.length} bytes, expected ${entry.size}`)
+    onData(out, 0)
+    return
+  }
+  let produced = 0
+  let overrun = false
+  const inflater = new Inflate((piece) => {
+    if (overrun) return
+    if (produced + piece.length > entry.size) {
+      overrun = true
+      return
+    }
+    onData(piece, produced)
+    produced += piece.length
+  })
+  let pos = 0
+  try {
+    do {
+      const len = Math.min(INFLATE_STEP, entry.compressedSize - pos)
+      const chunk = await src.read(dataStart + pos, len)
+      pos += len
+      inflater.push(chunk, pos >= entry.compressedSize)
+      if (overrun) throw zipError(src.label, `member ${name} inflates to more than its declared ${entry.size} bytes`)
+      if ((pos & (16 * INFLATE_STEP - 1)) === 0) await pace()
+    } while (pos < entry.compressedSize)
+  } catch (error) {
+    if (error instanceof InputError) throw error
+    throw zipError(src.label, `member ${name} does not inflate (${safeText((error as Error).message, 80)})`)
+  }
+  if (produced !== entry.size) throw zipError(src.label, `member ${name} inflates to ${produced} bytes, expected ${entry.size}`)
+}
+
+/** CRC-32 of a buffer of any size (in pieces of at most 1 GiB). */
+function crc32Of(buffer: ArrayBuffer, byteOffset: number, byteLength: number, prev = 0): number {
+  let crc = prev
+  for (let o = 0; o < byteLength; o += 1 << 30) crc = crc32(new Uint8Array(buffer, byteOffset + o, Math.min(1 << 30, byteLength - o)), crc)
+  return crc
+}
+
+/** The uncompressed bytes of one member (in a fresh, aligned buffer), CRC-checked. At most 4 GiB. */
+export async function readZipMember(src: ByteSource, entry: ZipEntry): Promise<Uint8Array> {
+  const name = safeText(entry.name)
+  if (entry.size > 2 ** 32) {
+    throw new InputError('too-large', `${src.label}:${name} is ${entry.size} bytes, more than the 4 GiB sparse reads for this kind of member`, 'store large arrays as .npy or .safetensors')
+  }
+  const dataStart = await memberDataStart(src, entry)
   let out: Uint8Array
   if (entry.method === 0) {
     if (entry.compressedSize !== entry.size) throw zipError(src.label, `stored member ${name} has mismatched sizes`)
     out = await src.read(dataStart, entry.size)
     if ((out.byteOffset & 7) !== 0) out = copyAligned(out)
   } else {
-    if (entry.size > entry.compressedSize * MAX_DEFLATE_RATIO + 1024) {
-      throw zipError(src.label, `member ${name} claims ${entry.size} bytes from ${entry.compressedSize} compressed bytes, more than DEFLATE can produce`)
-    }
-    const compressed = await src.read(dataStart, entry.compressedSize)
-    const buf = new Uint8Array(new ArrayBuffer(entry.size))
-    try {
-      out = inflateSync(compressed, {out: buf})
-    } catch (error) {
-      throw zipError(src.label, `member ${name} does not inflate (${(error as Error).message})`)
-    }
-    if (out.length !== entry.size) throw zipError(src.label, `member ${name} inflates to ${out.length} bytes, expected ${entry.size}`)
+    let buf: Uint8Array | undefined
+    await inflateMember(src, entry, dataStart, (piece, position) => {
+      // The one-call path hands over its whole, exactly sized output: no copy.
+      if (position === 0 && piece.length === entry.size && piece.byteOffset === 0) buf = piece
+      else (buf ??= new Uint8Array(new ArrayBuffer(entry.size))).set(piece, position)
+    })
+    out = buf ?? new Uint8Array(new ArrayBuffer(0))
   }
   if (crc32(out) !== entry.crc32) throw zipError(src.label, `member ${name} fails its CRC-32 check (corrupt data)`)
   return out
+}
+
+/**
+ * The bytes [skip, size) of one member (its data after an `.npy` header of `skip` bytes) in
+ * an ArrayBuffer of their own, of any size (over 4 GiB too), CRC-checked over the whole
+ * member. A stored member in a file is read straight into place.
+ */
+export async function readZipMemberData(src: ByteSource, entry: ZipEntry, skip: number): Promise<{buffer: ArrayBuffer; byteOffset: number}> {
+  const name = safeText(entry.name)
+  // Small members, and members of an archive already in memory: the whole member, then a
+  // view past its header (no second copy).
+  if (entry.size <= 2 ** 32 && ((entry.method === 0 && !(src instanceof FileSource)) || (entry.method === 8 && entry.compressedSize <= SMALL_COMPRESSED))) {
+    const whole = await readZipMember(src, entry)
+    return {buffer: whole.buffer as ArrayBuffer, byteOffset: whole.byteOffset + skip}
+  }
+  const dataStart = await memberDataStart(src, entry)
+  const length = entry.size - skip
+  let buffer: ArrayBuffer
+  let crc: number
+  if (entry.method === 0) {
+    if (entry.compressedSize !== entry.size) throw zipError(src.label, `stored member ${name} has mismatched sizes`)
+    crc = crc32(await src.read(dataStart, skip))
+    if (src instanceof FileSource) buffer = await src.readBuffer(dataStart + skip, length)
+    else {
+      const view = await src.read(dataStart + skip, length)
+      buffer = copyAligned(view).buffer as ArrayBuffer
+    }
+    crc = crc32Of(buffer, 0, length, crc)
+  } else {
+    buffer = new ArrayBuffer(length)
+    crc = 0
+    await inflateMember(src, entry, dataStart, (piece, position) => {
+      crc = crc32(piece, crc)
+      const end = position + piece.length
+      if (end <= skip) return
+      const from = Math.max(0, skip - position)
+      new Uint8Array(buffer, position + from - skip, piece.length - from).set(from === 0 ? piece : piece.subarray(from))
+    })
+  }
+  if (crc !== entry.crc32) throw zipError(src.label, `member ${name} fails its CRC-32 check (corrupt data)`)
+  return {buffer, byteOffset: 0}
 }
 
 function copyAligned(b: Uint8Array): Uint8Array {
@@ -252,15 +368,22 @@ export class ZipWriter {
     let compressedSize = size
     let method = 0
     if (compress) {
-      const whole = new Uint8Array(size)
-      let o = 0
-      for (const c of chunks) {
-        whole.set(c, o)
-        o += c.byteLength
+      // Streamed in 8 MiB pieces: no copy of the whole member (which may exceed the 4 GiB
+      // one byte array can hold), and the event loop gets control between pieces (Ctrl-C).
+      const parts: Uint8Array[] = []
+      compressedSize = 0
+      const deflater = new Deflate({level: 6}, (out) => {
+        parts.push(out)
+        compressedSize += out.byteLength
+      })
+      const pieces: Uint8Array[] = []
+      for (const c of chunks) for (let o = 0; o < c.byteLength; o += DEFLATE_PIECE) pieces.push(c.subarray(o, Math.min(c.byteLength, o + DEFLATE_PIECE)))
+      if (pieces.length === 0) pieces.push(new Uint8Array(0))
+      for (let k = 0; k < pieces.length; k++) {
+        deflater.push(pieces[k], k === pieces.length - 1)
+        await pace()
       }
-      const d = deflateSync(whole, {level: 6})
-      body = [d]
-      compressedSize = d.byteLength
+      body = parts
       method = 8
     }
     const nameBytes = new TextEncoder().encode(name)

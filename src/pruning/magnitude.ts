@@ -9,6 +9,7 @@
  * Linear time (radix select, see select.ts); memory is one tensor plus its output.
  */
 import {UsageError} from '../errors.js'
+import {pace} from '../formats/pace.js'
 import {reorderRows} from '../reorder/swizzle.js'
 import type {CsrMatrix, DenseDType, DenseTensor, ValueDType} from '../types.js'
 import {convertCsrDtype} from './convert.js'
@@ -276,7 +277,8 @@ export async function pruneTensors(
   const all = [...entries]
   const skipped: SkippedTensor[] = []
   const selected: TensorEntry[] = []
-  for (const e of all) {
+  for (const [n, e] of all.entries()) {
+    if ((n & 4095) === 4095) await pace()
     const reason = skipReason(e.name, e.shape, o)
     if (reason) skipped.push({name: e.name, shape: [...e.shape], reason})
     else selected.push(e)
@@ -290,12 +292,14 @@ export async function pruneTensors(
     const global = new GlobalCut()
     for (let i = 0; i < selected.length; i++) {
       progress('scan', i)
+      await pace()
       await withTensor(selected[i], (t) => global.addHigh(prepareTensor(t)))
     }
     const k = prunedCount(o.sparsity!, global.total)
     if (global.planLow(k)) {
       for (let i = 0; i < selected.length; i++) {
         progress('refine', i)
+        await pace()
         await withTensor(selected[i], (t) => global.addLow(prepareTensor(t)))
       }
     }
@@ -305,6 +309,7 @@ export async function pruneTensors(
     let remainingTies = cut.ties
     for (let i = 0; i < selected.length; i++) {
       progress('prune', i)
+      await pace()
       const t = await selected[i].load()
       const m = prepareTensor(t)
       const local = localCut(m, cut, remainingTies)
@@ -336,6 +341,7 @@ export async function pruneTensors(
   } else {
     for (let i = 0; i < selected.length; i++) {
       progress('prune', i)
+      await pace()
       const result = await withTensor(selected[i], async (t) => {
         const r = pruneOne(prepareTensor(t), o)
         await sink(r, t)

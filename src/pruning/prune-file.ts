@@ -13,6 +13,7 @@ import {UsageError} from '../errors.js'
 import {CsrDirectoryWriter, isDirectory, openTensorSource, writeCsrNpz, type TensorSource} from '../formats/index.js'
 import {denseOutputExtensions, maskDense, openMaskedDenseWriter, type MaskedDenseWriter} from '../formats/masked-dense.js'
 import {readSparsityMap} from './sparsity-map.js'
+import {isDirectoryPath} from '../formats/output.js'
 import type {PrunedTensor, PruneOptions, PruneProgress} from './magnitude.js'
 import {pruneTensors, resolveOptions, skipReason, type ResolvedOptions} from './magnitude.js'
 import {checkOutputPath} from './preflight.js'
@@ -127,7 +128,8 @@ export async function pruneFile(
           await writer.put({name: t.name, shape: t.shape, dtype: t.dtype, data: maskDense(t, p.csr)})
           p.report.file = output
         }
-      } else if (selected.length === 1) {
+      } else if (selected.length === 1 && !isDirectoryPath(output)) {
+        // A trailing '/' names a directory, always (even for one tensor).
         outputKind = 'npz'
         sink = async (p) => {
           await writeCsrNpz({name: p.name, shape: p.shape, csr: p.csr}, output, writeOpts)

@@ -8,6 +8,7 @@ import {stat} from 'node:fs/promises'
 import {UsageError} from '../errors.js'
 import {checkOutputPath} from '../pruning/preflight.js'
 import {CsrDirectoryWriter, readCsrInput, writeCsrNpz} from '../formats/index.js'
+import {isDirectoryPath} from '../formats/output.js'
 import {rowLengthStats, type RowLengthStats} from '../sparse/csr.js'
 import {randomValues} from '../sparse/random.js'
 import type {CsrMatrix, NamedCsr} from '../types.js'
@@ -128,7 +129,8 @@ export async function reorderFile(input: string, options: ReorderFileOptions = {
   let outputKind: ReorderFileResult['outputKind'] = null
   if (output !== undefined) {
     const writeOpts = {force: options.force, inputs: [input]}
-    if (inputIsDir) {
+    // A CSR directory makes a directory; so does any -o ending in '/'.
+    if (inputIsDir || isDirectoryPath(output)) {
       if (output === '-') throw new UsageError('dir-to-stdout', 'a CSR directory cannot go to stdout', 'give a directory with -o')
       const dir = await CsrDirectoryWriter.open(output, writeOpts)
       try {

@@ -109,6 +109,8 @@ export interface ZipMemberSpec {
   data: Uint8Array
   /** Deflate the member (node:zlib, raw deflate). */
   deflate?: boolean
+  /** The stored bytes, instead of `data` (deflated or not): for streams that lie about `data`. */
+  body?: Uint8Array
 }
 
 const crcTable = (() => {
@@ -144,7 +146,7 @@ export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comme
   }
   for (const m of members) {
     const name = enc.encode(m.name)
-    const body = m.deflate ? new Uint8Array(deflateRawSync(m.data)) : m.data
+    const body = m.body ?? (m.deflate ? new Uint8Array(deflateRawSync(m.data)) : m.data)
     const method = m.deflate ? 8 : 0
     const crc = crc32(m.data)
     const extraLen = opts.zip64 ? 20 : 0

@@ -437,6 +437,41 @@ const validSt: fc.Arbitrary<StSeed> = fc
     return {built, expect: {type: 'dense', tensors, unsupported} as Expect, what: `safetensors ${header}`}
   })
 
+/**
+ * Many-tensor headers (issue 12): up to 300 tensors (the scale itself is tested in test/hardening/audit.test.ts), most of them empty, some small, with
+ * duplicate names sometimes (a lying header JSON.parse would silently accept): every
+ * tensor must be listed and read in order, or (duplicates) the file refused.
+ */
+const manySt: fc.Arbitrary<FuzzCase> = fc
+  .record({n: fc.integer({min: 0, max: 300}), every: fc.integer({min: 1, max: 50}), dup: fc.nat({max: 5}), seed: dataSeed, viaFile: viaFileArb})
+  .map(({n, every, dup, seed, viaFile}) => {
+    const ts = Array.from({length: n}, (_, i) => ({name: `t.${i}`, dtype: 'F32', shape: i % every === 0 ? [1, 2] : [0, 3], seed: seed + i}))
+    const withBytes = ts.map((t) => ({...t, bytes: product(t.shape) * 4}))
+    let header = safetensorsHeader(withBytes)
+    const duplicated = dup === 0 && n > 1
+    // A duplicate name: the same key twice in the JSON text.
+    if (duplicated) header = header.replace('"t.1":', '"t.0":')
+    const datas = withBytes.map((t) => seededBytes(t.bytes, t.seed))
+    const built = buildSafetensors(header, concat(datas))
+    const expect: Expect = duplicated
+      ? {type: 'reject', why: 'a tensor name appears twice in the header'}
+      : {type: 'dense', tensors: withBytes.map((t, i) => ({name: t.name, dtype: 'f32', shape: t.shape, bytes: datas[i]})), unsupported: []}
+    return {what: `many-tensor safetensors n=${n} every=${every} dup=${duplicated}`, bytes: built.bytes, expect, viaFile}
+  })
+
+/**
+ * Claims beyond 4 GiB (issue 12): one tensor whose shape needs more than 2^32 bytes but
+ * whose data are not there. Refused as truncated, before allocating.
+ */
+const over4GiBSt: fc.Arbitrary<FuzzCase> = fc
+  .record({rows: fc.constantFrom(32_768, 65_536, 128_256), cols: fc.constantFrom(32_769, 16_385, 8192), dtype: fc.constantFrom('F32', 'F16', 'BF16', 'F64'), have: fc.nat({max: 64}), viaFile: viaFileArb})
+  .map(({rows, cols, dtype, have, viaFile}) => {
+    const bytes = rows * cols * ST_DTYPES[dtype].size
+    const header = JSON.stringify({big: {dtype, shape: [rows, cols], data_offsets: [0, bytes]}})
+    const built = buildSafetensors(header, new Uint8Array(have))
+    return {what: `safetensors claiming ${bytes} bytes (${dtype} [${rows}, ${cols}]) with ${have}`, bytes: built.bytes, expect: {type: 'reject', why: 'the data are not there'} as Expect, viaFile}
+  })
+
 let stFixtureCache: StSeed[] | undefined
 const ST_FIXTURES = ['mixed.safetensors', 'tiny-mlp.safetensors', 'bad-lying-header.safetensors']
 function stFixtures(): StSeed[] {
@@ -510,6 +545,8 @@ export const safetensorsTarget: Target = {
   arbitrary: fc.oneof(
     {weight: 4, arbitrary: mutatedFrom(fc.oneof({weight: 6, arbitrary: validSt}, {weight: 1, arbitrary: fc.nat({max: ST_FIXTURES.length - 1}).map((i) => stFixtures()[i])}), () => null)},
     {weight: 5, arbitrary: lyingSt},
+    {weight: 1, arbitrary: manySt},
+    {weight: 1, arbitrary: over4GiBSt},
     {weight: 1, arbitrary: randomBytes(Uint8Array.from([0x10, 0, 0, 0, 0, 0, 0, 0, 0x7b]))},
   ),
   async parse(c, ctx) {
