@@ -4,6 +4,7 @@
  * touched, so a usage error costs nothing. Nothing here times anything.
  */
 import {UsageError} from '../errors.js'
+import {parsePattern, patternName} from '../pruning/index.js'
 import type {ValueDType} from '../types.js'
 import {type CompareTable, loadCompare} from './compare.js'
 import {denseBaselines} from './metrics.js'
@@ -25,7 +26,7 @@ export interface BenchPlan {
   timing: PlanTiming
   /** The variant SPARSE_SPMM_VARIANT (or the option) forces on every SpMM; undefined for 'auto'. */
   forced: string | undefined
-  /** The report's name of the suite ('dlmc DIR', 'llm', 'attention'), or null. */
+  /** The report's name of the suite ('dlmc DIR', 'llm', 'llm 2:4', 'attention'), or null. */
   suite: string | null
   problems: BenchProblem[]
   compare: CompareTable | undefined
@@ -37,9 +38,15 @@ export interface BenchPlan {
 export async function planBench(options: BenchOptions): Promise<BenchPlan> {
   const device = options.device ?? 'cuda'
   const suite = options.suite
+  const pattern = parsePattern(options.pattern)
+  const nm = pattern.kind === 'n:m'
+  if (nm && (suite?.kind === 'dlmc' || suite?.kind === 'attention')) {
+    throw new UsageError('pattern-suite', `--pattern ${patternName(pattern)} applies to --suite llm and dense inputs, not to --suite ${suite.kind}`, 'drop --pattern, or use --suite llm')
+  }
   // The attention suite is there for issue #5's target: half-precision SDDMM (Q K^T at the mask).
   const ops: BenchOp[] = options.ops ?? (suite?.kind === 'dlmc' ? ['spmm', 'sddmm'] : suite?.kind === 'attention' ? ['sddmm'] : ['spmm'])
-  const dtypes: ValueDType[] = options.dtypes ?? (suite?.kind === 'attention' ? ['f16', 'bf16'] : suite ? ['f32', 'f16'] : ['f32'])
+  // The llm suite pruned to N:M is there for the half-precision 2:4 kernels (and cuSPARSELt).
+  const dtypes: ValueDType[] = options.dtypes ?? (suite?.kind === 'attention' || (suite?.kind === 'llm' && nm) ? ['f16', 'bf16'] : suite ? ['f32', 'f16'] : ['f32'])
   const baselineKinds = options.baselines ?? ['dense', 'cusparse']
   const seed = options.seed ?? 42
   const timing = {...TIMING_DEFAULTS, ...options.timing}
@@ -54,11 +61,11 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
 
   let problems: BenchProblem[]
   if (suite?.kind === 'dlmc') problems = problemsFromSuite(await dlmcSuite(suite.dir, {batches: options.batches, ns: options.ns}))
-  else if (suite?.kind === 'llm') problems = problemsFromSuite(llmSuite({sparsities: options.llmSparsities, ns: options.ns, seed}))
+  else if (suite?.kind === 'llm') problems = problemsFromSuite(llmSuite({sparsities: options.llmSparsities, ns: options.ns, seed, pattern}))
   else if (suite?.kind === 'attention') problems = problemsFromSuite(attentionSuite({sparsities: options.attentionSparsities, ns: options.ns, seed}))
   else problems = []
   if (options.inputs && options.inputs.length > 0) {
-    problems.push(...(await problemsFromInputs(options.inputs, {ns: options.ns, sparsity: options.sparsity, include: options.include, exclude: options.exclude})))
+    problems.push(...(await problemsFromInputs(options.inputs, {ns: options.ns, sparsity: options.sparsity, pattern, include: options.include, exclude: options.exclude})))
   }
   if (problems.length === 0) throw new UsageError('no-inputs', 'nothing to bench: give INPUT files or --suite', 'e.g. sparse bench layer.npz --n 16 or sparse bench --suite dlmc ../shared/dlmc')
   const compare = options.compare ? await loadCompare(options.compare) : undefined
@@ -71,7 +78,7 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
     seed,
     timing,
     forced,
-    suite: suite ? (suite.kind === 'dlmc' ? `dlmc ${suite.dir}` : suite.kind) : null,
+    suite: suite ? (suite.kind === 'dlmc' ? `dlmc ${suite.dir}` : suite.kind === 'llm' && nm ? `llm ${patternName(pattern)}` : suite.kind) : null,
     problems,
     compare,
     total: problems.reduce((acc, p) => acc + p.ns.length, 0) * ops.length * dtypes.length,

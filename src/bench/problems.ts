@@ -7,7 +7,7 @@ import {extname, join} from 'node:path'
 
 import {UsageError} from '../errors.js'
 import {detectFormat, isDenseFormat, openTensorSource, readCsrInput} from '../formats/index.js'
-import {pruneTensors, type TensorEntry} from '../pruning/index.js'
+import {impliedSparsity, type PrunePattern, pruneTensors, type TensorEntry} from '../pruning/index.js'
 import {rowSwizzle} from '../reorder/swizzle.js'
 import type {CsrMatrix} from '../types.js'
 import {attentionSuite, dlmcSuite, llmSuite, type SuiteEntry} from './suites.js'
@@ -18,7 +18,7 @@ export interface BenchProblem {
   file: string
   /** Tensor name ('' for single-matrix files). */
   name: string
-  /** 'rn50', 'transformer', 'llm', 'attention', or 'input'. */
+  /** 'rn50', 'transformer', 'llm', 'llm-2:4', 'attention', or 'input'. */
   group: string
   /** The model file it belongs to, for model totals (whole-model inputs only). */
   model?: string
@@ -33,6 +33,8 @@ export interface ProblemOptions {
   ns?: number[]
   /** -s: sparsity for dense inputs. */
   sparsity?: number
+  /** --pattern: dense inputs are pruned to this N:M pattern instead (then -s may be left out). */
+  pattern?: PrunePattern
   /** Tensor filter for model files (a RegExp source). */
   include?: string
   exclude?: string
@@ -96,9 +98,11 @@ async function problemsFromFile(path: string, ns: number[], opts: ProblemOptions
       }
     })
   }
-  if (opts.sparsity === undefined) {
-    throw new UsageError('no-sparsity', `${path} is dense: bench prunes it first and needs -s`, 'e.g. -s 0.9, or give a CSR file made by `sparse prune`')
+  const nm = opts.pattern?.kind === 'n:m' ? opts.pattern : undefined
+  if (opts.sparsity === undefined && !nm) {
+    throw new UsageError('no-sparsity', `${path} is dense: bench prunes it first and needs -s (or --pattern N:M)`, 'e.g. -s 0.9 or --pattern 2:4, or give a CSR file made by `sparse prune`')
   }
+  const sparsity = opts.sparsity ?? impliedSparsity(nm!)
   // Every selected 2-D (or higher, viewed as 2-D) weight, magnitude-pruned to -s, one at a time.
   const src = await openTensorSource(path)
   // A .npy is one matrix; an .npz/.safetensors is a model: its tensors are named and totalled.
@@ -107,7 +111,7 @@ async function problemsFromFile(path: string, ns: number[], opts: ProblemOptions
   const out: BenchProblem[] = []
   try {
     const pruned: {name: string; csr: CsrMatrix}[] = []
-    await pruneTensors(entries, {sparsity: opts.sparsity, include: opts.include, exclude: opts.exclude, reorder: true}, (t) => {
+    await pruneTensors(entries, {sparsity: opts.sparsity, pattern: opts.pattern, include: opts.include, exclude: opts.exclude, reorder: true}, (t) => {
       pruned.push({name: t.name, csr: t.csr})
     })
     for (const t of pruned) {
@@ -116,7 +120,7 @@ async function problemsFromFile(path: string, ns: number[], opts: ProblemOptions
         name: multi ? t.name : '',
         group: 'input',
         model: multi ? path : undefined,
-        sparsity: opts.sparsity,
+        sparsity,
         ns,
         load: async () => t.csr,
       })

@@ -6,7 +6,8 @@
  *   (rn50_batchsizes.txt) x each batch size (default 1 and 8), rounded up to a multiple of 8
  *   (so 196 -> 200, 49 -> 56, 1 -> 8), duplicates dropped. These are exactly the n values of
  *   ../shared/anchors/dlmc_dev_h200.jsonl, so `--compare` matches every problem.
- * `llm`: seeded, magnitude-pruned random layers with the shapes of a 7B LLM.
+ * `llm`: seeded, magnitude-pruned random layers with the shapes of a 7B LLM; with an N:M
+ *   pattern (`--pattern 2:4`), the same shapes magnitude-pruned to N:M by the pruner.
  * `attention`: seeded random seq x seq attention masks at head dimensions 64 and 128
  *   (issue #5: fp16/bf16 SDDMM against dense fp16 cuBLAS at 90% sparsity).
  */
@@ -14,6 +15,7 @@ import {readdir, readFile} from 'node:fs/promises'
 import {basename, join, relative, sep} from 'node:path'
 
 import {InputError, UsageError} from '../errors.js'
+import {impliedSparsity, parsePattern, patternName, type PrunePattern, pruneMagnitude} from '../pruning/index.js'
 import {createRng} from '../sparse/random.js'
 import {rowSwizzle} from '../reorder/swizzle.js'
 import type {CsrMatrix} from '../types.js'
@@ -24,7 +26,7 @@ export interface SuiteEntry {
   file: string
   /** Absolute or cwd-relative path to read it from (dlmc). */
   path?: string
-  /** 'rn50', 'transformer', 'llm', 'attention'. */
+  /** 'rn50', 'transformer', 'llm', 'llm-2:4' (the llm suite pruned to a pattern), 'attention'. */
   group: string
   /** The nominal sparsity (the DLMC folder name, or the llm / attention level). */
   sparsity: number
@@ -131,6 +133,8 @@ export const LLM_SHAPES: ReadonlyArray<readonly [number, number]> = [
 ]
 export const LLM_SPARSITIES = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95] as const
 export const LLM_NS = [1, 8, 16, 32, 64, 256, 2048] as const
+/** N of the llm suite pruned to an N:M pattern (the 2:4 kernels' range: decode to prefill). */
+export const LLM_NM_NS = [1, 8, 16, 32, 64, 256, 1024, 2048] as const
 
 /** Options of the generated suites (llm, attention). */
 export interface SyntheticSuiteOptions {
@@ -163,9 +167,62 @@ function syntheticSuite(
   return out
 }
 
-/** The LLM suite: every shape x sparsity, each at every N. Matrices are made on demand. */
-export function llmSuite(opts: SyntheticSuiteOptions = {}): SuiteEntry[] {
-  return syntheticSuite('llm', LLM_SHAPES, {sparsities: LLM_SPARSITIES, ns: LLM_NS}, opts, randomPrunedCsr)
+/**
+ * The LLM suite: every shape x sparsity, each at every N. Matrices are made on demand.
+ * With an N:M `pattern` (e.g. '2:4'): every shape once, magnitude-pruned to the pattern
+ * (randomNMPrunedCsr), named `llm/ROWSxCOLS/N:M` in group `llm-N:M`, at LLM_NM_NS (or `ns`);
+ * `sparsities` must then be left out (the pattern implies 1 - N/M).
+ */
+export function llmSuite(opts: SyntheticSuiteOptions & {pattern?: string | PrunePattern} = {}): SuiteEntry[] {
+  const pattern = parsePattern(opts.pattern)
+  if (pattern.kind === 'unstructured') return syntheticSuite('llm', LLM_SHAPES, {sparsities: LLM_SPARSITIES, ns: LLM_NS}, opts, randomPrunedCsr)
+  const name = patternName(pattern)
+  if (opts.sparsities && opts.sparsities.length > 0) {
+    throw new UsageError('sparsity-pattern-conflict', `--llm-sparsity contradicts --pattern ${name}, which implies sparsity ${impliedSparsity(pattern)}`, 'leave out --llm-sparsity with a pattern')
+  }
+  const ns = opts.ns && opts.ns.length > 0 ? [...opts.ns] : [...LLM_NM_NS]
+  const seed = opts.seed ?? 42
+  return LLM_SHAPES.map(([rows, cols]) => {
+    const file = `llm/${rows}x${cols}/${name}`
+    return {file, group: `llm-${name}`, sparsity: impliedSparsity(pattern), ns, rows, cols, generate: () => randomNMPrunedCsr(rows, cols, pattern, `${seed}:${file}`)}
+  })
+}
+
+/**
+ * A random layer magnitude-pruned to an N:M pattern by the pruner itself (pruneMagnitude
+ * with the pattern): i.i.d. standard-normal weights, made and pruned a block of rows at a
+ * time (N:M is decided inside each row, so blocks prune exactly as the whole matrix would),
+ * so memory stays the output plus one block. Rows are stored with Sputnik's row order.
+ * Values f32.
+ */
+export function randomNMPrunedCsr(rows: number, cols: number, pattern: string | PrunePattern, seed: number | string): CsrMatrix {
+  const p = parsePattern(pattern)
+  if (p.kind !== 'n:m') throw new UsageError('bad-pattern', `randomNMPrunedCsr needs an N:M pattern, got ${patternName(p)}`)
+  const rng = createRng(seed)
+  const blockRows = Math.max(1, Math.min(rows, Math.floor(2 ** 22 / Math.max(1, cols))))
+  const buffer = new Float32Array(blockRows * cols)
+  const blocks: CsrMatrix[] = []
+  let nnz = 0
+  for (let r0 = 0; r0 < rows; r0 += blockRows) {
+    const h = Math.min(blockRows, rows - r0)
+    const data = rng.fillNormal(buffer.subarray(0, h * cols))
+    const {csr} = pruneMagnitude({name: 'llm', shape: [h, cols], dtype: 'f32', data}, {pattern: p, reorder: false})
+    blocks.push(csr)
+    nnz += csr.rowOffsets[h]
+  }
+  const rowOffsets = new Int32Array(rows + 1)
+  const columnIndices = new Int32Array(nnz)
+  const values = new Float32Array(nnz)
+  let r = 0
+  let q = 0
+  for (const b of blocks) {
+    for (let i = 1; i <= b.rows; i++) rowOffsets[r + i] = q + b.rowOffsets[i]
+    columnIndices.set(b.columnIndices, q)
+    values.set(b.values as Float32Array, q)
+    r += b.rows
+    q += b.rowOffsets[b.rows]
+  }
+  return {rows, cols, rowOffsets, columnIndices, values, dtype: 'f32', rowIndices: rowSwizzle(rowOffsets, rows)}
 }
 
 /**

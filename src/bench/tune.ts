@@ -17,7 +17,9 @@
  * through the work per row, and the selection's own thresholds on it are powers of 2
  * (mean row / (2 w 32/t) >= c), so the same layer pruned to a nearby sparsity, or another
  * seed of it, shares its winner, while 2x more work per row is another class. k changes only
- * where B's rows are read from, and is kept exact because it is free to.
+ * where B's rows are read from, and is kept exact because it is free to. A 2:4 matrix (f16/bf16
+ * only) gets `|s24` at the end: the 2:4 kernel's variants can run it and not an unstructured
+ * matrix of the same shape and density, so the two never share a winner.
  */
 import {mkdir, readFile} from 'node:fs/promises'
 import {homedir} from 'node:os'
@@ -30,7 +32,11 @@ import type {NativeTimingOptions} from './types.js'
 export const TUNE_CACHE_FORMAT = 'sparse-tune'
 export const TUNE_CACHE_VERSION = 1
 
-/** A variant name as the kernels spell it (native/cuda/spmm/spmm.h). */
+/**
+ * A variant name as the kernels spell it (native/cuda/spmm/spmm.h): the SIMT tile and split
+ * kernels, the tensor-core `tc_*`, the bitmap `bm_*` and the 2:4 `s24_*` kernels (the names
+ * `spmm()` accepts).
+ */
 export const VARIANT_NAME = /^((tile|split)_v\d+_t\d+_[xw]\d+|tc_w\d+_s\d+_p\d+|(bm|s24)_w\d+_m\d+_s\d+)$/
 
 /** What identifies a tuned problem. `gpu` is the device name `sparse bench` reports (report.device.name). */
@@ -43,6 +49,8 @@ export interface TuneKeyInput {
   nnz: number
   /** Our SpMM's index width (default: 16 for f16/bf16 when k <= 32768, else 32, as the bench uses). */
   indexBits?: 16 | 32
+  /** '2:4' when the matrix is 2:4 (and the dtype f16/bf16): see isTwoFour. */
+  structure?: '2:4'
 }
 
 export interface TuneCacheEntry {
@@ -60,6 +68,8 @@ export interface TuneCacheEntry {
   /** The nnz of the case that was tuned (the key holds its row class). */
   nnz: number
   rowClass: number
+  /** '2:4' for a 2:4 matrix (the key ends in |s24). */
+  structure?: '2:4'
   /** The case's file, for people reading the cache. */
   file?: string
   tunedAt: string
@@ -88,10 +98,11 @@ function defaultIndexBits(dtype: ValueDType, k: number): 16 | 32 {
   return dtype !== 'f32' && k <= 32768 ? 16 : 32
 }
 
-/** The cache key, e.g. "NVIDIA H200|f16|i16|m4096|k11008|n16|r1024". */
+/** The cache key, e.g. "NVIDIA H200|f16|i16|m4096|k11008|n16|r1024" (a 2:4 matrix: "...|r2048|s24"). */
 export function tuneKey(key: TuneKeyInput): string {
   const bits = key.indexBits ?? defaultIndexBits(key.dtype, key.k)
-  return `${key.gpu}|${key.dtype}|i${bits}|m${key.m}|k${key.k}|n${key.n}|r${rowClass(key.m, key.nnz)}`
+  const s24 = key.structure === '2:4' && key.dtype !== 'f32' ? '|s24' : ''
+  return `${key.gpu}|${key.dtype}|i${bits}|m${key.m}|k${key.k}|n${key.n}|r${rowClass(key.m, key.nnz)}${s24}`
 }
 
 export function emptyTuneCache(): TuneCache {
@@ -153,7 +164,8 @@ export async function saveTuneEntries(path: string, entries: Record<string, Tune
  * The tuned variant for a problem, from the cache file (default: `defaultTuneCachePath()`),
  * or undefined. For library users of `spmm(csr, b, {device: 'cuda', variant})`:
  *
- *   const variant = await tunedVariant({gpu: cudaInfo().name, dtype: 'f16', m, k, n, nnz})
+ *   const variant = await tunedVariant({gpu: cudaInfo().name, dtype: 'f16', m, k, n, nnz,
+ *                                       ...(isTwoFour(csr) ? {structure: '2:4'} : {})})
  *   await spmm(csr, b, {device: 'cuda', variant})   // undefined: the built-in selection
  *
  * A corrupt cache reads as empty (undefined), never an error.

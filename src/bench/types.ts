@@ -145,7 +145,7 @@ export interface BenchVariantList {
 export interface BenchNative {
   benchCudaBuilt: boolean
   /** The kernels' SpMM variant list (the addon's `spmmVariants`); absent in older addons. */
-  spmmVariants?(shape: {m: number; k: number; n: number; nnz: number; dtype: ValueDType; indexBits?: 16 | 32}): BenchVariantList
+  spmmVariants?(shape: {m: number; k: number; n: number; nnz: number; dtype: ValueDType; indexBits?: 16 | 32; structure?: '2:4'}): BenchVariantList
   benchDeviceInfo(): NativeDeviceInfo
   benchCeilings(device: BenchDevice, threads?: number): Promise<NativeCeilings>
   benchSpmm(args: NativeBenchArgs): Promise<NativeBenchResult>
@@ -208,6 +208,11 @@ export interface BenchOptions {
   device?: BenchDevice
   /** -s for dense inputs. */
   sparsity?: number
+  /**
+   * 'unstructured' (default) or an N:M pattern such as '2:4': the llm suite's layers and
+   * dense inputs are magnitude-pruned to it (the pruner's N:M rule) instead of to a sparsity.
+   */
+  pattern?: string
   include?: string
   exclude?: string
   /** llm suite sparsity levels (default 0.5 ... 0.95). */

@@ -13,7 +13,8 @@ export default class Bench extends BaseCommand<typeof Bench> {
 
   static description = `Answers "how much faster and how much smaller is my pruned layer than dense, on my GPU?", and reproduces the paper's benchmark (--suite dlmc DIR), an LLM-shaped one (--suite llm) and an attention-shaped one (--suite attention: random seq x seq masks, seq 2048, 4096 and 8192, at --attention-sparsity, exactly the same number of columns per row, head dimension N = 64 and 128; default --op sddmm --dtype f16,bf16).
 Timing: CUDA events around each launch after a warm-up; at least --reps launches and more until --min-ms of samples (at most --max-reps); median, p10 and p90. Operands that fit in L2 are rotated among copies (or L2 is flushed) so every launch reads cold memory; tiny problems also get a CUDA-graph time per launch. Baselines run in the same process on the same data: cuBLAS fp32 (CUDA cores), TF32, fp16/bf16 (tensor cores, fp32 accumulate) and cuSPARSE CSR (descriptors, workspace and preprocess made before timing); a missing library is reported and the run goes on.
-INPUT: CSR .npz, .smtx, CSR directories, dense .npy (pruned with -s), whole models (.safetensors, .npz: every 2-D weight pruned with -s; model totals are given), or folders (searched recursively). For SDDMM the m x k pattern is the output mask and n the inner dimension.
+INPUT: CSR .npz, 2:4 .npz (sparse convert --to 2:4), .smtx, CSR directories, dense .npy (pruned with -s), whole models (.safetensors, .npz: every 2-D weight pruned with -s; model totals are given), or folders (searched recursively). For SDDMM the m x k pattern is the output mask and n the inner dimension.
+--pattern N:M prunes --suite llm's layers and dense inputs to N:M instead of to a sparsity: --suite llm --pattern 2:4 benches the three LLM shapes magnitude-pruned to 2:4 at N = 1, 8, 16, 32, 64, 256, 1024, 2048 (or --n), default --dtype f16,bf16. A 2:4 matrix in f16/bf16 runs our 2:4 kernel (the case's impls.ours.detail names it, e.g. spmm_f16_i16_s24_w4_m1_s8); --baseline cusparselt (or all) adds cuSPARSELt.
 Kernel variants (SpMM on CUDA): --tune times every variant of our SpMM per case (10 reps and --tune-min-ms each, same cold-L2 timing), uses the fastest and saves it to the tune cache; later runs use a cached winner whose key (GPU, dtype, index width, m, k, n, mean row length as a power of 2) matches, else the built-in selection. Each case's variantSource says which ('tuned', 'cache', 'heuristic', or 'forced' by SPARSE_SPMM_VARIANT). --tune needs --device cuda (exit 2 otherwise).
 Exit codes: 0 when at least one case ran (failed cases are reported with their error), 1 when every case failed, 2 for bad usage, 3 when the GPU or the addon is missing (--device cuda).`
 
@@ -23,6 +24,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     '<%= config.bin %> bench --suite dlmc ../shared/dlmc --json --plot bench.svg > bench.json',
     '<%= config.bin %> bench --suite dlmc ../shared/dlmc --op spmm --dtype f32 --compare ../shared/anchors/dlmc_dev_h200.jsonl',
     '<%= config.bin %> bench --suite llm --dtype f16 --n 16 --jsonl llm.jsonl',
+    '<%= config.bin %> bench --suite llm --pattern 2:4 --baseline all       # 2:4 layers: our 2:4 kernel against cuBLAS, cuSPARSE and cuSPARSELt',
     '<%= config.bin %> bench --suite attention --attention-sparsity 0.9,0.95 --jsonl attention.jsonl',
     '<%= config.bin %> bench fixtures/dlmc-rn50-0.98-initial_conv.smtx --n 64 --device cpu',
     '<%= config.bin %> bench --suite llm --n 16 --dtype f16 --tune        # tune the SpMM variants, cache the winners',
@@ -42,7 +44,8 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     device: Flags.string({description: 'where to run: cuda, or cpu (our CPU kernels against a dense CPU product)', options: ['cuda', 'cpu'], default: 'cuda'}),
     suite: Flags.string({description: "a benchmark suite: 'dlmc' (the DLMC folder is the INPUT), 'llm' or 'attention'", options: ['dlmc', 'llm', 'attention']}),
     batch: Flags.string({description: 'ResNet-50 batch sizes of --suite dlmc', default: '1,8'}),
-    'llm-sparsity': Flags.string({description: 'sparsity levels of --suite llm', default: '0.5,0.6,0.7,0.8,0.9,0.95'}),
+    'llm-sparsity': Flags.string({description: 'sparsity levels of --suite llm (default 0.5,0.6,0.7,0.8,0.9,0.95; not with --pattern)'}),
+    pattern: Flags.string({description: "prune --suite llm's layers and dense inputs to this N:M pattern (e.g. 2:4) instead of to a sparsity", default: 'unstructured'}),
     'attention-sparsity': Flags.string({description: 'sparsity levels of the --suite attention masks', default: '0.9'}),
     sparsity: Flags.string({char: 's', description: 'prune dense inputs to this sparsity first (e.g. 0.9)'}),
     include: Flags.string({description: 'only tensors of model files whose name matches this RegExp'}),
@@ -137,7 +140,8 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
     dtypes: flags.dtype ? parseDtypes(flags.dtype) : undefined,
     ns: flags.n ? parseIntList('--n', flags.n) : undefined,
     batches: parseIntList('--batch', flags.batch),
-    llmSparsities: parseSparsityList('--llm-sparsity', flags['llm-sparsity']),
+    llmSparsities: flags['llm-sparsity'] === undefined ? undefined : parseSparsityList('--llm-sparsity', flags['llm-sparsity']),
+    pattern: flags.pattern,
     attentionSparsities: parseSparsityList('--attention-sparsity', flags['attention-sparsity']),
     baselines: device === 'cpu' ? baselines.filter((b) => b !== 'cusparse' && b !== 'cusparselt') : baselines,
     device,

@@ -7,7 +7,7 @@ import {FORMAT_NAMES, inspectInputs, type HistogramBin, type InfoResult, type In
 export default class Info extends BaseCommand<typeof Info> {
   static summary = 'Describe a dense or CSR file: shape, dtype, nnz, sparsity, row lengths, bytes per encoding.'
 
-  static description = `For each tensor of a dense (.npy, .npz, .safetensors) or CSR (.npz, .smtx, CSR directory) input: shape, dtype, nnz, sparsity, row-length statistics (min, mean, max, coefficient of variation) with a histogram, bytes as dense fp32 and as CSR (fp32 values + int32 indices; fp16 values + 16-bit indices when the column count allows), and whether a row order is stored. Tensors with more than two dimensions are viewed as [shape[0], product of the rest]. '-' reads stdin (.npy, .npz or a CSR .npz).`
+  static description = `For each tensor of a dense (.npy, .npz, .safetensors) or CSR (.npz, .smtx, CSR directory) input, or of a 2:4 .npz (its tiles and bytes per element too): shape, dtype, nnz, sparsity, row-length statistics (min, mean, max, coefficient of variation) with a histogram, bytes as dense fp32 and as CSR (fp32 values + int32 indices; fp16 values + 16-bit indices when the column count allows), and whether a row order is stored. Tensors with more than two dimensions are viewed as [shape[0], product of the rest]. '-' reads stdin (.npy, .npz or a CSR .npz).`
 
   static examples = [
     '<%= config.bin %> info fixtures/tiny-mlp.safetensors',
@@ -76,6 +76,14 @@ function renderTensor(t: InfoTensor): string[] {
     `  bytes  dense f32 ${fmtBytes(t.denseBytes)}  |  CSR f32 ${fmtBytes(t.csrBytes.f32)} (saving ${fmtRatio(t.memorySaving.f32)})  |  CSR f16 ${fmtBytes(t.csrBytes.f16)} (saving ${fmtRatio(t.memorySaving.f16)}${t.indices16 ? ', 16-bit indices' : ', int32 indices: too many columns for 16-bit'})`,
     `  row order  ${t.rowOrder ? 'stored' : 'none'}`,
   ]
+  if (t.sp24) {
+    const s = t.sp24
+    lines.splice(
+      1,
+      0,
+      `  format  2:4 tiles (${s.strips} x ${s.ksteps} tiles of 16 x 32)  ${fmtBytes(s.bytes)}  ${s.bytesPerElement.toFixed(3)} bytes per element vs ${s.denseF16BytesPerElement} for dense ${t.dtype} (saving ${fmtRatio(s.savingVsF16)})`,
+    )
+  }
   if (t.histogram.length > 0) lines.push('  row-length histogram (rows per length bin)', ...renderHistogram(t.histogram))
   return lines
 }

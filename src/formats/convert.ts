@@ -3,6 +3,7 @@
  *   dense (.npy/.npz/.safetensors) -> CSR .npz (zeros dropped) or a CSR directory
  *   CSR (.npz/.smtx/directory)     -> dense .npy (one tensor) or .npz (several)
  *   .smtx <-> CSR .npz; any matrix -> .smtx (pattern only)
+ *   a 2:4 matrix (CSR or dense, f16/bf16) <-> the 2:4 .npz (sp24-npz.ts; read back like CSR)
  *   a value dtype change (--dtype)
  * A stored row order is kept (except in .smtx, which has no place for it: a note says so).
  * Pattern-only inputs (.smtx) get values from the seeded generator (standard normal).
@@ -20,9 +21,10 @@ import {writeNpzTo} from './npz.js'
 import {MAX_ELEMENTS} from './limits.js'
 import {CsrDirectoryWriter, writeAtomically} from './output.js'
 import {writeSmtxTo} from './smtx.js'
+import {encodeSp24, writeSp24NpzTo} from './sp24-npz.js'
 import {detectFormat, isDenseFormat, isDirectory, openTensorSource, readCsrInput, type FormatName, type UnsupportedTensor} from './sources.js'
 
-export type ConvertTarget = 'csr' | 'dense' | 'smtx'
+export type ConvertTarget = 'csr' | 'dense' | 'smtx' | '2:4'
 
 export interface ConvertOptions {
   input: string
@@ -57,8 +59,8 @@ export interface ConvertResult {
   output: string
   from: FormatName
   to: ConvertTarget
-  /** The written format: csr-npz, csr-dir, npy, npz (dense) or smtx. */
-  outputFormat: 'csr-npz' | 'csr-dir' | 'npy' | 'npz' | 'smtx'
+  /** The written format: csr-npz, csr-dir, npy, npz (dense), smtx or sp24-npz (the 2:4 form). */
+  outputFormat: 'csr-npz' | 'csr-dir' | 'npy' | 'npz' | 'smtx' | 'sp24-npz'
   tensors: ConvertedTensor[]
   /** Input tensors not converted (unsupported dtypes). */
   skipped: UnsupportedTensor[]
@@ -110,6 +112,12 @@ export async function convertFile(opts: ConvertOptions): Promise<ConvertResult> 
   if (to === 'smtx' && output !== '-' && outExt !== '.smtx') {
     throw new UsageError('bad-output-name', `.smtx output ${output} must end in .smtx`, 'rename the output')
   }
+  if (to === '2:4' && output !== '-' && outExt !== '.npz') {
+    throw new UsageError('bad-output-name', `2:4 output ${output} must end in .npz (one matrix)`, 'rename the output')
+  }
+  if (to === '2:4' && opts.dtype === 'f32') {
+    throw new UsageError('2to4-dtype', 'the 2:4 form holds f16 or bf16 values (the 2:4 kernels are half precision only), not f32', 'pass --dtype f16 or --dtype bf16')
+  }
   if (to === 'dense' && opts.dtype === 'bf16') {
     throw new UsageError('bf16-npy', 'dense output cannot be bfloat16: .npy has no bfloat16 dtype', 'use --dtype f32 or f16')
   }
@@ -133,6 +141,15 @@ export async function convertFile(opts: ConvertOptions): Promise<ConvertResult> 
       const single = names.length === 1
       const skipped = src.unsupported
       for (const s of skipped) notes.push(`skipped ${s.name} (${s.dtype}: ${s.reason})`)
+      if (to === '2:4') {
+        if (!single) throw new UsageError('several-tensors', `${input} holds ${names.length} tensors; a 2:4 .npz holds one`, 'extract one tensor first')
+        const info = src.tensors[0]
+        const dtype = opts.dtype ?? sp24Dtype(info.name, info.dtype)
+        const named = denseToCsr(await src.read(names[0]), dtype)
+        const m = encodeSp24(named)
+        const w = await writeAtomically(output, writeOpts, (sink) => writeSp24NpzTo(sink, m))
+        return result({outputFormat: 'sp24-npz', tensors: [summary(named, dtype)], skipped, bytes: w.bytes})
+      }
       const toDirectory = to === 'csr' && (output !== '-' && (outExt === '' || (!single && outExt !== '.npz')))
       if (to === 'csr' && !single && !toDirectory) {
         throw new UsageError('several-tensors', `${input} holds ${names.length} tensors; a CSR .npz holds one`, 'give a directory path for -o (a directory of CSR files plus manifest.json is written)')
@@ -209,6 +226,17 @@ export async function convertFile(opts: ConvertOptions): Promise<ConvertResult> 
   const generatedNote = () => {
     if (valuesGenerated) notes.push(`the input has no values (pattern only): values are standard normal from the seeded generator, seed ${seed}`)
   }
+  if (to === '2:4') {
+    if (mats.length !== 1) throw new UsageError('several-tensors', `${input} holds ${mats.length} tensors; a 2:4 .npz holds one`, 'convert one tensor at a time')
+    const src = mats[0]
+    const dtype = opts.dtype ?? (src.csr.values === null ? 'f16' : sp24Dtype(src.name, src.csr.dtype))
+    const named = fill(src, dtype)
+    generatedNote()
+    if (src.csr.rowIndices) notes.push('the 2:4 form has no place for a row order: the stored row order was dropped')
+    const m = encodeSp24(named)
+    const w = await writeAtomically(output, writeOpts, (sink) => writeSp24NpzTo(sink, m))
+    return result({outputFormat: 'sp24-npz', tensors: [{...summary(named, dtype), rowOrder: false}], bytes: w.bytes, valuesGenerated, ...(valuesGenerated ? {seed} : {})})
+  }
   if (to === 'smtx') {
     if (mats.length !== 1) throw new UsageError('several-tensors', `${input} holds ${mats.length} tensors; .smtx holds one`, 'convert one tensor at a time')
     notes.push('.smtx stores the sparsity pattern only: values were dropped')
@@ -269,6 +297,16 @@ export async function convertFile(opts: ConvertOptions): Promise<ConvertResult> 
   generatedNote()
   const w = await writeDense(tensors, output, outExt, writeOpts)
   return result({outputFormat: outExt === '.npz' ? 'npz' : 'npy', tensors: out, bytes: w, valuesGenerated, ...(valuesGenerated ? {seed} : {})})
+}
+
+/**
+ * The value dtype of a 2:4 output when --dtype is not given: the input's f16 or bf16. An f32
+ * (or f64) input is refused rather than silently rounded: the 2:4 kernels are half precision
+ * only, and the user chooses which half.
+ */
+function sp24Dtype(name: string, dtype: string): 'f16' | 'bf16' {
+  if (dtype === 'f16' || dtype === 'bf16') return dtype
+  throw new UsageError('2to4-dtype', `${name} holds ${dtype} values; the 2:4 form holds f16 or bf16 (the 2:4 kernels are half precision only)`, 'pass --dtype f16 or --dtype bf16 to convert the values')
 }
 
 async function writeDense(tensors: DenseTensor[], output: string, outExt: string, writeOpts: {force?: boolean; inputs: string[]}): Promise<number> {

@@ -48,15 +48,15 @@ export function isCsrArchive(npz: NpzArchive): boolean {
  * wider types are range-checked against [0, max]; int32 data is returned as a view, and its
  * range is left to validateCsr (or checked here when `checkInt32` is set).
  */
-function toInt32(raw: NpyRaw, label: string, what: string, checkInt32 = false, max = MAX_INDEX): Int32Array {
+function toInt32(raw: NpyRaw, label: string, what: string, checkInt32 = false, max = MAX_INDEX, fail: BadFn = bad): Int32Array {
   const m = /^(?:[<=]([iu])([248])|\|([iu])(1))$/.exec(raw.descr)
-  if (!m) throw bad(label, `${what} has dtype ${describeDescr(raw.descr)}, expected int32 or int64`)
+  if (!m) throw fail(label, `${what} has dtype ${describeDescr(raw.descr)}, expected int32 or int64`)
   const bytes = npyDataBytes(raw)
   const n = raw.numel
   const kind = m[1] ?? m[3]
   const size = Number(m[2] ?? m[4])
   const outOfRange = (i: number, v: number | bigint) =>
-    bad(
+    fail(
       label,
       v > max
         ? `${what}[${i}] = ${v} is beyond the int32 range sparse uses for CSR (rows, columns and nnz must be at most ${max})`
@@ -82,21 +82,37 @@ function toInt32(raw: NpyRaw, label: string, what: string, checkInt32 = false, m
   return out
 }
 
+/** Makes the InputError of a malformed member: (file label, message). */
+export type BadFn = (label: string, msg: string) => InputError
+
+/**
+ * Non-negative integers of an integer member (int8 … int64, uint8 … uint64) as an
+ * Int32Array, each checked against [0, MAX_INDEX]. For other `.npz` layouts (the 2:4 file).
+ */
+export function readNpyInts(raw: NpyRaw, label: string, what: string, fail: BadFn = bad): Int32Array {
+  return toInt32(raw, label, what, true, MAX_INDEX, fail)
+}
+
+/** The string of a one-element string member ('|S…' or '<U…'). */
+export function readNpyString(raw: NpyRaw, label: string, what: string, fail: BadFn = bad): string {
+  return readString(raw, label, what, fail)
+}
+
 /** A one-element string array ('|S…' or '<U…'). */
-function readString(raw: NpyRaw, label: string, what: string): string {
+function readString(raw: NpyRaw, label: string, what: string, fail: BadFn = bad): string {
   const bytes = npyDataBytes(raw)
-  if (raw.numel !== 1) throw bad(label, `${what} must hold one string`)
+  if (raw.numel !== 1) throw fail(label, `${what} must hold one string`)
   if (/^\|S\d+$/.test(raw.descr)) return new TextDecoder('latin1').decode(bytes).replace(/\0+$/, '')
   if (/^[<=]U\d+$/.test(raw.descr)) {
     const u32 = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4)
     let s = ''
     for (const c of u32) {
-      if (c > 0x10ffff) throw bad(label, `${what} holds an invalid character code ${c}`)
+      if (c > 0x10ffff) throw fail(label, `${what} holds an invalid character code ${c}`)
       if (c !== 0) s += String.fromCodePoint(c)
     }
     return s
   }
-  throw bad(label, `${what} has dtype ${describeDescr(raw.descr)}, expected a string`)
+  throw fail(label, `${what} has dtype ${describeDescr(raw.descr)}, expected a string`)
 }
 
 /** Read a CSR `.npz` from a byte source (the archive must already be known to be CSR). */

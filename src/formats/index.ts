@@ -2,7 +2,7 @@
  * The formats library: reading and writing every file `sparse` handles. No CLI code.
  *
  * Types
- *   FormatName = 'npy' | 'npz' | 'safetensors' | 'csr-npz' | 'smtx' | 'csr-dir'
+ *   FormatName = 'npy' | 'npz' | 'safetensors' | 'torch' | 'sharded' | 'csr-npz' | 'smtx' | 'csr-dir' | 'sp24-npz'
  *   TensorSource {format, path, tensors: TensorInfo[], unsupported, read(name), release(tensor), close()}
  *     release(tensor): hand a tensor back when done; its buffer is reused by the next read
  *     (much faster than fresh memory for large tensors; see BufferPool in byte-source.ts)
@@ -19,7 +19,8 @@
  *   TorchFile.open(src)                  torch.save ZIP files (restricted unpickler, pickle.ts)
  *   openMaskedDenseWriter(...)           the pruned model in its own format (prune --format dense)
  *   toFloat32(tensor)                    -> Float32Array (view for f32; decodes f16/bf16/f64)
- *   readCsrInput(path, forced?)          -> NamedCsr[]: CSR .npz, .smtx, CSR directory, '-'
+ *   readCsrInput(path, forced?)          -> NamedCsr[]: CSR .npz, .smtx, CSR directory, 2:4 .npz, '-'
+ *   readSp24Input(path)                  -> Sp24Matrix: a 2:4 .npz, checked, not decoded
  *   readManifest(dir)                    -> CsrManifest
  *
  * Writing (all atomic: temp file + rename; '-' = stdout; refuse to overwrite without force)
@@ -27,6 +28,8 @@
  *   writeNpy(tensor, out, opts)          f32 / f16 (/ f64) .npy
  *   writeNpz(tensors, out, opts)         dense tensors as an .npz
  *   writeSmtx(csr, out, opts)            DLMC .smtx (pattern only)
+ *   writeSp24Npz(matrix, out, opts)      the 2:4 tiles .npz (encodeSp24(named) makes the matrix;
+ *                                        sp24ToNamedCsr(matrix) decodes it; both through the addon)
  *   writeSafetensors(tensors, out, opts) for tests, fixtures and scripts
  *   writeSafetensorsStream(specs, produce, out, opts)  large files, one tensor at a time
  *   CsrDirectoryWriter.open(dir, opts) -> add(named) ... commit(extra) | abort()
@@ -57,6 +60,7 @@ import {writeNpzTo} from './npz.js'
 import {type ByteSink, type OutputOptions, writeAtomically, type WrittenFile} from './output.js'
 import {type SafetensorsSpec, writeSafetensorsStreamTo, writeSafetensorsTo} from './safetensors.js'
 import {writeSmtxTo} from './smtx.js'
+import {type Sp24Matrix, writeSp24NpzTo} from './sp24-npz.js'
 
 export {
   detectFormat,
@@ -70,6 +74,7 @@ export {
   parseFormatName,
   readCsrInput,
   readManifest,
+  readSp24Input,
   readShardIndex,
   resolveModelPath,
   tensorNameFromPath,
@@ -105,11 +110,25 @@ export {parseNpy, parseNpyHeader, readNpyBytes, npyHeader} from './npy.js'
 export {NpzArchive, writeNpzTo} from './npz.js'
 export {SafetensorsFile, writeSafetensorsStreamTo, writeSafetensorsTo, type SafetensorsSpec} from './safetensors.js'
 export {parseSmtx, writeSmtxTo} from './smtx.js'
+export {
+  encodeSp24,
+  isSp24Archive,
+  readSp24Archive,
+  readSp24Npz,
+  SP24_FORMAT,
+  SP24_MEMBERS,
+  SP24_TILE_BYTES,
+  sp24NpzArrays,
+  sp24Size,
+  sp24ToNamedCsr,
+  writeSp24NpzTo,
+  type Sp24Matrix,
+} from './sp24-npz.js'
 export {BufferPool, BufferSource, FileSource, openRegularFile, readStdin, readTextFile, setStdinForTesting, type ByteSource} from './byte-source.js'
 export {denseShapeProblem, escapeText, MAX_ELEMENTS, MAX_EMPTY_ROWS, MAX_INDEX, MAX_MANIFEST_BYTES, safeText} from './limits.js'
 export {csrToDense, convertValues, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
 export {convertFile, type ConvertOptions, type ConvertResult, type ConvertTarget, type ConvertedTensor} from './convert.js'
-export {inspectCsr, inspectDense, inspectInput, inspectInputs, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor} from './info.js'
+export {inspectCsr, inspectDense, inspectInput, inspectInputs, inspectSp24, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor, type Sp24Info} from './info.js'
 export {createRng, fillNormal, randomValues, type Rng} from '../sparse/random.js'
 
 /** Write a CSR matrix as a SciPy-compatible `.npz` (validated; `out` '-' = stdout). */
@@ -152,4 +171,9 @@ export function writeSafetensorsStream(
   opts: OutputOptions & {metadata?: Record<string, string>} = {},
 ): Promise<WrittenFile> {
   return writeAtomically(out, opts, (sink) => writeSafetensorsStreamTo(sink, specs, produce, opts.metadata))
+}
+
+/** Write a matrix's 2:4 tiles as the 2:4 `.npz` (see sp24-npz.ts; make them with encodeSp24). */
+export function writeSp24Npz(matrix: Sp24Matrix, out: string, opts: OutputOptions = {}): Promise<WrittenFile> {
+  return writeAtomically(out, opts, (sink) => writeSp24NpzTo(sink, matrix))
 }

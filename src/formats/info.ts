@@ -7,7 +7,8 @@ import {matrixShape} from '../sparse/dense-to-csr.js'
 import type {DenseTensor, NamedCsr} from '../types.js'
 import {expandInputs} from './inputs.js'
 import {pace} from './pace.js'
-import {detectFormat, isDenseFormat, openTensorSource, readCsrInput, type FormatName, type UnsupportedTensor} from './sources.js'
+import {detectFormat, isDenseFormat, openTensorSource, readCsrInput, readSp24Input, type FormatName, type UnsupportedTensor} from './sources.js'
+import {type Sp24Matrix, sp24Size, sp24ToNamedCsr} from './sp24-npz.js'
 
 export interface HistogramBin {
   /** Smallest row length in the bin (inclusive). */
@@ -25,8 +26,8 @@ export interface InfoTensor {
   /** The 2-D matrix it is treated as: [shape[0], product of the rest]. */
   rows: number
   cols: number
-  /** 'dense' for .npy/.npz/.safetensors tensors, 'csr' for CSR inputs. */
-  storage: 'dense' | 'csr'
+  /** 'dense' for .npy/.npz/.safetensors tensors, 'csr' for CSR inputs, '2:4' for a 2:4 .npz. */
+  storage: 'dense' | 'csr' | '2:4'
   /** Value dtype: f32, f16, bf16, f64, or 'pattern' (.smtx: no values). */
   dtype: string
   numel: number
@@ -52,6 +53,23 @@ export interface InfoTensor {
   indices16: boolean
   /** Whether a row order (`row_indices`) is stored. */
   rowOrder: boolean
+  /** A 2:4 .npz only: the tiles it holds. */
+  sp24?: Sp24Info
+}
+
+/** What a 2:4 .npz holds, against dense f16. */
+export interface Sp24Info {
+  /** Tiles of 16 rows x 32 columns: ceil(rows / 16) x ceil(cols / 32). */
+  strips: number
+  ksteps: number
+  /** Bytes of the values and metadata: 576 per tile. */
+  bytes: number
+  /** bytes / (rows x cols): 1.125 when rows and cols are multiples of 16 and 32 (padding adds to it). */
+  bytesPerElement: number
+  /** Dense f16 (and bf16): 2. */
+  denseF16BytesPerElement: number
+  /** Dense f16 bytes / bytes. */
+  savingVsF16: number
 }
 
 export interface InfoResult {
@@ -84,7 +102,7 @@ export function rowLengthHistogram(lengths: ArrayLike<number>, bins = 10): Histo
 }
 
 function summarize(
-  base: {name: string; shape: number[]; rows: number; cols: number; storage: 'dense' | 'csr'; dtype: string; rowOrder: boolean},
+  base: {name: string; shape: number[]; rows: number; cols: number; storage: 'dense' | 'csr' | '2:4'; dtype: string; rowOrder: boolean},
   lengths: Int32Array,
   bins: number,
 ): InfoTensor {
@@ -158,6 +176,26 @@ export function inspectCsr(named: NamedCsr, bins = 10): InfoTensor {
   )
 }
 
+/** Statistics of a 2:4 matrix (its nonzeros, decoded) and of its tiles. */
+export function inspectSp24(m: Sp24Matrix, bins = 10, label = m.name): InfoTensor {
+  const named = sp24ToNamedCsr(m, label)
+  const t = inspectCsr(named, bins)
+  const {bytes} = sp24Size(m.rows, m.cols)
+  const numel = m.rows * m.cols
+  return {
+    ...t,
+    storage: '2:4',
+    sp24: {
+      strips: m.strips,
+      ksteps: m.ksteps,
+      bytes,
+      bytesPerElement: numel === 0 ? 0 : bytes / numel,
+      denseF16BytesPerElement: 2,
+      savingVsF16: bytes === 0 ? 0 : (2 * numel) / bytes,
+    },
+  }
+}
+
 /** Several inputs (folders expanded, see expandInputs): one InfoResult per input read. */
 export async function inspectInputs(paths: readonly string[], opts: InfoOptions = {}): Promise<InfoResult[]> {
   const out: InfoResult[] = []
@@ -183,6 +221,9 @@ export async function inspectInput(path: string, opts: InfoOptions = {}): Promis
     } finally {
       await src.close()
     }
+  }
+  if (format === 'sp24-npz') {
+    return {file: path, format, tensors: [inspectSp24(await readSp24Input(path), bins, path === '-' ? 'stdin' : path)], skipped: []}
   }
   const mats = await readCsrInput(path, format)
   return {file: path, format, tensors: mats.map((m) => inspectCsr(m, bins)), skipped: []}

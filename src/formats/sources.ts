@@ -1,7 +1,7 @@
 /**
  * Format detection and the two entry points for reading: dense tensor sources
  * (.npy, .npz, .safetensors, stdin) and CSR inputs (.npz from SciPy or us, .smtx, a CSR
- * directory, stdin).
+ * directory, a 2:4 .npz, stdin).
  */
 import {existsSync} from 'node:fs'
 import {readdir, stat} from 'node:fs/promises'
@@ -17,6 +17,7 @@ import {describeDescr, NPY_MAGIC, npyDataOffset, npyToDenseTensor, parseNpy, par
 import {NpzArchive} from './npz.js'
 import {MANIFEST, type CsrManifest} from './output.js'
 import {SafetensorsFile} from './safetensors.js'
+import {readSp24Archive, SP24_MEMBERS, sp24ToNamedCsr, type Sp24Matrix} from './sp24-npz.js'
 import {isPickleMagic, TorchFile} from './torch.js'
 import {readSmtxSource} from './smtx.js'
 import {isZipMagic, readZipDirectory} from './zip.js'
@@ -28,22 +29,23 @@ import {matrixShape} from '../sparse/dense-to-csr.js'
 /**
  * `torch`: a torch.save ZIP file (.pt, .pth, .bin, .ckpt). `sharded`: a model split over
  * several files by a Hugging Face index (`model.safetensors.index.json`,
- * `pytorch_model.bin.index.json`), given as the index or as its folder.
+ * `pytorch_model.bin.index.json`), given as the index or as its folder. `sp24-npz`: the 2:4
+ * form of one matrix (sp24-npz.ts), read as CSR.
  */
-export type FormatName = 'npy' | 'npz' | 'safetensors' | 'torch' | 'sharded' | 'csr-npz' | 'smtx' | 'csr-dir'
-export const FORMAT_NAMES: readonly FormatName[] = ['npy', 'npz', 'safetensors', 'torch', 'sharded', 'csr-npz', 'smtx', 'csr-dir']
+export type FormatName = 'npy' | 'npz' | 'safetensors' | 'torch' | 'sharded' | 'csr-npz' | 'smtx' | 'csr-dir' | 'sp24-npz'
+export const FORMAT_NAMES: readonly FormatName[] = ['npy', 'npz', 'safetensors', 'torch', 'sharded', 'csr-npz', 'smtx', 'csr-dir', 'sp24-npz']
 export type DenseFormat = 'npy' | 'npz' | 'safetensors' | 'torch' | 'sharded'
-export type SparseFormat = 'csr-npz' | 'smtx' | 'csr-dir'
+export type SparseFormat = 'csr-npz' | 'smtx' | 'csr-dir' | 'sp24-npz'
 
 export function isDenseFormat(f: FormatName): f is DenseFormat {
   return f === 'npy' || f === 'npz' || f === 'safetensors' || f === 'torch' || f === 'sharded'
 }
 
 export function isSparseFormat(f: FormatName): f is SparseFormat {
-  return f === 'csr-npz' || f === 'smtx' || f === 'csr-dir'
+  return f === 'csr-npz' || f === 'smtx' || f === 'csr-dir' || f === 'sp24-npz'
 }
 
-const ALIASES: Record<string, FormatName> = {csr: 'csr-npz', dir: 'csr-dir', st: 'safetensors', pt: 'torch', pytorch: 'torch'}
+const ALIASES: Record<string, FormatName> = {csr: 'csr-npz', dir: 'csr-dir', st: 'safetensors', pt: 'torch', pytorch: 'torch', '2:4': 'sp24-npz', sp24: 'sp24-npz'}
 
 /** Extensions of torch.save files. */
 const TORCH_EXTS = new Set(['.pt', '.pth', '.bin', '.ckpt'])
@@ -102,12 +104,13 @@ function sniff(head: Uint8Array): FormatName | 'zip' | null {
   return null
 }
 
-async function zipKind(src: ByteSource): Promise<'npz' | 'csr-npz' | 'torch'> {
+async function zipKind(src: ByteSource): Promise<'npz' | 'csr-npz' | 'sp24-npz' | 'torch'> {
   const entries = await readZipDirectory(src)
   // torch.save: <folder>/data.pkl; TorchScript: <folder>/constants.pkl (refused by the reader).
   if (entries.some((e) => /^[^/]+\/(data|constants)\.pkl$/.test(e.name))) return 'torch'
   const names = new Set(entries.map((e) => e.name.replace(/\.npy$/, '')))
-  return CSR_MEMBERS.every((n) => names.has(n)) ? 'csr-npz' : 'npz'
+  if (CSR_MEMBERS.every((n) => names.has(n))) return 'csr-npz'
+  return SP24_MEMBERS.every((n) => names.has(n)) ? 'sp24-npz' : 'npz'
 }
 
 async function readHead(path: string, n = 64): Promise<Uint8Array> {
@@ -122,7 +125,8 @@ async function readHead(path: string, n = 64): Promise<Uint8Array> {
 /**
  * The format of an input: `forced` (a --from value) wins; '-' sniffs stdin; a directory
  * with manifest.json is csr-dir; then the extension (.npy, .npz, .safetensors, .smtx), an
- * `.npz` being csr-npz when its members are data/indices/indptr/shape; an unknown extension
+ * `.npz` being csr-npz when its members are data/indices/indptr/shape, sp24-npz when they are
+ * format/shape/values/meta; an unknown extension
  * is sniffed from the content.
  */
 export async function detectFormat(path: string, forced?: string): Promise<FormatName> {
@@ -510,16 +514,38 @@ export function toFloat32(t: DenseTensor): Float32Array {
 // CSR inputs
 
 /**
+ * Read a 2:4 `.npz` (one matrix, named after the file; '-' = stdin), checked but not yet
+ * decoded (sp24ToNamedCsr decodes it).
+ */
+export async function readSp24Input(path: string): Promise<Sp24Matrix> {
+  const src: ByteSource = path === '-' ? new BufferSource(await readStdin(), 'stdin') : await FileSource.open(path)
+  const npz = await NpzArchive.open(src).catch(async (error) => {
+    await src.close()
+    throw error
+  })
+  try {
+    return await readSp24Archive(npz, tensorNameFromPath(path))
+  } finally {
+    await npz.close()
+  }
+}
+
+/**
  * Read a CSR input: a CSR `.npz` (one tensor, named after the file), a `.smtx` (pattern only),
- * a CSR directory (every tensor in its manifest, in order), or '-' (stdin holding a CSR
- * `.npz` or `.smtx`). Every matrix is validated.
+ * a CSR directory (every tensor in its manifest, in order), a 2:4 `.npz` (decoded to CSR by
+ * the addon's sp24ToCsr), or '-' (stdin holding a CSR `.npz`, a 2:4 `.npz` or `.smtx`). Every
+ * matrix is validated.
  */
 export async function readCsrInput(path: string, forced?: string): Promise<NamedCsr[]> {
   const format = await detectFormat(path, forced)
   if (isDenseFormat(format)) {
-    throw new UsageError('not-sparse', `${path} is a dense ${format} input; this needs a CSR input (.npz from scipy.sparse.save_npz or sparse, .smtx, or a CSR directory)`, 'make one with `sparse prune` or `sparse convert --to csr`')
+    throw new UsageError('not-sparse', `${path} is a dense ${format} input; this needs a CSR input (.npz from scipy.sparse.save_npz or sparse, .smtx, a CSR directory or a 2:4 .npz)`, 'make one with `sparse prune` or `sparse convert --to csr`')
   }
   const name = tensorNameFromPath(path)
+  if (format === 'sp24-npz') {
+    const m = await readSp24Input(path)
+    return [sp24ToNamedCsr(m, path === '-' ? 'stdin' : path)]
+  }
   if (format === 'csr-npz') {
     const src: ByteSource = path === '-' ? new BufferSource(await readStdin(), 'stdin') : await FileSource.open(path)
     const npz = await NpzArchive.open(src).catch(async (error) => {
