@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "common/sparse24.h"
+#include "cuda/spmm/stream_launch.h"
 #include "cuda/spmm/tc_stream.cuh"
 
 namespace sparse {
@@ -42,6 +43,7 @@ struct Sp24Layout {
   static constexpr int kRedBytes = ReduceBytes<kWB, kMS, kNT8>();
   static constexpr int kSmemBytes = kLoopBytes > kRedBytes ? kLoopBytes : kRedBytes;
   static_assert(kP >= 2 && kP <= 8, "2..8 stages");
+  static_assert(kSmemBytes == ::sparse::detail::Sp24SmemBytes(kWB, kMS, kNT8, kP), "the selection's estimate (stream_launch.h) is exact");
 };
 
 // The warp's exact sums of `strip` over k-steps [j0, j1) (see above), nonzeros only.

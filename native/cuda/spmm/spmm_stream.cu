@@ -87,8 +87,19 @@ StreamChoice SelectStream(int64_t strips, int64_t kstages, int n, int sm_count, 
   const int64_t rows = ch.warps * ch.strips;
   const int64_t row_blocks = (strips + rows - 1) / rows;
   const int64_t col_blocks = (n + 8 * StreamNT8(n) - 1) / (8 * StreamNT8(n));
+  // NOTE: never more blocks than fit on the GPU at once (a second wave doubles the time: on
+  // the H200 the 2:4 kernel at N = 16 took 21 us with 8 stages and 512 blocks where 3 fit per
+  // SM, against 13 us at N = 8 with 4 per SM). The 2:4 kernel's shared memory is known here;
+  // the bitmap kernel's depends on the matrix, so it keeps the target alone.
+  int64_t resident = per_sm;
+  if (!bitmap) {
+    const int smem = detail::Sp24SmemBytes(ch.warps, ch.strips, StreamNT8(n), detail::StreamStagesFor(StreamNT8(n))) + 1024;
+    const int64_t by_smem = (228 * 1024) / smem;
+    const int64_t by_warps = 64 / ch.warps;
+    resident = std::max<int64_t>(1, std::min<int64_t>(per_sm, std::min(by_smem, by_warps)));
+  }
   const bool clusters = ComputeMajor() >= 9;
-  while (clusters && ch.splits < 8 && row_blocks * col_blocks * ch.splits < per_sm * sm_count &&
+  while (clusters && ch.splits < 8 && row_blocks * col_blocks * ch.splits * 2 <= resident * sm_count &&
          kstages / (ch.splits * 2) >= 4)
     ch.splits *= 2;
   return ch;

@@ -67,10 +67,21 @@ namespace detail {
 // bytes in flight (Nsight Compute, H200: 1.8 TB/s of DRAM with 4 stages and 16 warps per SM,
 // issue slots half idle waiting on memory), so they keep 7 stages of 64 rows in flight; wider
 // B slices fill shared memory sooner and the math hides more latency: 4 stages.
+constexpr int StreamStagesFor(int nt8) { return nt8 <= 4 ? 8 : 4; }
 template <int kNT8>
 constexpr int StreamStages() {
-  return kNT8 <= 4 ? 8 : 4;
+  return StreamStagesFor(kNT8);
 }
+// Dynamic shared memory of the 2:4 kernel's block (Sp24Layout in spmm_24_kernel.cuh: stages
+// of B's slice of 64 rows plus two 576-byte A tiles per strip, or the split-K reduction's
+// partial tile, whichever is larger), for the selection's occupancy estimate.
+constexpr int Sp24SmemBytes(int warps, int strips, int nt8, int stages) {
+  const int b_slice = 64 * ((nt8 & 1) ? nt8 : nt8 + 1) * 16;
+  const int loop = stages * (b_slice + warps * strips * 2 * 576);
+  const int reduce = warps * strips * 16 * nt8 * 8 * 4;
+  return loop > reduce ? loop : reduce;
+}
+
 template <typename Op, DType kType, int kWB, int kMS, typename... A>
 cudaError_t ByNT8(int n, A&&... args) {
   switch (StreamNT8(n)) {
