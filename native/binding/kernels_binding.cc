@@ -576,16 +576,28 @@ TypedArray CopyToJs(Napi::Env env, const T* src, size_t count) {
   return out;
 }
 
+// The arguments of the format builders: {m, k, rowOffsets, columnIndices, values: Uint16Array}.
+struct Csr16Args {
+  int m = 0, k = 0;
+  CsrPattern c;
+  const uint16_t* values = nullptr;
+};
+Csr16Args ParseCsr16(Args& a) {
+  Csr16Args r;
+  r.m = a.Dim("m"), r.k = a.Dim("k");
+  r.c = ParseMonotoneCsrPattern(a, r.m);
+  r.values = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", r.c.nnz));
+  return r;
+}
+
 // tcFormat({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> {offsets, entries}
 // (Uint32Array): the tensor-core SpMM's tiles, built on the host exactly as the kernels do.
 // Synchronous; pure C++ (also in a CPU-only build), for tests and inspection.
 Napi::Value TcFormatJs(const Napi::CallbackInfo& info) {
   Args a(info, "tcFormat");
-  const int m = a.Dim("m"), k = a.Dim("k");
-  const CsrPattern c = ParseMonotoneCsrPattern(a, m);
-  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", c.nnz));
+  const Csr16Args c = ParseCsr16(a);
   TcTiles t;
-  const std::string err = BuildTcTiles(m, k, c.row_offsets, c.column_indices, vals, &t);
+  const std::string err = BuildTcTiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
   if (!err.empty()) a.RangeFail(err);
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
@@ -598,11 +610,9 @@ Napi::Value TcFormatJs(const Napi::CallbackInfo& info) {
 // strips, ktiles}: the bitmap kernel's tiles (common/bitmap_tiles.h). Synchronous; pure C++.
 Napi::Value BitmapFormatJs(const Napi::CallbackInfo& info) {
   Args a(info, "bitmapFormat");
-  const int m = a.Dim("m"), k = a.Dim("k");
-  const CsrPattern c = ParseMonotoneCsrPattern(a, m);
-  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", c.nnz));
+  const Csr16Args c = ParseCsr16(a);
   BitmapTiles t;
-  const std::string err = BuildBitmapTiles(m, k, c.row_offsets, c.column_indices, vals, &t);
+  const std::string err = BuildBitmapTiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
   if (!err.empty()) a.RangeFail(err);
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
@@ -618,11 +628,9 @@ Napi::Value BitmapFormatJs(const Napi::CallbackInfo& info) {
 // group with more than two nonzeros when the matrix is not 2:4. Synchronous; pure C++.
 Napi::Value Sp24FormatJs(const Napi::CallbackInfo& info) {
   Args a(info, "sp24Format");
-  const int m = a.Dim("m"), k = a.Dim("k");
-  const CsrPattern c = ParseMonotoneCsrPattern(a, m);
-  const uint16_t* vals = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", c.nnz));
+  const Csr16Args c = ParseCsr16(a);
   Sp24Tiles t;
-  const std::string err = BuildSp24Tiles(m, k, c.row_offsets, c.column_indices, vals, &t);
+  const std::string err = BuildSp24Tiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
   if (!err.empty()) a.RangeFail(err);
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);

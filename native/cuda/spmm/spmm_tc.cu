@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "cuda/common/cluster_launch.h"
 #include "cuda/common/device_info.h"
 #include "cuda/spmm/spmm_tc_kernel.cuh"
 
@@ -65,12 +66,6 @@ template <DType kType, int kWB, int kNT8, int kP>
 cudaError_t LaunchConfig(const TcMatrix& a, const SpmmProblem& p, const TcChoice& ch, cudaStream_t stream) {
   using L = cuda::TcLayout<kWB, kNT8, kP>;
   auto kernel = cuda::SpmmTcKernel<kType, kWB, kNT8, kP>;
-  static thread_local bool attr_done = false;
-  if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
-    if (e != cudaSuccess) return e;
-    attr_done = true;
-  }
   cuda::TcArgs args;
   args.offsets = a.offsets();
   args.entries = a.entries();
@@ -79,21 +74,8 @@ cudaError_t LaunchConfig(const TcMatrix& a, const SpmmProblem& p, const TcChoice
   args.m = p.m, args.k = p.k, args.n = p.n;
   args.strips = a.strips(), args.ktiles = a.ktiles(), args.splits = ch.splits;
   const int row_blocks = (a.strips() + kWB - 1) / kWB;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(row_blocks) * ch.splits, (p.n + 8 * kNT8 - 1) / (8 * kNT8), 1);
-  cfg.blockDim = dim3(32 * kWB, 1, 1);
-  cfg.dynamicSmemBytes = L::kSmemBytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  if (ch.splits > 1) {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = ch.splits;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-  }
-  return cudaLaunchKernelEx(&cfg, kernel, args);
+  const dim3 grid(static_cast<unsigned>(row_blocks) * ch.splits, (p.n + 8 * kNT8 - 1) / (8 * kNT8), 1);
+  return LaunchClustered(kernel, args, grid, 32 * kWB, L::kSmemBytes, ch.splits, stream);
 }
 
 template <DType kType, int kWB, int kNT8>

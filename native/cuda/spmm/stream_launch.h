@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/dtype.h"
+#include "cuda/common/cluster_launch.h"
 
 namespace sparse {
 
@@ -42,24 +43,9 @@ inline int StreamBMode(int n, const void* b) {
 template <typename Kernel, typename Args>
 cudaError_t LaunchStream(Kernel kernel, const Args& args, int64_t row_blocks, int col_blocks, const StreamChoice& ch,
                          int smem, cudaStream_t stream) {
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  if (e != cudaSuccess) return e;
   if (row_blocks * ch.splits > 0x7fffffff || col_blocks > 65535) return cudaErrorInvalidValue;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(row_blocks * ch.splits), static_cast<unsigned>(col_blocks), 1);
-  cfg.blockDim = dim3(32 * ch.warps, 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  if (ch.splits > 1) {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = ch.splits;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-  }
-  return cudaLaunchKernelEx(&cfg, kernel, args);
+  const dim3 grid(static_cast<unsigned>(row_blocks * ch.splits), static_cast<unsigned>(col_blocks), 1);
+  return LaunchClustered(kernel, args, grid, 32 * ch.warps, smem, ch.splits, stream);
 }
 
 namespace detail {
