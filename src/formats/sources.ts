@@ -154,40 +154,33 @@ export async function detectFormat(path: string, forced?: string): Promise<Forma
   const ext = extname(path).toLowerCase()
   if (TORCH_EXTS.has(ext)) {
     // NOTE: .bin and .ckpt are names other tools use too: the content decides.
-    const kind = sniff(await readHead(path))
-    if (kind === 'zip') {
-      const src = await FileSource.open(path)
-      try {
-        return await zipKind(src)
-      } finally {
-        await src.close()
-      }
-    }
+    const kind = await sniffFile(path)
     if (kind) return kind
     if (ext === '.pt' || ext === '.pth') return 'torch'
   }
   if (ext === '.npy') return 'npy'
   if (ext === '.safetensors') return 'safetensors'
   if (ext === '.smtx') return 'smtx'
-  if (ext === '.npz') {
-    const src = await FileSource.open(path)
-    try {
-      return await zipKind(src)
-    } finally {
-      await src.close()
-    }
-  }
-  const kind = sniff(await readHead(path))
-  if (kind === 'zip') {
-    const src = await FileSource.open(path)
-    try {
-      return await zipKind(src)
-    } finally {
-      await src.close()
-    }
-  }
+  if (ext === '.npz') return zipFileKind(path)
+  const kind = await sniffFile(path)
   if (kind) return kind
   throw new UsageError('unknown-format', `cannot tell the format of ${path} from its name or content`, `name it .npy/.npz/.safetensors/.smtx or pass --from (${FORMAT_NAMES.join(', ')})`)
+}
+
+/** The format of a ZIP file from its members (zipKind), the file opened for that alone. */
+async function zipFileKind(path: string): Promise<FormatName> {
+  const src = await FileSource.open(path)
+  try {
+    return await zipKind(src)
+  } finally {
+    await src.close()
+  }
+}
+
+/** The format its first bytes show (a ZIP by its members), or null. */
+async function sniffFile(path: string): Promise<FormatName | null> {
+  const kind = sniff(await readHead(path))
+  return kind === 'zip' ? zipFileKind(path) : kind
 }
 
 // ---------------------------------------------------------------------------------------
