@@ -25,6 +25,7 @@ import {mkdir, readFile} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import {dirname, join} from 'node:path'
 
+import {SPMM_VARIANT_NAME as VARIANT_NAME} from '../kernels/variant-name.js'
 import type {ValueDType} from '../types.js'
 import {writeText} from './output.js'
 import type {NativeTimingOptions} from './types.js'
@@ -37,7 +38,7 @@ export const TUNE_CACHE_VERSION = 1
  * kernels, the tensor-core `tc_*`, the bitmap `bm_*` and the 2:4 `s24_*` kernels (the names
  * `spmm()` accepts).
  */
-export const VARIANT_NAME = /^((tile|split)_v\d+_t\d+_[xw]\d+|tc_w\d+_s\d+_p\d+|(bm|s24)_w\d+_m\d+_s\d+)$/
+export {VARIANT_NAME}
 
 /** What identifies a tuned problem. `gpu` is the device name `sparse bench` reports (report.device.name). */
 export interface TuneKeyInput {

@@ -56,6 +56,13 @@ constexpr double kSplitMinNonzeros = 2.0;
 // For N of at most 4 vectors (LLM decode: N = 16) the slices already split each row 8-16
 // ways; more warps per row then only pay while the grid is short of 16 warps per SM.
 constexpr int kSmallNSplitBelowWarpsPerSm = 16;
+// Rows of at least kLongRow nonzeros (mean) keep a warp's loads in flight on their own: the
+// tile kernel needs only kLongRowWarpsPerSm warps per SM to be picked, and rows are split over
+// more warps only below that many (LLM layers at 30% density: 1229-3302 nonzeros per row;
+// fitted on the 70% LLM layers and DLMC at 0.5/0.7/0.9/0.98, checked on the held-out 90% LLM
+// layers and DLMC at 0.6/0.8/0.95; BENCHMARKS.md, v6).
+constexpr double kLongRow = 1000.0;
+constexpr int kLongRowWarpsPerSm = 16;
 // The tensor-core kernel: N up to 64 columns; density (nnz / (m k)) from 40%, or from 25%
 // when N >= 32.
 constexpr int kTcMaxN = 64;
@@ -83,6 +90,13 @@ bool UseBitmap(const SpmmProblem& p) {
   const double density = p.m > 0 && p.k > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.k) : 0.0;
   return density >= kBitmapMinDensity;
 }
+
+// The panel kernel (spmm_panel_kernel.cuh) is not in the selection: on the H200 it was slower
+// than the best tile/split variant on 234 of 237 swept problems (0.55x geomean; BENCHMARKS.md,
+// v6). It is listed for `--tune` where it came close: f32, N >= kPanelTuneMinN, density >=
+// kPanelTuneMinDensity.
+constexpr int kPanelTuneMinN = 1024;
+constexpr double kPanelTuneMinDensity = 0.25;
 
 // The kernel selection: ONE function, a heuristic per branch. Inputs: m, n, nnz (mean row
 // length), the vector width, and the SM count. (`sparse bench --tune` measures every
@@ -116,10 +130,11 @@ SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
   ch.vec_elems = VectorWidth(p);
   const int64_t vectors = (p.n + ch.vec_elems - 1) / ch.vec_elems;
   const double mean_row = p.m > 0 ? static_cast<double>(p.nnz) / p.m : 0.0;
-  const int64_t target = static_cast<int64_t>(sm_count) * kTargetWarpsPerSm;
+  const int64_t target = static_cast<int64_t>(sm_count) * (mean_row >= kLongRow ? kLongRowWarpsPerSm : kTargetWarpsPerSm);
   const bool full_vec = ch.vec_elems == FullWidth(p.dtype);
 
-  // Branch 1 -- wide N (>= 64 vectors) with rows enough to fill every SM's 64 warp slots:
+  // Branch 1 -- wide N (>= 64 vectors) with rows enough to fill every SM's 64 warp slots (16
+  // for rows of kLongRow nonzeros or more):
   // Sputnik's tile kernel, a full warp per strip of 64 vectors (two per lane), values and
   // offsets staged once in shared memory and reused by 64 vectors of B per nonzero: the
   // least index work per FMA, and no reduction.
@@ -164,7 +179,9 @@ std::string VariantName(const SpmmChoice& ch) {
   if (ch.kind == SpmmKind::kBitmap) return StreamVariantName("bm", ch.stream);
   if (ch.kind == SpmmKind::k24) return StreamVariantName("s24", ch.stream);
   char name[48];
-  if (ch.kind == SpmmKind::kTile) {
+  if (ch.kind == SpmmKind::kPanel) {
+    std::snprintf(name, sizeof(name), "panel_v%d_r%d", ch.vec_elems, ch.rows_per_warp);
+  } else if (ch.kind == SpmmKind::kTile) {
     std::snprintf(name, sizeof(name), "tile_v%d_t%d_x%d", ch.vec_elems, ch.threads_x, ch.vecs_x);
   } else {
     std::snprintf(name, sizeof(name), "split_v%d_t%d_w%d", ch.vec_elems, ch.threads_x, ch.warps_per_row);
@@ -183,6 +200,11 @@ bool ParseVariant(const char* name, SpmmChoice* ch) {
   if (std::sscanf(name, "split_v%d_t%d_w%d%c", &a, &b, &c, &tail) == 3) {
     ch->kind = SpmmKind::kSplit;
     ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = 1, ch->warps_per_row = c;
+    return true;
+  }
+  if (std::sscanf(name, "panel_v%d_r%d%c", &a, &b, &tail) == 2) {
+    ch->kind = SpmmKind::kPanel;
+    ch->vec_elems = a, ch->rows_per_warp = b, ch->threads_x = 32, ch->vecs_x = 1, ch->warps_per_row = 1;
     return true;
   }
   if (ParseTcVariant(name, &ch->tc)) {
@@ -210,6 +232,14 @@ bool CanRun(const SpmmProblem& p, const SpmmChoice& ch) {
     if (ch.kind == SpmmKind::k24 && p.structure != SpmmProblem::k24) return false;
     const int64_t rows = static_cast<int64_t>(ch.stream.warps) * ch.stream.strips * 16;
     return (p.m + rows - 1) / rows * ch.stream.splits <= 0x7fffffff && (p.n + 127) / 128 <= 65535;
+  }
+  if (ch.kind == SpmmKind::kPanel) {
+    // f32; B copied in 16-byte pieces (n % 4 == 0, B 16-byte aligned), C stored as float2 or
+    // float4.
+    const int v = ch.vec_elems, r = ch.rows_per_warp;
+    if (p.dtype != DType::kF32 || (v != 2 && v != 4) || (r != 1 && r != 2 && r != 4 && r != 8)) return false;
+    if (p.n % 4 != 0 || !Aligned(p.b, 16) || !Aligned(p.c, 4 * v)) return false;
+    return (p.n + 32 * v - 1) / (32 * v) <= 65535;
   }
   const int elem = DTypeBytes(p.dtype);
   const int full = FullWidth(p.dtype);
@@ -281,6 +311,7 @@ cudaError_t Launch(const SpmmProblem& p, const SpmmChoice& ch, int sms, cudaStre
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     return e;
   }
+  if (ch.kind == SpmmKind::kPanel) return LaunchSpmmPanel(p, ch.vec_elems, ch.rows_per_warp, stream);
   switch (p.dtype) {
     case DType::kF32:
       return LaunchSpmmF32(p, ch, sms, stream);
@@ -353,6 +384,14 @@ std::vector<std::string> SpmmVariants(const SpmmProblem& p) {
         split.kind = SpmmKind::kSplit, split.vec_elems = v, split.threads_x = t, split.warps_per_row = w;
         if (CanRun(p, split)) out.push_back(VariantName(split));
       }
+    }
+  }
+  const double density = p.m > 0 && p.k > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.k) : 0.0;
+  for (int v = 2; v <= 4 && p.n >= kPanelTuneMinN && density >= kPanelTuneMinDensity; v += 2) {
+    for (int r = 1; r <= 8; r <<= 1) {
+      SpmmChoice panel;
+      panel.kind = SpmmKind::kPanel, panel.vec_elems = v, panel.rows_per_warp = r;
+      if (CanRun(p, panel)) out.push_back(VariantName(panel));
     }
   }
   for (const std::string& v : TcVariants(p)) out.push_back(v);
