@@ -186,12 +186,24 @@ std::string VariantName(const SpmmChoice& ch) {
   } else {
     std::snprintf(name, sizeof(name), "split_v%d_t%d_w%d", ch.vec_elems, ch.threads_x, ch.warps_per_row);
   }
-  return name;
+  std::string out = name;
+  if (ch.kind != SpmmKind::kPanel && ch.unroll != 0) out += "_u" + std::to_string(ch.unroll);
+  return out;
 }
 
 bool ParseVariant(const char* name, SpmmChoice* ch) {
-  int a = 0, b = 0, c = 0;
+  int a = 0, b = 0, c = 0, u = 0;
   char tail = 0;
+  if (std::sscanf(name, "tile_v%d_t%d_x%d_u%d%c", &a, &b, &c, &u, &tail) == 4) {
+    ch->kind = SpmmKind::kTile;
+    ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = c, ch->warps_per_row = 1, ch->unroll = u;
+    return true;
+  }
+  if (std::sscanf(name, "split_v%d_t%d_w%d_u%d%c", &a, &b, &c, &u, &tail) == 4) {
+    ch->kind = SpmmKind::kSplit;
+    ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = 1, ch->warps_per_row = c, ch->unroll = u;
+    return true;
+  }
   if (std::sscanf(name, "tile_v%d_t%d_x%d%c", &a, &b, &c, &tail) == 3) {
     ch->kind = SpmmKind::kTile;
     ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = c, ch->warps_per_row = 1;
@@ -248,6 +260,16 @@ bool CanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   if (!width_ok || p.n % v != 0 || !Aligned(p.b, v * elem) || !Aligned(p.c, v * elem)) return false;
   const int t = ch.threads_x;
   if (t != 2 && t != 4 && t != 8 && t != 16 && t != 32) return false;
+  if (ch.unroll != 0) {
+    // The deep variants: f32, 16-byte vectors, 4-32 threads; tile with one or two vectors per
+    // thread, split with one or two warps per row.
+    if (ch.unroll != 16 || p.dtype != DType::kF32 || v != full || t < 4) return false;
+    if (ch.kind == SpmmKind::kTile ? (ch.vecs_x != 1 && ch.vecs_x != 2)
+                                   : (ch.vecs_x != 1 || (ch.warps_per_row != 1 && ch.warps_per_row != 2))) {
+      return false;
+    }
+    return p.n == 0 || (p.n + ch.BlockItemsX() - 1) / ch.BlockItemsX() <= 65535;
+  }
   if (ch.kind == SpmmKind::kTile) {
     if (!(ch.vecs_x == 1 || (ch.vecs_x == 2 && t == 32))) return false;
   } else {
@@ -392,6 +414,16 @@ std::vector<std::string> SpmmVariants(const SpmmProblem& p) {
       SpmmChoice panel;
       panel.kind = SpmmKind::kPanel, panel.vec_elems = v, panel.rows_per_warp = r;
       if (CanRun(p, panel)) out.push_back(VariantName(panel));
+    }
+  }
+  // The deep variants (f32): "_u16".
+  for (int t = 4; t <= 32; t <<= 1) {
+    for (int x = 1; x <= 2; ++x) {
+      SpmmChoice deep;
+      deep.kind = SpmmKind::kTile, deep.vec_elems = VectorWidth(p), deep.threads_x = t, deep.vecs_x = x, deep.unroll = 16;
+      if (CanRun(p, deep)) out.push_back(VariantName(deep));
+      deep.kind = SpmmKind::kSplit, deep.vecs_x = 1, deep.warps_per_row = x;
+      if (CanRun(p, deep)) out.push_back(VariantName(deep));
     }
   }
   for (const std::string& v : TcVariants(p)) out.push_back(v);

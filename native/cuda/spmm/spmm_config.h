@@ -15,7 +15,7 @@
 
 namespace sparse {
 
-template <DType kType_, int kIndexBits_, int kVecElems_, int kThreadsX_, int kVecsX_>
+template <DType kType_, int kIndexBits_, int kVecElems_, int kThreadsX_, int kVecsX_, int kUnroll_ = 0>
 struct SpmmConfig {
   static constexpr DType kType = kType_;
   static constexpr int kElemBytes = kType == DType::kF32 ? 4 : 2;
@@ -35,8 +35,10 @@ struct SpmmConfig {
   // Nonzeros per sparse tile: one vector per thread of the subwarp.
   static constexpr int kBlockItemsK = kThreadsX * kSparseVec;
   // Nonzeros whose B loads are issued before their multiply-adds: kUnrollK * kVecsX
-  // independent loads in flight per thread.
-  static constexpr int kUnrollK = kVecsX >= 2 ? 4 : 8;
+  // independent loads in flight per thread (kUnroll_ > 0 overrides the default: the deep
+  // variants, "_u16", keep twice or four times as many loads in flight, as Sputnik's large
+  // tiles do).
+  static constexpr int kUnrollK = kUnroll_ > 0 ? kUnroll_ : (kVecsX >= 2 ? 4 : 8);
   // Shared memory per subwarp: the staged values (fp32) and pre-scaled offsets (int32).
   static constexpr int kSmemBytesPerRow = kBlockItemsK * (4 + 4);
 

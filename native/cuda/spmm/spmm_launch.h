@@ -31,6 +31,7 @@ struct SpmmChoice {
   int vecs_x = 1;      // vectors per thread across the strip (tile only)
   int warps_per_row = 1;  // warps sharing one row's nonzeros (split only)
   int rows_per_warp = 1;  // rows each warp of a panel owns (panel only; vec_elems: 2 or 4)
+  int unroll = 0;         // tile/split, f32 full width: 16 = the deep variant ("_u16"); 0 = default
   TcChoice tc;            // the tensor-core kernel's configuration (kTc only)
   StreamChoice stream;    // the bitmap and 2:4 kernels' configuration (kBitmap, k24)
   int BlockItemsX() const { return threads_x * vecs_x * vec_elems; }

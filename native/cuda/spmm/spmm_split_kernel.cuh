@@ -35,7 +35,7 @@
 namespace sparse {
 namespace cuda {
 
-template <DType kType_, int kIndexBits_, int kVE_, int kTX_, int kW_>
+template <DType kType_, int kIndexBits_, int kVE_, int kTX_, int kW_, int kU_ = 8>
 struct SplitConfig {
   static constexpr DType kType = kType_;
   static constexpr int kIndexBits = kIndexBits_;
@@ -43,8 +43,9 @@ struct SplitConfig {
   static constexpr int kTX = kTX_;  // lanes across the strip
   static constexpr int kW = kW_;    // warps per row
   static constexpr int kS = 32 / kTX;  // slices of the warp over the row's nonzeros
-  // Nonzeros per lane per step: kU independent vector loads of B in flight per lane.
-  static constexpr int kU = 8;
+  // Nonzeros per lane per step: kU independent vector loads of B in flight per lane (8, or
+  // 16 for the deep "_u16" variants).
+  static constexpr int kU = kU_;
   // Nonzeros per warp per step, and the (scalar) value/index loads per lane to stage them.
   static constexpr int kP = kU * kS;
   static constexpr int kL = (kP + 31) / 32;
@@ -186,19 +187,19 @@ cudaError_t LaunchSpmmSplitConfig(const SpmmProblem& p, int sm_count, cudaStream
 
 // The instantiated split shapes: every slice width with kW in {1, 2, 4} for the full
 // 16-byte vector; kW = 1 only for the narrower residue widths (odd N, rare).
-template <DType kType, int kIndexBits, int kVec, int kW>
+template <DType kType, int kIndexBits, int kVec, int kW, int kU = 8>
 cudaError_t LaunchSpmmSplitTX(const SpmmProblem& p, const SpmmChoice& ch, int sm_count, cudaStream_t stream) {
   switch (ch.threads_x) {
     case 2:
-      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 2, kW>>(p, sm_count, stream);
+      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 2, kW, kU>>(p, sm_count, stream);
     case 4:
-      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 4, kW>>(p, sm_count, stream);
+      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 4, kW, kU>>(p, sm_count, stream);
     case 8:
-      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 8, kW>>(p, sm_count, stream);
+      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 8, kW, kU>>(p, sm_count, stream);
     case 16:
-      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 16, kW>>(p, sm_count, stream);
+      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 16, kW, kU>>(p, sm_count, stream);
     case 32:
-      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 32, kW>>(p, sm_count, stream);
+      return LaunchSpmmSplitConfig<SplitConfig<kType, kIndexBits, kVec, 32, kW, kU>>(p, sm_count, stream);
     default:
       return cudaErrorInvalidValue;
   }
@@ -208,6 +209,15 @@ template <DType kType, int kIndexBits, int kVec>
 cudaError_t LaunchSpmmSplit(const SpmmProblem& p, const SpmmChoice& ch, int sm_count, cudaStream_t stream) {
   constexpr int kFull = kType == DType::kF32 ? 4 : 8;
   if constexpr (kVec == kFull) {
+    if (ch.unroll == 16) {
+      // The deep variants: f32 only, one or two warps per row.
+      if constexpr (kType == DType::kF32) {
+        if (ch.warps_per_row == 1) return LaunchSpmmSplitTX<kType, kIndexBits, kVec, 1, 16>(p, ch, sm_count, stream);
+        if (ch.warps_per_row == 2) return LaunchSpmmSplitTX<kType, kIndexBits, kVec, 2, 16>(p, ch, sm_count, stream);
+      }
+      return cudaErrorInvalidValue;
+    }
+    if (ch.unroll != 0) return cudaErrorInvalidValue;
     switch (ch.warps_per_row) {
       case 1:
         return LaunchSpmmSplitTX<kType, kIndexBits, kVec, 1>(p, ch, sm_count, stream);
@@ -219,7 +229,7 @@ cudaError_t LaunchSpmmSplit(const SpmmProblem& p, const SpmmChoice& ch, int sm_c
         return cudaErrorInvalidValue;
     }
   } else {
-    if (ch.warps_per_row != 1) return cudaErrorInvalidValue;
+    if (ch.warps_per_row != 1 || ch.unroll != 0) return cudaErrorInvalidValue;
     return LaunchSpmmSplitTX<kType, kIndexBits, kVec, 1>(p, ch, sm_count, stream);
   }
 }
