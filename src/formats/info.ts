@@ -2,7 +2,8 @@
  * `sparse info` core: per-tensor statistics of a dense or CSR input, computed tensor by
  * tensor (memory: one tensor at a time).
  */
-import {csrBytes, MAX_COLS_16BIT_INDEX, memorySaving, rowLengths, rowLengthStats, type RowLengthStats} from '../sparse/csr.js'
+import {MAX_COLS_16BIT_INDEX, rowLengths, rowLengthStats, type RowLengthStats} from '../sparse/csr.js'
+import {csrTileStats, memorySizes, type MemorySizes, tileStats, type TileStats} from '../sparse/memory.js'
 import {matrixShape} from '../sparse/dense-to-csr.js'
 import type {DenseTensor, NamedCsr} from '../types.js'
 import {expandInputs} from './inputs.js'
@@ -17,7 +18,13 @@ export interface HistogramBin {
   count: number
 }
 
-export interface InfoTensor {
+/**
+ * One tensor's statistics. Sizes (MemorySizes, src/sparse/memory.ts): the dense matrix in fp32
+ * and fp16, CSR in both encodings (int32 row offsets, and the row order when one is stored),
+ * the bitmap and (when 2:4) the 2:4 tensor-core forms; each saving is against the dense matrix
+ * of the same value dtype.
+ */
+export interface InfoTensor extends MemorySizes {
   name: string
   /** The tensor's shape as stored. */
   shape: number[]
@@ -37,16 +44,6 @@ export interface InfoTensor {
   rowLengths: RowLengthStats
   /** Row-length histogram: equal-width integer bins from 0 to the longest row. */
   histogram: HistogramBin[]
-  /** Bytes of the dense matrix in fp32. */
-  denseBytes: number
-  /**
-   * Bytes as CSR: `f32` = fp32 values + int32 indices; `f16` = 16-bit values + 16-bit
-   * indices when cols <= 32768 (else int32). Both include int32 row offsets, and the row
-   * order when one is stored.
-   */
-  csrBytes: {f32: number; f16: number}
-  /** denseBytes / csrBytes. */
-  memorySaving: {f32: number; f16: number}
   /** Whether 16-bit column indices fit (cols <= 32768). */
   indices16: boolean
   /** Whether a row order (`row_indices`) is stored. */
@@ -85,6 +82,7 @@ export function rowLengthHistogram(lengths: ArrayLike<number>, bins = 10): Histo
 function summarize(
   base: {name: string; shape: number[]; rows: number; cols: number; storage: 'dense' | 'csr'; dtype: string; rowOrder: boolean},
   lengths: Int32Array,
+  tiles: TileStats,
   bins: number,
 ): InfoTensor {
   const {rows, cols, rowOrder} = base
@@ -94,9 +92,6 @@ function summarize(
   const offsets = new Int32Array(rows + 1)
   for (let r = 0; r < rows; r++) offsets[r + 1] = offsets[r] + lengths[r]
   const stats = rowLengthStats({rows, cols, rowOffsets: offsets, columnIndices: new Int32Array(0), values: null, dtype: 'f32'})
-  const dense = numel * 4
-  const f32 = csrBytes(rows, cols, nnz, 'f32', rowOrder)
-  const f16 = csrBytes(rows, cols, nnz, 'f16', rowOrder)
   return {
     ...base,
     numel,
@@ -104,9 +99,7 @@ function summarize(
     sparsity: numel === 0 ? 0 : 1 - nnz / numel,
     rowLengths: stats,
     histogram: rowLengthHistogram(lengths, bins),
-    denseBytes: dense,
-    csrBytes: {f32, f16},
-    memorySaving: {f32: memorySaving(dense, f32), f16: memorySaving(dense, f16)},
+    ...memorySizes(rows, cols, nnz, tiles, rowOrder),
     indices16: cols <= MAX_COLS_16BIT_INDEX,
     rowOrder,
   }
@@ -128,7 +121,16 @@ export function inspectDense(t: DenseTensor, bins = 10): InfoTensor {
     }
     lengths[r] = n
   }
-  return summarize({name: t.name, shape: t.shape.slice(), rows, cols, storage: 'dense', dtype: t.dtype, rowOrder: false}, lengths, bins)
+  // The forms a pruned copy would take: its nonzeros are its stored entries.
+  const tiles = tileStats(rows, cols, (r, visit) => {
+    const base = r * cols
+    if (half) {
+      for (let c = 0; c < cols; c++) if ((d[base + c] & 0x7fff) !== 0) visit(c, true)
+    } else {
+      for (let c = 0; c < cols; c++) if (d[base + c] !== 0) visit(c, true)
+    }
+  })
+  return summarize({name: t.name, shape: t.shape.slice(), rows, cols, storage: 'dense', dtype: t.dtype, rowOrder: false}, lengths, tiles, bins)
 }
 
 /** Statistics of a CSR matrix. */
@@ -137,6 +139,7 @@ export function inspectCsr(named: NamedCsr, bins = 10): InfoTensor {
   return summarize(
     {name: named.name, shape: named.shape.slice(), rows: csr.rows, cols: csr.cols, storage: 'csr', dtype: csr.values === null ? 'pattern' : csr.dtype, rowOrder: csr.rowIndices !== undefined},
     rowLengths(csr),
+    csrTileStats(csr),
     bins,
   )
 }
