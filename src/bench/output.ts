@@ -183,7 +183,7 @@ export function renderHeader(report: BenchReport): string {
   const tf = (v: number | null) => (v === null ? '-' : v.toFixed(1))
   const lines = [
     d.kind === 'cpu'
-      ? chalk.yellow(`CPU figures: ${d.name} (our CPU kernels against a plain multithreaded fp32 dense product)`)
+      ? chalk.yellow(`CPU figures: ${d.name} (our CPU kernels against a dense fp32 product: ${cpuGemmName(d.ceilings.note)})`)
       : `GPU: ${d.name} (${d.smCount} SMs, cc ${d.computeCapability}, L2 ${((d.l2Bytes ?? 0) / 2 ** 20).toFixed(0)} MiB, driver ${d.driver})` +
         (d.clocks.smMhzSeen ? `, SM clock seen ${d.clocks.smMhzSeen.min}-${d.clocks.smMhzSeen.max} MHz` : ''),
     `ceilings (measured): copy ${c.copyGBps.toFixed(0)} GB/s; dense f32 ${tf(c.f32Tflops)}, tf32 ${tf(c.tf32Tflops)}, f16 ${tf(c.f16Tflops)}, bf16 ${tf(c.bf16Tflops)} TFLOP/s`,
@@ -193,4 +193,10 @@ export function renderHeader(report: BenchReport): string {
   const tl = tuneLine(report)
   if (tl) lines.splice(3, 0, tl)
   return lines.join('\n')
+}
+
+/** The CPU dense product's name from the ceilings' note ("...GEMM: OpenBLAS 0.3.31 cblas_sgemm (/path), ..."). */
+function cpuGemmName(note: string | undefined): string {
+  const what = note?.split('GEMM: ')[1]
+  return what ? what.split(' (')[0] : 'a CPU BLAS or our blocked GEMM'
 }

@@ -16,7 +16,7 @@ export type BenchDevice = 'cuda' | 'cpu'
 /**
  * Implementations the harness can time. CUDA: our kernels, dense cuBLAS (fp32 on CUDA cores,
  * TF32, fp16/bf16 on tensor cores with fp32 accumulation) and cuSPARSE CSR. CPU: our CPU
- * kernels and a plain multithreaded fp32 dense product.
+ * kernels and a dense fp32 product (a CPU BLAS when installed, else our blocked GEMM).
  */
 export type ImplName = 'ours' | 'cublas_f32' | 'cublas_tf32' | 'cublas_f16' | 'cublas_bf16' | 'cusparse' | 'cusparselt' | 'cpu_dense_f32'
 
