@@ -9,10 +9,10 @@ import type {ValueDType} from '../types.js'
 import {type CompareTable, loadCompare} from './compare.js'
 import {denseBaselines} from './metrics.js'
 import {attentionSuite, type BenchProblem, dlmcSuite, llmSuite, problemsFromInputs, problemsFromSuite} from './problems.js'
+import {DEFAULT_SEED} from './suites.js'
 import type {BaselineKind, BenchDevice, BenchOp, BenchOptions, ImplName, NativeTimingOptions} from './types.js'
 
-/** The seed of every command's random values (verify, convert, reorder and bench agree). */
-export const DEFAULT_SEED = 0
+export {DEFAULT_SEED} from './suites.js'
 
 /** N for INPUTs when --n is not given: verify's default, the paper's Transformer size. */
 export const DEFAULT_BENCH_N = 256
