@@ -217,9 +217,13 @@ task_timeout() { echo "${TASK_TIMEOUT:-$1}"; }
 
 # Runs `sparse bench ARGS --json` into $W/NAME.json (+ .jsonl), then the short report.
 bench_into() {
-  local name=$1
+  local name=$1 a
   shift
-  step "$(task_timeout 420)" "$name" "$NODE" bin/run.js bench "$@" --jsonl "$W/$name.jsonl" --json
+  # NOTE: figures from this machine are GPU figures: --device cuda (exit 3 without a usable GPU)
+  # unless the flags name a device; bench's default, auto, would quietly fall back to the CPU.
+  local device=(--device cuda)
+  for a in "$@"; do case $a in --device | --device=*) device=() ;; esac; done
+  step "$(task_timeout 420)" "$name" "$NODE" bin/run.js bench "$@" "${device[@]}" --jsonl "$W/$name.jsonl" --json
   local rc=$?
   # stdout is the report object (or, on an error, the {error} object).
   mv "$W/$name.log" "$W/$name.json"

@@ -12,6 +12,7 @@ import type {CsrMatrix, ValueDType} from '../types.js'
 import type {CompareTable} from './compare.js'
 import {errorCode, errorMessage} from './failure.js'
 import {type Measurement, measure} from './measure.js'
+import {csrTileStats} from '../sparse/memory.js'
 import {bytesMoved, denseReference, flopCount, memoryFigures, recommend} from './metrics.js'
 import {implList, type PlanTiming} from './plan.js'
 import type {BenchProblem} from './problems.js'
@@ -150,7 +151,7 @@ function buildCase(
   const bytes = bytesMoved(shape)
   const gbps = bytes / seconds / 1e9
   const peak = base.dtype === 'f32' ? ceilings.f32Tflops : base.dtype === 'f16' ? ceilings.f16Tflops : ceilings.bf16Tflops
-  const memory = memoryFigures(csr.rows, csr.cols, nnz, base.dtype)
+  const memory = memoryFigures(csr.rows, csr.cols, nnz, base.dtype, base.dtype === 'f32' ? undefined : csrTileStats(csr))
   const record: BenchCaseResult = {
     status: 'ok',
     ...base,

@@ -9,6 +9,15 @@ import {DeviceError} from '../errors.js'
 import {errorMessage} from './failure.js'
 import type {BenchDevice, BenchNative, DeviceSummary} from './types.js'
 
+/**
+ * `auto` (the default, as in verify): the GPU when the addon has CUDA and a GPU is usable, else
+ * the CPU. An explicit device is kept (and refused later if it cannot run).
+ */
+export function resolveDevice(requested: BenchDevice | 'auto', native: BenchNative): BenchDevice {
+  if (requested !== 'auto') return requested
+  return native.benchCudaBuilt && native.benchDeviceInfo().available ? 'cuda' : 'cpu'
+}
+
 /** The device summary of the report (its `clocks.smMhzSeen` is filled in when the report is assembled). */
 export async function describeDevice(native: BenchNative, device: BenchDevice, threads: number | undefined): Promise<DeviceSummary> {
   if (device === 'cpu') {

@@ -9,6 +9,7 @@
  *         out = (L[m x n] R[k x n]^T) at the mask: 2 nnz n FLOPs.
  */
 import {csrBytes, MAX_COLS_16BIT_INDEX} from '../sparse/csr.js'
+import {memorySaving, type TileStats, twoFourBytes} from '../sparse/memory.js'
 import type {ValueDType} from '../types.js'
 import type {BenchOp, CaseShape, ImplName, MemoryFigures, Recommendation} from './types.js'
 
@@ -39,10 +40,25 @@ export function bytesMoved(s: CaseShape): number {
   return s.nnz * 4 + offsets + s.m * s.n * vb + s.k * s.n * vb + s.nnz * vb
 }
 
-export function memoryFigures(rows: number, cols: number, nnz: number, dtype: ValueDType): MemoryFigures {
+/**
+ * The weight matrix's memory in the case's dtype: dense, CSR, and for f16/bf16 the tensor-core
+ * forms (`tiles`: csrTileStats of the matrix; without it they are left null). Savings against
+ * the dense matrix of the same dtype, as in `prune` and `info`.
+ */
+export function memoryFigures(rows: number, cols: number, nnz: number, dtype: ValueDType, tiles?: TileStats): MemoryFigures {
   const dense = rows * cols * valueBytes(dtype)
   const sparse = csrBytes(rows, cols, nnz, dtype === 'f32' ? 'f32' : 'f16')
-  return {denseBytes: dense, csrBytes: sparse, saving: sparse === 0 ? Infinity : dense / sparse}
+  const bitmap = dtype !== 'f32' && tiles ? tiles.bitmapBytes : null
+  const twoFour = dtype !== 'f32' && tiles?.twoFour ? twoFourBytes(rows, cols) : null
+  return {
+    denseBytes: dense,
+    csrBytes: sparse,
+    saving: memorySaving(dense, sparse),
+    bitmapBytes: bitmap,
+    twoFourBytes: twoFour,
+    bitmapSaving: bitmap === null ? null : memorySaving(dense, bitmap),
+    twoFourSaving: twoFour === null ? null : memorySaving(dense, twoFour),
+  }
 }
 
 /** The dense baseline of the same precision, against which the advice is given. */

@@ -4,6 +4,7 @@
  */
 import {existsSync} from 'node:fs'
 
+import {parseDecimal} from '../cli/numbers.js'
 import {UsageError} from '../errors.js'
 import type {ValueDType} from '../types.js'
 import type {BaselineKind, BenchOp} from './types.js'
@@ -32,7 +33,8 @@ export function parseIntList(flag: string, value: string, min = 1): number[] {
 /** Numbers in [0, 1), e.g. "0.5,0.9". */
 export function parseSparsityList(flag: string, value: string): number[] {
   return items(flag, value).map((s) => {
-    const v = Number(s)
+    // A plain decimal only, as -s elsewhere: Number() would read "0x0" as 0.
+    const v = parseDecimal(s)
     if (!(v >= 0 && v < 1)) throw new UsageError('bad-list', `${flag}: expected sparsities in [0, 1), got ${JSON.stringify(s)}`)
     return v
   })

@@ -38,7 +38,7 @@ export function toCsv(report: BenchReport): string {
     'ms_median', 'ms_p10', 'ms_p90',
     ...names.flatMap((n) => [`${n}_ms`, `speedup_${n}`]),
     'tflops', 'bytes', 'gbps', 'fraction_of_bandwidth', 'fraction_of_compute',
-    'dense_bytes', 'csr_bytes', 'memory_saving', 'recommendation', 'recommendation_factor',
+    'dense_bytes', 'csr_bytes', 'memory_saving', 'bitmap_bytes', 'two_four_bytes', 'recommendation', 'recommendation_factor',
     'l2_mode', 'graph_ms_per_launch', 'rel_err', 'variant', 'variant_source', 'error',
   ]
   const rows = [header.join(',')]
@@ -47,12 +47,12 @@ export function toCsv(report: BenchReport): string {
     if (c.status === 'ok') {
       f.push(c.ms.median, c.ms.p10, c.ms.p90)
       for (const n of names) f.push(c.baselines[n], c.speedup[n])
-      f.push(c.tflops, c.bytes, c.gbps, c.fractionOfBandwidth, c.fractionOfCompute, c.memory.denseBytes, c.memory.csrBytes, c.memorySaving)
+      f.push(c.tflops, c.bytes, c.gbps, c.fractionOfBandwidth, c.fractionOfCompute, c.memory.denseBytes, c.memory.csrBytes, c.memorySaving, c.memory.bitmapBytes, c.memory.twoFourBytes)
       f.push(c.recommendation?.use, c.recommendation?.factor, c.l2Mode, c.graphMsPerLaunch, c.check?.relErr, c.variant, c.variantSource, '')
     } else {
       f.push('', '', '')
       for (let i = 0; i < names.length; i++) f.push('', '')
-      f.push('', '', '', '', '', '', '', '', '', '', '', '', '', '', '', c.error)
+      f.push('', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', c.error)
     }
     rows.push(f.map(csvField).join(','))
   }
@@ -142,11 +142,12 @@ export function renderSummary(report: BenchReport): string {
     out.push('Per sparsity level (geometric-mean speedup of sparse over each baseline; * = the baseline is faster):', t.toString())
   }
   if (s.models.length > 0) {
-    const mt = table(['model', 'op', 'dtype', 'n', 'layers', 'sparse ms', ...names.map((n) => `vs ${n}`), 'dense MB', 'CSR MB', 'saving'])
+    const mt = table(['model', 'op', 'dtype', 'n', 'layers', 'sparse ms', ...names.map((n) => `vs ${n}`), 'dense MB', 'CSR MB', 'saving', 'bitmap MB', '2:4 MB'])
+    const mb = (b: number | null): string => (b === null ? 'n/a' : (b / 1e6).toFixed(2))
     for (const m of s.models) {
-      mt.push([shortFile(m.model, 32), m.op, m.dtype, m.n, m.layers, ms(m.sparseMs), ...names.map((n) => ratio(m.speedup[n])), (m.denseBytes / 1e6).toFixed(2), (m.csrBytes / 1e6).toFixed(2), `${m.memorySaving.toFixed(2)}x`])
+      mt.push([shortFile(m.model, 32), m.op, m.dtype, m.n, m.layers, ms(m.sparseMs), ...names.map((n) => ratio(m.speedup[n])), mb(m.denseBytes), mb(m.csrBytes), `${m.memorySaving.toFixed(2)}x`, mb(m.bitmapBytes ?? null), mb(m.twoFourBytes ?? null)])
     }
-    out.push('', 'Model totals (sum of layer times, sparse against dense):', mt.toString())
+    out.push('', 'Model totals (sum of layer times, sparse against dense; memory in the case dtype, saving against dense of that dtype):', mt.toString())
   }
   if (s.agreement.length > 0) {
     const at = table(['op', 'dtype', 'this run', 'reference', 'cases', 'geomean ratio', 'within 15%'])
@@ -182,7 +183,7 @@ export function renderHeader(report: BenchReport): string {
   const tf = (v: number | null) => (v === null ? '-' : v.toFixed(1))
   const lines = [
     d.kind === 'cpu'
-      ? chalk.yellow(`CPU figures: ${d.name} (our CPU kernels against a plain multithreaded fp32 dense product)`)
+      ? chalk.yellow(`CPU figures: ${d.name} (our CPU kernels against a dense fp32 product: ${cpuGemmName(d.ceilings.note)})`)
       : `GPU: ${d.name} (${d.smCount} SMs, cc ${d.computeCapability}, L2 ${((d.l2Bytes ?? 0) / 2 ** 20).toFixed(0)} MiB, driver ${d.driver})` +
         (d.clocks.smMhzSeen ? `, SM clock seen ${d.clocks.smMhzSeen.min}-${d.clocks.smMhzSeen.max} MHz` : ''),
     `ceilings (measured): copy ${c.copyGBps.toFixed(0)} GB/s; dense f32 ${tf(c.f32Tflops)}, tf32 ${tf(c.tf32Tflops)}, f16 ${tf(c.f16Tflops)}, bf16 ${tf(c.bf16Tflops)} TFLOP/s`,
@@ -192,4 +193,10 @@ export function renderHeader(report: BenchReport): string {
   const tl = tuneLine(report)
   if (tl) lines.splice(3, 0, tl)
   return lines.join('\n')
+}
+
+/** The CPU dense product's name from the ceilings' note ("...GEMM: OpenBLAS 0.3.31 cblas_sgemm (/path), ..."). */
+function cpuGemmName(note: string | undefined): string {
+  const what = note?.split('GEMM: ')[1]
+  return what ? what.split(' (')[0] : 'a CPU BLAS or our blocked GEMM'
 }

@@ -9,7 +9,13 @@ import type {ValueDType} from '../types.js'
 import {type CompareTable, loadCompare} from './compare.js'
 import {denseBaselines} from './metrics.js'
 import {attentionSuite, type BenchProblem, dlmcSuite, llmSuite, problemsFromInputs, problemsFromSuite} from './problems.js'
+import {DEFAULT_SEED} from './suites.js'
 import type {BaselineKind, BenchDevice, BenchOp, BenchOptions, ImplName, NativeTimingOptions} from './types.js'
+
+export {DEFAULT_SEED} from './suites.js'
+
+/** N for INPUTs when --n is not given: verify's default, the paper's Transformer size. */
+export const DEFAULT_BENCH_N = 256
 
 /** The harness's timing settings when the options leave them out. */
 export const TIMING_DEFAULTS = {warmup: 5, minReps: 50, minMs: 200, maxReps: 1000, graphBelowMs: 0.05}
@@ -18,7 +24,8 @@ export type PlanTiming = NativeTimingOptions & typeof TIMING_DEFAULTS
 
 /** Everything a run does, decided before it starts. */
 export interface BenchPlan {
-  device: BenchDevice
+  /** 'auto' until the run resolves it (resolveDevice: the GPU when usable, else the CPU). */
+  device: BenchDevice | 'auto'
   ops: BenchOp[]
   dtypes: ValueDType[]
   baselineKinds: BaselineKind[]
@@ -36,7 +43,7 @@ export interface BenchPlan {
 
 /** Resolves and checks the options, then lists the problems. Throws UsageError before any device work. */
 export async function planBench(options: BenchOptions): Promise<BenchPlan> {
-  const device = options.device ?? 'cuda'
+  const device = options.device ?? 'auto'
   const suite = options.suite
   const pattern = parsePattern(options.pattern)
   const nm = pattern.kind === 'n:m'
@@ -48,13 +55,13 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
   // The llm suite pruned to N:M is there for the half-precision 2:4 kernels (and cuSPARSELt).
   const dtypes: ValueDType[] = options.dtypes ?? (suite?.kind === 'attention' || (suite?.kind === 'llm' && nm) ? ['f16', 'bf16'] : suite ? ['f32', 'f16'] : ['f32'])
   const baselineKinds = options.baselines ?? ['dense', 'cusparse']
-  const seed = options.seed ?? 42
+  const seed = options.seed ?? DEFAULT_SEED
   const timing = {...TIMING_DEFAULTS, ...options.timing}
   validateNs(options.ns)
   const forcedRaw = options.forcedVariant ?? process.env.SPARSE_SPMM_VARIANT
   const forced = forcedRaw && forcedRaw !== 'auto' ? forcedRaw : undefined
   if (options.tune) {
-    if (device !== 'cuda') throw new UsageError('tune-cpu', '--tune needs --device cuda: it times the CUDA SpMM kernel variants', 'drop --tune, or run on a GPU with --device cuda')
+    if (device === 'cpu') throw new UsageError('tune-cpu', '--tune needs --device cuda: it times the CUDA SpMM kernel variants', 'drop --tune, or run on a GPU with --device cuda')
     if (!ops.includes('spmm')) throw new UsageError('tune-op', '--tune tunes SpMM, but --op has no spmm', 'add spmm to --op, or drop --tune')
     if (forced) throw new UsageError('tune-forced', `SPARSE_SPMM_VARIANT=${forced} forces one SpMM variant, so there is nothing to tune`, 'unset SPARSE_SPMM_VARIANT to tune')
   }
@@ -65,7 +72,7 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
   else if (suite?.kind === 'attention') problems = problemsFromSuite(attentionSuite({sparsities: options.attentionSparsities, ns: options.ns, seed}))
   else problems = []
   if (options.inputs && options.inputs.length > 0) {
-    problems.push(...(await problemsFromInputs(options.inputs, {ns: options.ns, sparsity: options.sparsity, pattern, include: options.include, exclude: options.exclude})))
+    problems.push(...(await problemsFromInputs(options.inputs, {ns: options.ns ?? [DEFAULT_BENCH_N], sparsity: options.sparsity, pattern, include: options.include, exclude: options.exclude})))
   }
   if (problems.length === 0) throw new UsageError('no-inputs', 'nothing to bench: give INPUT files or --suite', 'e.g. sparse bench layer.npz --n 16 or sparse bench --suite dlmc ../shared/dlmc')
   const compare = options.compare ? await loadCompare(options.compare) : undefined

@@ -2,12 +2,12 @@
  * What to bench: matrices from the user's inputs (CSR files, dense files pruned with -s,
  * whole model files: every selected 2-D weight) or from a suite, each with its N values.
  */
-import {readdir, stat} from 'node:fs/promises'
-import {extname, join} from 'node:path'
+import {existsSync} from 'node:fs'
 
 import {UsageError} from '../errors.js'
 import {detectFormat, isDenseFormat, openTensorSource, readCsrInput} from '../formats/index.js'
-import {impliedSparsity, type PrunePattern, pruneTensors, type TensorEntry} from '../pruning/index.js'
+import {expandInputs} from '../formats/inputs.js'
+import {impliedSparsity, type PrunePattern, patternName, pruneTensors, type TensorEntry} from '../pruning/index.js'
 import {rowSwizzle} from '../reorder/swizzle.js'
 import type {CsrMatrix} from '../types.js'
 import {attentionSuite, dlmcSuite, llmSuite, type SuiteEntry} from './suites.js'
@@ -22,7 +22,7 @@ export interface BenchProblem {
   group: string
   /** The model file it belongs to, for model totals (whole-model inputs only). */
   model?: string
-  /** Nominal sparsity (suite level or -s); the measured one is reported per case. */
+  /** Nominal sparsity (suite level or -s, one of a sweep); the measured one is reported per case. */
   sparsity: number
   ns: number[]
   load(): Promise<CsrMatrix>
@@ -31,8 +31,8 @@ export interface BenchProblem {
 export interface ProblemOptions {
   /** N values for inputs (required unless a suite gives them). */
   ns?: number[]
-  /** -s: sparsity for dense inputs. */
-  sparsity?: number
+  /** -s: the sparsity (or sparsities: a sweep) dense inputs are pruned to. */
+  sparsity?: number | number[]
   /** --pattern: dense inputs are pruned to this N:M pattern instead (then -s may be left out). */
   pattern?: PrunePattern
   /** Tensor filter for model files (a RegExp source). */
@@ -40,40 +40,18 @@ export interface ProblemOptions {
   exclude?: string
 }
 
-const INPUT_EXTS = new Set(['.smtx', '.npz', '.npy', '.safetensors'])
-
-/** Files under `dir` that bench can read (recursive, sorted); a CSR directory counts as one input. */
-async function findInputs(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, {withFileTypes: true})
-  if (entries.some((e) => e.isFile() && e.name === 'manifest.json')) return [dir]
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  const out: string[] = []
-  for (const e of entries) {
-    const p = join(dir, e.name)
-    if (e.isDirectory()) out.push(...(await findInputs(p)))
-    else if (INPUT_EXTS.has(extname(e.name).toLowerCase())) out.push(p)
-  }
-  return out
-}
-
-/** The problems of the user's INPUT arguments (files or folders). */
+/**
+ * The problems of the user's INPUT arguments: files, CSR directories, Hugging Face model
+ * folders (or their `*.index.json`: one model over all its shards), and folders of these
+ * (searched recursively, as `info` and `verify` do).
+ */
 export async function problemsFromInputs(inputs: string[], opts: ProblemOptions): Promise<BenchProblem[]> {
   const ns = opts.ns ?? []
   if (ns.length === 0) throw new UsageError('no-n', 'bench needs --n for its inputs (the dense operand has N columns)', 'e.g. --n 16,256 or use --suite dlmc DIR')
-  const files: string[] = []
   for (const input of inputs) {
-    let isDir = false
-    try {
-      isDir = (await stat(input)).isDirectory()
-    } catch {
-      throw new UsageError('missing-input', `${input} does not exist`, 'check the path')
-    }
-    if (isDir) {
-      const found = await findInputs(input)
-      if (found.length === 0) throw new UsageError('empty-input-dir', `no .smtx, .npz, .npy or .safetensors files under ${input}`, 'pass files or a folder holding them')
-      files.push(...found)
-    } else files.push(input)
+    if (input !== '-' && !existsSync(input)) throw new UsageError('missing-input', `${input} does not exist`, 'check the path')
   }
+  const files = await expandInputs(inputs)
   const out: BenchProblem[] = []
   for (const path of files) out.push(...(await problemsFromFile(path, ns, opts)))
   return out
@@ -99,37 +77,79 @@ async function problemsFromFile(path: string, ns: number[], opts: ProblemOptions
     })
   }
   const nm = opts.pattern?.kind === 'n:m' ? opts.pattern : undefined
-  if (opts.sparsity === undefined && !nm) {
-    throw new UsageError('no-sparsity', `${path} is dense: bench prunes it first and needs -s (or --pattern N:M)`, 'e.g. -s 0.9 or --pattern 2:4, or give a CSR file made by `sparse prune`')
+  const given = opts.sparsity === undefined ? [] : Array.isArray(opts.sparsity) ? opts.sparsity : [opts.sparsity]
+  // An N:M pattern fixes the sparsity (1 - N/M): -s may repeat it (the pruner checks that) but not sweep.
+  if (nm && new Set(given).size > 1) {
+    throw new UsageError('sweep-pattern-conflict', `-s ${given.join(',')} sweeps sparsities, but --pattern ${patternName(nm)} fixes it at ${impliedSparsity(nm)}`, 'leave out -s with --pattern N:M, or leave out --pattern to sweep')
   }
-  const sparsity = opts.sparsity ?? impliedSparsity(nm!)
-  // Every selected 2-D (or higher, viewed as 2-D) weight, magnitude-pruned to -s, one at a time.
-  const src = await openTensorSource(path)
-  // A .npy is one matrix; an .npz/.safetensors is a model: its tensors are named and totalled.
+  const sparsities = nm ? [given[0] ?? impliedSparsity(nm)] : given
+  if (sparsities.length === 0) {
+    throw new UsageError('no-sparsity', `${path} is dense: bench prunes it first and needs -s (or --pattern N:M)`, 'e.g. -s 0.9 (or -s 0.5,0.7,0.9 to sweep) or --pattern 2:4, or give a CSR file made by `sparse prune`')
+  }
+  // A .npy is one matrix; any other dense input is a model: its tensors are named and totalled.
   const multi = format !== 'npy'
-  const entries: TensorEntry[] = src.tensors.map((t) => ({name: t.name, shape: t.shape, dtype: t.dtype, load: () => src.read(t.name)}))
+  const sweep = sparsities.length > 1
+  const pruner = new SweepPruner(path, opts)
+  // The first level is pruned now (it names the tensors and refuses a model with none); the
+  // others when their first case runs, one level in memory at a time.
+  const names = await pruner.names(sparsities[0])
   const out: BenchProblem[] = []
-  try {
-    const pruned: {name: string; csr: CsrMatrix}[] = []
-    await pruneTensors(entries, {sparsity: opts.sparsity, pattern: opts.pattern, include: opts.include, exclude: opts.exclude, reorder: true}, (t) => {
-      pruned.push({name: t.name, csr: t.csr})
-    })
-    for (const t of pruned) {
+  for (const sparsity of sparsities) {
+    const at = sweep ? ` @ s=${sparsity}` : ''
+    for (const name of names) {
       out.push({
-        file: multi ? `${path}:${t.name}` : path,
-        name: multi ? t.name : '',
+        file: (multi ? `${path}:${name}` : path) + at,
+        name: multi ? name : '',
         group: 'input',
-        model: multi ? path : undefined,
+        model: multi ? path + at : undefined,
         sparsity,
         ns,
-        load: async () => t.csr,
+        load: async () => pruner.get(sparsity, name),
       })
     }
-  } finally {
-    await src.close()
   }
-  if (out.length === 0) throw new UsageError('no-tensors', `${path}: no 2-D weight to bench (1-D tensors are skipped)`, 'check --include/--exclude')
   return out
+}
+
+/**
+ * Magnitude-prunes every selected 2-D weight of a dense input (a file or a sharded model, read
+ * shard by shard) to one sparsity at a time, keeping only the latest level's matrices.
+ */
+class SweepPruner {
+  private level: number | undefined
+  private pruned = new Map<string, CsrMatrix>()
+  constructor(
+    private readonly path: string,
+    private readonly opts: ProblemOptions,
+  ) {}
+
+  async names(sparsity: number): Promise<string[]> {
+    await this.prune(sparsity)
+    if (this.pruned.size === 0) throw new UsageError('no-tensors', `${this.path}: no 2-D weight to bench (1-D tensors are skipped)`, 'check --include/--exclude')
+    return [...this.pruned.keys()]
+  }
+
+  async get(sparsity: number, name: string): Promise<CsrMatrix> {
+    await this.prune(sparsity)
+    const csr = this.pruned.get(name)
+    if (!csr) throw new Error(`${this.path}: tensor ${name} was not pruned at sparsity ${sparsity}`)
+    return csr
+  }
+
+  private async prune(sparsity: number): Promise<void> {
+    if (this.level === sparsity) return
+    this.pruned = new Map()
+    this.level = sparsity
+    const src = await openTensorSource(this.path)
+    try {
+      const entries: TensorEntry[] = src.tensors.map((t) => ({name: t.name, shape: t.shape, dtype: t.dtype, load: () => src.read(t.name)}))
+      await pruneTensors(entries, {sparsity, pattern: this.opts.pattern, include: this.opts.include, exclude: this.opts.exclude, reorder: true}, (t) => {
+        this.pruned.set(t.name, t.csr)
+      })
+    } finally {
+      await src.close()
+    }
+  }
 }
 
 /** The problems of a suite entry list (matrices read or generated on demand). */

@@ -4,10 +4,11 @@
  */
 import type {CaseOutcome} from './case.js'
 import {type BenchPlan, implList} from './plan.js'
+import type {BenchDevice} from './types.js'
 import {summarizeCases} from './summary.js'
 import type {BenchReport, DeviceSummary, TuneSummary} from './types.js'
 
-export function assembleReport(plan: BenchPlan, device: DeviceSummary, outcomes: CaseOutcome[], tune: TuneSummary | null, durationMs: number): BenchReport {
+export function assembleReport(plan: BenchPlan & {device: BenchDevice}, device: DeviceSummary, outcomes: CaseOutcome[], tune: TuneSummary | null, durationMs: number): BenchReport {
   const cases = outcomes.map((o) => o.record)
   let smMhzSeen: {min: number; max: number} | null = null
   for (const {smClockMhz: c} of outcomes) {

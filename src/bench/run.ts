@@ -7,7 +7,8 @@
  * The types live in types.ts, which imports nothing else from src/bench/.
  */
 import {type CaseInput, type CaseOutcome, runCase, valuesFor} from './case.js'
-import {describeDevice} from './device.js'
+import {DeviceError} from '../errors.js'
+import {describeDevice, resolveDevice} from './device.js'
 import {getBenchNative} from './native.js'
 import {planBench} from './plan.js'
 import {assembleReport} from './report.js'
@@ -19,8 +20,12 @@ export {implList} from './plan.js'
 /** Runs the benchmark. Throws UsageError/DeviceError before any case runs; case failures are recorded. */
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const started = Date.now()
-  const plan = await planBench(options)
+  const planned = await planBench(options)
   const native = options.native ?? getBenchNative()
+  const plan = {...planned, device: resolveDevice(planned.device, native)}
+  if (options.tune && plan.device !== 'cuda') {
+    throw new DeviceError('tune-no-gpu', '--tune needs a GPU, and --device auto found no usable one', 'run on a machine with an NVIDIA GPU, or drop --tune')
+  }
   const device = await describeDevice(native, plan.device, plan.timing.threads)
   const tuner = plan.device === 'cuda' ? await Tuner.create(options, plan.timing, device.name, plan.forced) : undefined
   const ctx = {native, device: plan.device, baselineKinds: plan.baselineKinds, timing: plan.timing, seed: plan.seed, ceilings: device.ceilings, tuner, compare: plan.compare}

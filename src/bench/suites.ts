@@ -38,6 +38,9 @@ export interface SuiteEntry {
   generate?: () => CsrMatrix
 }
 
+/** The seed of every command's random values (verify, convert, reorder and bench agree). */
+export const DEFAULT_SEED = 0
+
 export const DLMC_TRANSFORMER_N = [256, 2048] as const
 export const DEFAULT_BATCHES = [1, 8] as const
 
@@ -156,7 +159,7 @@ function syntheticSuite(
 ): SuiteEntry[] {
   const sparsities = opts.sparsities ?? defaults.sparsities
   const ns = opts.ns && opts.ns.length > 0 ? [...opts.ns] : [...defaults.ns]
-  const seed = opts.seed ?? 42
+  const seed = opts.seed ?? DEFAULT_SEED
   const out: SuiteEntry[] = []
   for (const [rows, cols] of shapes) {
     for (const s of sparsities) {
@@ -181,7 +184,7 @@ export function llmSuite(opts: SyntheticSuiteOptions & {pattern?: string | Prune
     throw new UsageError('sparsity-pattern-conflict', `--llm-sparsity contradicts --pattern ${name}, which implies sparsity ${impliedSparsity(pattern)}`, 'leave out --llm-sparsity with a pattern')
   }
   const ns = opts.ns && opts.ns.length > 0 ? [...opts.ns] : [...LLM_NM_NS]
-  const seed = opts.seed ?? 42
+  const seed = opts.seed ?? DEFAULT_SEED
   return LLM_SHAPES.map(([rows, cols]) => {
     const file = `llm/${rows}x${cols}/${name}`
     return {file, group: `llm-${name}`, sparsity: impliedSparsity(pattern), ns, rows, cols, generate: () => randomNMPrunedCsr(rows, cols, pattern, `${seed}:${file}`)}

@@ -4,6 +4,7 @@
  * times, sparse against dense, and memory), and, with an anchors file, how this run's
  * library figures agree with the reference table's.
  */
+import {memorySaving} from '../sparse/memory.js'
 import {geomean, median} from './stats.js'
 import type {AgreementSummary, BenchCaseRecord, BenchCaseResult, BenchSummary, LevelSummary, ModelTotal, OverallSummary} from './types.js'
 
@@ -88,7 +89,9 @@ export function summarizeCases(records: BenchCaseRecord[]): BenchSummary {
     }
     const denseBytes = list.reduce((a, c) => a + c.memory.denseBytes, 0)
     const csrBytes = list.reduce((a, c) => a + c.memory.csrBytes, 0)
-    models.push({model: c0.model!, op: c0.op, dtype: c0.dtype, n: c0.n, layers: list.length, sparseMs, baselineMs, speedup, denseBytes, csrBytes, memorySaving: csrBytes > 0 ? denseBytes / csrBytes : Infinity})
+    const sum = (key: 'bitmapBytes' | 'twoFourBytes'): number | null =>
+      list.every((c) => c.memory[key] !== null && c.memory[key] !== undefined) ? list.reduce((a, c) => a + c.memory[key]!, 0) : null
+    models.push({model: c0.model!, op: c0.op, dtype: c0.dtype, n: c0.n, layers: list.length, sparseMs, baselineMs, speedup, denseBytes, csrBytes, memorySaving: memorySaving(denseBytes, csrBytes), bitmapBytes: sum('bitmapBytes'), twoFourBytes: sum('twoFourBytes')})
   }
 
   const agreement: AgreementSummary[] = []

@@ -16,7 +16,7 @@ export type BenchDevice = 'cuda' | 'cpu'
 /**
  * Implementations the harness can time. CUDA: our kernels, dense cuBLAS (fp32 on CUDA cores,
  * TF32, fp16/bf16 on tensor cores with fp32 accumulation) and cuSPARSE CSR. CPU: our CPU
- * kernels and a plain multithreaded fp32 dense product.
+ * kernels and a dense fp32 product (a CPU BLAS when installed, else our blocked GEMM).
  */
 export type ImplName = 'ours' | 'cublas_f32' | 'cublas_tf32' | 'cublas_f16' | 'cublas_bf16' | 'cusparse' | 'cusparselt' | 'cpu_dense_f32'
 
@@ -168,6 +168,10 @@ export interface CaseShape {
   indexBits: 16 | 32
 }
 
+/**
+ * Memory of the weight matrix. As everywhere (src/sparse/memory.ts), a saving is the dense
+ * matrix in the same value dtype over the form's bytes.
+ */
 export interface MemoryFigures {
   /** The weight matrix dense, in the case's dtype. */
   denseBytes: number
@@ -175,6 +179,13 @@ export interface MemoryFigures {
   csrBytes: number
   /** denseBytes / csrBytes. */
   saving: number
+  /** f16/bf16 cases: the bitmap tensor-core form; null for f32 (the form holds 16-bit values). */
+  bitmapBytes: number | null
+  /** f16/bf16 cases of a 2:4 matrix: the 2:4 form; else null. */
+  twoFourBytes: number | null
+  /** denseBytes / bitmapBytes and denseBytes / twoFourBytes (null where the form is). */
+  bitmapSaving: number | null
+  twoFourSaving: number | null
 }
 
 export interface Recommendation {
@@ -205,9 +216,10 @@ export interface BenchOptions {
   /** ResNet-50 batch sizes of the dlmc suite (default 1 and 8). */
   batches?: number[]
   baselines?: BaselineKind[]
-  device?: BenchDevice
-  /** -s for dense inputs. */
-  sparsity?: number
+  /** 'auto' (the default): the GPU when usable, else the CPU. */
+  device?: BenchDevice | 'auto'
+  /** -s for dense inputs: one sparsity, or several to sweep (each level a set of cases labelled by it). */
+  sparsity?: number | number[]
   /**
    * 'unstructured' (default) or an N:M pattern such as '2:4': the llm suite's layers and
    * dense inputs are magnitude-pruned to it (the pruner's N:M rule) instead of to a sparsity.
@@ -448,6 +460,9 @@ export interface ModelTotal {
   denseBytes: number
   csrBytes: number
   memorySaving: number
+  /** Sums over the layers (null unless every layer has the form: f16/bf16, and 2:4 for twoFourBytes). */
+  bitmapBytes: number | null
+  twoFourBytes: number | null
 }
 
 export interface AgreementSummary {

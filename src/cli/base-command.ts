@@ -65,7 +65,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Start (or retitle) the spinner; only on an interactive stderr with a known width. */
   protected spin(text: string): void {
-    if (this.json || !process.stderr.isTTY || !(process.stderr.columns > 0)) return
+    if (!spinnerAllowed(this.json, process.stderr)) return
     if (this.spinner) {
       this.spinner.text = text
       return
@@ -142,6 +142,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // oclif's execute() handles process exit; make sure it uses our code.
     this.exit(exitCode)
   }
+}
+
+/**
+ * Whether spinners and progress may be drawn: never under --json, only when stderr is a terminal
+ * that reports a width (ora loops forever on a TTY of 0 columns; see docs/development.md).
+ */
+export function spinnerAllowed(json: boolean, stderr: {isTTY?: boolean; columns?: number}): boolean {
+  return !json && stderr.isTTY === true && (stderr.columns ?? 0) > 0
 }
 
 /**

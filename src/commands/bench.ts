@@ -1,10 +1,11 @@
 import {Args, Flags, type Interfaces} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
-import {parseDecimal} from '../cli/numbers.js'
 import {benchAndWrite, type BenchRunResult} from '../bench/index.js'
 import {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from '../bench/options.js'
 import {renderCases, renderHeader, renderSummary} from '../bench/output.js'
+import {DEFAULT_BENCH_N, DEFAULT_SEED} from '../bench/plan.js'
+import {ProgressClock} from '../bench/progress.js'
 import type {BenchOptions, FailedCase} from '../bench/types.js'
 import {UsageError} from '../errors.js'
 
@@ -15,8 +16,8 @@ export default class Bench extends BaseCommand<typeof Bench> {
 Timing: CUDA events around each launch after a warm-up; at least --reps launches and more until --min-ms of samples (at most --max-reps); median, p10 and p90. Operands that fit in L2 are rotated among copies (or L2 is flushed) so every launch reads cold memory; tiny problems also get a CUDA-graph time per launch. Baselines run in the same process on the same data: cuBLAS fp32 (CUDA cores), TF32, fp16/bf16 (tensor cores, fp32 accumulate) and cuSPARSE CSR (descriptors, workspace and preprocess made before timing); a missing library is reported and the run goes on.
 INPUT: CSR .npz, 2:4 .npz (sparse convert --to 2:4), .smtx, CSR directories, dense .npy (pruned with -s), whole models (.safetensors, .npz: every 2-D weight pruned with -s; model totals are given), or folders (searched recursively). For SDDMM the m x k pattern is the output mask and n the inner dimension.
 --pattern N:M prunes --suite llm's layers and dense inputs to N:M instead of to a sparsity: --suite llm --pattern 2:4 benches the three LLM shapes magnitude-pruned to 2:4 at N = 1, 8, 16, 32, 64, 256, 1024, 2048 (or --n), default --dtype f16,bf16. A 2:4 matrix in f16/bf16 runs our 2:4 kernel (the case's impls.ours.detail names it, e.g. spmm_f16_i16_s24_w4_m1_s8); --baseline cusparselt (or all) adds cuSPARSELt.
-Kernel variants (SpMM on CUDA): --tune times every variant of our SpMM per case (10 reps and --tune-min-ms each, same cold-L2 timing), uses the fastest and saves it to the tune cache; later runs use a cached winner whose key (GPU, dtype, index width, m, k, n, mean row length as a power of 2) matches, else the built-in selection. Each case's variantSource says which ('tuned', 'cache', 'heuristic', or 'forced' by SPARSE_SPMM_VARIANT). --tune needs --device cuda (exit 2 otherwise).
-Exit codes: 0 when at least one case ran (failed cases are reported with their error), 1 when every case failed, 2 for bad usage, 3 when the GPU or the addon is missing (--device cuda).`
+Kernel variants (SpMM on CUDA): --tune times every variant of our SpMM per case (10 reps and --tune-min-ms each, same cold-L2 timing), uses the fastest and saves it to the tune cache; later runs use a cached winner whose key (GPU, dtype, index width, m, k, n, mean row length as a power of 2) matches, else the built-in selection. Each case's variantSource says which ('tuned', 'cache', 'heuristic', or 'forced' by SPARSE_SPMM_VARIANT). --tune needs a GPU (exit 2 with --device cpu or when --device auto finds none).
+Exit codes: 0 when at least one case ran (failed cases are reported with their error), 1 when every case failed, 2 for bad usage, 3 when the addon is missing or --device cuda finds no usable GPU (--device auto, the default, then runs on the CPU).`
 
   static examples = [
     '<%= config.bin %> bench layer.npz --n 1,16,256',
@@ -38,16 +39,16 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
 
   static flags = {
     op: Flags.string({description: 'spmm, sddmm or all (default: spmm; all for --suite dlmc; sddmm for --suite attention)'}),
-    n: Flags.string({description: 'N values, comma-separated (the dense operand has N columns; required for INPUTs; the head dimensions of --suite attention, default 64,128)'}),
+    n: Flags.string({description: `N values, comma-separated (the dense operand has N columns; default for INPUTs ${DEFAULT_BENCH_N}, as in verify; suites have their own, e.g. the head dimensions 64,128 of --suite attention)`}),
     dtype: Flags.string({description: 'f32, f16, bf16, all, or a list (default: f32; f32,f16 for suites; f16,bf16 for --suite attention)'}),
     baseline: Flags.string({description: 'dense, cusparse, cusparselt (2:4 SpMM, f16/bf16), all or none (a list is fine)', default: 'dense,cusparse'}),
-    device: Flags.string({description: 'where to run: cuda, or cpu (our CPU kernels against a dense CPU product)', options: ['cuda', 'cpu'], default: 'cuda'}),
+    device: Flags.string({description: "where to run: 'auto' (the GPU when usable, else the CPU; as in verify), cuda, or cpu (our CPU kernels against a dense CPU BLAS product)", options: ['cuda', 'cpu', 'auto'], default: 'auto'}),
     suite: Flags.string({description: "a benchmark suite: 'dlmc' (the DLMC folder is the INPUT), 'llm' or 'attention'", options: ['dlmc', 'llm', 'attention']}),
     batch: Flags.string({description: 'ResNet-50 batch sizes of --suite dlmc', default: '1,8'}),
     'llm-sparsity': Flags.string({description: 'sparsity levels of --suite llm (default 0.5,0.6,0.7,0.8,0.9,0.95; not with --pattern)'}),
     pattern: Flags.string({description: "prune --suite llm's layers and dense inputs to this N:M pattern (e.g. 2:4) instead of to a sparsity", default: 'unstructured'}),
     'attention-sparsity': Flags.string({description: 'sparsity levels of the --suite attention masks', default: '0.9'}),
-    sparsity: Flags.string({char: 's', description: 'prune dense inputs to this sparsity first (e.g. 0.9)'}),
+    sparsity: Flags.string({char: 's', description: 'prune dense inputs to this sparsity first (e.g. 0.9), or to each of a list to sweep them (e.g. 0.5,0.7,0.9: one set of cases and model totals per sparsity)'}),
     include: Flags.string({description: 'only tensors of model files whose name matches this RegExp'}),
     exclude: Flags.string({description: 'skip tensors of model files whose name matches this RegExp'}),
     csv: Flags.string({description: 'write one CSV row per case to FILE'}),
@@ -60,7 +61,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     'max-reps': Flags.integer({description: '...but at most this many', default: 1000, min: 1}),
     warmup: Flags.integer({description: 'untimed launches first', default: 5, min: 0}),
     threads: Flags.integer({description: 'CPU threads for --device cpu (default: all cores)', min: 1}),
-    seed: Flags.integer({description: 'seed of the random values (pattern-only matrices, dense operands, --suite llm and attention)', default: 42}),
+    seed: Flags.integer({description: 'seed of the random values (pattern-only matrices, dense operands, --suite llm and attention); 0 by default in every command', default: DEFAULT_SEED, min: 0}),
     table: Flags.boolean({description: 'print the per-case table (default: on, off with --no-table)', default: true, allowNo: true}),
     tune: Flags.boolean({description: 'SpMM on CUDA: time every kernel variant per case, use the fastest, and save the winners to the tune cache', default: false}),
     'tune-cache': Flags.string({description: 'the tune cache file (default: $XDG_CACHE_HOME/sparse/tune.json or ~/.cache/sparse/tune.json)'}),
@@ -72,15 +73,19 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     const {argv, flags} = await this.parse(Bench)
     const inputs = argv as string[]
     const options = buildOptions(inputs, flags)
+    // Progress on an interactive stderr only (spin): reading and pruning the inputs and
+    // measuring the device come first, then one line per case with the time left.
+    this.spin('preparing: reading the inputs and measuring the device')
+    const clock = new ProgressClock()
     const result = await benchAndWrite({
       ...options,
       onProgress: (p) => {
-        if (p.total > 1 && p.label !== 'done') this.spin(progressBar(p.done, p.total, p.label))
+        if (p.label !== 'done') this.spin(clock.line(p))
       },
     })
     this.stopSpinner()
     // NOTE: after the run, so that a run that fails prints its error line alone.
-    if (options.device === 'cpu') this.note('note: --device cpu: these are CPU figures (our CPU kernels against a plain dense CPU product), not GPU ones')
+    if (result.device.kind === 'cpu') this.note(`note: these are CPU figures (our CPU kernels against a dense CPU product${options.device === 'auto' ? '; --device auto found no usable GPU' : ''}), not GPU ones`)
     const parts = [renderHeader(result)]
     if (flags.table) parts.push('', renderCases(result))
     parts.push('', renderSummary(result))
@@ -102,7 +107,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
 type BenchFlags = Interfaces.InferredFlags<typeof Bench.flags>
 
 function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?: string; jsonl?: string; plot?: string; force: boolean} {
-  const device = flags.device as 'cuda' | 'cpu'
+  const device = flags.device as 'cuda' | 'cpu' | 'auto'
   const baselines = parseBaselines(flags.baseline)
   if (device === 'cpu' && baselines.includes('cusparse') && flags.baseline !== 'dense,cusparse') {
     throw new UsageError('cpu-cusparse', '--baseline cusparse needs --device cuda (cuSPARSE is a GPU library)', 'drop cusparse from --baseline, or use --device cuda')
@@ -128,11 +133,7 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
   if (flags['tune-cache'] === '' || flags['tune-cache'] === '-') {
     throw new UsageError('bad-tune-cache', `--tune-cache: expected a file name, got ${JSON.stringify(flags['tune-cache'])}`, 'e.g. --tune-cache tune.json')
   }
-  let sparsity: number | undefined
-  if (flags.sparsity !== undefined) {
-    sparsity = parseDecimal(flags.sparsity)
-    if (!(sparsity >= 0 && sparsity < 1)) throw new UsageError('bad-sparsity', `-s: expected a sparsity in [0, 1), got ${JSON.stringify(flags.sparsity)}`, 'e.g. -s 0.9')
-  }
+  const sparsity = flags.sparsity === undefined ? undefined : parseSparsityList('-s', flags.sparsity)
   return {
     inputs: rest,
     suite,
@@ -159,9 +160,4 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
     plot: flags.plot,
     force: flags.force,
   }
-}
-
-function progressBar(done: number, total: number, label: string, width = 24): string {
-  const filled = Math.round((done / total) * width)
-  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${label}`
 }

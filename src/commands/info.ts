@@ -2,12 +2,13 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {escapeText} from '../formats/limits.js'
+import {SAVING_NOTE} from '../sparse/memory.js'
 import {FORMAT_NAMES, inspectInputs, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
 
 export default class Info extends BaseCommand<typeof Info> {
   static summary = 'Describe a dense or CSR file: shape, dtype, nnz, sparsity, row lengths, bytes per encoding.'
 
-  static description = `For each tensor of a dense (.npy, .npz, .safetensors) or CSR (.npz, .smtx, CSR directory) input, or of a 2:4 .npz (its tiles and bytes per element too): shape, dtype, nnz, sparsity, row-length statistics (min, mean, max, coefficient of variation) with a histogram, bytes as dense fp32 and as CSR (fp32 values + int32 indices; fp16 values + 16-bit indices when the column count allows), and whether a row order is stored. Tensors with more than two dimensions are viewed as [shape[0], product of the rest]. '-' reads stdin (.npy, .npz or a CSR .npz).`
+  static description = `For each tensor of a dense (.npy, .npz, .safetensors) or CSR (.npz, .smtx, CSR directory) input, or of a 2:4 .npz (its tiles and bytes per element too): shape, dtype, nnz, sparsity, row-length statistics (min, mean, max, coefficient of variation) with a histogram, bytes as dense and as CSR in fp32 (int32 indices) and fp16 (16-bit indices when the column count allows), and of the bitmap and 2:4 tensor-core forms (16-bit values; 2:4 only for a 2:4 matrix), each with its memory saving against the dense matrix of the same value dtype, and whether a row order is stored. Tensors with more than two dimensions are viewed as [shape[0], product of the rest]. '-' reads stdin (.npy, .npz or a CSR .npz).`
 
   static examples = [
     '<%= config.bin %> info fixtures/tiny-mlp.safetensors',
@@ -73,7 +74,8 @@ function renderTensor(t: InfoTensor): string[] {
     `${escapeText(t.name)}  [${t.shape.join(', ')}]${view}  ${t.dtype}  ${t.storage}`,
     `  nnz ${t.nnz} of ${t.numel}  sparsity ${(100 * t.sparsity).toFixed(2)}%`,
     `  row lengths  min ${t.rowLengths.min}  mean ${t.rowLengths.mean.toFixed(2)}  max ${t.rowLengths.max}  CV ${t.rowLengths.cv.toFixed(3)}`,
-    `  bytes  dense f32 ${fmtBytes(t.denseBytes)}  |  CSR f32 ${fmtBytes(t.csrBytes.f32)} (saving ${fmtRatio(t.memorySaving.f32)})  |  CSR f16 ${fmtBytes(t.csrBytes.f16)} (saving ${fmtRatio(t.memorySaving.f16)}${t.indices16 ? ', 16-bit indices' : ', int32 indices: too many columns for 16-bit'})`,
+    `  bytes f32  dense ${fmtBytes(t.denseBytes.f32)}  CSR ${fmtBytes(t.csrBytes.f32)} (saving ${fmtRatio(t.memorySaving.f32)})`,
+    `  bytes f16  dense ${fmtBytes(t.denseBytes.f16)}  CSR ${fmtBytes(t.csrBytes.f16)} (saving ${fmtRatio(t.memorySaving.f16)}${t.indices16 ? ', 16-bit indices' : ', int32 indices: too many columns for 16-bit'})  bitmap ${fmtBytes(t.bitmapBytes)} (saving ${fmtRatio(t.memorySaving.bitmap)})  2:4 ${t.twoFourBytes === null ? 'n/a (not 2:4)' : `${fmtBytes(t.twoFourBytes)} (saving ${fmtRatio(t.memorySaving.twoFour!)})`}`,
     `  row order  ${t.rowOrder ? 'stored' : 'none'}`,
   ]
   if (t.sp24) {
@@ -93,5 +95,6 @@ export function renderInfo(r: InfoResult): string {
   const out = [`${file}  (${r.format}, ${r.tensors.length} tensor${r.tensors.length === 1 ? '' : 's'})`, '']
   for (const t of r.tensors) out.push(...renderTensor(t), '')
   for (const s of r.skipped) out.push(`skipped ${escapeText(s.name)} [${s.shape.join(', ')}] ${escapeText(s.dtype)}: ${escapeText(s.reason)}`)
+  if (r.tensors.length > 0) out.push(SAVING_NOTE)
   return out.join('\n').trimEnd() + '\n'
 }

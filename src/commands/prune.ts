@@ -6,6 +6,7 @@ import {dirLabel, plural} from '../cli/text.js'
 import {parseDecimal} from '../cli/numbers.js'
 import {escapeText} from '../formats/limits.js'
 import {UsageError} from '../errors.js'
+import {SAVING_NOTE} from '../sparse/memory.js'
 import {pruneFile, type PruneFileResult, type PruneProgress} from '../pruning/index.js'
 
 export default class Prune extends BaseCommand<typeof Prune> {
@@ -126,9 +127,9 @@ export function renderPrune(r: PruneFileResult): string {
   const lines = [`${input}: ${r.pattern} pruning to ${target}${scope}; ${plural(r.tensors.length, 'tensor')} pruned, ${r.skipped.length} skipped`]
   if (r.tensors.length > 0) {
     const table = new Table({
-      head: ['tensor', 'shape', 'nnz', 'sparsity', 'target', 'threshold', 'dense f32', 'CSR f32', 'CSR f16'],
+      head: ['tensor', 'shape', 'nnz', 'sparsity', 'target', 'threshold', 'dense f32', 'CSR f32', 'CSR f16', 'bitmap f16', '2:4 f16'],
       style: {head: [], border: [], compact: true},
-      colAligns: ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+      colAligns: ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
     })
     for (const t of r.tensors) {
       const shape = t.shape.length === 2 ? `${t.rows}x${t.cols}` : `[${t.shape.join(', ')}] as ${t.rows}x${t.cols}`
@@ -139,9 +140,11 @@ export function renderPrune(r: PruneFileResult): string {
         pct(t.sparsity),
         pct(t.targetSparsity),
         num(t.threshold),
-        fmtBytes(t.denseBytes),
+        fmtBytes(t.denseBytes.f32),
         `${fmtBytes(t.csrBytes.f32)} (${ratio(t.memorySaving.f32)})`,
         `${fmtBytes(t.csrBytes.f16)} (${ratio(t.memorySaving.f16)})`,
+        `${fmtBytes(t.bitmapBytes)} (${ratio(t.memorySaving.bitmap)})`,
+        t.twoFourBytes === null ? 'n/a' : `${fmtBytes(t.twoFourBytes)} (${ratio(t.memorySaving.twoFour!)})`,
       ])
     }
     const s = r.totals
@@ -153,12 +156,15 @@ export function renderPrune(r: PruneFileResult): string {
         pct(s.sparsity),
         pct(s.targetSparsity),
         s.threshold === null ? '' : num(s.threshold),
-        fmtBytes(s.denseBytes),
+        fmtBytes(s.denseBytes.f32),
         `${fmtBytes(s.csrBytes.f32)} (${ratio(s.memorySaving.f32)})`,
         `${fmtBytes(s.csrBytes.f16)} (${ratio(s.memorySaving.f16)})`,
+        `${fmtBytes(s.bitmapBytes)} (${ratio(s.memorySaving.bitmap)})`,
+        s.twoFourBytes === null ? 'n/a' : `${fmtBytes(s.twoFourBytes)} (${ratio(s.memorySaving.twoFour!)})`,
       ])
     }
     lines.push(table.toString())
+    lines.push(`(x) ${SAVING_NOTE}; 2:4 n/a: not a 2:4 matrix`)
     if (r.tensors.some((t) => t.overSparse)) lines.push('* the input already had more zeros than the target: the achieved sparsity is higher (zeros are never stored)')
   }
   for (const s of r.skipped) lines.push(`skipped ${escapeText(s.name)} [${s.shape.join(', ')}]: ${escapeText(s.reason)}`)

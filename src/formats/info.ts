@@ -2,7 +2,8 @@
  * `sparse info` core: per-tensor statistics of a dense or CSR input, computed tensor by
  * tensor (memory: one tensor at a time).
  */
-import {csrBytes, MAX_COLS_16BIT_INDEX, memorySaving, rowLengths, type RowLengthStats} from '../sparse/csr.js'
+import {MAX_COLS_16BIT_INDEX, rowLengths, type RowLengthStats} from '../sparse/csr.js'
+import {csrTileStats, memorySaving, memorySizes, type MemorySizes, tileStats, type TileStats} from '../sparse/memory.js'
 import {matrixShape} from '../sparse/dense-to-csr.js'
 import type {DenseTensor, NamedCsr} from '../types.js'
 import {expandInputs} from './inputs.js'
@@ -19,7 +20,13 @@ export interface HistogramBin {
   count: number
 }
 
-export interface InfoTensor {
+/**
+ * One tensor's statistics. Sizes (MemorySizes, src/sparse/memory.ts): the dense matrix in fp32
+ * and fp16, CSR in both encodings (int32 row offsets, and the row order when one is stored),
+ * the bitmap and (when 2:4) the 2:4 tensor-core forms; each saving is against the dense matrix
+ * of the same value dtype.
+ */
+export interface InfoTensor extends MemorySizes {
   name: string
   /** The tensor's shape as stored. */
   shape: number[]
@@ -39,16 +46,6 @@ export interface InfoTensor {
   rowLengths: RowLengthStats
   /** Row-length histogram: equal-width integer bins from 0 to the longest row. */
   histogram: HistogramBin[]
-  /** Bytes of the dense matrix in fp32. */
-  denseBytes: number
-  /**
-   * Bytes as CSR: `f32` = fp32 values + int32 indices; `f16` = 16-bit values + 16-bit
-   * indices when cols <= 32768 (else int32). Both include int32 row offsets, and the row
-   * order when one is stored.
-   */
-  csrBytes: {f32: number; f16: number}
-  /** denseBytes / csrBytes. */
-  memorySaving: {f32: number; f16: number}
   /** Whether 16-bit column indices fit (cols <= 32768). */
   indices16: boolean
   /** Whether a row order (`row_indices`) is stored. */
@@ -104,6 +101,7 @@ export function rowLengthHistogram(lengths: ArrayLike<number>, bins = 10): Histo
 function summarize(
   base: {name: string; shape: number[]; rows: number; cols: number; storage: 'dense' | 'csr' | '2:4'; dtype: string; rowOrder: boolean},
   lengths: Int32Array,
+  tiles: TileStats,
   bins: number,
 ): InfoTensor {
   const {rows, cols, rowOrder} = base
@@ -123,9 +121,7 @@ function summarize(
   const numel = rows * cols
   const mean = rows === 0 ? 0 : nnz / rows
   const stats: RowLengthStats = rows === 0 ? {min: 0, max: 0, mean: 0, cv: 0} : {min, max, mean, cv: mean === 0 ? 0 : Math.sqrt(Math.max(0, sumSq / rows - mean * mean)) / mean}
-  const dense = numel * 4
-  const f32 = csrBytes(rows, cols, nnz, 'f32', rowOrder)
-  const f16 = csrBytes(rows, cols, nnz, 'f16', rowOrder)
+  const sizes = memorySizes(rows, cols, nnz, tiles, rowOrder)
   // NOTE: fields spelled out, not `...base`: the spread was the slowest step for tiny tensors.
   return {
     name: base.name,
@@ -139,9 +135,11 @@ function summarize(
     sparsity: numel === 0 ? 0 : 1 - nnz / numel,
     rowLengths: stats,
     histogram: rowLengthHistogram(lengths, bins),
-    denseBytes: dense,
-    csrBytes: {f32, f16},
-    memorySaving: {f32: memorySaving(dense, f32), f16: memorySaving(dense, f16)},
+    denseBytes: sizes.denseBytes,
+    csrBytes: sizes.csrBytes,
+    bitmapBytes: sizes.bitmapBytes,
+    twoFourBytes: sizes.twoFourBytes,
+    memorySaving: sizes.memorySaving,
     indices16: cols <= MAX_COLS_16BIT_INDEX,
     rowOrder,
   }
@@ -163,7 +161,16 @@ export function inspectDense(t: DenseTensor, bins = 10): InfoTensor {
     }
     lengths[r] = n
   }
-  return summarize({name: t.name, shape: t.shape.slice(), rows, cols, storage: 'dense', dtype: t.dtype, rowOrder: false}, lengths, bins)
+  // The forms a pruned copy would take: its nonzeros are its stored entries.
+  const tiles = tileStats(rows, cols, (r, visit) => {
+    const base = r * cols
+    if (half) {
+      for (let c = 0; c < cols; c++) if ((d[base + c] & 0x7fff) !== 0) visit(c, true)
+    } else {
+      for (let c = 0; c < cols; c++) if (d[base + c] !== 0) visit(c, true)
+    }
+  })
+  return summarize({name: t.name, shape: t.shape.slice(), rows, cols, storage: 'dense', dtype: t.dtype, rowOrder: false}, lengths, tiles, bins)
 }
 
 /** Statistics of a CSR matrix. */
@@ -172,6 +179,7 @@ export function inspectCsr(named: NamedCsr, bins = 10): InfoTensor {
   return summarize(
     {name: named.name, shape: named.shape.slice(), rows: csr.rows, cols: csr.cols, storage: 'csr', dtype: csr.values === null ? 'pattern' : csr.dtype, rowOrder: csr.rowIndices !== undefined},
     rowLengths(csr),
+    csrTileStats(csr),
     bins,
   )
 }
@@ -191,7 +199,8 @@ export function inspectSp24(m: Sp24Matrix, bins = 10, label = m.name): InfoTenso
       bytes,
       bytesPerElement: numel === 0 ? 0 : bytes / numel,
       denseF16BytesPerElement: 2,
-      savingVsF16: bytes === 0 ? 0 : (2 * numel) / bytes,
+      // The one definition (src/sparse/memory.ts): dense of the same (16-bit) dtype over the form.
+      savingVsF16: memorySaving(t.denseBytes.f16, bytes),
     },
   }
 }

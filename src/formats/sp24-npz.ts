@@ -20,6 +20,7 @@
 import {InputError, UsageError} from '../errors.js'
 import {loadAddon} from '../kernels/binding.js'
 import {matrixShape} from '../sparse/dense-to-csr.js'
+import {TWO_FOUR_TILE_BYTES, TWO_FOUR_TILE_COLS, TWO_FOUR_TILE_ROWS, twoFourBytes} from '../sparse/memory.js'
 import {firstNot24, not24Message} from '../sparse/two-four.js'
 import {validateCsr} from '../sparse/validate.js'
 import type {NamedCsr} from '../types.js'
@@ -35,13 +36,13 @@ export const SP24_FORMAT = 'sparse-2to4-v1'
 /** Members that mark an `.npz` as a 2:4 file. */
 export const SP24_MEMBERS = ['format', 'shape', 'values', 'meta'] as const
 /** Rows and columns of one tile (the A operand of mma.sp.m16n8k32). */
-export const SP24_TILE_ROWS = 16
-export const SP24_TILE_COLS = 32
+export const SP24_TILE_ROWS = TWO_FOUR_TILE_ROWS
+export const SP24_TILE_COLS = TWO_FOUR_TILE_COLS
 /** 16-bit values and 32-bit metadata words per tile. */
 export const SP24_TILE_VALUES = 256
 export const SP24_TILE_META = 16
-/** Bytes of one tile: 256 x 2 + 16 x 4. */
-export const SP24_TILE_BYTES = SP24_TILE_VALUES * 2 + SP24_TILE_META * 4
+/** Bytes of one tile, 256 x 2 + 16 x 4: defined once, in src/sparse/memory.ts (every report's 2:4 size). */
+export const SP24_TILE_BYTES = TWO_FOUR_TILE_BYTES
 
 /** A matrix in the 2:4 form. */
 export interface Sp24Matrix {
@@ -65,7 +66,8 @@ export function sp24Size(rows: number, cols: number): {strips: number; ksteps: n
   const strips = Math.ceil(rows / SP24_TILE_ROWS)
   const ksteps = Math.ceil(cols / SP24_TILE_COLS)
   const tiles = strips * ksteps
-  return {strips, ksteps, tiles, bytes: tiles * SP24_TILE_BYTES}
+  // NOTE: the same size as every report's 2:4 bytes (one definition: twoFourBytes).
+  return {strips, ksteps, tiles, bytes: twoFourBytes(rows, cols)}
 }
 
 function bad(label: string, msg: string): InputError {

@@ -11,6 +11,7 @@
 import {UsageError} from '../errors.js'
 import {pace} from '../formats/pace.js'
 import {reorderRows} from '../reorder/swizzle.js'
+import {csrTileStats} from '../sparse/memory.js'
 import type {CsrMatrix, DenseDType, DenseTensor, ValueDType} from '../types.js'
 import {convertCsrDtype} from './convert.js'
 import {prunedCount, validateSparsity} from './amount.js'
@@ -249,6 +250,7 @@ function finish(m: MagnitudeMatrix, selected: CsrMatrix, pruned: number, thresho
     flushed,
     threshold,
     reordered: o.reorder,
+    tiles: csrTileStats(csr),
   })
   return {name: m.name, shape: m.shape, csr: out, report}
 }

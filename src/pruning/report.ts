@@ -1,5 +1,5 @@
 /** What `sparse prune` reports, per tensor and for the whole model (the --json shape). */
-import {csrBytes, denseBytes, memorySaving} from '../sparse/csr.js'
+import {memorySaving, memorySizes, type MemorySizes, type TileStats} from '../sparse/memory.js'
 import type {ValueDType} from '../types.js'
 
 export interface ByEncoding {
@@ -9,7 +9,12 @@ export interface ByEncoding {
   f16: number
 }
 
-export interface TensorReport {
+/**
+ * Sizes in each form and the memory saving, each against the dense matrix of the same value
+ * dtype (src/sparse/memory.ts): `denseBytes {f32, f16}`, `csrBytes {f32, f16}`, `bitmapBytes`,
+ * `twoFourBytes` (null unless 2:4), `memorySaving {f32, f16, bitmap, twoFour}`.
+ */
+export interface TensorReport extends MemorySizes {
   name: string
   /** The tensor's original shape. */
   shape: number[]
@@ -35,12 +40,6 @@ export interface TensorReport {
   overSparse: boolean
   /** The magnitude at the cut: the largest pruned |w| (0 when nothing is pruned). Under global scope, the global one. For N:M, the largest pruned |w| (smaller ones may be kept in other groups). */
   threshold: number
-  /** Dense bytes as fp32. */
-  denseBytes: number
-  /** CSR bytes in each encoding (row offsets int32, plus the row order when stored). */
-  csrBytes: ByEncoding
-  /** denseBytes / csrBytes for each encoding. */
-  memorySaving: ByEncoding
   /** Whether Sputnik's row order is stored. */
   reordered: boolean
   /** The output file this tensor went to, when one was written. */
@@ -57,7 +56,7 @@ export interface SkippedTensor {
   reason: string
 }
 
-export interface PruneTotals {
+export interface PruneTotals extends MemorySizes {
   tensors: number
   numel: number
   nnz: number
@@ -65,9 +64,6 @@ export interface PruneTotals {
   targetSparsity: number
   /** Under global scope, the one threshold; otherwise null. */
   threshold: number | null
-  denseBytes: number
-  csrBytes: ByEncoding
-  memorySaving: ByEncoding
 }
 
 export interface PruneReport {
@@ -95,14 +91,11 @@ export function tensorReport(args: {
   flushed?: number
   threshold: number
   reordered: boolean
+  /** The stored matrix's tile statistics (csrTileStats), for the tensor-core forms. */
+  tiles: TileStats
 }): TensorReport {
   const {rows, cols, nnz, pruned} = args
   const numel = rows * cols
-  const dense = denseBytes(rows, cols)
-  const bytes = {
-    f32: csrBytes(rows, cols, nnz, 'f32', args.reordered),
-    f16: csrBytes(rows, cols, nnz, 'f16', args.reordered),
-  }
   const sparsity = numel === 0 ? 0 : 1 - nnz / numel
   const targetSparsity = numel === 0 ? 0 : pruned / numel
   const flushed = args.flushed ?? 0
@@ -122,9 +115,7 @@ export function tensorReport(args: {
     flushedToZero: flushed,
     overSparse: extraZeros > 0,
     threshold: args.threshold,
-    denseBytes: dense,
-    csrBytes: bytes,
-    memorySaving: {f32: memorySaving(dense, bytes.f32), f16: memorySaving(dense, bytes.f16)},
+    ...memorySizes(rows, cols, nnz, args.tiles, args.reordered),
     reordered: args.reordered,
   }
 }
@@ -133,15 +124,21 @@ export function totalsOf(tensors: TensorReport[], threshold: number | null): Pru
   let numel = 0
   let nnz = 0
   let pruned = 0
-  let dense = 0
-  const bytes = {f32: 0, f16: 0}
+  const dense = {f32: 0, f16: 0}
+  const csr = {f32: 0, f16: 0}
+  let bitmap = 0
+  let twoFour: number | null = 0
   for (const t of tensors) {
     numel += t.numel
     nnz += t.nnz
     pruned += t.pruned
-    dense += t.denseBytes
-    bytes.f32 += t.csrBytes.f32
-    bytes.f16 += t.csrBytes.f16
+    dense.f32 += t.denseBytes.f32
+    dense.f16 += t.denseBytes.f16
+    csr.f32 += t.csrBytes.f32
+    csr.f16 += t.csrBytes.f16
+    bitmap += t.bitmapBytes
+    // The model has a 2:4 form only when every tensor has one.
+    twoFour = twoFour === null || t.twoFourBytes === null ? null : twoFour + t.twoFourBytes
   }
   return {
     tensors: tensors.length,
@@ -151,7 +148,14 @@ export function totalsOf(tensors: TensorReport[], threshold: number | null): Pru
     targetSparsity: numel === 0 ? 0 : pruned / numel,
     threshold,
     denseBytes: dense,
-    csrBytes: bytes,
-    memorySaving: {f32: memorySaving(dense, bytes.f32), f16: memorySaving(dense, bytes.f16)},
+    csrBytes: csr,
+    bitmapBytes: bitmap,
+    twoFourBytes: tensors.length === 0 ? null : twoFour,
+    memorySaving: {
+      f32: memorySaving(dense.f32, csr.f32),
+      f16: memorySaving(dense.f16, csr.f16),
+      bitmap: memorySaving(dense.f16, bitmap),
+      twoFour: twoFour === null || tensors.length === 0 ? null : memorySaving(dense.f16, twoFour),
+    },
   }
 }

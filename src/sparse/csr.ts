@@ -39,9 +39,12 @@ export function csrBytes(
   return nnz * (2 + indexBytes) + offsets + order
 }
 
-/** Dense bytes (fp32) over CSR bytes; Infinity for an all-zero matrix with no rows. */
-export function memorySaving(dense: number, sparse: number): number {
-  return sparse === 0 ? Infinity : dense / sparse
+/**
+ * Memory saving, the one definition (see ./memory.ts): bytes of the dense matrix in the same
+ * value dtype as the form's values, over the form's bytes; Infinity for a form of 0 bytes.
+ */
+export function memorySaving(denseSameDtype: number, formBytes: number): number {
+  return formBytes === 0 ? Infinity : denseSameDtype / formBytes
 }
 
 export interface RowLengthStats {

@@ -2,7 +2,7 @@ import {expect} from 'chai'
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {attentionSuite, dlmcSuite, inverseNormalCdf, llmSuite, parseBatchSizes, randomAttentionMask, randomPrunedCsr, rn50Ns, roundUp} from '../../src/bench/suites.js'
+import {attentionSuite, DEFAULT_SEED, dlmcSuite, inverseNormalCdf, llmSuite, parseBatchSizes, randomAttentionMask, randomPrunedCsr, rn50Ns, roundUp} from '../../src/bench/suites.js'
 import {validateCsr} from '../../src/sparse/validate.js'
 import {DLMC, ROOT} from '../helpers/cli.js'
 
@@ -175,6 +175,10 @@ describe('bench suites', () => {
       expect(Array.from(randomAttentionMask(256, 0.75, 'a').columnIndices)).to.deep.equal(Array.from(a.columnIndices))
       expect(Array.from(randomAttentionMask(256, 0.75, 'b').columnIndices)).to.not.deep.equal(Array.from(a.columnIndices))
       expect(attentionSuite({seed: 1})[0].generate!().columnIndices.subarray(0, 64)).to.not.deep.equal(attentionSuite({seed: 2})[0].generate!().columnIndices.subarray(0, 64))
+      // Without a seed: seed 0, the default of every command (not the 42 the suites once had).
+      const first = (seed?: number) => Array.from(attentionSuite(seed === undefined ? {} : {seed})[0].generate!().columnIndices.subarray(0, 64))
+      expect(first()).to.deep.equal(first(DEFAULT_SEED)).and.to.not.deep.equal(first(42))
+      expect(DEFAULT_SEED).to.equal(0)
       const dense = randomAttentionMask(64, 0, 1)
       expect(Array.from(dense.columnIndices.subarray(0, 64))).to.deep.equal(Array.from({length: 64}, (_, i) => i))
       expect(randomAttentionMask(64, 0.999, 1).rowOffsets[64]).to.equal(0)

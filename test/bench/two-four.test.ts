@@ -131,6 +131,15 @@ describe('bench on 2:4 matrices', () => {
       const e = await rejection(() => runBench({inputs: [join(dir, 'm.safetensors')], pattern: '2:4', sparsity: 0.9, ns: [8], native: fakeNative()}))
       expect(e).to.be.instanceOf(UsageError)
       expect(e.message).to.match(/contradicts --pattern 2:4/)
+      // -s may repeat the implied sparsity; a sweep cannot go with a pattern that fixes it.
+      const same = await runBench({inputs: [join(dir, 'm.safetensors')], pattern: '2:4', sparsity: [0.5], ns: [8], dtypes: ['f16'], timing: FAST, native: fakeNative()})
+      expect(ok(same.cases[0])).to.deep.include({nnz: 32 * 32, level: 0.5, file: join(dir, 'm.safetensors') + ':fc.weight'})
+      const sweep = await rejection(() => runBench({inputs: [join(dir, 'm.safetensors')], pattern: '2:4', sparsity: [0.5, 0.7], ns: [8], native: fakeNative()}))
+      expect(sweep).to.be.instanceOf(UsageError)
+      expect(sweep.message).to.equal('-s 0.5,0.7 sweeps sparsities, but --pattern 2:4 fixes it at 0.5')
+      // Without a pattern the same -s list is a sweep: one set of cases per level.
+      const levels = await runBench({inputs: [join(dir, 'm.safetensors')], sparsity: [0.5, 0.7], ns: [8], timing: FAST, native: fakeNative()})
+      expect(levels.cases.map((c) => c.level)).to.deep.equal([0.5, 0.7])
     })
   })
 

@@ -3,6 +3,10 @@ import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import Bench from '../../src/commands/bench.js'
+import Convert from '../../src/commands/convert.js'
+import Reorder from '../../src/commands/reorder.js'
+import Verify from '../../src/commands/verify.js'
 import {cudaInfo} from '../../src/kernels/binding.js'
 import {runCli} from '../helpers/cli.js'
 
@@ -72,23 +76,97 @@ describe('sparse bench', function () {
     expect(r.stdout).to.match(/advice/)
   })
 
-  it('needs a GPU for --device cuda (the default): exit 3 with one line', async function () {
+  it('needs a GPU for --device cuda: exit 3 with one line', async function () {
     if (cudaInfo().available) this.skip() // a GPU is present: nothing to refuse
-    const r = await runCli(['bench', SMTX, '--n', '8'])
+    const r = await runCli(['bench', SMTX, '--n', '8', '--device', 'cuda'])
     expect(r.code).to.equal(3)
     expect(r.stderr.trim().split('\n')).to.have.length(1)
     expect(r.stderr).to.match(/GPU|CUDA|addon/)
-    const j = await runCli(['bench', SMTX, '--n', '8', '--json'])
+    const j = await runCli(['bench', SMTX, '--n', '8', '--json', '--device', 'cuda'])
     expect(j.code).to.equal(3)
     expect(JSON.parse(j.stdout).error.exitCode).to.equal(3)
     // --tune too: the GPU is what it measures.
-    const t = await runCli(['bench', SMTX, '--n', '8', '--tune', '--no-tune-cache'])
+    const t = await runCli(['bench', SMTX, '--n', '8', '--tune', '--no-tune-cache', '--device', 'cuda'])
     expect(t.code).to.equal(3)
+    // --device auto (the default) without a GPU: --tune cannot run on the CPU (exit 3, GPU missing).
+    const a = await runCli(['bench', SMTX, '--n', '8', '--tune', '--no-tune-cache'])
+    expect(a.code, a.stderr).to.equal(3)
+    expect(a.stderr).to.match(/--tune needs a GPU/)
+  })
+
+  it('defaults as verify does: --device auto (the CPU here when no GPU is usable), N = 256, seed 0', async function () {
+    if (cudaInfo().available) this.skip() // auto picks the GPU there
+    const r = await runCli(['bench', SMTX, ...FAST, '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    const out = JSON.parse(r.stdout)
+    expect(out.device.kind).to.equal('cpu')
+    expect(out.cases.map((c: {n: number}) => c.n)).to.deep.equal([256])
+    expect(out.settings.seed).to.equal(0)
+    // The flags as the commands declare them (their --help and docs/commands.md come from these).
+    for (const C of [Bench, Verify, Convert, Reorder]) expect(C.flags.seed.default, C.name).to.equal(0)
+    for (const C of [Bench, Verify]) expect(C.flags.device.default, C.name).to.equal('auto')
+    expect(Verify.flags.n.default).to.equal(256)
+    expect(Bench.flags.n.description).to.match(/default for INPUTs 256, as in verify/)
+
+  })
+
+  it('sweeps a dense model: -s 0.5,0.9 gives one set of cases and model totals per sparsity', async () => {
+    const r = await runCli(['bench', 'fixtures/tiny-mlp.safetensors', '-s', '0.5,0.9', '--n', '8', '--device', 'cpu', ...FAST, '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    const out = JSON.parse(r.stdout)
+    const levels = out.cases.map((c: {level: number}) => c.level)
+    const perLevel = levels.filter((l: number) => l === 0.5).length
+    expect(perLevel).to.be.greaterThan(0)
+    expect(levels.filter((l: number) => l === 0.9).length).to.equal(perLevel)
+    expect(levels.length).to.equal(2 * perLevel)
+    for (const c of out.cases) {
+      expect(c.file).to.match(new RegExp(`@ s=${c.level}$`))
+      expect(Math.abs(c.sparsity - c.level)).to.be.lessThan(0.01)
+    }
+    expect(out.summary.models.map((m: {model: string}) => m.model).sort()).to.deep.equal(['fixtures/tiny-mlp.safetensors @ s=0.5', 'fixtures/tiny-mlp.safetensors @ s=0.9'])
+    expect(out.summary.levels.map((l: {sparsity: number}) => l.sparsity).sort()).to.deep.equal([0.5, 0.9])
+  })
+
+  it('reads a Hugging Face model folder as one model over its shards', async () => {
+    const r = await runCli(['bench', 'fixtures/hf-tiny', '-s', '0.5', '--n', '8', '--device', 'cpu', ...FAST, '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    const out = JSON.parse(r.stdout)
+    // Tensors of both shards, named as in the index, totalled as one model.
+    const names = out.cases.map((c: {name: string}) => c.name).sort()
+    expect(names).to.include('lm_head.weight') // shard 2
+    expect(names).to.include('model.layers.0.mlp.up_proj.weight') // shard 1
+    expect(out.summary.models).to.have.length(1)
+    expect(out.summary.models[0].model).to.equal('fixtures/hf-tiny')
+    expect(out.cases.every((c: {file: string}) => !c.file.includes('model-0000'))).to.equal(true)
+  })
+
+  it('names the dense CPU baseline that ran: a CPU BLAS when one loads, else our blocked GEMM', async () => {
+    const r = await runCli(['bench', SMTX, '--n', '8', '--device', 'cpu', ...FAST, '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    const detail = JSON.parse(r.stdout).cases[0].impls.cpu_dense_f32.detail as string
+    expect(detail).to.match(/sgemm|our blocked fp32 GEMM/)
+    const b = await runCli(['bench', SMTX, '--n', '8', '--device', 'cpu', '--op', 'all', ...FAST, '--json'], {env: {SPARSE_CPU_BLAS: 'builtin'}})
+    expect(b.code, b.stderr).to.equal(0)
+    const cases = JSON.parse(b.stdout).cases
+    expect(cases[0].impls.cpu_dense_f32.detail).to.match(/^our blocked fp32 GEMM .*SPARSE_CPU_BLAS=builtin/)
+    expect(cases[1].impls.cpu_dense_f32.detail).to.match(/^full product L R\^T: our blocked fp32 GEMM/)
+    for (const c of cases) expect(c.check.relErr).to.be.lessThan(1e-5)
+    const bad = await runCli(['bench', SMTX, '--n', '8', '--device', 'cpu', ...FAST, '--json'], {env: {SPARSE_CPU_BLAS: '/no/such/libblas.so'}})
+    expect(JSON.parse(bad.stdout).cases[0].impls.cpu_dense_f32.detail).to.match(/SPARSE_CPU_BLAS=\/no\/such\/libblas.so did not load/)
+  })
+
+  it('reports the tensor-core forms beside CSR for half-precision cases, none for f32', async () => {
+    const r = await runCli(['bench', SMTX, '--n', '8', '--device', 'cpu', '--dtype', 'f32,f16', ...FAST, '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    const [f32, f16] = JSON.parse(r.stdout).cases
+    expect(f32.memory).to.deep.include({bitmapBytes: null, twoFourBytes: null})
+    // 64 x 147: 4 strips x 10 k-tiles; every tile at least its 48-byte header, plus the offsets.
+    expect(f16.memory.bitmapBytes).to.be.at.least(40 * 48 + 4 * 41)
+    expect(f16.memory.saving).to.be.closeTo((64 * 147 * 2) / f16.memory.csrBytes, 1e-12)
   })
 
   it('rejects bad usage with exit 2', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [['bench', SMTX, '--device', 'cpu'], /needs --n/],
       [['bench', SMTX, '--n', '8,x', '--device', 'cpu'], /--n: expected integers/],
       [['bench', SMTX, '--n', '8', '--dtype', 'f64', '--device', 'cpu'], /--dtype/],
       [['bench', SMTX, '--n', '8', '--op', 'gemm', '--device', 'cpu'], /--op/],
@@ -101,6 +179,9 @@ describe('sparse bench', function () {
       [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu'], /needs -s/],
       [['bench', SMTX, '--n', '8', '--device', 'cpu', '--plot', 'x.gif'], /\.svg or \.png/],
       [['bench', SMTX, '--n', '8', '--device', 'cpu', '--tune'], /--tune needs --device cuda/],
+      [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu', '-s', '0.5,1'], /-s: expected sparsities in \[0, 1\)/],
+      [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu', '-s', '0x0'], /-s: expected sparsities in \[0, 1\), got "0x0"/],
+      [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu', '-s', '0.5,0.7', '--pattern', '2:4'], /--pattern 2:4 fixes it at 0.5/],
       [['bench', SMTX, '--n', '8', '--op', 'sddmm', '--tune'], /--tune tunes SpMM/],
       [['bench', SMTX, '--n', '8', '--tune-cache', 'x.json', '--no-tune-cache'], /contradict/],
     ]

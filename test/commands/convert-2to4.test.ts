@@ -155,5 +155,28 @@ describe('sparse convert --to 2:4, and 2:4 files as inputs', () => {
     expect(b.code, b.stderr).to.equal(0)
     const bench = JSON.parse(b.stdout)
     expect(bench.cases[0]).to.deep.include({status: 'ok', nnz: 512, m: 16, k: 64})
+    // One memory saving (src/sparse/memory.ts) in all three commands for the same matrix: the
+    // 2:4 form is 2 tiles of 576 bytes against 16 x 64 dense f16 values, whatever file holds it.
+    const twoFour = (16 * 64 * 2) / (2 * 576)
+    const pj = await runCli(['prune', out('dense.npy'), '--pattern', '2:4', '-o', out('pruned-again.npz'), '--json'])
+    const pruned = JSON.parse(pj.stdout).tensors[0]
+    expect(pruned.twoFourBytes).to.equal(2 * 576)
+    expect(pruned.memorySaving.twoFour).to.equal(twoFour)
+    for (const file of ['pruned.npz', 'pruned24.npz']) {
+      const t = JSON.parse((await runCli(['info', out(file), '--json'])).stdout).tensors[0]
+      expect([t.twoFourBytes, t.memorySaving.twoFour], file).to.deep.equal([2 * 576, twoFour])
+      // CSR in 16-bit values: prune's bytes and saving for prune's file (it holds the row order;
+      // the 2:4 file does not, so its CSR is 4 bytes a row smaller).
+      const rowOrder = file === 'pruned.npz' ? 0 : 4 * 16
+      expect(t.csrBytes.f16, file).to.equal(pruned.csrBytes.f16 - rowOrder)
+      expect(t.memorySaving.f16, file).to.equal((16 * 64 * 2) / t.csrBytes.f16)
+    }
+    expect(JSON.parse((await runCli(['info', out('pruned.npz'), '--json'])).stdout).tensors[0].memorySaving.f16).to.equal(pruned.memorySaving.f16)
+    const info24 = JSON.parse((await runCli(['info', out('pruned24.npz'), '--json'])).stdout).tensors[0]
+    expect(info24.sp24.savingVsF16).to.equal(twoFour)
+    expect(bench.cases[0].memory).to.deep.include({twoFourBytes: 2 * 576, twoFourSaving: twoFour, saving: pruned.memorySaving.f16})
+    const human = await runCli(['info', out('pruned24.npz')])
+    expect(human.stdout).to.include(`2:4 1.1 KiB (saving ${twoFour.toFixed(2)}x)`)
+    expect(human.stdout).to.match(/memory saving = bytes of the dense matrix in the same value dtype \/ bytes of the form\n$/)
   })
 })

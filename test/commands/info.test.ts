@@ -18,7 +18,10 @@ describe('sparse info', () => {
     expect(r.stdout).to.match(/nnz 405 of 672 {2}sparsity 39\.73%/)
     expect(r.stdout).to.match(/row lengths {2}min 0 {2}mean 57\.86 {2}max 73/)
     expect(r.stdout).to.match(/row-length histogram/)
-    expect(r.stdout).to.match(/dense f32 2\.6 KiB/)
+    expect(r.stdout).to.match(/bytes f32 {2}dense 2\.6 KiB {2}CSR 3\.2 KiB \(saving 0\.82x\)/)
+    // fp16 against dense fp16 (1.3 KiB), not dense fp32; the bitmap form beside CSR; 2:4 only for 2:4 matrices.
+    expect(r.stdout).to.match(/bytes f16 {2}dense 1\.3 KiB {2}CSR 1\.6 KiB \(saving 0\.81x, 16-bit indices\) {2}bitmap 1\.1 KiB \(saving 1\.19x\) {2}2:4 n\/a \(not 2:4\)/)
+    expect(r.stdout).to.match(/memory saving = bytes of the dense matrix in the same value dtype \/ bytes of the form/)
     expect(r.stdout).to.match(/row order {2}none/)
   })
 
@@ -34,7 +37,7 @@ describe('sparse info', () => {
     expect(t.rowLengths.max).to.equal(73)
     expect(t.rowLengths.mean).to.be.closeTo(405 / 7, 1e-12)
     expect(t.histogram.reduce((a: number, b: {count: number}) => a + b.count, 0)).to.equal(7)
-    expect(t.denseBytes).to.equal(672 * 4)
+    expect(t.denseBytes).to.deep.equal({f32: 672 * 4, f16: 672 * 2})
     expect(t.csrBytes).to.deep.equal({f32: 405 * 8 + 8 * 4, f16: 405 * 4 + 8 * 4})
     expect(t.memorySaving.f32).to.be.closeTo((672 * 4) / (405 * 8 + 32), 1e-12)
     expect(r.stderr).to.equal('')

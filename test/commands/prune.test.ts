@@ -71,10 +71,13 @@ describe('sparse prune', () => {
     const w = json.tensors[0]
     for (const key of ['name', 'shape', 'nnz', 'sparsity', 'threshold', 'denseBytes', 'csrBytes', 'memorySaving', 'targetSparsity', 'rows', 'cols']) expect(w).to.have.property(key)
     expect(w.shape).to.deep.equal([32, 48])
-    expect(w.denseBytes).to.equal(32 * 48 * 4)
+    expect(w.denseBytes).to.deep.equal({f32: 32 * 48 * 4, f16: 32 * 48 * 2})
     expect(w.csrBytes.f32).to.equal(w.nnz * 8 + 33 * 4 + 32 * 4)
     expect(w.csrBytes.f16).to.equal(w.nnz * 4 + 33 * 4 + 32 * 4)
-    expect(w.memorySaving.f32).to.be.closeTo(w.denseBytes / w.csrBytes.f32, 1e-12)
+    expect(w.memorySaving.f32).to.be.closeTo(w.denseBytes.f32 / w.csrBytes.f32, 1e-12)
+    expect(w.memorySaving.f16).to.be.closeTo(w.denseBytes.f16 / w.csrBytes.f16, 1e-12)
+    expect(w.bitmapBytes).to.be.greaterThan(0)
+    expect(w.memorySaving.bitmap).to.be.closeTo(w.denseBytes.f16 / w.bitmapBytes, 1e-12)
     expect(w.threshold).to.be.a('number').and.greaterThan(0)
     // ~20% zeros in the input: below the 50% target, so not over-sparse.
     expect(w.overSparse).to.equal(false)
@@ -111,6 +114,11 @@ describe('sparse prune', () => {
     const nmj = JSON.parse(nm.stdout)
     expect(nmj.sparsity).to.equal(0.5)
     expect(nmj.tensors.map((t: {name: string; nnz: number}) => [t.name, t.nnz])).to.deep.equal([['layers.0.weight', 128 * 32], ['layers.1.weight', 64 * 64]])
+    // The 2:4 form's size: 576 bytes per 16 x 32 tile (layers.0: 128 x 64, 8 x 2 tiles; layers.1: 64 x 128, 4 x 4), against dense f16.
+    expect(nmj.tensors.map((t: {twoFourBytes: number}) => t.twoFourBytes)).to.deep.equal([16 * 576, 16 * 576])
+    expect(nmj.tensors[0].memorySaving.twoFour).to.equal((128 * 64 * 2) / (16 * 576))
+    expect(nmj.totals.twoFourBytes).to.equal(32 * 576)
+    expect(json.tensors.every((t: {twoFourBytes: number | null}) => t.twoFourBytes === null)).to.equal(true) // unstructured 90 %: not 2:4
     const [first] = await readCsrInput(out('nm'))
     expect(first.csr.rowIndices).to.equal(undefined)
     // Every group of 4 keeps exactly 2.

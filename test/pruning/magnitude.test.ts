@@ -166,8 +166,10 @@ describe('magnitude pruning: several tensors', () => {
     expect(p.csr.rowIndices).to.deep.equal(Int32Array.from([1, 2, 0]))
     expect(p.report.csrBytes.f32).to.equal(6 * 8 + 4 * 4 + 3 * 4)
     expect(p.report.csrBytes.f16).to.equal(6 * 4 + 4 * 4 + 3 * 4)
-    expect(p.report.denseBytes).to.equal(36)
+    expect(p.report.denseBytes).to.deep.equal({f32: 36, f16: 18})
     expect(p.report.memorySaving.f32).to.equal(36 / 76)
+    // Memory saving against dense of the same dtype: fp16 CSR against dense fp16.
+    expect(p.report.memorySaving.f16).to.equal(18 / p.report.csrBytes.f16)
     const q = pruneMagnitude(t, {sparsity: 0, reorder: false})
     expect(q.csr.rowIndices).to.equal(undefined)
     expect(q.report.csrBytes.f32).to.equal(6 * 8 + 4 * 4)

@@ -120,8 +120,9 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(mocha[1]).to.match(/test\/verify\/dlmc-sweep\.test\.ts \|SWEEP=cuda\|$/)
     const bench = r.calls.filter((c) => c.includes('bin/run.js bench'))
     expect(bench).to.have.length(2)
-    expect(bench[0]).to.include(`bin/run.js bench --suite llm --n 16 --dtype f16 --jsonl ${w.gpuTmp}/bench-llm/llm.jsonl --json`)
-    expect(bench[1]).to.include(`bin/run.js bench --suite llm --n 64 --jsonl ${w.gpuTmp}/bench-llm-2/llm.jsonl --json`)
+    // On the GPU machine bench is pinned to the GPU (its default, auto, would fall back to the CPU).
+    expect(bench[0]).to.include(`bin/run.js bench --suite llm --n 16 --dtype f16 --device cuda --jsonl ${w.gpuTmp}/bench-llm/llm.jsonl --json`)
+    expect(bench[1]).to.include(`bin/run.js bench --suite llm --n 64 --device cuda --jsonl ${w.gpuTmp}/bench-llm-2/llm.jsonl --json`)
 
     const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
     expect(summary).to.match(/^sparse GPU run \d{4}-\d\d-\d\dT\d\d:\d\dZ, packed from commit abc1234, node v20\.0\.0-stub\nGPU: Stub GPU/)
@@ -153,7 +154,7 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     const r = runner(w, ['bench-dlmc', '--op', 'spmm', 'tune', 'sanitize', 'profile', 'sddmm:f16:256x256@0.9:64:tc', 'enums'])
     expect(r.code, r.stderr + r.stdout).to.equal(0)
     const dlmc = r.calls.find((c) => c.includes('--suite dlmc'))
-    expect(dlmc).to.include(`--suite dlmc ${w.repo}/../shared/dlmc --compare ${w.repo}/../shared/anchors/dlmc_dev_h200.jsonl --plot ${w.gpuTmp}/bench-dlmc/dlmc.svg --op spmm`)
+    expect(dlmc).to.include(`--suite dlmc ${w.repo}/../shared/dlmc --compare ${w.repo}/../shared/anchors/dlmc_dev_h200.jsonl --plot ${w.gpuTmp}/bench-dlmc/dlmc.svg --op spmm --device cuda --jsonl`)
     const tune = r.calls.filter((c) => c.includes('--suite llm'))
     expect(tune).to.have.length(3)
     expect(tune[0]).to.include('--tune --tune-cache')
@@ -170,6 +171,17 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(summary).to.include('memcheck: ERROR SUMMARY: 0 errors')
     expect(summary).to.include('  1 ok, 0 mismatched')
     expect(readdirSync(w.out)).to.have.length(6)
+  })
+
+  it('a bench task keeps a device its flags name (--device cuda only when none is given)', () => {
+    const w = world()
+    const r = runner(w, ['bench-llm', '--device', 'cpu', '--n', '8', 'bench-attention', '--device=auto'])
+    expect(r.code, r.stderr + r.stdout).to.equal(0)
+    const bench = r.calls.filter((c) => c.includes('bin/run.js bench'))
+    expect(bench).to.have.length(2)
+    expect(bench[0]).to.include(`bin/run.js bench --suite llm --device cpu --n 8 --jsonl ${w.gpuTmp}/bench-llm/llm.jsonl --json`)
+    expect(bench[1]).to.include(`bin/run.js bench --suite attention --device=auto --jsonl`)
+    for (const b of bench) expect(b).to.not.include('--device cuda')
   })
 
   it('sweep writes the variant table into its folder; sh runs a command with node on the PATH', () => {

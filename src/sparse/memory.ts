@@ -1,0 +1,126 @@
+/**
+ * Sizes of a sparse matrix in each of our forms, and "memory saving", defined once for every
+ * command (`prune`, `info`, `bench`):
+ *
+ *   memory saving = bytes of the dense matrix in the same value dtype / bytes of the form.
+ *
+ * So CSR with fp32 values is compared with dense fp32, and CSR with fp16/bf16 values (and the
+ * tensor-core forms, which hold 16-bit values) with dense fp16/bf16. The saving then measures
+ * what sparsity buys, not what halving the precision buys.
+ *
+ * Forms:
+ * - CSR (`csrBytes` in ./csr.ts): values + column indices + int32 row offsets (+ the row order).
+ * - Bitmap (native/common/bitmap_tiles.h, the bitmap tensor-core SpMM): per 16 x 16 tile a
+ *   40-byte header (four 64-bit bitmaps and eight starts) and its stored values as 16-bit
+ *   words, padded to 16 bytes; plus a 4-byte offset per tile and one more (the total). Every
+ *   tile is stored, empty ones too (48 bytes).
+ * - 2:4 (native/common/sparse24.h, the sparse-tensor-core SpMM), only for a 2:4 matrix (at most
+ *   two nonzeros in every group of four columns of a row): the matrix padded to 16-row strips
+ *   and 32-column steps, each 16 x 32 tile 256 16-bit values + 16 32-bit metadata words
+ *   (576 bytes: 1.125 bytes per padded element).
+ */
+import {csrBytes, memorySaving} from './csr.js'
+
+export {memorySaving}
+
+/** The definition as the reports print it. */
+export const SAVING_NOTE = 'memory saving = bytes of the dense matrix in the same value dtype / bytes of the form'
+
+export const BITMAP_TILE = 16
+export const BITMAP_HEADER_BYTES = 40
+export const TWO_FOUR_TILE_ROWS = 16
+export const TWO_FOUR_TILE_COLS = 32
+/** 256 16-bit values + 16 32-bit metadata words per 16 x 32 tile. */
+export const TWO_FOUR_TILE_BYTES = 2 * 256 + 4 * 16
+
+export interface MemorySizes {
+  /** The dense matrix with fp32 values (4 bytes each) and with fp16/bf16 values (2 bytes each). */
+  denseBytes: {f32: number; f16: number}
+  /** CSR with fp32 values + int32 indices, and with 16-bit values + 16-bit indices (int32 beyond 32768 columns). */
+  csrBytes: {f32: number; f16: number}
+  /** The bitmap tensor-core form (16-bit values). */
+  bitmapBytes: number
+  /** The 2:4 form (16-bit values); null when the matrix is not 2:4. */
+  twoFourBytes: number | null
+  /** Dense of the same value dtype over each form: f32 = CSR f32, f16 = CSR f16, bitmap and twoFour against dense f16. */
+  memorySaving: {f32: number; f16: number; bitmap: number; twoFour: number | null}
+}
+
+/** The sparsity structure the tensor-core forms need: per-tile counts (bitmap) and whether the matrix is 2:4. */
+export interface TileStats {
+  bitmapBytes: number
+  twoFour: boolean
+}
+
+/** Bytes of the 2:4 form of a rows x cols matrix. */
+export function twoFourBytes(rows: number, cols: number): number {
+  return Math.ceil(rows / TWO_FOUR_TILE_ROWS) * Math.ceil(cols / TWO_FOUR_TILE_COLS) * TWO_FOUR_TILE_BYTES
+}
+
+/** Bytes of one bitmap tile holding `count` values. */
+export function bitmapTileBytes(count: number): number {
+  return (BITMAP_HEADER_BYTES + 2 * count + 15) & ~15
+}
+
+/**
+ * Walks a matrix's entries row by row (rows in natural order) and sizes its tensor-core forms.
+ * `entries(row, visit)` calls visit(col, isNonzero) for each stored entry of the row: the bitmap
+ * form stores every entry, while the 2:4 test counts nonzeros only (as the kernels do).
+ */
+export function tileStats(rows: number, cols: number, entries: (row: number, visit: (col: number, nonzero: boolean) => void) => void): TileStats {
+  const ktiles = Math.ceil(cols / BITMAP_TILE)
+  const strips = Math.ceil(rows / BITMAP_TILE)
+  const counts = new Uint32Array(ktiles)
+  const groups = new Uint8Array(Math.ceil(cols / 4))
+  const touched: number[] = []
+  let bytes = 4 * (strips * ktiles + 1)
+  let twoFour = true
+  for (let s = 0; s < strips; s++) {
+    counts.fill(0)
+    for (let row = s * BITMAP_TILE; row < Math.min(rows, (s + 1) * BITMAP_TILE); row++) {
+      entries(row, (col, nonzero) => {
+        counts[col >> 4]++
+        if (nonzero && twoFour) {
+          const g = col >> 2
+          if (groups[g] === 0) touched.push(g)
+          if (++groups[g] > 2) twoFour = false
+        }
+      })
+      for (const g of touched) groups[g] = 0
+      touched.length = 0
+    }
+    for (let t = 0; t < ktiles; t++) bytes += bitmapTileBytes(counts[t])
+  }
+  return {bitmapBytes: bytes, twoFour}
+}
+
+/** Tile statistics of a CSR matrix; stored entries whose 16-bit or fp32 value is +-0 are not nonzeros for the 2:4 test. */
+export function csrTileStats(csr: {rows: number; cols: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Float32Array | Uint16Array | null}): TileStats {
+  const {rowOffsets, columnIndices, values} = csr
+  const half = values instanceof Uint16Array
+  return tileStats(csr.rows, csr.cols, (row, visit) => {
+    for (let i = rowOffsets[row]; i < rowOffsets[row + 1]; i++) {
+      const nonzero = values === null ? true : half ? (values[i] & 0x7fff) !== 0 : values[i] !== 0
+      visit(columnIndices[i], nonzero)
+    }
+  })
+}
+
+/** Sizes in every form and the savings, from the shape, nnz and the tile statistics. */
+export function memorySizes(rows: number, cols: number, nnz: number, tiles: TileStats, withRowOrder = true): MemorySizes {
+  const dense = {f32: rows * cols * 4, f16: rows * cols * 2}
+  const csr = {f32: csrBytes(rows, cols, nnz, 'f32', withRowOrder), f16: csrBytes(rows, cols, nnz, 'f16', withRowOrder)}
+  const tf = tiles.twoFour ? twoFourBytes(rows, cols) : null
+  return {
+    denseBytes: dense,
+    csrBytes: csr,
+    bitmapBytes: tiles.bitmapBytes,
+    twoFourBytes: tf,
+    memorySaving: {
+      f32: memorySaving(dense.f32, csr.f32),
+      f16: memorySaving(dense.f16, csr.f16),
+      bitmap: memorySaving(dense.f16, tiles.bitmapBytes),
+      twoFour: tf === null ? null : memorySaving(dense.f16, tf),
+    },
+  }
+}

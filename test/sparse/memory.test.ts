@@ -1,0 +1,118 @@
+/**
+ * Memory saving, defined once (src/sparse/memory.ts): every form against the dense matrix of
+ * the same value dtype; and the sizes of the tensor-core forms, computed in TypeScript from
+ * the pattern, against the bytes of the forms the addon really builds.
+ */
+import {expect} from 'chai'
+
+import {memoryFigures} from '../../src/bench/metrics.js'
+import {inspectCsr} from '../../src/formats/info.js'
+import {loadAddon} from '../../src/kernels/binding.js'
+import {pruneMagnitude} from '../../src/pruning/index.js'
+import {csrTileStats, memorySizes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
+import {createRng} from '../../src/sparse/random.js'
+import type {CsrMatrix} from '../../src/types.js'
+import {randomPattern} from '../kernels/helpers.js'
+
+function withValues(csr: CsrMatrix, seed: number): CsrMatrix & {values: Uint16Array} {
+  const rng = createRng(seed)
+  const values = new Uint16Array(csr.rowOffsets[csr.rows]).map(() => 1 + (rng.nextUint32() % 0x7bff))
+  return {...csr, values, dtype: 'f16'}
+}
+
+/** A random 2:4 matrix: at most two nonzeros in each group of four columns. */
+function random24(m: number, k: number, seed: number): CsrMatrix & {values: Uint16Array} {
+  const rng = createRng(seed)
+  const offsets = [0]
+  const cols: number[] = []
+  for (let r = 0; r < m; r++) {
+    for (let c = 0; c < k; c += 4) {
+      const pick = [0, 1, 2, 3].filter((i) => c + i < k && rng.nextUint32() % 2 === 0).slice(0, 2)
+      for (const i of pick) cols.push(c + i)
+    }
+    offsets.push(cols.length)
+  }
+  return withValues({rows: m, cols: k, rowOffsets: Int32Array.from(offsets), columnIndices: Int32Array.from(cols), values: null, dtype: 'f16'}, seed)
+}
+
+describe('memory sizes and saving (one definition)', () => {
+  it('sizes the bitmap form exactly: 40-byte header + 2 bytes a value, to 16 bytes, per 16 x 16 tile, + 4 per tile + 4', () => {
+    // 20 x 20: 2 x 2 tiles. Tile (0, 0) holds 5 entries, tile (1, 1) one, the others none.
+    const entries: Record<number, number[]> = {0: [0, 1, 5], 3: [15, 4], 19: [19]}
+    const s = tileStats(20, 20, (row, visit) => {
+      for (const c of entries[row] ?? []) visit(c, true)
+    })
+    // (40 + 10 -> 64) + (40 -> 48) + (40 -> 48) + (40 + 2 -> 48) + offsets 4 x (4 + 1)
+    expect(s.bitmapBytes).to.equal(64 + 48 + 48 + 48 + 20)
+    expect(s.twoFour).to.equal(true)
+  })
+
+  it('sizes the 2:4 form as 576 bytes per 16 x 32 tile of the padded matrix', () => {
+    expect(twoFourBytes(16, 32)).to.equal(576)
+    expect(twoFourBytes(7, 40)).to.equal(2 * 576)
+    expect(twoFourBytes(33, 64)).to.equal(3 * 2 * 576)
+    expect(twoFourBytes(4096, 4096)).to.equal(4096 * 4096 * 1.125)
+  })
+
+  it('tells a 2:4 matrix from one with three nonzeros in a group; zeros do not count', () => {
+    const three = tileStats(1, 8, (_r, visit) => [4, 5, 6].forEach((c) => visit(c, true)))
+    expect(three.twoFour).to.equal(false)
+    const zero = tileStats(1, 8, (_r, visit) => [4, 5, 6].forEach((c) => visit(c, c !== 6)))
+    expect(zero.twoFour).to.equal(true)
+    const csr: CsrMatrix = {rows: 1, cols: 8, rowOffsets: Int32Array.from([0, 3]), columnIndices: Int32Array.from([0, 1, 2]), values: Uint16Array.from([1, 0x8000, 2]), dtype: 'f16'}
+    expect(csrTileStats(csr).twoFour).to.equal(true) // -0 is a zero
+  })
+
+  describe('against the forms the addon builds', () => {
+    const addon = loadAddon()
+    for (const [m, k, nnz, seed] of [
+      [45, 300, 45 * 290, 1],
+      [300, 1000, 30_000, 2],
+      [17, 129, 5, 3],
+      [7, 96, 333, 4],
+      [0, 16, 0, 5],
+    ] as const) {
+      it(`bitmap bytes = the addon's bitmapFormat: M=${m} K=${k} nnz=${nnz}`, () => {
+        const csr = withValues(randomPattern(m, k, nnz, seed), seed)
+        const t = addon.bitmapFormat({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: csr.values})
+        expect(csrTileStats(csr).bitmapBytes).to.equal(4 * (t.offsets.length + t.data.length))
+      })
+    }
+    for (const [m, k, seed] of [
+      [16, 32, 1],
+      [45, 300, 2],
+      [7, 96, 3],
+    ] as const) {
+      it(`2:4 bytes = the addon's sp24Format: M=${m} K=${k}`, () => {
+        const csr = random24(m, k, seed)
+        const t = addon.sp24Format({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: csr.values})
+        const stats = csrTileStats(csr)
+        expect(stats.twoFour).to.equal(true)
+        expect(memorySizes(m, k, csr.rowOffsets[m], stats).twoFourBytes).to.equal(2 * t.values.length + 4 * t.meta.length)
+      })
+    }
+  })
+
+  it('gives the same saving in prune, info and bench for the same matrix and dtype', () => {
+    const rows = 64
+    const cols = 96
+    const rng = createRng(7)
+    const data = new Float32Array(rows * cols).map(() => rng.nextUint32() / 2 ** 32 - 0.5)
+    const {csr, report} = pruneMagnitude({name: 'w', shape: [rows, cols], dtype: 'f32', data}, {sparsity: 0.75, reorder: true})
+    const nnz = csr.rowOffsets[rows]
+    // f32: dense f32 / CSR f32; f16: dense f16 / CSR f16 (not dense f32 / CSR f16).
+    expect(report.denseBytes).to.deep.equal({f32: rows * cols * 4, f16: rows * cols * 2})
+    expect(report.memorySaving.f32).to.equal((rows * cols * 4) / (nnz * 8 + 4 * (rows + 1) + 4 * rows))
+    expect(report.memorySaving.f16).to.equal((rows * cols * 2) / (nnz * 4 + 4 * (rows + 1) + 4 * rows))
+    const info = inspectCsr({name: 'w', shape: [rows, cols], csr})
+    expect(info.memorySaving).to.deep.equal(report.memorySaving)
+    expect(info.bitmapBytes).to.equal(report.bitmapBytes)
+    const bench16 = memoryFigures(rows, cols, nnz, 'f16', csrTileStats(csr))
+    const bench32 = memoryFigures(rows, cols, nnz, 'f32', csrTileStats(csr))
+    // Both count the row order (bench runs rows in Sputnik's order; prune stored it).
+    expect(bench32.saving).to.equal(report.memorySaving.f32)
+    expect(bench16.bitmapSaving).to.equal(report.memorySaving.bitmap)
+    expect(bench16.twoFourBytes).to.equal(null) // 75 % unstructured is not 2:4
+    expect(bench32.bitmapBytes).to.equal(null) // the tensor-core forms hold 16-bit values
+  })
+})
