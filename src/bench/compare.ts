@@ -9,6 +9,9 @@
  *     (to check this run's baselines against; not speedups).
  *   earlier run: `previous` (its median for our kernel, compared as a speedup) and
  *     `previous_<baseline>` for its baselines.
+ * The LLM anchors file (../shared/anchors/llm_h200.jsonl: one line per shape m x k, sparsity s
+ * and N, with `sputnik_f32_us`, `cublas_f32_us`, `cusparse_torch_f32_us` or `sputnik_f16_us`,
+ * `cublas_f16_us`) matches the `--suite llm` cases `llm/MxK/S` in the same columns.
  * Files match by path segments: when one path ends with all the segments of the other (so
  * `../shared/dlmc/rn50/.../x.smtx` matches the anchors' `rn50/.../x.smtx`), and never
  * through a tail that two lines of the file share.
@@ -41,6 +44,20 @@ const ANCHOR_SECTIONS: Array<{key: string; op: BenchOp; dtype: ValueDType; colum
   {key: 'spmm_f16_us', op: 'spmm', dtype: 'f16', columns: {sputnik: 'sputnik', cusparse: 'ref_cusparse', cublas_f16: 'ref_cublas_f16'}},
   {key: 'sddmm_f32_us', op: 'sddmm', dtype: 'f32', columns: {sputnik: 'sputnik', cusparse: 'ref_cusparse', cusparse_torch: 'ref_cusparse_torch', cublas_f32_full: 'ref_cublas_f32'}},
 ]
+
+/** The LLM anchors' per-dtype fields and the columns they fill (op spmm). */
+const LLM_ANCHOR_FIELDS: Array<{dtype: ValueDType; columns: Record<string, string>}> = [
+  {dtype: 'f32', columns: {sputnik_f32_us: 'sputnik', cublas_f32_us: 'ref_cublas_f32', cusparse_torch_f32_us: 'ref_cusparse_torch'}},
+  {dtype: 'f16', columns: {sputnik_f16_us: 'sputnik', cublas_f16_us: 'ref_cublas_f16'}},
+]
+
+/** A line of the LLM anchors file: {m, k, n, s, ...LLM_ANCHOR_FIELDS}. */
+function isLlmAnchor(obj: Record<string, unknown>): boolean {
+  return (
+    typeof obj.m === 'number' && typeof obj.k === 'number' && typeof obj.n === 'number' && typeof obj.s === 'number' &&
+    LLM_ANCHOR_FIELDS.some((f) => Object.keys(f.columns).some((c) => typeof obj[c] === 'number'))
+  )
+}
 
 function key(file: string, op: string, dtype: string, n: number): string {
   return `${op}|${dtype}|${n}|${file}`
@@ -89,8 +106,22 @@ export function parseCompare(text: string, path = 'compare.jsonl'): CompareTable
     } catch {
       throw new InputError('bad-compare', `${path}:${i + 1}: not a JSON line`, 'pass a JSONL file (one JSON object per line)')
     }
+    if (typeof obj.file !== 'string' && isLlmAnchor(obj)) {
+      lines++
+      kind ??= 'anchors'
+      const file = `llm/${obj.m as number}x${obj.k as number}/${obj.s as number}`
+      for (const f of LLM_ANCHOR_FIELDS) {
+        const columns: Record<string, number> = {}
+        for (const [from, to] of Object.entries(f.columns)) {
+          const v = obj[from]
+          if (typeof v === 'number' && v > 0) columns[to] = v * US
+        }
+        if (Object.keys(columns).length > 0) put(file, 'spmm', f.dtype, obj.n as number, {columns, peers: 'sputnik' in columns ? ['sputnik'] : []})
+      }
+      continue
+    }
     if (typeof obj.file !== 'string' || typeof obj.n !== 'number') {
-      throw new InputError('bad-compare', `${path}:${i + 1}: each line needs "file" and "n"`, 'pass a JSONL file written by `sparse bench --jsonl` or the anchors file')
+      throw new InputError('bad-compare', `${path}:${i + 1}: each line needs "file" and "n"`, 'pass a JSONL file written by `sparse bench --jsonl`, or one of the anchors files (dlmc_dev_h200.jsonl, llm_h200.jsonl)')
     }
     lines++
     if (ANCHOR_SECTIONS.some((s) => typeof obj[s.key] === 'object')) {

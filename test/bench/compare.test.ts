@@ -24,6 +24,28 @@ describe('bench: --compare and metrics', () => {
     expect(t.lookup('rn50/magnitude_pruning/0.5/x.smtx', 'spmm', 'f32', 25088)).to.equal(undefined)
   })
 
+  it('reads the LLM anchors file (m, k, n, s per line) as the --suite llm cases llm/MxK/S', () => {
+    const f32 = JSON.stringify({m: 4096, k: 4096, n: 64, s: 0.7, nnz: 5033165, sputnik_f32_us: 77.9, cublas_f32_us: 63.6, cusparse_torch_f32_us: 451.4, even_rows: false})
+    const f16 = JSON.stringify({m: 4096, k: 4096, n: 64, s: 0.7, nnz: 5033200, sputnik_f16_us: 40.1, cublas_f16_us: 20.2, f16_relerr: 1e-4, floor_f16_us: 5.2, even_rows: true})
+    const other = JSON.stringify({m: 11008, k: 4096, n: 64, s: 0.7, sputnik_f32_us: 214.6, cublas_f32_us: 139.6})
+    const t = parseCompare([f32, f16, other].join('\n'))
+    expect(t.kind).to.equal('anchors')
+    const a = t.lookup('llm/4096x4096/0.7', 'spmm', 'f32', 64)!
+    expect(a.peers).to.deep.equal(['sputnik'])
+    expect(a.columns.sputnik).to.be.closeTo(0.0779, 1e-12)
+    expect(a.columns.ref_cublas_f32).to.be.closeTo(0.0636, 1e-12)
+    expect(a.columns.ref_cusparse_torch).to.be.closeTo(0.4514, 1e-12)
+    const h = t.lookup('llm/4096x4096/0.7', 'spmm', 'f16', 64)!.columns
+    expect(Object.keys(h).sort()).to.deep.equal(['ref_cublas_f16', 'sputnik'])
+    expect(h.sputnik).to.be.closeTo(0.0401, 1e-12)
+    expect(t.lookup('llm/11008x4096/0.7', 'spmm', 'f32', 64)!.columns.sputnik).to.be.closeTo(0.2146, 1e-12)
+    expect(t.lookup('llm/4096x4096/0.7', 'spmm', 'f32', 16)).to.equal(undefined)
+    expect(t.lookup('llm/4096x4096/0.9', 'spmm', 'f32', 64)).to.equal(undefined)
+    expect(t.lookup('llm/4096x4096/0.7', 'sddmm', 'f32', 64)).to.equal(undefined)
+    // a line with neither a file nor the LLM fields is still refused
+    expect(() => parseCompare(JSON.stringify({m: 1, k: 1, n: 1, s: 0.5}))).to.throw(/each line needs "file" and "n"/)
+  })
+
   it('matches files by the path tail they share, either side longer', () => {
     const t = parseCompare(ANCHOR_LINE)
     expect(t.lookup('../shared/dlmc/rn50/magnitude_pruning/0.5/x.smtx', 'spmm', 'f32', 3136)).to.not.equal(undefined)
