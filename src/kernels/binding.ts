@@ -83,7 +83,7 @@ export interface NativeSpmmArgs {
   indexBits?: 16 | 32
   /**
    * CUDA only: force an SpMM kernel variant (a name from `spmmVariants`, e.g.
-   * 'split_v8_t2_w2', 'tile_v4_t32_x2', f32 only the panel kernel 'panel_v4_r2', or, f16/bf16 only, the tensor-core 'tc_w8_s4_p4', the
+   * 'split_v8_t2_w2', 'tile_v4_t32_x2', f32 only the deep 'tile_v4_t8_x2_u16', or, f16/bf16 only, the tensor-core 'tc_w8_s4_p4', the
    * bitmap 'bm_w4_m1_s4' and, for 2:4 matrices, 's24_w4_m1_s4'); absent or 'auto': the built-in selection.
    * A name that cannot run the problem rejects with code 'cudaErrorInvalidValue'.
    */

@@ -157,7 +157,7 @@ export async function spmm(csr: CsrMatrix, b: DenseMatrix, opts: KernelOptions =
   const c = opts.out !== undefined ? checkHostArray(opts.out, dtype, m * n, 'out') : dtype === 'f32' ? new Float32Array(m * n) : new Uint16Array(m * n)
   const {device} = resolveDevice(opts.device ?? 'auto')
   if (opts.variant !== undefined && (typeof opts.variant !== 'string' || (opts.variant !== 'auto' && !SPMM_VARIANT_NAME.test(opts.variant)))) {
-    throw new UsageError('bad-variant', `variant must be 'auto' or a name like 'split_v4_t8_w1', 'panel_v4_r2', 'tc_w8_s4_p4' or 'bm_w4_m1_s8' (see spmmVariants), got ${JSON.stringify(opts.variant)}`)
+    throw new UsageError('bad-variant', `variant must be 'auto' or a name like 'split_v4_t8_w1', 'tile_v4_t8_x2_u16', 'tc_w8_s4_p4' or 'bm_w4_m1_s8' (see spmmVariants), got ${JSON.stringify(opts.variant)}`)
   }
   const variant = device === 'cuda' ? opts.variant : undefined
   const args = {m, k: csr.cols, n, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, rowIndices: csr.rowIndices, b: b.data, c, dtype, device, threads, variant}

@@ -69,10 +69,9 @@ function variantShapes(): Shape[] {
     {name: 'tiles 90% dense, M=45 K=300 N=8', csr: randomPattern(45, 300, 45 * 270, 13), n: 8},
     {name: 'M=300 K=1000 N=64, 10%', csr: randomPattern(300, 1000, 30_000, 14), n: 64},
     {name: 'N=136 (column blocks 64 + 64 + 8)', csr: randomPattern(70, 200, 2000, 15), n: 136},
-    // The f32 panel kernel's edges: several panels of swizzled rows, K not a multiple of its
-    // 64-row chunks, strips of 128 with a 4-wide residue, rows past one 32-nonzero window per
-    // chunk (40% dense: about 26 per chunk, some over 32) and empty rows.
-    {name: 'panels: swizzled, M=150 K=700 N=260, 40%, empty rows', csr: swizzle(randomPattern(150, 700, 42_000, 16, {emptyRows: [3, 77, 149]})), n: 260},
+    // Wide strips with a 4-wide residue, swizzled rows of about 280 nonzeros (the deep f32
+    // variants' 16-nonzero steps and their residue) and empty rows.
+    {name: 'wide: swizzled, M=150 K=700 N=260, 40%, empty rows', csr: swizzle(randomPattern(150, 700, 42_000, 16, {emptyRows: [3, 77, 149]})), n: 260},
   ]
 }
 
@@ -105,16 +104,6 @@ function twoFourShapes(): Shape[] {
   ]
 }
 
-/**
- * The f32 panel kernel is listed only for wide N (--tune); it runs any f32 problem with
- * N % 4 == 0, so the correctness tests force its eight variants on every such shape.
- */
-function withPanel(variants: string[], dtype: ValueDType, n: number): string[] {
-  if (dtype !== 'f32' || n % 4 !== 0) return variants
-  const panel = ['v2', 'v4'].flatMap((v) => [1, 2, 4, 8].map((r) => `panel_${v}_r${r}`))
-  return [...variants, ...panel.filter((v) => !variants.includes(v))]
-}
-
 /** Every SpMM variant that can run the shape, against the float64 reference (CUDA). */
 async function checkAllVariants(shape: Shape, dtype: ValueDType, seed: number, structure?: '2:4'): Promise<number> {
   const {csr, n} = shape
@@ -128,7 +117,7 @@ async function checkAllVariants(shape: Shape, dtype: ValueDType, seed: number, s
     expect(list.variants.some((v) => v.startsWith('s24_')), `${shape.name}: the 2:4 kernel's variants listed only for 2:4`).to.equal(structure === '2:4')
   }
   expect(list.variants, `${shape.name} ${dtype}: the selection picks a listed variant`).to.include(list.selected)
-  for (const variant of withPanel(list.variants, dtype, n)) {
+  for (const variant of list.variants) {
     const out = poisoned(dtype, csr.rows * n)
     await spmm(a, b, {device: 'cuda', out, variant})
     const r = compare(out, dtype, ref)
@@ -205,18 +194,17 @@ describe('kernels on CUDA against the float64 reference', function () {
       const {csr, n} = infRowZeroCase()
       const list = spmmVariants({m: csr.rows, k: csr.cols, n, nnz: csr.columnIndices.length, dtype})
       expect(list.variants.length).to.be.greaterThan(5)
-      for (const variant of ['auto', ...withPanel(list.variants, dtype, n)]) await checkInfRowZero('cuda', dtype, variant)
+      for (const variant of ['auto', ...list.variants]) await checkInfRowZero('cuda', dtype, variant)
     })
   }
 
-  it('SpMM f32: the panel kernel is listed for --tune at wide N on a dense-enough matrix, never selected, and f32 only', () => {
-    const dense = spmmVariants({m: 2048, k: 1024, n: 1024, nnz: Math.round(2048 * 1024 * 0.3), dtype: 'f32'})
-    expect(dense.variants.filter((v) => /^panel_v[24]_r[1248]$/.test(v))).to.have.length(8)
-    expect(dense.selected).to.not.match(/^panel_/)
-    const sparse = spmmVariants({m: 2048, k: 1024, n: 1024, nnz: Math.round(2048 * 1024 * 0.1), dtype: 'f32'})
-    expect(sparse.variants.some((v) => v.startsWith('panel_'))).to.equal(false)
-    const f16 = spmmVariants({m: 2048, k: 1024, n: 1024, nnz: Math.round(2048 * 1024 * 0.3), dtype: 'f16'})
-    expect(f16.variants.some((v) => v.startsWith('panel_')), 'the panel kernel is f32 only').to.equal(false)
+  it('SpMM: the deep variants (_u16) are listed for f32 only, for --tune, and the selection does not pick them', () => {
+    const f32 = spmmVariants({m: 2048, k: 1024, n: 256, nnz: Math.round(2048 * 1024 * 0.3), dtype: 'f32'})
+    const deep = f32.variants.filter((v) => /^(tile_v4_t(4|8|16|32)_x[12]|split_v4_t(4|8|16|32)_w[12])_u16$/.test(v))
+    expect(deep).to.have.length(16)
+    expect(f32.selected).to.not.match(/_u16$/)
+    const f16 = spmmVariants({m: 2048, k: 1024, n: 256, nnz: Math.round(2048 * 1024 * 0.3), dtype: 'f16'})
+    expect(f16.variants.some((v) => v.endsWith('_u16'))).to.equal(false)
   })
 
   let seed = 900

@@ -91,13 +91,6 @@ bool UseBitmap(const SpmmProblem& p) {
   return density >= kBitmapMinDensity;
 }
 
-// The panel kernel (spmm_panel_kernel.cuh) is not in the selection: on the H200 it was slower
-// than the best tile/split variant on 234 of 237 swept problems (0.55x geomean; BENCHMARKS.md,
-// v6). It is listed for `--tune` where it came close: f32, N >= kPanelTuneMinN, density >=
-// kPanelTuneMinDensity.
-constexpr int kPanelTuneMinN = 1024;
-constexpr double kPanelTuneMinDensity = 0.25;
-
 // The kernel selection: ONE function, a heuristic per branch. Inputs: m, n, nnz (mean row
 // length), the vector width, and the SM count. (`sparse bench --tune` measures every
 // variant of SpmmVariants() per problem and can force the winner through
@@ -179,15 +172,13 @@ std::string VariantName(const SpmmChoice& ch) {
   if (ch.kind == SpmmKind::kBitmap) return StreamVariantName("bm", ch.stream);
   if (ch.kind == SpmmKind::k24) return StreamVariantName("s24", ch.stream);
   char name[48];
-  if (ch.kind == SpmmKind::kPanel) {
-    std::snprintf(name, sizeof(name), "panel_v%d_r%d", ch.vec_elems, ch.rows_per_warp);
-  } else if (ch.kind == SpmmKind::kTile) {
+  if (ch.kind == SpmmKind::kTile) {
     std::snprintf(name, sizeof(name), "tile_v%d_t%d_x%d", ch.vec_elems, ch.threads_x, ch.vecs_x);
   } else {
     std::snprintf(name, sizeof(name), "split_v%d_t%d_w%d", ch.vec_elems, ch.threads_x, ch.warps_per_row);
   }
   std::string out = name;
-  if (ch.kind != SpmmKind::kPanel && ch.unroll != 0) out += "_u" + std::to_string(ch.unroll);
+  if (ch.unroll != 0) out += "_u" + std::to_string(ch.unroll);
   return out;
 }
 
@@ -212,11 +203,6 @@ bool ParseVariant(const char* name, SpmmChoice* ch) {
   if (std::sscanf(name, "split_v%d_t%d_w%d%c", &a, &b, &c, &tail) == 3) {
     ch->kind = SpmmKind::kSplit;
     ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = 1, ch->warps_per_row = c;
-    return true;
-  }
-  if (std::sscanf(name, "panel_v%d_r%d%c", &a, &b, &tail) == 2) {
-    ch->kind = SpmmKind::kPanel;
-    ch->vec_elems = a, ch->rows_per_warp = b, ch->threads_x = 32, ch->vecs_x = 1, ch->warps_per_row = 1;
     return true;
   }
   if (ParseTcVariant(name, &ch->tc)) {
@@ -244,14 +230,6 @@ bool CanRun(const SpmmProblem& p, const SpmmChoice& ch) {
     if (ch.kind == SpmmKind::k24 && p.structure != SpmmProblem::k24) return false;
     const int64_t rows = static_cast<int64_t>(ch.stream.warps) * ch.stream.strips * 16;
     return (p.m + rows - 1) / rows * ch.stream.splits <= 0x7fffffff && (p.n + 127) / 128 <= 65535;
-  }
-  if (ch.kind == SpmmKind::kPanel) {
-    // f32; B copied in 16-byte pieces (n % 4 == 0, B 16-byte aligned), C stored as float2 or
-    // float4.
-    const int v = ch.vec_elems, r = ch.rows_per_warp;
-    if (p.dtype != DType::kF32 || (v != 2 && v != 4) || (r != 1 && r != 2 && r != 4 && r != 8)) return false;
-    if (p.n % 4 != 0 || !Aligned(p.b, 16) || !Aligned(p.c, 4 * v)) return false;
-    return (p.n + 32 * v - 1) / (32 * v) <= 65535;
   }
   const int elem = DTypeBytes(p.dtype);
   const int full = FullWidth(p.dtype);
@@ -333,7 +311,6 @@ cudaError_t Launch(const SpmmProblem& p, const SpmmChoice& ch, int sms, cudaStre
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     return e;
   }
-  if (ch.kind == SpmmKind::kPanel) return LaunchSpmmPanel(p, ch.vec_elems, ch.rows_per_warp, stream);
   switch (p.dtype) {
     case DType::kF32:
       return LaunchSpmmF32(p, ch, sms, stream);
@@ -406,14 +383,6 @@ std::vector<std::string> SpmmVariants(const SpmmProblem& p) {
         split.kind = SpmmKind::kSplit, split.vec_elems = v, split.threads_x = t, split.warps_per_row = w;
         if (CanRun(p, split)) out.push_back(VariantName(split));
       }
-    }
-  }
-  const double density = p.m > 0 && p.k > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.k) : 0.0;
-  for (int v = 2; v <= 4 && p.n >= kPanelTuneMinN && density >= kPanelTuneMinDensity; v += 2) {
-    for (int r = 1; r <= 8; r <<= 1) {
-      SpmmChoice panel;
-      panel.kind = SpmmKind::kPanel, panel.vec_elems = v, panel.rows_per_warp = r;
-      if (CanRun(p, panel)) out.push_back(VariantName(panel));
     }
   }
   // The deep variants (f32): "_u16".

@@ -16,21 +16,18 @@ namespace sparse {
 // (spmm_split_kernel.cuh: the row's nonzeros split over the slices of a warp and over
 // several warps, for small N and long rows).
 // kTc: the tensor-core kernel (spmm_tc_kernel.cuh, f16/bf16) on the tiled format.
-// kPanel: the panel kernel (spmm_panel_kernel.cuh, f32): B reused through shared memory by
-// the rows of a panel, for wide N.
-enum class SpmmKind { kTile, kSplit, kTc, kBitmap, k24, kPanel };
+enum class SpmmKind { kTile, kSplit, kTc, kBitmap, k24 };
 
 // One point of the SpMM configuration space (see SpmmConfig in spmm_config.h and
-// SplitConfig in spmm_split_kernel.cuh). Names: "tile_v<vec>_t<threads>_x<vecs>",
-// "split_v<vec>_t<threads>_w<warps>" and "panel_v<vec>_r<rows per warp>" (see VariantName
-// in spmm.cu).
+// SplitConfig in spmm_split_kernel.cuh). Names: "tile_v<vec>_t<threads>_x<vecs>" and
+// "split_v<vec>_t<threads>_w<warps>", with "_u16" for the deep variants (see VariantName in
+// spmm.cu).
 struct SpmmChoice {
   SpmmKind kind = SpmmKind::kTile;
   int vec_elems = 1;   // elements of B/C per vector memory instruction
   int threads_x = 32;  // lanes across the strip (tile: subwarp width; split: slice width)
   int vecs_x = 1;      // vectors per thread across the strip (tile only)
   int warps_per_row = 1;  // warps sharing one row's nonzeros (split only)
-  int rows_per_warp = 1;  // rows each warp of a panel owns (panel only; vec_elems: 2 or 4)
   int unroll = 0;         // tile/split, f32 full width: 16 = the deep variant ("_u16"); 0 = default
   TcChoice tc;            // the tensor-core kernel's configuration (kTc only)
   StreamChoice stream;    // the bitmap and 2:4 kernels' configuration (kBitmap, k24)
@@ -42,8 +39,7 @@ struct SpmmChoice {
 cudaError_t LaunchSpmmF32(const SpmmProblem& p, const SpmmChoice& choice, int sm_count, cudaStream_t stream);
 cudaError_t LaunchSpmmF16(const SpmmProblem& p, const SpmmChoice& choice, int sm_count, cudaStream_t stream);
 cudaError_t LaunchSpmmBF16(const SpmmProblem& p, const SpmmChoice& choice, int sm_count, cudaStream_t stream);
-// The panel kernel (f32 only): `vec` floats per lane (2 or 4), `rows_per_warp` 1, 2, 4 or 8.
-cudaError_t LaunchSpmmPanel(const SpmmProblem& p, int vec, int rows_per_warp, cudaStream_t stream);
+
 
 }  // namespace sparse
 #endif  // SPARSE_CUDA_SPMM_SPMM_LAUNCH_H_
