@@ -2,7 +2,6 @@
 #include "cpu/cpu_gemm.h"
 
 #include <dlfcn.h>
-#include <glob.h>
 #include <link.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/site_packages.h"
 #include "cpu/parallel.h"
 
 namespace sparse {
@@ -273,37 +273,10 @@ bool TryOpen(const std::string& file, Loaded* out, std::string* errors) {
 
 // The wheels' bundled OpenBLAS under the usual site-packages folders (newest Python first).
 std::vector<std::string> WheelCandidates() {
-  std::vector<std::string> roots;
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v && v[0] ? v : "";
-  };
-  if (!env("VIRTUAL_ENV").empty()) roots.push_back(env("VIRTUAL_ENV") + "/lib/python3*/site-packages");
-  if (!env("CONDA_PREFIX").empty()) roots.push_back(env("CONDA_PREFIX") + "/lib/python3*/site-packages");
-  if (!env("HOME").empty()) {
-    roots.push_back(env("HOME") + "/.local/lib/python3*/site-packages");
-    roots.push_back(env("HOME") + "/.pyenv/versions/*/lib/python3*/site-packages");
-  }
-  for (const char* r : {"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
-                        "/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages", "/opt/conda/lib/python3*/site-packages"})
-    roots.push_back(r);
-  std::vector<std::string> out;
-  for (const std::string& root : roots) {
-    for (const char* lib : {"/numpy.libs/libscipy_openblas*.so", "/scipy.libs/libscipy_openblas*.so",
-                            "/scipy_openblas32/lib/libscipy_openblas*.so", "/scipy_openblas64/lib/libscipy_openblas*.so",
-                            "/numpy.libs/libopenblas*.so"}) {
-      glob_t g;
-      std::vector<std::string> found;
-      if (glob((root + lib).c_str(), 0, nullptr, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc; ++i) found.push_back(g.gl_pathv[i]);
-      globfree(&g);
-      std::sort(found.begin(), found.end(),
-                [](const std::string& a, const std::string& b) { return strverscmp(a.c_str(), b.c_str()) > 0; });
-      for (const std::string& f : found)
-        if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-    }
-  }
-  return out;
+  return GlobUnderRoots(SitePackagesRoots(),
+                        {"/numpy.libs/libscipy_openblas*.so", "/scipy.libs/libscipy_openblas*.so",
+                         "/scipy_openblas32/lib/libscipy_openblas*.so", "/scipy_openblas64/lib/libscipy_openblas*.so",
+                         "/numpy.libs/libopenblas*.so"});
 }
 
 const Loaded& GetLoaded() {

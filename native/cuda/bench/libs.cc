@@ -13,6 +13,8 @@
 #include <mutex>
 #include <vector>
 
+#include "common/site_packages.h"
+
 namespace sparse {
 namespace bench {
 namespace {
@@ -50,37 +52,7 @@ std::string LoadedPath(void* h, const std::string& fallback) {
 // The cuSPARSELt wheel's library under the usual site-packages folders, in the order of
 // GetCusparseLt's comment (libs.h); within a pattern the newest Python first.
 std::vector<std::string> CusparseLtWheelCandidates() {
-  const std::string lib = "/nvidia/cusparselt/lib/libcusparseLt.so.0";
-  std::vector<std::string> roots;
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v && v[0] ? v : "";
-  };
-  if (!env("VIRTUAL_ENV").empty()) roots.push_back(env("VIRTUAL_ENV") + "/lib/python3*/site-packages");
-  if (!env("CONDA_PREFIX").empty()) roots.push_back(env("CONDA_PREFIX") + "/lib/python3*/site-packages");
-  if (!env("HOME").empty()) roots.push_back(env("HOME") + "/.local/lib/python3*/site-packages");
-  for (const char* r : {"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
-                        "/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages",
-                        "/usr/lib64/python3*/site-packages", "/opt/conda/lib/python3*/site-packages",
-                        // Virtual environments under /opt (the H200 machine's torch lives in one).
-                        "/opt/*/.venv/lib/python3*/site-packages", "/opt/*/venv/lib/python3*/site-packages",
-                        "/opt/*/lib/python3*/site-packages"})
-    roots.push_back(r);
-  std::vector<std::string> out;
-  for (const std::string& root : roots) {
-    glob_t g;
-    std::vector<std::string> found;
-    if (glob((root + lib).c_str(), 0, nullptr, &g) == 0) {
-      for (size_t i = 0; i < g.gl_pathc; ++i) found.push_back(g.gl_pathv[i]);
-    }
-    globfree(&g);
-    // strverscmp: python3.12 sorts after python3.9.
-    std::sort(found.begin(), found.end(),
-              [](const std::string& a, const std::string& b) { return strverscmp(a.c_str(), b.c_str()) > 0; });
-    for (const std::string& f : found)
-      if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
-  }
-  return out;
+  return GlobUnderRoots(SitePackagesRoots(), {"/nvidia/cusparselt/lib/libcusparseLt.so.0"});
 }
 
 // Opens cuSPARSELt (see GetCusparseLt in libs.h for the search order); null with `*reason`.

@@ -191,9 +191,9 @@ const Cusparse& GetCusparse();
 //   2. the sonames libcusparseLt.so.0 and libcusparseLt.so (LD_LIBRARY_PATH, ld.so.cache,
 //      e.g. Debian's libcusparselt0);
 //   3. the wheel's nvidia/cusparselt/lib/libcusparseLt.so.0 under the site-packages folders
-//      of $VIRTUAL_ENV, $CONDA_PREFIX and ~/.local, then /usr/local/lib/python3*/{dist,site}-
-//      packages, /usr/lib/python3/dist-packages, /usr/lib{,64}/python3*/site-packages and
-//      /opt/conda; within a folder pattern the newest Python first.
+//      of SitePackagesRoots() (common/site_packages.h: $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local,
+//      pyenv, the system's, /opt/conda, virtual environments under /opt); within a folder
+//      pattern the newest Python first.
 // Not found: `loaded` false and `reason` "cuSPARSELt not found: ..." (what was tried).
 const CusparseLt& GetCusparseLt();
 // NVML for the CUDA device `pci_bus_id` (as cudaDeviceGetPCIBusId prints it).

@@ -98,27 +98,23 @@ cudaError_t LaunchSpmmConfig(const SpmmProblem& p, int sm_count, cudaStream_t st
 
 // The deep tile variants (f32, full vector width only): kUnroll 16 nonzeros per step, with one
 // or two vectors per thread, for 4 to 32 threads per strip.
+template <DType kType, int kIndexBits, int kVec, int kThreads>
+cudaError_t LaunchSpmmTileDeepT(const SpmmProblem& p, int vecs_x, int sm_count, cudaStream_t stream) {
+  return vecs_x == 2 ? LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, kThreads, 2, 16>>(p, sm_count, stream)
+                     : LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, kThreads, 1, 16>>(p, sm_count, stream);
+}
+
 template <DType kType, int kIndexBits, int kVec>
 cudaError_t LaunchSpmmTileDeep(const SpmmProblem& p, const SpmmChoice& ch, int sm_count, cudaStream_t stream) {
   constexpr int kFull = kType == DType::kF32 ? 4 : 8;
   if constexpr (kType == DType::kF32 && kVec == kFull) {
     if (ch.unroll != 16 || (ch.vecs_x != 1 && ch.vecs_x != 2)) return cudaErrorInvalidValue;
-    const bool two = ch.vecs_x == 2;
     switch (ch.threads_x) {
-      case 4:
-        return two ? LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 4, 2, 16>>(p, sm_count, stream)
-                   : LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 4, 1, 16>>(p, sm_count, stream);
-      case 8:
-        return two ? LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 8, 2, 16>>(p, sm_count, stream)
-                   : LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 8, 1, 16>>(p, sm_count, stream);
-      case 16:
-        return two ? LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 16, 2, 16>>(p, sm_count, stream)
-                   : LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 16, 1, 16>>(p, sm_count, stream);
-      case 32:
-        return two ? LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 32, 2, 16>>(p, sm_count, stream)
-                   : LaunchSpmmConfig<SpmmConfig<kType, kIndexBits, kVec, 32, 1, 16>>(p, sm_count, stream);
-      default:
-        return cudaErrorInvalidValue;
+      case 4: return LaunchSpmmTileDeepT<kType, kIndexBits, kVec, 4>(p, ch.vecs_x, sm_count, stream);
+      case 8: return LaunchSpmmTileDeepT<kType, kIndexBits, kVec, 8>(p, ch.vecs_x, sm_count, stream);
+      case 16: return LaunchSpmmTileDeepT<kType, kIndexBits, kVec, 16>(p, ch.vecs_x, sm_count, stream);
+      case 32: return LaunchSpmmTileDeepT<kType, kIndexBits, kVec, 32>(p, ch.vecs_x, sm_count, stream);
+      default: return cudaErrorInvalidValue;
     }
   }
   return cudaErrorInvalidValue;
