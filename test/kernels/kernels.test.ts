@@ -254,13 +254,29 @@ describe('kernels on CUDA against the float64 reference', function () {
     {name: 'M=130 N=513 K=128, 10%', csr: randomPattern(130, 513, 6669, 22), n: 128},
     {name: 'M=17 N=260 K=8, 50%', csr: randomPattern(17, 260, 2210, 23), n: 8},
   ]
+  // The f32 dense-tile SDDMM against the SIMT one: K not a multiple of its 16-wide slices
+  // (392, 20), N not a multiple of its 128-column tiles, rows past a 32-row tile, empty rows,
+  // tiles with no nonzero (skipped), K = 4.
+  const denseSddmmShapes: Shape[] = [
+    {name: 'M=70 N=300 K=392, 40%, empty rows', csr: randomPattern(70, 300, 8400, 27, {emptyRows: [0, 33, 69]}), n: 392},
+    {name: 'M=300 N=700 K=20, 30%', csr: randomPattern(300, 700, 63_000, 28), n: 20},
+    {name: 'M=33 N=1000 K=64, 1% (empty tiles)', csr: randomPattern(33, 1000, 330, 29), n: 64},
+    {name: 'M=5 N=129 K=4, 60%', csr: randomPattern(5, 129, 387, 30), n: 4},
+  ]
+  for (const shape of denseSddmmShapes) {
+    it(`SDDMM f32, dense-tile and SIMT kernels: ${shape.name}`, async () => {
+      for (const v of ['dense', 'simt']) await withSddmmVariant(v, () => checkSddmm('cuda', shape, 'f32', 78))
+    })
+  }
   for (const dtype of ['f16', 'bf16'] as const) {
     for (const shape of tcSddmmShapes) {
       it(`SDDMM ${dtype}, tensor-core and SIMT kernels: ${shape.name}`, async () => {
         for (const v of ['tc', 'simt']) await withSddmmVariant(v, () => checkSddmm('cuda', shape, dtype, 77))
       })
     }
-    it(`SDDMM ${dtype}, tensor-core kernel: a NaN row of R reaches only the entries that sample it`, async () => {
+  }
+  for (const [dtype, variant] of [['f16', 'tc'], ['bf16', 'tc'], ['f32', 'dense']] as const) {
+    it(`SDDMM ${dtype}, ${variant === 'tc' ? 'tensor-core' : 'dense-tile'} kernel: a NaN row of R reaches only the entries that sample it`, async () => {
       const csr = randomPattern(40, 300, 3000, 24)
       const k = 32
       const lhs = {rows: csr.rows, cols: k, dtype, data: encode(uniform(csr.rows * k, 25), dtype)}
@@ -268,7 +284,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       for (let j = 0; j < k; j++) rf[5 * k + j] = Number.NaN // R's row 5: mask column 5
       const rhs = {rows: csr.cols, cols: k, dtype, data: encode(rf, dtype)}
       const out = poisoned(dtype, csr.columnIndices.length)
-      await withSddmmVariant('tc', async () => {
+      await withSddmmVariant(variant, async () => {
         await sddmm(csr, lhs, rhs, {device: 'cuda', out})
       })
       const ref = await sddmmReference(csr, lhs, {...rhs, data: encode(rf.map((x) => (Number.isNaN(x) ? 0 : x)), dtype)})

@@ -9,6 +9,7 @@
 
 #include "cuda/common/device_info.h"
 #include "cuda/sddmm/sddmm_config.h"
+#include "cuda/sddmm/sddmm_dense.h"
 #include "cuda/sddmm/sddmm_launch.h"
 #include "cuda/sddmm/sddmm_tc.h"
 
@@ -75,6 +76,23 @@ bool UseTc(const SddmmProblem& p) {
   return density >= kTcMinDensity;
 }
 
+// The dense-tile kernel (sddmm_dense_kernel.cuh, f32) computes every 32 x 128 tile of L * R^T
+// that holds a nonzero and keeps the masked entries: m * n * k multiply-adds at register-tiled
+// rate instead of nnz * k * 4 bytes of R through L2. With the H200's figures (about 30 TFLOP/s
+// for such a tile loop, 10 TB/s of L2 for the SIMT kernel's R reads) the two cross at density
+// 2 / 30 / (4 / 10) = 0.17; kDenseMinDensity is that crossing rounded up (BENCHMARKS.md, v6).
+constexpr double kDenseMinDensity = 0.2;
+
+bool UseDense(const SddmmProblem& p) {
+  if (!SddmmDenseCanRun(p)) return false;
+  if (const char* forced = std::getenv("SPARSE_SDDMM_VARIANT")) {
+    if (std::strcmp(forced, "dense") == 0) return true;
+    if (std::strcmp(forced, "simt") == 0 || std::strcmp(forced, "tc") == 0) return false;
+  }
+  const double density = p.m > 0 && p.n > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.n) : 0.0;
+  return density >= kDenseMinDensity;
+}
+
 }  // namespace
 
 cudaError_t CanImplementSddmm(const SddmmProblem& p) {
@@ -87,17 +105,19 @@ cudaError_t CanImplementSddmm(const SddmmProblem& p) {
 
 cudaError_t CudaSddmm(const SddmmProblem& p, cudaStream_t stream) { return CudaSddmmPrepared(p, nullptr, stream); }
 
-bool SddmmUsesTc(const SddmmProblem& p) { return UseTc(p); }
+bool SddmmUsesChunkStarts(const SddmmProblem& p) { return UseTc(p) || UseDense(p); }
 
 cudaError_t CudaSddmmPrepared(const SddmmProblem& p, const SddmmTcMask* mask, cudaStream_t stream) {
   const cudaError_t ok = CanImplementSddmm(p);
   if (ok != cudaSuccess) return ok;
   if (p.nnz == 0 || p.m == 0) return cudaSuccess;
-  if (UseTc(p)) {
-    if (mask && !mask->empty()) return LaunchSddmmTc(*mask, p, stream);
+  const bool tc = UseTc(p);
+  if (tc || UseDense(p)) {
+    auto launch = [&](const SddmmTcMask& m) { return tc ? LaunchSddmmTc(m, p, stream) : LaunchSddmmDense(m, p, stream); };
+    if (mask && !mask->empty()) return launch(*mask);
     SddmmTcMask tmp;  // one-off call: build the chunk starts now, wait before freeing them
     cudaError_t e = tmp.Build(p, stream);
-    if (e == cudaSuccess) e = LaunchSddmmTc(tmp, p, stream);
+    if (e == cudaSuccess) e = launch(tmp);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     return e;
   }
@@ -118,6 +138,10 @@ const char* SddmmKernelName(const SddmmProblem& p) {
   thread_local char name[64];
   if (UseTc(p)) {
     std::snprintf(name, sizeof(name), "sddmm_%s_%s", DTypeName(p.dtype), SddmmTcName(p));
+    return name;
+  }
+  if (UseDense(p)) {
+    std::snprintf(name, sizeof(name), "sddmm_%s_dense_32x128", DTypeName(p.dtype));
     return name;
   }
   const SddmmChoice ch = SelectSddmmKernel(p);

@@ -23,12 +23,12 @@ cudaError_t CudaSddmm(const SddmmProblem& p, cudaStream_t stream);
 // "sddmm_f32_v4_t16_r8_lreg". Thread-local storage, valid until the next call.
 const char* SddmmKernelName(const SddmmProblem& p);
 
-// Whether CudaSddmm runs the tensor-core kernel for p (sddmm_tc.h), which reads a mask's
-// chunk starts built beforehand.
-bool SddmmUsesTc(const SddmmProblem& p);
+// Whether CudaSddmm runs a kernel that reads a mask's chunk starts built beforehand for p:
+// the tensor-core kernel (sddmm_tc.h) or the dense-tile kernel (sddmm_dense.h).
+bool SddmmUsesChunkStarts(const SddmmProblem& p);
 
 // Like CudaSddmm, with the chunk starts of the same mask built beforehand (may be null:
-// then the tensor-core kernel builds them on every call, synchronously).
+// then the tensor-core and dense-tile kernels build them on every call, synchronously).
 class SddmmTcMask;
 cudaError_t CudaSddmmPrepared(const SddmmProblem& p, const SddmmTcMask* mask, cudaStream_t stream);
 

@@ -32,8 +32,8 @@ class OursSddmm : public Implementation {
     Check(CanImplementSddmm(Problem(0)), "CanImplementSddmm");
     detail_ = std::string("CudaSddmm ") + SddmmKernelName(Problem(0));
     masks_.clear();
-    if (SddmmUsesTc(Problem(0))) {
-      // The tensor-core kernel's chunk starts, built once per mask (not timed with it).
+    if (SddmmUsesChunkStarts(Problem(0))) {
+      // The tensor-core or dense-tile kernel's chunk starts, built once per mask (not timed with it).
       detail_ += PrepareOncePerCopy(
           &masks_, copies, s_, [&](SddmmTcMask& m) { return m.Build(Problem(0), s_); }, "the SDDMM chunk starts",
           "chunk starts");
