@@ -80,8 +80,14 @@ bool UseTc(const SddmmProblem& p) {
 // that holds a nonzero and keeps the masked entries: m * n * k multiply-adds at register-tiled
 // rate instead of nnz * k * 4 bytes of R through L2. With the H200's figures (about 30 TFLOP/s
 // for such a tile loop, 10 TB/s of L2 for the SIMT kernel's R reads) the two cross at density
-// 2 / 30 / (4 / 10) = 0.17; kDenseMinDensity is that crossing rounded up (BENCHMARKS.md, v6).
+// 2 / 30 / (4 / 10) = 0.17; kDenseMinDensity is that crossing rounded up. It also needs a
+// tile per SM (kDenseMinTilesPerSm): its tiles walk the whole K, and a mask of a few tiles
+// (64 x 256 at K = 3136) leaves the GPU idle where the SIMT kernel splits the rows' runs.
+// Checked on the H200 with both kernels forced on every DLMC mask: fitted on the sparsity
+// levels 0.5/0.7/0.9/0.98 (1.81x cuSPARSE against 1.72x for the SIMT kernel alone), held-out
+// levels 0.6/0.8/0.95 the same (1.81x); BENCHMARKS.md, v6.
 constexpr double kDenseMinDensity = 0.2;
+constexpr int kDenseMinTilesPerSm = 1;
 
 bool UseDense(const SddmmProblem& p) {
   if (!SddmmDenseCanRun(p)) return false;
@@ -90,7 +96,9 @@ bool UseDense(const SddmmProblem& p) {
     if (std::strcmp(forced, "simt") == 0 || std::strcmp(forced, "tc") == 0) return false;
   }
   const double density = p.m > 0 && p.n > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.n) : 0.0;
-  return density >= kDenseMinDensity;
+  const int64_t tiles = (static_cast<int64_t>(p.m) + kSddmmDenseRows - 1) / kSddmmDenseRows *
+                        ((static_cast<int64_t>(p.n) + kSddmmDenseCols - 1) / kSddmmDenseCols);
+  return density >= kDenseMinDensity && tiles >= static_cast<int64_t>(kDenseMinTilesPerSm) * SmCount();
 }
 
 }  // namespace

@@ -9,6 +9,10 @@
 
 namespace sparse {
 
+// The tile of the mask (and of L R^T) each block computes.
+constexpr int kSddmmDenseRows = 32;
+constexpr int kSddmmDenseCols = 128;
+
 // Whether the dense-tile kernel can run p: f32, k > 0, k % 4 == 0, L and R 16-byte aligned,
 // at most 65535 x 32 rows.
 bool SddmmDenseCanRun(const SddmmProblem& p);

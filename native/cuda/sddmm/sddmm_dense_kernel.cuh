@@ -18,12 +18,14 @@
 #include <cstdint>
 
 #include "common/tc_tiles.h"
+#include "cuda/sddmm/sddmm_dense.h"
 
 namespace sparse {
 namespace cuda {
 
 struct SddmmDenseTile {
-  static constexpr int kRows = 32, kCols = 128, kK = 16, kThreads = 128;
+  static constexpr int kRows = kSddmmDenseRows, kCols = kSddmmDenseCols, kK = 16, kThreads = 128;
+  static_assert(kRows == 32 && kCols == 128, "the thread layout below: 8 x 16 threads of 4 x 8 outputs");
   static constexpr int kLdL = kRows + 4, kLdR = kCols + 4, kLdS = kCols + 4;  // padded strides
   static_assert(kTcSddmmChunk % kCols == 0, "a tile lies inside one chunk of the starts");
 };
