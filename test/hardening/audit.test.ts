@@ -4,12 +4,13 @@
  * library the way the CLI does. See the README's "Limits and guarantees".
  */
 import {execFileSync, spawn} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {expect} from 'chai'
 
+import {readTuneCache, tunedVariant} from '../../src/bench/tune.js'
 import {fromSystemError, IoError, SparseError, UsageError} from '../../src/errors.js'
 import {NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeNpy} from '../../src/formats/index.js'
 import {BufferSource} from '../../src/formats/byte-source.js'
@@ -415,6 +416,81 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
         expect(code).to.equal(143)
         expect(stderr).to.match(/interrupted by SIGTERM/)
       }
+    })
+  })
+
+  describe('defect 12: the files flags name are read like inputs (FIFO-safe, size-bounded)', () => {
+    const SMTX = join(import.meta.dirname, '..', '..', 'fixtures', 'dlmc-rn50-0.98-initial_conv.smtx')
+    const MINI = join(import.meta.dirname, '..', '..', 'fixtures', 'dlmc-mini')
+
+    /** A DLMC-shaped folder (one ResNet-50 matrix) whose rn50_batchsizes.txt is made by `make`. */
+    function dlmcTree(name: string, make: (path: string) => void): string {
+      const d = join(dir, name)
+      const leaf = join(d, 'rn50', 'magnitude_pruning', '0.98')
+      mkdirSync(leaf, {recursive: true})
+      cpSync(join(MINI, 'rn50', 'magnitude_pruning', '0.98', 'initial_conv.smtx'), join(leaf, 'initial_conv.smtx'))
+      make(join(d, 'rn50_batchsizes.txt'))
+      return d
+    }
+
+    /** A sparse file of `bytes` bytes (no disk space used). */
+    function huge(path: string, bytes: number): string {
+      writeFileSync(path, '')
+      execFileSync('truncate', ['-s', String(bytes), path])
+      return path
+    }
+
+    // [flag, the command for a path, the limit in bytes]. bench --tune-cache runs on the
+    // default device (cuda): the path is checked before the device, so no GPU is needed.
+    const flags: Array<[string, (p: string) => string[], number]> = [
+      ['--compare', (p) => ['bench', SMTX, '--n', '8', '--device', 'cpu', '--compare', p], 256 << 20],
+      ['--tune-cache', (p) => ['bench', SMTX, '--n', '8', '--tune-cache', p], 64 << 20],
+      ['--sparsity-map', (p) => ['prune', MODEL, '--sparsity-map', p], 16 << 20],
+    ]
+
+    for (const [flag, args, limit] of flags) {
+      it(`${flag} FIFO: exit 2 at once, one line naming the flag and the FIFO`, async () => {
+        const p = join(dir, `flag-fifo${flag}`)
+        execFileSync('mkfifo', [p])
+        const t0 = Date.now()
+        const r = await runCli(args(p), {timeoutMs: 20_000})
+        expect(r.signal, 'killed by the test timeout: it waited on the FIFO').to.equal(null)
+        expect(r.code, r.stderr).to.equal(2)
+        expect(oneLine(r.stderr)).to.include(`${flag}: ${p} is a named pipe (FIFO), not a regular file`)
+        expect(Date.now() - t0, 'including the CLI start-up').to.be.lessThan(10_000)
+      })
+
+      it(`${flag} naming a file over ${limit} bytes: exit 1 before reading it`, async () => {
+        const p = huge(join(dir, `flag-huge${flag}`), limit + 1)
+        const r = await runCli(args(p), {timeoutMs: 20_000})
+        expect(r.code, r.stderr).to.equal(1)
+        expect(oneLine(r.stderr)).to.include(`${flag}: ${p}: this file is ${limit + 1} bytes, more than the ${limit} sparse reads`)
+      })
+    }
+
+    it('--suite dlmc with rn50_batchsizes.txt a FIFO: exit 2, one line; over 1 MiB: exit 1', async () => {
+      const fifo = dlmcTree('dlmc-fifo', (p) => execFileSync('mkfifo', [p]))
+      const r = await runCli(['bench', '--suite', 'dlmc', fifo, '--device', 'cpu'], {timeoutMs: 20_000})
+      expect(r.signal, 'killed by the test timeout: it waited on the FIFO').to.equal(null)
+      expect(r.code, r.stderr).to.equal(2)
+      expect(oneLine(r.stderr)).to.match(/^error: --suite dlmc: .*rn50_batchsizes\.txt is a named pipe \(FIFO\), not a regular file/)
+      const big = dlmcTree('dlmc-huge', (p) => huge(p, (1 << 20) + 1))
+      const h = await runCli(['bench', '--suite', 'dlmc', big, '--device', 'cpu'], {timeoutMs: 20_000})
+      expect(h.code, h.stderr).to.equal(1)
+      expect(oneLine(h.stderr)).to.match(/--suite dlmc: .*rn50_batchsizes\.txt: this file is 1048577 bytes, more than the 1048576 sparse reads/)
+    })
+
+    it('the library refuses a FIFO tune cache within a second (readTuneCache, tunedVariant), and reads a missing one as empty', async () => {
+      const p = join(dir, 'lib-tune-fifo')
+      execFileSync('mkfifo', [p])
+      for (const read of [() => readTuneCache(p), () => tunedVariant({gpu: 'x', dtype: 'f32', m: 1, k: 1, n: 1, nnz: 1}, {path: p})]) {
+        const t0 = performance.now()
+        const e = await read().catch((x) => x)
+        expect(performance.now() - t0).to.be.lessThan(1000)
+        expect(e).to.be.instanceOf(UsageError)
+        expect((e as UsageError).code).to.equal('not-a-file')
+      }
+      expect((await readTuneCache(join(dir, 'no-such-tune.json'))).cache.entries).to.deep.equal({})
     })
   })
 
