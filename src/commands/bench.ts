@@ -1,7 +1,7 @@
 import {Args, Flags, type Interfaces} from '@oclif/core'
 
 import {BaseCommand} from '../cli/base-command.js'
-import {parseDecimal} from '../cli/numbers.js'
+import {parseDecimal} from '../numbers.js'
 import {benchAndWrite, type BenchRunResult} from '../bench/index.js'
 import {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from '../bench/options.js'
 import {renderCases, renderHeader, renderSummary} from '../bench/output.js'

@@ -494,6 +494,22 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
     })
   })
 
+  describe('defect 13: sparsity lists take plain decimal numbers, as -s does', () => {
+    it('bench --attention-sparsity 0x0, --llm-sparsity "0.5," and Infinity are refused (exit 2, one line)', async () => {
+      const cases: Array<[string, string, string]> = [
+        ['--attention-sparsity', '0x0', '--attention-sparsity: expected sparsities in [0, 1) (plain decimal numbers), got "0x0"'],
+        ['--llm-sparsity', '0.5,', '--llm-sparsity: an empty item in "0.5,"'],
+        ['--llm-sparsity', 'Infinity', '--llm-sparsity: expected sparsities in [0, 1) (plain decimal numbers), got "Infinity"'],
+      ]
+      for (const [flag, value, message] of cases) {
+        // Were the value taken, the suite would start on the CPU: the timeout ends that.
+        const r = await runCli(['bench', '--suite', flag === '--llm-sparsity' ? 'llm' : 'attention', flag, value, '--device', 'cpu'], {timeoutMs: 30_000})
+        expect(r.code, `${flag} ${value}: ${r.stderr}`).to.equal(2)
+        expect(oneLine(r.stderr)).to.include(message)
+      }
+    })
+  })
+
   describe('issue 13 (a, b): a trailing / means a directory; -o - into a closed pipe is quiet', () => {
     it('prune r.npy -s 0.9 -o newdir/ writes a directory with one CSR file', async () => {
       const out = join(dir, 'newdir') + '/'
