@@ -29,6 +29,9 @@ export class BufferSource implements ByteSource {
 
   async read(position: number, length: number): Promise<Uint8Array> {
     if (position < 0 || length < 0 || position + length > this.size) throw truncated(this.label, position + length, this.size)
+    // NOTE: a read from memory resolves at once, so a loop of them (10^5 .npz members from
+    // stdin) never gives the event loop a turn, and Ctrl-C would wait for it: see pace.ts.
+    await pace()
     return this.bytes.subarray(position, position + length)
   }
 

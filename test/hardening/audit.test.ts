@@ -12,12 +12,13 @@ import {expect} from 'chai'
 
 import {readTuneCache, tunedVariant} from '../../src/bench/tune.js'
 import {fromSystemError, IoError, SparseError, UsageError} from '../../src/errors.js'
-import {NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeNpy} from '../../src/formats/index.js'
+import {CsrDirectoryWriter, NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeNpy} from '../../src/formats/index.js'
 import {BufferSource} from '../../src/formats/byte-source.js'
 import {parseNpyHeader} from '../../src/formats/npy.js'
 import {removeStaleTemps} from '../../src/formats/output.js'
 import {crc32} from '../../src/formats/zip.js'
-import {buildNpy, buildSafetensors, buildZip, bytesOf} from '../fuzz/builders.js'
+import {buildManyNpz, buildManySafetensors, buildNpy, buildSafetensors, buildZip, bytesOf} from '../fuzz/builders.js'
+import {MAX_STALL_MS, timed} from '../fuzz/oracle.js'
 import {BIN, runCli} from '../helpers/cli.js'
 
 const FIXTURE = join(import.meta.dirname, '..', '..', 'fixtures', 'dense-f32.npy')
@@ -113,6 +114,24 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
       const a = await time(small)
       const b = await time(large)
       expect(b / a, `${a.toFixed(0)} ms vs ${b.toFixed(0)} ms`).to.be.lessThan(30)
+    })
+
+    it('reading 50k .npz members or safetensors tensors from memory (stdin) gives the event loop a turn all along (no gap of 500 ms, or a sixth of the run)', async () => {
+      for (const [format, bytes] of [['npz', buildManyNpz({n: 50_000, every: 1}).bytes], ['safetensors', buildManySafetensors({n: 50_000, every: 1}).bytes]] as const) {
+        setStdinForTesting(bytes)
+        const run = await timed(async () => {
+          const src = await openTensorSource('-', format)
+          for (const t of src.tensors) await src.read(t.name)
+          await src.close()
+          return src.tensors.length
+        })
+        expect(run.error, String(run.error)).to.equal(undefined)
+        expect(run.value).to.equal(50_000)
+        // Node runs a signal's handlers on a turn of the event loop: the longest gap is how long
+        // Ctrl-C would wait. The reads must yield all along, so no gap may be a large part of
+        // the run (which makes the bound hold on a fast machine too).
+        expect(run.stallMs, `${format}: the longest gap between turns in ${run.ms.toFixed(0)} ms`).to.be.lessThan(Math.min(MAX_STALL_MS, run.ms / 6))
+      }
     })
 
     it('SIGINT while a header of 200k tensors is being read acts within a second', async () => {
@@ -218,6 +237,33 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
         const codes = rs.map((r) => r.code).sort()
         expect(codes, rs.map((r) => r.stderr).join('|')).to.deep.equal([0, 2])
         expect(rs.find((r) => r.code === 2)!.stderr).to.match(/refusing to overwrite/)
+      }
+    })
+
+    it('two concurrent --force writers replacing one CSR directory: each wins or gets output-exists, and nothing is left beside it', async () => {
+      // What the fuzzer's race target found: the loser got "its folder does not exist", and a
+      // moved-aside old folder (.out.old.PID-XXXXXXXX.tmp) could stay behind.
+      const named = (v: number) => ({name: 'w', shape: [2, 2], csr: {rows: 2, cols: 2, rowOffsets: Int32Array.from([0, 1, 2]), columnIndices: Int32Array.from([0, 1]), values: Float32Array.from([v, v]), dtype: 'f32' as const}})
+      const write = async (out: string, v: number, force: boolean) => {
+        const w = await CsrDirectoryWriter.open(out, {force})
+        await w.add(named(v))
+        return w.commit()
+      }
+      for (let k = 0; k < 40; k++) {
+        const parent = join(dir, `force-race-${k}`)
+        mkdirSync(parent)
+        const out = join(parent, 'out')
+        await write(out, 0, false)
+        const rs = await Promise.allSettled([write(out, 1, true), write(out, 2, true)])
+        for (const r of rs) {
+          if (r.status === 'rejected') {
+            expect((r.reason as SparseError).code, String(r.reason)).to.equal('output-exists')
+            expect((r.reason as SparseError).exitCode).to.equal(2)
+          }
+        }
+        expect(rs.some((r) => r.status === 'fulfilled')).to.equal(true)
+        expect(readdirSync(parent), `round ${k}`).to.deep.equal(['out'])
+        expect(readdirSync(out).sort()).to.deep.equal(['manifest.json', 'w.npz'])
       }
     })
 
