@@ -1,8 +1,9 @@
 /**
  * `npm run fuzz`: property-based fuzzing (fast-check) of every parser: .npy, .npz,
  * .safetensors, .smtx, CSR .npz and CSR directories, plus format detection + `sparse info`
- * on all of them ('detect'). See test/fuzz/targets.ts for the generators and
- * test/fuzz/property.ts for the property.
+ * on all of them ('detect'); files of 10^4..10^5 tensors ('many': linear time, the event
+ * loop never held for long); and two writers of one output at once ('race'). See
+ * test/fuzz/targets.ts for the generators and test/fuzz/property.ts for the property.
  *
  * Each case must end in a clean InputError/UsageError or a correct, re-validated result:
  * no other exception, no case slower than FUZZ_CASE_MS, no allocation larger than the input
@@ -11,13 +12,14 @@
  * FUZZ_HANG_MS and reports that case).
  *
  * Environment:
- *   FUZZ_RUNS     cases per parser (default 100000)
+ *   FUZZ_RUNS     cases per parser (default 100000); 'many' runs a thousandth of it (at least 2),
+ *                 'race' a twentieth (at least 20)
  *   FUZZ_SEED     base seed (default: random, printed; pass it back to reproduce)
  *   FUZZ_TARGETS  comma-separated parsers (default: all)
  *   FUZZ_WORKERS  worker threads (default: twice the available parallelism)
  *   FUZZ_CHUNKS   jobs per parser, each with its own seed (default 8)
  *   FUZZ_CASE_MS  per-case time bound in ms (default 2000)
- *   FUZZ_HANG_MS  watchdog bound in ms (default 30000)
+ *   FUZZ_HANG_MS  watchdog bound in ms (default 30000; twice its own case bound for 'many')
  *   FUZZ_SAVE     folder for failing cases (default: <tmpdir>/sparse-fuzz-failures)
  *
  * Prints a per-parser summary (busy s: time the workers spent on that parser; cases/s per
@@ -112,16 +114,25 @@ async function main(): Promise<void> {
   const wanted = process.env.FUZZ_TARGETS ? process.env.FUZZ_TARGETS.split(',').map((s) => s.trim()) : TARGETS.map((t) => t.name)
   for (const w of wanted) if (!TARGETS.some((t) => t.name === w)) throw new Error(`unknown target ${w}; targets: ${TARGETS.map((t) => t.name).join(', ')}`)
 
+  const {runsFor} = await import('../test/fuzz/property.js')
+  const target = (name: string) => TARGETS.find((t) => t.name === name)!
   const jobs: Job[] = []
   for (const [ti, name] of wanted.entries()) {
-    const per = Math.ceil(runs / chunks)
-    for (let k = 0, left = runs; left > 0; k++, left -= per) jobs.push({target: name, seed: (seed + 7919 * ti + 104729 * k) | 0, runs: Math.min(per, left)})
+    const total = runsFor(target(name), runs)
+    const per = Math.ceil(total / chunks)
+    for (let k = 0, left = total; left > 0; k++, left -= per) jobs.push({target: name, seed: (seed + 7919 * ti + 104729 * k) | 0, runs: Math.min(per, left)})
   }
-  // Longest-running parsers first, so the two workers finish together.
-  const order = ['csr-dir', 'csr-npz', 'detect', 'npz', 'safetensors', 'npy', 'smtx']
-  jobs.sort((a, b) => order.indexOf(a.target) - order.indexOf(b.target))
+  // Longest-running targets first, so the workers finish together; the many-tensor jobs
+  // spread evenly among them (run together they queue on the one libuv thread pool the
+  // workers share, and a case then takes minutes).
+  const order = ['csr-dir', 'csr-npz', 'safetensors', 'detect', 'npz', 'race', 'npy', 'smtx']
+  const spread = jobs.filter((j) => j.target === 'many')
+  jobs.splice(0, jobs.length, ...jobs.filter((j) => j.target !== 'many').sort((a, b) => order.indexOf(a.target) - order.indexOf(b.target)))
+  for (const [k, j] of spread.entries()) jobs.splice(Math.floor((k * (jobs.length + 1)) / spread.length) + k, 0, j)
+  // A target whose cases are large by design (many) gets twice its own case bound.
+  const hangFor = (name: string) => Math.max(hangMs, 2 * (target(name).caseTimeMs ?? 0))
 
-  console.log(`sparse fuzz: ${runs} cases per parser (${wanted.join(', ')}), seed ${seed}, ${nWorkers} workers, ${chunks} jobs per parser`)
+  console.log(`sparse fuzz: ${runs} cases per parser (${wanted.map((w) => (runsFor(target(w), runs) === runs ? w : `${w} ${runsFor(target(w), runs)}`)).join(', ')}), seed ${seed}, ${nWorkers} workers, ${chunks} jobs per parser`)
   console.log(`reproduce: FUZZ_SEED=${seed} FUZZ_RUNS=${runs} FUZZ_CHUNKS=${chunks} npm run fuzz`)
   const t0 = performance.now()
   const tsxApi = import.meta.resolve('tsx/esm/api')
@@ -199,11 +210,11 @@ async function main(): Promise<void> {
         if (beat !== s.lastBeat) {
           s.lastBeat = beat
           s.lastBeatAt = performance.now()
-        } else if (performance.now() - s.lastBeatAt > hangMs) {
+        } else if (performance.now() - s.lastBeatAt > hangFor(s.job.target)) {
           const len = Atomics.load(s.ints, 2)
           const text = new TextDecoder().decode(new Uint8Array(s.shared, HEADER_INTS * 4, len).slice())
           const [what, b64] = [text.slice(0, text.lastIndexOf('\n')), text.slice(text.lastIndexOf('\n') + 1)]
-          failures.push(`${s.job.target}: HANG: a case ran for more than ${hangMs} ms (seed ${s.job.seed})\n  case: ${what}\n  bytes (base64): ${b64.slice(0, 4000)}`)
+          failures.push(`${s.job.target}: HANG: a case ran for more than ${hangFor(s.job.target)} ms (seed ${s.job.seed})\n  case: ${what}\n  bytes (base64): ${b64.slice(0, 4000)}`)
           pending = pending.filter((j) => j.target !== s.job!.target)
           s.job = null
           replace(s)
@@ -237,7 +248,7 @@ async function main(): Promise<void> {
     const slowest = Math.max(0, ...rs.map((r) => r.report.stats.slowestMs))
     const largest = Math.max(0, ...rs.map((r) => r.report.stats.largestAlloc))
     const fail = rs.some((r) => r.report.failed) || failures.some((f) => f.startsWith(`${name}:`))
-    if (n < runs && !fail) failed = true
+    if (n < runsFor(target(name), runs) && !fail) failed = true
     console.log(
       `${name.padEnd(12)} ${String(n).padStart(7)} ${(ms / 1000).toFixed(1).padStart(8)} ${String(Math.round(n / (ms / 1000 || 1))).padStart(9)} ${slowest.toFixed(1).padStart(11)} ${fmtBytes(largest).padStart(14)}  ${String(ok).padStart(6)}  ${errs.reduce((a, [, v]) => a + v, 0)} (${top})${fail ? '  FAILED' : ''}`,
     )

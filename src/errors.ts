@@ -131,3 +131,18 @@ export function fromSystemError(error: unknown, action: string, path?: string): 
   const io = IO_ERRNO[code] ?? ['io-error', `the system refused it`, 'check the device and try again']
   return new IoError(io[0], `cannot ${what}: ${io[1]} (${code})`, io[2])
 }
+
+/**
+ * The same error said about a flag's file: `prefix: ` before the message (e.g.
+ * `--compare: x.jsonl is a named pipe (FIFO), not a regular file`) and, for a usage or input
+ * error, `suggestion` in place of its own (a reader's generic advice, such as streaming the
+ * file through stdin, does not fit every flag). Anything else is returned as is.
+ */
+export function errorAbout(error: unknown, prefix: string, suggestion?: string): unknown {
+  if (!(error instanceof SparseError)) return error
+  const message = `${prefix}: ${error.message}`
+  if (error instanceof UsageError) return new UsageError(error.code, message, suggestion ?? error.suggestion)
+  if (error instanceof InputError) return new InputError(error.code, message, suggestion ?? error.suggestion)
+  if (error instanceof IoError) return new IoError(error.code, message, error.suggestion)
+  return error
+}

@@ -16,9 +16,9 @@
  * `../shared/dlmc/rn50/.../x.smtx` matches the anchors' `rn50/.../x.smtx`), and never
  * through a tail that two lines of the file share.
  */
-import {readFile} from 'node:fs/promises'
-
-import {InputError, UsageError} from '../errors.js'
+import {errorAbout, InputError} from '../errors.js'
+import {readTextFile} from '../formats/byte-source.js'
+import {MAX_COMPARE_BYTES} from '../formats/limits.js'
 import type {ValueDType} from '../types.js'
 import type {BenchOp} from './types.js'
 
@@ -71,12 +71,16 @@ function tails(file: string): string[] {
   return out
 }
 
+/**
+ * Reads and parses a --compare file: a regular file of at most MAX_COMPARE_BYTES (a FIFO
+ * or a device is refused at once, never waited on or read without end).
+ */
 export async function loadCompare(path: string): Promise<CompareTable> {
   let text: string
   try {
-    text = await readFile(path, 'utf8')
-  } catch {
-    throw new UsageError('no-compare-file', `--compare: cannot read ${path}`, 'pass a JSONL file written by `sparse bench --jsonl`, or ../shared/anchors/dlmc_dev_h200.jsonl')
+    text = await readTextFile(path, MAX_COMPARE_BYTES)
+  } catch (error) {
+    throw errorAbout(error, '--compare', 'pass a JSONL file written by `sparse bench --jsonl`, or ../shared/anchors/dlmc_dev_h200.jsonl')
   }
   return parseCompare(text, path)
 }

@@ -4,17 +4,16 @@
  */
 import {existsSync} from 'node:fs'
 
-import {parseDecimal} from '../cli/numbers.js'
 import {UsageError} from '../errors.js'
+import {parseDecimal} from '../numbers.js'
 import type {ValueDType} from '../types.js'
 import type {BaselineKind, BenchOp} from './types.js'
 
+/** The items of a comma-separated list (trimmed); an empty list or an empty item is refused. */
 function items(flag: string, value: string): string[] {
-  const list = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-  if (list.length === 0) throw new UsageError('bad-list', `${flag}: expected a comma-separated list, got ${JSON.stringify(value)}`)
+  const list = value.split(',').map((s) => s.trim())
+  if (list.every((s) => s === '')) throw new UsageError('bad-list', `${flag}: expected a comma-separated list, got ${JSON.stringify(value)}`)
+  if (list.includes('')) throw new UsageError('bad-list', `${flag}: an empty item in ${JSON.stringify(value)}`, 'drop the extra comma')
   return list
 }
 
@@ -30,13 +29,15 @@ export function parseIntList(flag: string, value: string, min = 1): number[] {
   return out
 }
 
-/** Numbers in [0, 1), e.g. "0.5,0.9". */
+/**
+ * Sparsities in [0, 1), e.g. "0.5,0.9": plain decimal numbers, as prune's -s takes them
+ * (parseDecimal: "1e-1" is 0.1; "0x1", "Infinity" and "NaN" are refused).
+ */
 export function parseSparsityList(flag: string, value: string): number[] {
   return items(flag, value).map((s) => {
-    // A plain decimal only, as -s elsewhere: Number() would read "0x0" as 0.
     const v = parseDecimal(s)
-    if (!(v >= 0 && v < 1)) throw new UsageError('bad-list', `${flag}: expected sparsities in [0, 1), got ${JSON.stringify(s)}`)
-    return v
+    if (!(v >= 0 && v < 1)) throw new UsageError('bad-list', `${flag}: expected sparsities in [0, 1) (plain decimal numbers), got ${JSON.stringify(s)}`, `e.g. ${flag} 0.5,0.9`)
+    return v === 0 ? 0 : v // -0 as 0
   })
 }
 

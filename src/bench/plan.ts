@@ -1,7 +1,8 @@
 /**
  * Stage 1 of a run: the plan. Resolves the options' defaults, refuses bad usage, builds the
- * problems (files, folders, suites) and loads the --compare table, all before the device is
- * touched, so a usage error costs nothing. Nothing here times anything.
+ * problems (files, folders, suites), loads the --compare table and checks the tune cache's
+ * path, all before the device is touched, so a usage error costs nothing. Nothing here
+ * times anything.
  */
 import {UsageError} from '../errors.js'
 import {parsePattern, patternName} from '../pruning/index.js'
@@ -10,6 +11,7 @@ import {type CompareTable, loadCompare} from './compare.js'
 import {denseBaselines} from './metrics.js'
 import {attentionSuite, type BenchProblem, dlmcSuite, llmSuite, problemsFromInputs, problemsFromSuite} from './problems.js'
 import {DEFAULT_SEED} from './suites.js'
+import {checkTuneCache, defaultTuneCachePath} from './tune.js'
 import type {BaselineKind, BenchDevice, BenchOp, BenchOptions, ImplName, NativeTimingOptions} from './types.js'
 
 export {DEFAULT_SEED} from './suites.js'
@@ -76,6 +78,13 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
   }
   if (problems.length === 0) throw new UsageError('no-inputs', 'nothing to bench: give INPUT files or --suite', 'e.g. sparse bench layer.npz --n 16 or sparse bench --suite dlmc ../shared/dlmc')
   const compare = options.compare ? await loadCompare(options.compare) : undefined
+  // The tune cache is read once the GPU is known (and written after --tune): a FIFO, a device
+  // or a huge file at its path is refused now, before any device work, not at the end. A path
+  // the user named is checked whatever the device; the default one only where it is used.
+  if (options.tuneCache !== false && !forced) {
+    if (typeof options.tuneCache === 'string') await checkTuneCache(options.tuneCache)
+    else if (device === 'cuda') await checkTuneCache(defaultTuneCachePath())
+  }
 
   return {
     device,

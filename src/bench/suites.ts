@@ -11,10 +11,12 @@
  * `attention`: seeded random seq x seq attention masks at head dimensions 64 and 128
  *   (issue #5: fp16/bf16 SDDMM against dense fp16 cuBLAS at 90% sparsity).
  */
-import {readdir, readFile} from 'node:fs/promises'
+import {readdir} from 'node:fs/promises'
 import {basename, join, relative, sep} from 'node:path'
 
-import {InputError, UsageError} from '../errors.js'
+import {errorAbout, InputError, SparseError, UsageError} from '../errors.js'
+import {readTextFile} from '../formats/byte-source.js'
+import {MAX_BATCH_SIZES_BYTES} from '../formats/limits.js'
 import {impliedSparsity, parsePattern, patternName, type PrunePattern, pruneMagnitude} from '../pruning/index.js'
 import {createRng} from '../sparse/random.js'
 import {rowSwizzle} from '../reorder/swizzle.js'
@@ -111,9 +113,12 @@ export async function dlmcSuite(dir: string, opts: {batches?: readonly number[];
         const bsPath = join(dir, 'rn50_batchsizes.txt')
         let text: string
         try {
-          text = await readFile(bsPath, 'utf8')
-        } catch {
-          throw new InputError('no-batch-sizes', `--suite dlmc: ${bsPath} is missing (ResNet-50 N comes from it)`, 'restore it from the DLMC collection, or pass --n')
+          text = await readTextFile(bsPath, MAX_BATCH_SIZES_BYTES)
+        } catch (error) {
+          if (error instanceof SparseError && error.code === 'missing-file') {
+            throw new InputError('no-batch-sizes', `--suite dlmc: ${bsPath} is missing (ResNet-50 N comes from it)`, 'restore it from the DLMC collection, or pass --n')
+          }
+          throw errorAbout(error, '--suite dlmc', 'restore it from the DLMC collection, or pass --n')
         }
         sizes = parseBatchSizes(text, bsPath)
       }

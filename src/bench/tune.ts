@@ -21,10 +21,13 @@
  * only) gets `|s24` at the end: the 2:4 kernel's variants can run it and not an unstructured
  * matrix of the same shape and density, so the two never share a winner.
  */
-import {mkdir, readFile} from 'node:fs/promises'
+import {mkdir} from 'node:fs/promises'
 import {homedir} from 'node:os'
 import {dirname, join} from 'node:path'
 
+import {errorAbout, SparseError} from '../errors.js'
+import {checkTextFile, readTextFile} from '../formats/byte-source.js'
+import {MAX_TUNE_CACHE_BYTES} from '../formats/limits.js'
 import {SPMM_VARIANT_NAME as VARIANT_NAME} from '../kernels/variant-name.js'
 import type {ValueDType} from '../types.js'
 import {writeText} from './output.js'
@@ -110,17 +113,41 @@ export function emptyTuneCache(): TuneCache {
   return {format: TUNE_CACHE_FORMAT, version: TUNE_CACHE_VERSION, entries: {}}
 }
 
+/** What to do about a --tune-cache path that is not a cache file at all. */
+const NOT_A_CACHE = 'give --tune-cache a regular file or a new file name, or pass --no-tune-cache'
+
+/**
+ * Why the cache file cannot be a tune cache, as the error readTuneCache would throw, or
+ * nothing (a missing file is fine: it is created). For a check before a run starts.
+ */
+export async function checkTuneCache(path: string): Promise<void> {
+  try {
+    await checkTextFile(path, MAX_TUNE_CACHE_BYTES)
+  } catch (error) {
+    if (!isWrongFile(error)) return
+    throw errorAbout(error, '--tune-cache', NOT_A_CACHE)
+  }
+}
+
+/** A path that is not a file the cache could be (rather than a missing or unreadable one). */
+function isWrongFile(error: unknown): boolean {
+  return error instanceof SparseError && (error.code === 'not-a-file' || error.code === 'is-directory' || error.code === 'too-large')
+}
+
 /**
  * Reads a cache file. A missing file is an empty cache; an unreadable, corrupt or foreign
- * one is an empty cache and a `warning` (never an error: it is only a cache). Entries
- * without a valid variant name are dropped.
+ * one is an empty cache and a `warning` (it is only a cache). Entries without a valid
+ * variant name are dropped. But a path that cannot be a cache file at all is an error (exit 2
+ * for a FIFO, a device or a directory; exit 1 for a file over MAX_TUNE_CACHE_BYTES): it is
+ * never waited on or read whole, and --tune will not replace it.
  */
 export async function readTuneCache(path: string): Promise<{cache: TuneCache; warning?: string}> {
   let text: string
   try {
-    text = await readFile(path, 'utf8')
+    text = await readTextFile(path, MAX_TUNE_CACHE_BYTES)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {cache: emptyTuneCache()}
+    if (isWrongFile(error)) throw errorAbout(error, '--tune-cache', NOT_A_CACHE)
+    if (error instanceof SparseError && error.code === 'missing-file') return {cache: emptyTuneCache()}
     return {cache: emptyTuneCache(), warning: `ignoring the tune cache ${path}: cannot read it (${(error as Error).message.split('\n')[0]})`}
   }
   const bad = (why: string) => ({cache: emptyTuneCache(), warning: `ignoring the tune cache ${path}: ${why}`})
@@ -169,7 +196,8 @@ export async function saveTuneEntries(path: string, entries: Record<string, Tune
  *                                       ...(isTwoFour(csr) ? {structure: '2:4'} : {})})
  *   await spmm(csr, b, {device: 'cuda', variant})   // undefined: the built-in selection
  *
- * A corrupt cache reads as empty (undefined), never an error.
+ * A corrupt cache reads as empty (undefined); a path that cannot be a cache file (a FIFO, a
+ * device, a directory, a file over MAX_TUNE_CACHE_BYTES) is an error.
  */
 export async function tunedVariant(key: TuneKeyInput, opts: {path?: string} = {}): Promise<string | undefined> {
   const {cache} = await readTuneCache(opts.path ?? defaultTuneCachePath())

@@ -3,7 +3,7 @@ import Table from 'cli-table3'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {dirLabel, plural} from '../cli/text.js'
-import {parseDecimal} from '../cli/numbers.js'
+import {parseDecimal} from '../numbers.js'
 import {escapeText} from '../formats/limits.js'
 import {UsageError} from '../errors.js'
 import {SAVING_NOTE} from '../sparse/memory.js'

@@ -29,6 +29,9 @@ export class BufferSource implements ByteSource {
 
   async read(position: number, length: number): Promise<Uint8Array> {
     if (position < 0 || length < 0 || position + length > this.size) throw truncated(this.label, position + length, this.size)
+    // NOTE: a read from memory resolves at once, so a loop of them (10^5 .npz members from
+    // stdin) never gives the event loop a turn, and Ctrl-C would wait for it: see pace.ts.
+    await pace()
     return this.bytes.subarray(position, position + length)
   }
 
@@ -197,18 +200,33 @@ export async function openForReading(path: string): Promise<FileHandle> {
 /**
  * A whole small text file (UTF-8), at most `maxBytes`: a regular file only, its size
  * checked before reading (a 600 MB manifest.json, or one linked to /dev/zero, is refused
- * with one line instead of filling memory).
+ * with one line instead of filling memory; a FIFO is refused without waiting on it).
  */
 export async function readTextFile(path: string, maxBytes: number, what = 'file'): Promise<string> {
-  const src = await FileSource.open(path)
+  const src = await openTextFile(path, maxBytes, what)
   try {
-    if (src.size > maxBytes) {
-      throw new InputError('too-large', `${path}: this ${what} is ${src.size} bytes, more than the ${maxBytes} sparse reads`, `check that ${path} is the right file`)
-    }
     return new TextDecoder('utf-8').decode(await src.read(0, src.size))
   } finally {
     await src.close()
   }
+}
+
+/**
+ * The checks of readTextFile without the read: throws what readTextFile would throw before
+ * reading (missing, not a regular file, over `maxBytes`). For a file read later, checked
+ * before long work starts.
+ */
+export async function checkTextFile(path: string, maxBytes: number, what = 'file'): Promise<void> {
+  await (await openTextFile(path, maxBytes, what)).close()
+}
+
+async function openTextFile(path: string, maxBytes: number, what: string): Promise<FileSource> {
+  const src = await FileSource.open(path)
+  if (src.size > maxBytes) {
+    await src.close()
+    throw new InputError('too-large', `${path}: this ${what} is ${src.size} bytes, more than the ${maxBytes} sparse reads`, `check that ${path} is the right file`)
+  }
+  return src
 }
 
 /** stat() with one-line errors for a missing or unreadable input. */

@@ -124,8 +124,20 @@ export {
   writeSp24NpzTo,
   type Sp24Matrix,
 } from './sp24-npz.js'
-export {BufferPool, BufferSource, FileSource, openRegularFile, readStdin, readTextFile, setStdinForTesting, type ByteSource} from './byte-source.js'
-export {denseShapeProblem, escapeText, MAX_ELEMENTS, MAX_EMPTY_ROWS, MAX_INDEX, MAX_MANIFEST_BYTES, safeText} from './limits.js'
+export {BufferPool, BufferSource, checkTextFile, FileSource, openRegularFile, readStdin, readTextFile, setStdinForTesting, type ByteSource} from './byte-source.js'
+export {
+  denseShapeProblem,
+  escapeText,
+  MAX_BATCH_SIZES_BYTES,
+  MAX_COMPARE_BYTES,
+  MAX_ELEMENTS,
+  MAX_EMPTY_ROWS,
+  MAX_INDEX,
+  MAX_MANIFEST_BYTES,
+  MAX_SPARSITY_MAP_BYTES,
+  MAX_TUNE_CACHE_BYTES,
+  safeText,
+} from './limits.js'
 export {csrToDense, convertValues, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
 export {convertFile, type ConvertOptions, type ConvertResult, type ConvertTarget, type ConvertedTensor} from './convert.js'
 export {inspectCsr, inspectDense, inspectInput, inspectInputs, inspectSp24, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor, type Sp24Info} from './info.js'

@@ -15,6 +15,18 @@ export const MAX_INDEX = 2 ** 31 - 1
 /** The largest manifest.json read (about 1,000,000 tensors' entries; sparse writes ~200 bytes each). */
 export const MAX_MANIFEST_BYTES = 256 << 20
 export const MAX_ELEMENTS = 2 ** 32
+/**
+ * The largest of the small text files a flag names, each read whole (readTextFile: a
+ * regular file only, its size checked before a byte is read), with room to spare:
+ *   --compare FILE.jsonl: the DLMC anchors file is 100 KB; a --jsonl run writes ~1 KB a case.
+ */
+export const MAX_COMPARE_BYTES = 256 << 20
+/** The tune cache (--tune-cache): ~400 bytes an entry, so about 150,000 tuned shapes. */
+export const MAX_TUNE_CACHE_BYTES = 64 << 20
+/** A --sparsity-map recipe (JSON or YAML): a few patterns, or one per tensor of a large model. */
+export const MAX_SPARSITY_MAP_BYTES = 16 << 20
+/** The DLMC suite's rn50_batchsizes.txt (2 KB: one line per ResNet-50 layer). */
+export const MAX_BATCH_SIZES_BYTES = 1 << 20
 export const MAX_EMPTY_ROWS = 2 ** 16
 
 /** The 2-D matrix [rows, cols] of a tensor shape (see src/sparse/dense-to-csr.ts matrixShape). */

@@ -23,24 +23,20 @@ export interface NpzMember {
 
 /** An open `.npz`: its members' headers, and a reader for one member at a time. */
 export class NpzArchive {
-  private readonly byName: Map<string, NpzMember>
-
   private constructor(
     readonly src: ByteSource,
     readonly members: NpzMember[],
-  ) {
-    this.byName = new Map(members.map((m) => [m.name, m]))
-  }
+    private readonly byName: Map<string, NpzMember>,
+  ) {}
 
   static async open(src: ByteSource): Promise<NpzArchive> {
     const entries = await readZipDirectory(src)
     const members: NpzMember[] = []
-    const seen = new Set<string>()
+    const byName = new Map<string, NpzMember>()
     for (const entry of entries) {
       if (entry.name.endsWith('/')) continue // a directory entry
       const name = entry.name.endsWith('.npy') ? entry.name.slice(0, -4) : entry.name
-      if (seen.has(name)) throw new InputError('bad-npz', `${src.label}: member ${safeText(name)} appears twice`, 'save the archive again with numpy.savez')
-      seen.add(name)
+      if (byName.has(name)) throw new InputError('bad-npz', `${src.label}: member ${safeText(name)} appears twice`, 'save the archive again with numpy.savez')
       const label = `${src.label}:${safeText(entry.name)}`
       let head = await peekMember(src, entry, 4096)
       // A header longer than the peek (huge shapes, padding): read exactly its length.
@@ -55,10 +51,12 @@ export class NpzArchive {
           'the archive is corrupt; save it again with numpy.savez',
         )
       }
-      members.push({name, entry, header})
+      const member = {name, entry, header}
+      members.push(member)
+      byName.set(name, member)
       await pace()
     }
-    return new NpzArchive(src, members)
+    return new NpzArchive(src, members, byName)
   }
 
   member(name: string): NpzMember {

@@ -212,15 +212,15 @@ export async function checkOutputPath(output: string | undefined, force = false)
  * The files of a directory that `--force` may replace: a CSR directory written by sparse
  * (its manifest says `"format": "sparse-csr-dir"`) holding only manifest.json and the files
  * it lists (and our own temporary names), or an empty directory. Anything else is refused.
- * Returns the names to delete.
+ * Returns the names to delete. `label` names it in messages (it may have been moved aside).
  */
-async function replaceableCsrDirectory(dir: string): Promise<string[]> {
+async function replaceableCsrDirectory(dir: string, label = dir): Promise<string[]> {
   const names = await readdir(dir).catch((error) => {
-    throw writeError(error, dir)
+    throw writeError(error, label)
   })
   if (names.length === 0) return []
   const refuse = (why: string): never => {
-    throw new UsageError('output-not-csr-dir', `refusing to replace ${dir}: ${why}`, 'choose a new folder name for -o (--force replaces only a CSR directory written by sparse)')
+    throw new UsageError('output-not-csr-dir', `refusing to replace ${label}: ${why}`, 'choose a new folder name for -o (--force replaces only a CSR directory written by sparse)')
   }
   if (!names.includes(MANIFEST)) refuse(`it is a folder that is not a CSR directory (no ${MANIFEST})`)
   let manifest: unknown
@@ -498,23 +498,35 @@ export class CsrDirectoryWriter {
     if (this.done) throw new Error('CsrDirectoryWriter: commit() twice')
     const manifest: CsrManifest = {...extra, format: 'sparse-csr-dir', version: 1, tensors: this.tensors}
     let aside: string | undefined
+    let old: string[] = []
     let claimed = false
     try {
       await writeFile(join(this.tmp, MANIFEST), await manifestText(manifest))
       // Checked again: what is there now may differ from what was there at open().
       const existing = await checkDestination(this.dir, this.opts, 'dir')
       if (existing === 'dir') {
-        const old = await replaceableCsrDirectory(this.dir)
+        // NOTE: another run with --force may move or replace the folder meanwhile: a folder
+        // gone from under us is its doing, and this run yields (output-exists).
+        await replaceableCsrDirectory(this.dir).catch((error) => {
+          throw vanished(error) ? changedMeanwhile(this.dir) : error
+        })
         // Move the old one aside (rename cannot replace a non-empty folder), then ours in.
         aside = tempName(dirname(resolve(this.dir)), basename(resolve(this.dir)) + '.old')
         markMovedAside(aside, this.dir)
-        await rename(this.dir, aside)
+        try {
+          await rename(this.dir, aside)
+        } catch (error) {
+          forgetMovedAside(aside)
+          aside = undefined
+          throw vanished(error) ? changedMeanwhile(this.dir) : error
+        }
+        // What was moved is what gets deleted: checked again under the private name (it may
+        // have changed since the check above, e.g. another run's output took its place).
+        old = await replaceableCsrDirectory(aside, this.dir)
         await rename(this.tmp, this.dir)
         forgetMovedAside(aside)
         registerTemp(aside)
-        // Delete only what the old manifest listed (checked above), then the folder.
-        for (const name of old) await unlink(join(aside, name)).catch(() => {})
-        await rmdir(aside).catch(() => {})
+        await removeOldDirectory(aside, old)
         unregisterTemp(aside)
       } else {
         // Claim the name first: mkdir fails if anything exists there now, so a concurrent
@@ -524,9 +536,14 @@ export class CsrDirectoryWriter {
         await rename(this.tmp, this.dir)
       }
     } catch (error) {
-      // A failed swap puts the old folder back rather than leave nothing in its place.
+      // A failed swap puts the old folder back rather than leave nothing in its place; when
+      // another run's output stands there now, the old folder (replaced either way) goes.
       if (aside) {
-        await rename(aside, this.dir).catch(() => {})
+        const back = await rename(aside, this.dir).then(
+          () => true,
+          () => false,
+        )
+        if (!back && (await lstatOrNull(this.dir, this.dir).catch(() => null)) !== null) await removeOldDirectory(aside, old)
         forgetMovedAside(aside)
       }
       if (claimed) await rmdir(this.dir).catch(() => {})
@@ -543,6 +560,23 @@ export class CsrDirectoryWriter {
     await rm(this.tmp, {recursive: true, force: true}).catch(() => {})
     unregisterTemp(this.tmp)
   }
+}
+
+/** Delete a replaced CSR directory moved aside: only the files its manifest listed (checked before it was moved), then the folder. */
+async function removeOldDirectory(aside: string, names: string[]): Promise<void> {
+  for (const name of names) await unlink(join(aside, name)).catch(() => {})
+  await rmdir(aside).catch(() => {})
+}
+
+/** Whether an error says the destination folder (or its manifest) is no longer there. */
+function vanished(error: unknown): boolean {
+  if (error instanceof SparseError) return error.code === 'output-dir-missing' || error.code === 'missing-file'
+  return errnoOf(error) === 'ENOENT'
+}
+
+/** A destination that another run moved or replaced while this one replaced it. */
+function changedMeanwhile(dir: string): UsageError {
+  return new UsageError('output-exists', `refusing to overwrite ${dir}: it changed while this output was being written (another run writes it too)`, 'choose another -o path, or run one at a time')
 }
 
 /** manifest.json's text: indented, except each tensor on one line (a million tensors stay compact). */

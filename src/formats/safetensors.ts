@@ -52,6 +52,7 @@ export class SafetensorsFile {
     /** In the file's header order (sorted by data offset). */
     readonly entries: SafetensorsEntry[],
     readonly metadata: Record<string, string> | undefined,
+    private readonly byName: Map<string, SafetensorsEntry>,
   ) {}
 
   static async open(src: ByteSource): Promise<SafetensorsFile> {
@@ -96,19 +97,18 @@ export class SafetensorsFile {
       throw error
     }
     entries.sort((x, y) => x.begin - y.begin || x.end - y.end)
-    for (let i = 1; i < entries.length; i++) {
-      const prev = entries[i - 1]
+    // The lookup by name is built here, in a loop that yields (not at the first read).
+    const byName = new Map<string, SafetensorsEntry>()
+    for (let i = 0; i < entries.length; i++) {
       const cur = entries[i]
-      if (cur.begin < prev.end) bad(`tensors ${safeText(prev.name)} and ${safeText(cur.name)} overlap in the data area`)
-      if ((i & 4095) === 0) await pace()
+      if (i > 0 && cur.begin < entries[i - 1].end) bad(`tensors ${safeText(entries[i - 1].name)} and ${safeText(cur.name)} overlap in the data area`)
+      byName.set(cur.name, cur)
+      if ((i & 4095) === 4095) await pace()
     }
-    return new SafetensorsFile(src, entries, metadata)
+    return new SafetensorsFile(src, entries, metadata, byName)
   }
 
-  private byName?: Map<string, SafetensorsEntry>
-
   entry(name: string): SafetensorsEntry {
-    this.byName ??= new Map(this.entries.map((e) => [e.name, e]))
     const e = this.byName.get(name)
     if (!e) throw new InputError('missing-tensor', `${this.src.label}: no tensor named ${safeText(name)}`, 'run `sparse info` to list the tensors')
     return e

@@ -327,7 +327,8 @@ async function openNpzSource(path: string, src: ByteSource): Promise<TensorSourc
   const tensors: TensorInfo[] = []
   const unsupported: UnsupportedTensor[] = []
   const unsupportedByName = new Map<string, UnsupportedTensor>()
-  for (const m of npz.members) {
+  for (const [i, m] of npz.members.entries()) {
+    if ((i & 1023) === 1023) await pace()
     const dtype = denseDtypeOfDescr(m.header.descr)
     if (!dtype) {
       unsupported.push({name: m.name, shape: m.header.shape, dtype: describeDescr(m.header.descr), reason: 'not a float32/float16/float64 array'})
@@ -365,13 +366,18 @@ async function openNpzSource(path: string, src: ByteSource): Promise<TensorSourc
 
 async function openSafetensorsSource(path: string, src: ByteSource): Promise<TensorSource> {
   const st = await SafetensorsFile.open(src)
+  const tensors: TensorInfo[] = []
+  const unsupported: UnsupportedTensor[] = []
+  for (const [i, e] of st.entries.entries()) {
+    if ((i & 1023) === 1023) await pace()
+    if (e.problem === null) tensors.push({name: e.name, shape: e.shape.slice(), dtype: e.dtype!})
+    else unsupported.push({name: e.name, shape: e.shape.slice(), dtype: e.fileDtype, reason: e.dtype === null ? 'not F32/F16/BF16/F64' : e.problem!})
+  }
   return {
     format: 'safetensors',
     path,
-    tensors: st.entries.filter((e) => e.problem === null).map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.dtype!})),
-    unsupported: st.entries
-      .filter((e) => e.problem !== null)
-      .map((e) => ({name: e.name, shape: e.shape.slice(), dtype: e.fileDtype, reason: e.dtype === null ? 'not F32/F16/BF16/F64' : e.problem!})),
+    tensors,
+    unsupported,
     read: (name: string) => st.read(name),
     release: (t: DenseTensor) => st.release(t),
     close: () => st.close(),

@@ -8,11 +8,12 @@
  * a JavaScript regular expression matched anywhere in the name. The first matching pattern
  * wins. A tensor no pattern matches is skipped, or pruned to `-s` when `-s` is given.
  */
-import {readFile} from 'node:fs/promises'
 
 import {parse as parseYaml} from 'yaml'
 
-import {UsageError} from '../errors.js'
+import {errorAbout, UsageError} from '../errors.js'
+import {readTextFile} from '../formats/byte-source.js'
+import {MAX_SPARSITY_MAP_BYTES} from '../formats/limits.js'
 import {validateSparsity} from './amount.js'
 
 export interface SparsityRule {
@@ -68,10 +69,10 @@ export function sparsityRules(value: unknown, where = '--sparsity-map'): Sparsit
 export async function readSparsityMap(path: string): Promise<SparsityRule[]> {
   let text: string
   try {
-    text = await readFile(path, 'utf8')
+    // A regular file of at most MAX_SPARSITY_MAP_BYTES: a FIFO is refused, never waited on.
+    text = await readTextFile(path, MAX_SPARSITY_MAP_BYTES)
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw new UsageError('missing-input', `--sparsity-map: cannot read ${path} (${code ?? (error as Error).message})`, 'check the path')
+    throw errorAbout(error, '--sparsity-map', 'pass a JSON or YAML recipe file (see docs/recipes.md)')
   }
   const yaml = /\.ya?ml$/i.test(path)
   let value: unknown

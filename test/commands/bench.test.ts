@@ -180,7 +180,7 @@ describe('sparse bench', function () {
       [['bench', SMTX, '--n', '8', '--device', 'cpu', '--plot', 'x.gif'], /\.svg or \.png/],
       [['bench', SMTX, '--n', '8', '--device', 'cpu', '--tune'], /--tune needs --device cuda/],
       [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu', '-s', '0.5,1'], /-s: expected sparsities in \[0, 1\)/],
-      [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu', '-s', '0x0'], /-s: expected sparsities in \[0, 1\), got "0x0"/],
+      [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu', '-s', '0x0'], /-s: expected sparsities in \[0, 1\) \(plain decimal numbers\), got "0x0"/],
       [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu', '-s', '0.5,0.7', '--pattern', '2:4'], /--pattern 2:4 fixes it at 0.5/],
       [['bench', SMTX, '--n', '8', '--op', 'sddmm', '--tune'], /--tune tunes SpMM/],
       [['bench', SMTX, '--n', '8', '--tune-cache', 'x.json', '--no-tune-cache'], /contradict/],

@@ -154,7 +154,7 @@ describe('sparse prune: checkpoints in, usable models out', function () {
       [['--sparsity-map', bad], /the sparsity of "layers\.\*" must be in \[0, 1\), got 1\.5/],
       [['--sparsity-map', notJson], /is not valid JSON/],
       [['--sparsity-map', badYaml], /is not valid YAML/],
-      [['--sparsity-map', join(tmp.dir, 'missing.json')], /cannot read/],
+      [['--sparsity-map', join(tmp.dir, 'missing.json')], /--sparsity-map: no such file: .*missing\.json/],
     ]
     writeFileSync(join(tmp.dir, 'ok.json'), '{"*": 0.5}')
     cases.push([['--sparsity-map', join(tmp.dir, 'ok.json'), '--scope', 'global', '-s', '0.5'], /--sparsity-map gives each tensor its own target/])

@@ -133,11 +133,20 @@ export function crc32(d: Uint8Array): number {
 /**
  * A ZIP archive as NumPy writes it (local headers, central directory, end record; with
  * `zip64`, zip64 extra fields and the zip64 end records as NumPy does for every member).
+ * The archive may hold 65,535 members or more only with `zip64` (the end record counts in 16 bits).
  */
-export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comment?: Uint8Array} = {}): Built {
+export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comment?: Uint8Array; lean?: boolean} = {}): Built {
   const parts: Uint8Array[] = []
   const fields: Field[] = []
   const boundaries: number[] = [0]
+  // NOTE: `lean` leaves out the fields and boundaries (15 objects per member): an archive of
+  // 10^5 members is built for its size, not mutated.
+  const addFields = (...f: Field[]) => {
+    if (!opts.lean) fields.push(...f)
+  }
+  const mark = (...b: number[]) => {
+    if (!opts.lean) boundaries.push(...b)
+  }
   let offset = 0
   const central: {name: Uint8Array; crc: number; size: number; csize: number; method: number; offset: number}[] = []
   const put = (b: Uint8Array) => {
@@ -169,7 +178,7 @@ export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comme
       dv.setBigUint64(x + 12, BigInt(body.length), true)
     }
     const at = offset
-    fields.push(
+    addFields(
       {offset: at + 6, width: 2, what: `${m.name} local flags`},
       {offset: at + 8, width: 2, what: `${m.name} local method`},
       {offset: at + 18, width: 4, what: `${m.name} local compressed size`},
@@ -177,10 +186,10 @@ export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comme
       {offset: at + 26, width: 2, what: `${m.name} local name length`},
       {offset: at + 28, width: 2, what: `${m.name} local extra length`},
     )
-    boundaries.push(at, at + 30, at + h.length)
+    mark(at, at + 30, at + h.length)
     put(h)
     put(body)
-    boundaries.push(offset)
+    mark(offset)
     central.push({name, crc, size: m.data.length, csize: body.length, method, offset: at})
   }
   const cdStart = offset
@@ -201,7 +210,7 @@ export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comme
     h.set(e.name, 46)
     const at = offset
     const n = members[i].name
-    fields.push(
+    addFields(
       {offset: at + 8, width: 2, what: `${n} flags`},
       {offset: at + 10, width: 2, what: `${n} method`},
       {offset: at + 16, width: 4, what: `${n} crc`},
@@ -219,18 +228,18 @@ export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comme
       dv.setBigUint64(x + 4, BigInt(e.size), true)
       dv.setBigUint64(x + 12, BigInt(e.csize), true)
       dv.setBigUint64(x + 20, BigInt(e.offset), true)
-      fields.push(
+      addFields(
         {offset: at + x + 2, width: 2, what: `${n} zip64 extra length`},
         {offset: at + x + 4, width: 8, what: `${n} zip64 size`},
         {offset: at + x + 12, width: 8, what: `${n} zip64 compressed size`},
         {offset: at + x + 20, width: 8, what: `${n} zip64 local header offset`},
       )
     }
-    boundaries.push(at)
+    mark(at)
     put(h)
   }
   const cdSize = offset - cdStart
-  boundaries.push(offset)
+  mark(offset)
   if (opts.zip64) {
     const r = new Uint8Array(76)
     const dv = new DataView(r.buffer)
@@ -246,14 +255,14 @@ export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comme
     dv.setUint32(56, 0x07064b50, true)
     dv.setBigUint64(64, BigInt(at), true)
     dv.setUint32(72, 1, true)
-    fields.push(
+    addFields(
       {offset: at + 32, width: 8, what: 'zip64 entry count'},
       {offset: at + 40, width: 8, what: 'zip64 central directory size'},
       {offset: at + 48, width: 8, what: 'zip64 central directory offset'},
       {offset: at + 64, width: 8, what: 'zip64 end record offset'},
     )
     put(r)
-    boundaries.push(offset)
+    mark(offset)
   }
   const comment = opts.comment ?? new Uint8Array(0)
   const end = new Uint8Array(22 + comment.length)
@@ -266,7 +275,7 @@ export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comme
   dv.setUint16(20, comment.length, true)
   end.set(comment, 22)
   const at = offset
-  fields.push(
+  addFields(
     {offset: at + 8, width: 2, what: 'entries on disk'},
     {offset: at + 10, width: 2, what: 'entry count'},
     {offset: at + 12, width: 4, what: 'central directory size'},
@@ -274,7 +283,7 @@ export function buildZip(members: ZipMemberSpec[], opts: {zip64?: boolean; comme
     {offset: at + 20, width: 2, what: 'comment length'},
   )
   put(end)
-  boundaries.push(at, at + 10, offset)
+  mark(at, at + 10, offset)
   return {bytes: concat(parts), boundaries, fields}
 }
 
@@ -306,4 +315,62 @@ export function safetensorsHeader(tensors: {name: string; dtype: string; shape: 
     o += t.bytes
   }
   return JSON.stringify(h)
+}
+
+// ---------------------------------------------------------------------------------------
+// Many tensors (issue 12: 10^4 .. 10^5 per file)
+
+/** One tensor of a many-tensor file: F32, empty ([0]) or one value ([1]: its index). */
+export interface ManyTensor {
+  name: string
+  shape: number[]
+  /** The data bytes (empty, or the index as float32). */
+  bytes: Uint8Array
+}
+
+export interface ManySpec {
+  n: number
+  /** Every `every`-th tensor holds one value; the others are empty. */
+  every: number
+  /** The last tensor takes the first one's name (a file that must be refused). */
+  duplicateLast?: boolean
+  /** The last tensor's data offsets run 4 bytes past the data (safetensors: refused). */
+  pastEnd?: boolean
+}
+
+/** The tensors of a many-tensor file, in file order. */
+export function manyTensors(spec: ManySpec): ManyTensor[] {
+  const out: ManyTensor[] = []
+  for (let i = 0; i < spec.n; i++) {
+    const full = i % spec.every === 0
+    const name = spec.duplicateLast && i === spec.n - 1 && i > 0 ? 't.0' : `t.${i}`
+    out.push({name, shape: full ? [1] : [0], bytes: full ? bytesOf(Float32Array.of(i)) : new Uint8Array(0)})
+  }
+  return out
+}
+
+/** A .safetensors of manyTensors(spec), its header written as one string (10^5 entries in ~0.1 s). */
+export function buildManySafetensors(spec: ManySpec): {bytes: Uint8Array; tensors: ManyTensor[]} {
+  const tensors = manyTensors(spec)
+  const parts: string[] = []
+  let o = 0
+  for (const [i, t] of tensors.entries()) {
+    const end = o + t.bytes.length + (spec.pastEnd && i === tensors.length - 1 ? 4 : 0)
+    parts.push(`${JSON.stringify(t.name)}:{"dtype":"F32","shape":[${t.shape[0]}],"data_offsets":[${o},${end}]}`)
+    o += t.bytes.length
+  }
+  const data = concat(tensors.map((t) => t.bytes))
+  return {bytes: buildSafetensors(`{${parts.join(',')}}`, data).bytes, tensors}
+}
+
+/**
+ * An .npz of manyTensors(spec), one stored `.npy` member per tensor (zip64, as NumPy writes
+ * it, which an archive of more than 65,535 members needs).
+ */
+export function buildManyNpz(spec: ManySpec): {bytes: Uint8Array; tensors: ManyTensor[]} {
+  const tensors = manyTensors(spec)
+  const npy = (t: ManyTensor) => buildNpy({descr: '<f4', shape: t.shape, data: t.bytes}).bytes
+  const empty = npy({name: '', shape: [0], bytes: new Uint8Array(0)})
+  const members = tensors.map((t) => ({name: `${t.name}.npy`, data: t.bytes.length === 0 ? empty : npy(t)}))
+  return {bytes: buildZip(members, {zip64: true, lean: true}).bytes, tensors}
 }

@@ -2,6 +2,10 @@
  * Independent checks of what a parser returned (written apart from src/sparse/validate.ts,
  * so the validator itself is under test). A failed check throws FuzzViolation.
  */
+import {lstatSync, readdirSync, readFileSync, readlinkSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {SparseError} from '../../src/errors.js'
 import type {CsrMatrix, DenseTensor, NamedCsr} from '../../src/types.js'
 
 export class FuzzViolation extends Error {
@@ -120,4 +124,136 @@ export function checkDataIsTail(t: DenseTensor, file: Uint8Array): void {
   if (d.length !== ITEM[t.dtype] * t.data.length) fail('data byte length mismatch')
   const tail = file.subarray(file.length - d.length)
   if (!sameBytes(d, tail)) fail(`${t.name}: returned data differ from the file's data bytes`)
+}
+
+// ---------------------------------------------------------------------------------------
+// Scale: linear time, and an event loop that keeps getting control
+
+/** A call's outcome, its wall time, and the longest the event loop went without a turn. */
+export interface Timed<T> {
+  value?: T
+  error?: unknown
+  ms: number
+  /** The longest gap between turns of the event loop (ms): how long a Ctrl-C would have waited. */
+  stallMs: number
+}
+
+/**
+ * Runs `fn` and watches the event loop meanwhile (a 5 ms timer notes the gaps between its
+ * runs). Node runs a signal's handlers only on a turn of the event loop, so the longest gap
+ * is the longest a Ctrl-C or SIGTERM would have waited.
+ */
+export async function timed<T>(fn: () => Promise<T>): Promise<Timed<T>> {
+  let last = performance.now()
+  let stallMs = 0
+  const tick = setInterval(() => {
+    const now = performance.now()
+    stallMs = Math.max(stallMs, now - last)
+    last = now
+  }, 5)
+  const t0 = performance.now()
+  const out: Timed<T> = {ms: 0, stallMs: 0}
+  try {
+    out.value = await fn()
+  } catch (error) {
+    out.error = error
+  }
+  out.ms = performance.now() - t0
+  clearInterval(tick)
+  out.stallMs = Math.max(stallMs, performance.now() - last)
+  return out
+}
+
+/** The most the event loop may go without a turn (5x the ~100 ms latency docs/limits.md promises, for a loaded machine). */
+export const MAX_STALL_MS = 500
+/** The most the time per tensor may grow from a file to one 10x larger (linear: about 1; quadratic: 10). */
+export const MAX_PER_ITEM_GROWTH = 4
+
+/**
+ * Linear time and prompt interrupts: the time per item of the large run may be at most
+ * MAX_PER_ITEM_GROWTH times that of the small one, and neither may stall the event loop for
+ * more than MAX_STALL_MS. Returns what is wrong, or null. Runs are best of two (the first
+ * run warms up; a garbage collection or a busy machine can slow one run, not the code).
+ */
+export function scaleProblem(what: string, small: {n: number; run: Timed<unknown>}, large: {n: number; run: Timed<unknown>}): string | null {
+  const growth = large.run.ms / large.n / (small.run.ms / small.n)
+  if (growth > MAX_PER_ITEM_GROWTH) {
+    return `${what}: not linear: ${large.n} items took ${large.run.ms.toFixed(0)} ms, ${small.n} took ${small.run.ms.toFixed(0)} ms (${growth.toFixed(1)}x the time per item)`
+  }
+  for (const [n, r] of [[small.n, small.run], [large.n, large.run]] as const) {
+    if (r.stallMs > MAX_STALL_MS) return `${what}: with ${n} items the event loop went ${r.stallMs.toFixed(0)} ms without a turn (a Ctrl-C would have waited that long; bound ${MAX_STALL_MS} ms)`
+  }
+  return null
+}
+
+/** The better of two runs of one call: the shorter time and the shorter stall. */
+export function bestOf<T>(a: Timed<T>, b: Timed<T>): Timed<T> {
+  return {...(a.ms <= b.ms ? a : b), stallMs: Math.min(a.stallMs, b.stallMs)}
+}
+
+// ---------------------------------------------------------------------------------------
+// Output races: two writers, one output
+
+/**
+ * What stands at a path, as text to compare: `file:<base64>`, `link:<target>`, or
+ * `dir:` and each entry (sorted) with its own snapshot; null when nothing is there.
+ */
+export function snapshot(path: string): string | null {
+  let st
+  try {
+    st = lstatSync(path)
+  } catch {
+    return null
+  }
+  if (st.isSymbolicLink()) return `link:${readlinkSync(path)}`
+  if (st.isFile()) return `file:${readFileSync(path).toString('base64')}`
+  if (st.isDirectory()) return `dir:${readdirSync(path).sort().map((n) => `${n}=${snapshot(join(path, n))}`).join(';')}`
+  return `other:${st.mode}`
+}
+
+export interface RaceOutcome {
+  /** The two writers' outcomes. */
+  results: PromiseSettledResult<unknown>[]
+  force: [boolean, boolean]
+  /** What stood at the output before (null: nothing), what each writer writes alone, and what stands there after. */
+  before: string | null
+  refs: [string | null, string | null]
+  after: string | null
+  /** The output's name, and every name in its folder after the race. */
+  name: string
+  names: string[]
+}
+
+/**
+ * The promise of docs/limits.md for two runs writing one output at once: each run either
+ * succeeds or is refused with `output-exists` (exit 2, "refusing to overwrite"); without
+ * --force on either, exactly one succeeds (none, if something stood there), and with it
+ * at least one; what stands at the output afterwards is, byte for byte, what one
+ * successful writer writes alone (or what stood there, if none succeeded): never a partial
+ * or a mixed result; and nothing else is left in the folder (no temporary file or folder,
+ * no moved-aside old output, no stale temporary of a dead run).
+ */
+export function checkRace(o: RaceOutcome): void {
+  const ok: number[] = []
+  for (const [i, r] of o.results.entries()) {
+    if (r.status === 'fulfilled') {
+      ok.push(i)
+      continue
+    }
+    const e = r.reason as Error
+    if (!(e instanceof SparseError)) fail(`writer ${i} failed with ${e?.constructor?.name}: ${e?.message}\n${e?.stack ?? ''}`)
+    if (e.code !== 'output-exists' || e.exitCode !== 2 || !/refusing to overwrite/.test(e.message)) fail(`writer ${i} failed with ${e.code} (exit ${e.exitCode}): ${e.message}; a loser must get output-exists, exit 2`)
+    if (e.message.includes('\n')) fail(`writer ${i}: a message of more than one line`)
+  }
+  const anyForce = o.force[0] || o.force[1]
+  if (!anyForce && o.before !== null && ok.length > 0) fail(`writer ${ok[0]} replaced an existing output without --force`)
+  if (!anyForce && o.before === null && ok.length !== 1) fail(`${ok.length} writers succeeded; exactly one must`)
+  if (anyForce && ok.length === 0) fail('both writers failed, although one had --force')
+  if (ok.length === 0) {
+    if (o.after !== o.before) fail('the output changed although both writers failed')
+  } else if (!ok.some((i) => o.after === o.refs[i])) {
+    fail(`the output is not what a successful writer writes alone (a partial or mixed result): ${String(o.after).slice(0, 200)}`)
+  }
+  const extra = o.names.filter((n) => n !== o.name)
+  if (extra.length > 0) fail(`left in the folder besides the output: ${extra.join(', ')}`)
 }

@@ -81,6 +81,10 @@ export async function runCase(target: Target, c: FuzzCase, ctx: TargetContext, s
     if (!error.message || error.message.includes('\n') || error.message.length > 2000) throw new FuzzViolation(`error message is not one line: ${JSON.stringify(error.message.slice(0, 300))}`)
     const must = mustAccept(target, c)
     if (must) throw new FuzzViolation(`refused (${error.name} ${error.code}: ${error.message}) but it is ${must}`)
+    const e = c.expect
+    if (e?.type === 'reject' && e.code !== undefined && error.code !== e.code) {
+      throw new FuzzViolation(`refused for another reason (${error.code}: ${error.message}) than ${e.why} (${e.code})`)
+    }
     outcome = `${error.name}:${error.code}`
   }
   if (accepted) {
@@ -103,12 +107,18 @@ export async function runCase(target: Target, c: FuzzCase, ctx: TargetContext, s
   }
 }
 
+/** How many cases a target runs when each parser runs `runs` (its share, at least its minRuns). */
+export function runsFor(target: Target, runs: number): number {
+  return Math.max(target.minRuns ?? 1, Math.ceil(runs * (target.share ?? 1)))
+}
+
 /** Run one target for `numRuns` cases; shrink and describe the first failure. */
 export async function runTarget(target: Target, opts: RunOptions): Promise<TargetReport> {
   const tmp = mkdtempSync(join(tmpdir(), `sparse-fuzz-${target.name}-`))
   const ctx: TargetContext = {tmp}
   const stats: TargetStats = {target: target.name, runs: 0, ms: 0, outcomes: {}, slowestMs: 0, largestAlloc: 0, inputBytes: {min: Infinity, max: 0, total: 0}}
-  const caseTimeMs = opts.caseTimeMs ?? 2000
+  // A target whose cases are large by design brings its own bound.
+  const caseTimeMs = Math.max(opts.caseTimeMs ?? 2000, target.caseTimeMs ?? 0)
   let shrinking = false
   let done = 0
   const every = opts.progressEvery ?? 1000

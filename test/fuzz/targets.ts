@@ -7,22 +7,46 @@
  *     re-zipped with a correct CRC, the members,
  *   - structure-aware lies (shapes whose product overflows, 10^12 elements, negative dims,
  *     huge header lengths, offsets past the end, wrong dtypes, non-canonical CSR),
+ *   - claims beyond 4 GiB (headers and ZIP sizes for data that are not there: refused
+ *     before allocating) and valid CSR matrices whose M x N is beyond 2^32 (read),
+ *   - a FIFO at the input path (and at a CSR directory's manifest.json or member): refused
+ *     at once as not-a-file, never waited on,
  *   - pure random bytes (with and without the format's magic),
  * and a `run` that parses the case through the library's public entry points (the same
  * the CLI uses: stdin bytes or a real file) and checks what came back. The property
  * around it (see property.ts) accepts a clean SparseError (input/usage) or a result that
  * passes these checks, and nothing else.
+ *
+ * Two more targets test what no single parse shows: 'many' (files of 10^4..10^5 tensors:
+ * read in linear time, the event loop never held long, so Ctrl-C acts) and 'race' (two
+ * writers of one output at once: one wins, the other gets output-exists, nothing partial
+ * or temporary is left). Every case is made from the seed; a race's interleaving is the
+ * system's, and the property holds for every interleaving.
  */
-import {mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {execFileSync} from 'node:child_process'
+import {existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import fc from 'fast-check'
 
-import {inspectCsr, inspectDense, inspectInput, openTensorSource, readCsrInput, setStdinForTesting, writeCsrNpzTo, type ByteSink, type InfoResult} from '../../src/formats/index.js'
+import {
+  CsrDirectoryWriter,
+  inspectCsr,
+  inspectDense,
+  inspectInput,
+  openTensorSource,
+  readCsrInput,
+  setStdinForTesting,
+  writeCsrNpz,
+  writeCsrNpzTo,
+  writeNpy,
+  type ByteSink,
+  type InfoResult,
+} from '../../src/formats/index.js'
 import type {DenseTensor, NamedCsr} from '../../src/types.js'
-import {buildNpy, buildSafetensors, buildZip, bytesOf, concat, npyDict, safetensorsHeader, seededBytes, type Built, type ZipMemberSpec} from './builders.js'
+import {buildManyNpz, buildManySafetensors, buildNpy, buildSafetensors, buildZip, bytesOf, concat, npyDict, safetensorsHeader, seededBytes, type Built, type ManySpec, type ZipMemberSpec} from './builders.js'
 import {applyMutations, mutationsArb, type Mutation} from './mutate.js'
-import {checkCsrResult, checkDataIsTail, checkDenseResult, csrProblem, fail, matrixOf, sameBytes, viewBytes} from './oracle.js'
+import {bestOf, checkCsrResult, checkDataIsTail, checkDenseResult, checkRace, csrProblem, fail, matrixOf, type RaceOutcome, sameBytes, scaleProblem, snapshot, timed, viewBytes} from './oracle.js'
 
 // ---------------------------------------------------------------------------------------
 // Cases
@@ -53,8 +77,8 @@ export type Expect =
   | {type: 'dense'; tensors: ExpectedDense[]; unsupported: string[]}
   /** Exactly these CSR matrices, or (valid: false) a clean error. */
   | {type: 'csr'; valid: boolean; mats: ExpectedCsr[]; why?: string}
-  /** A clean error. */
-  | {type: 'reject'; why: string}
+  /** A clean error (with this code, when given). */
+  | {type: 'reject'; why: string; code?: string}
   /** Every returned dense tensor's data must be the tail of one of these (member) files. */
   | {type: 'tail-of'; files: Uint8Array[]}
 
@@ -68,6 +92,11 @@ export interface FuzzCase {
   expect?: Expect
   /** Read through a real file instead of stdin. */
   viaFile: boolean
+  /**
+   * A named pipe (FIFO) stands at an input path instead of a file: true for the input
+   * itself, or the name of one file of a directory case (manifest.json, a member).
+   */
+  fifo?: true | string
 }
 
 export interface TargetContext {
@@ -80,6 +109,14 @@ export interface Target {
   /** Uncompressed formats may allocate a small multiple of their size; zips up to DEFLATE's ratio. */
   allocFactor: number
   arbitrary: fc.Arbitrary<FuzzCase>
+  /**
+   * The share of the runs a parser gets that this target runs (default 1), and at least
+   * `minRuns`: targets whose cases are large by design run fewer of them.
+   */
+  share?: number
+  minRuns?: number
+  /** Its own per-case time bound (ms), for cases that are large by design. */
+  caseTimeMs?: number
   /** Parse the case (inside the allocation budget); throws the parser's errors. */
   parse(c: FuzzCase, ctx: TargetContext): Promise<unknown>
   /** Check a successful result; throws FuzzViolation. */
@@ -91,8 +128,9 @@ type ArbType<A> = A extends fc.Arbitrary<infer T> ? T : never
 const describeMuts = (m: Mutation[]) => m.map((x) => JSON.stringify(x)).join(' ')
 const viaFileArb = fc.nat({max: 7}).map((n) => n === 0)
 
-/** A file at `tmp/name` holding `bytes` (or '-' with stdin set to them). */
+/** A file at `tmp/name` holding `bytes` (or '-' with stdin set to them, or a FIFO). */
 function place(c: FuzzCase, ctx: TargetContext, ext: string): string {
+  if (c.fifo) return fifoAt(ctx, `fifo${ext}`)
   if (!c.viaFile) {
     setStdinForTesting(c.bytes)
     return '-'
@@ -103,6 +141,24 @@ function place(c: FuzzCase, ctx: TargetContext, ext: string): string {
 }
 
 const tensorNameFor = (c: FuzzCase) => (c.viaFile ? 'case' : 'stdin')
+
+/**
+ * A named pipe at `tmp/name` (made once: a hard link to the context's one FIFO, which no
+ * one ever opens for writing, so a reader that waits on it waits forever). Nothing may
+ * write to that name afterwards: writeFileSync on a FIFO blocks too.
+ */
+function fifoAt(ctx: TargetContext, name: string, dir = ctx.tmp): string {
+  const stock = join(ctx.tmp, '.fifo')
+  if (!existsSync(stock)) execFileSync('mkfifo', [stock])
+  const p = join(dir, name)
+  if (!existsSync(p)) linkSync(stock, p)
+  return p
+}
+
+const REJECT_FIFO: Expect = {type: 'reject', why: 'a FIFO stands at the input path', code: 'not-a-file'}
+
+/** A FIFO where the target's input file would be: refused at once (not-a-file), never waited on. */
+const fifoCase: fc.Arbitrary<FuzzCase> = fc.constant(null).map(() => ({what: 'a FIFO at the input path', bytes: new Uint8Array(0), viaFile: true, fifo: true, expect: REJECT_FIFO}))
 
 // ---------------------------------------------------------------------------------------
 // Shared arbitraries
@@ -292,12 +348,39 @@ function checkDense(c: FuzzCase, result: unknown, singleName?: string): void {
   if (r.unsupported.slice().sort().join('|') !== e.unsupported.slice().sort().join('|')) fail(`unsupported ${r.unsupported} expected ${e.unsupported}`)
 }
 
+/** Shapes whose data need more than 2^32 bytes (and some more than 2^32 elements or int32 rows). */
+const HUGE_ROWS = [32_768, 65_536, 128_256, 2 ** 31 - 1, 2 ** 31, 2 ** 33]
+const HUGE_COLS = [32_769, 16_385, 8192, 131_072]
+
+/** An .npy header claiming more than 4 GiB (issue 12), with a few bytes of data: refused before allocating. */
+function over4GiBNpyBytes(r: {rows: number; cols: number; descr: string; have: number; version: number; seed: number}): Uint8Array {
+  return buildNpy({descr: r.descr, shape: [r.rows, r.cols], version: r.version, data: seededBytes(r.have, r.seed)}).bytes
+}
+
+const over4GiBNpyArb = fc.record({
+  rows: fc.constantFrom(...HUGE_ROWS),
+  cols: fc.constantFrom(...HUGE_COLS),
+  descr: fc.constantFrom('<f4', '<f2', '<f8'),
+  have: fc.nat({max: 64}),
+  version: fc.constantFrom(1, 2, 3),
+  seed: dataSeed,
+})
+
+const over4GiBNpy: fc.Arbitrary<FuzzCase> = fc.record({r: over4GiBNpyArb, viaFile: viaFileArb}).map(({r, viaFile}) => ({
+  what: `npy claiming ${r.descr} (${r.rows}, ${r.cols}) with ${r.have} data bytes`,
+  bytes: over4GiBNpyBytes(r),
+  expect: {type: 'reject', why: 'the shape needs more than 4 GiB that are not there'},
+  viaFile,
+}))
+
 export const npyTarget: Target = {
   name: 'npy',
   allocFactor: 8,
   arbitrary: fc.oneof(
     {weight: 5, arbitrary: mutatedFrom(npySeedArb, () => null)},
     {weight: 4, arbitrary: lyingNpy},
+    {weight: 1, arbitrary: over4GiBNpy},
+    {weight: 1, arbitrary: fifoCase},
     {weight: 1, arbitrary: randomBytes(Uint8Array.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]))},
   ),
   async parse(c, ctx) {
@@ -386,12 +469,45 @@ const npzContainerMutated: fc.Arbitrary<FuzzCase> = mutatedFrom(
   (s) => (s.members.length > 0 ? s.members.map((m) => m.npy.bytes) : null),
 )
 
+/**
+ * Claims beyond 4 GiB in an .npz (issue 12): a member whose .npy header claims more than
+ * 4 GiB, or a member whose ZIP sizes (zip64 fields) claim 2^32 bytes and more, beside a
+ * valid member. Refused before anything is allocated or inflated for them.
+ */
+const over4GiBNpz: fc.Arbitrary<FuzzCase> = fc
+  .record({
+    r: over4GiBNpyArb,
+    how: fc.constantFrom('npy-header', 'zip-size', 'zip-both'),
+    claim: fc.constantFrom(2 ** 32, 2 ** 32 + 1, 2 ** 33, 2 ** 40, 2 ** 53 - 1),
+    deflate: fc.boolean(),
+    other: fc.boolean(),
+    viaFile: viaFileArb,
+  })
+  .map(({r, how, claim, deflate, other, viaFile}) => {
+    const small = buildNpy({descr: '<f4', shape: [2], data: seededBytes(8, r.seed)}).bytes
+    const big = how === 'npy-header' ? over4GiBNpyBytes(r) : small
+    const members: ZipMemberSpec[] = [{name: 'big.npy', data: big, deflate}]
+    if (other) members.unshift({name: 'w.npy', data: small})
+    const built = buildZip(members, {zip64: true})
+    const bytes = built.bytes.slice()
+    if (how !== 'npy-header') {
+      // The central directory's zip64 sizes of the big member: what the reader believes.
+      const dv = new DataView(bytes.buffer)
+      for (const f of built.fields) {
+        if (f.what === 'big.npy zip64 size' || (how === 'zip-both' && f.what === 'big.npy zip64 compressed size')) dv.setBigUint64(f.offset, BigInt(claim), true)
+      }
+    }
+    return {what: `npz with a member claiming more than 4 GiB (${how}, ${claim}, ${r.descr} (${r.rows}, ${r.cols}), deflate ${deflate})`, bytes, expect: {type: 'reject', why: 'a member claims more than 4 GiB that are not there'}, viaFile}
+  })
+
 export const npzTarget: Target = {
   name: 'npz',
   allocFactor: 1100,
   arbitrary: fc.oneof(
     {weight: 4, arbitrary: npzContainerMutated},
     {weight: 4, arbitrary: memberMutated(npzSeedArb)},
+    {weight: 1, arbitrary: over4GiBNpz},
+    {weight: 1, arbitrary: fifoCase},
     {weight: 1, arbitrary: randomBytes(Uint8Array.from([0x50, 0x4b, 0x03, 0x04]))},
   ),
   async parse(c, ctx) {
@@ -547,6 +663,7 @@ export const safetensorsTarget: Target = {
     {weight: 5, arbitrary: lyingSt},
     {weight: 1, arbitrary: manySt},
     {weight: 1, arbitrary: over4GiBSt},
+    {weight: 1, arbitrary: fifoCase},
     {weight: 1, arbitrary: randomBytes(Uint8Array.from([0x10, 0, 0, 0, 0, 0, 0, 0, 0x7b]))},
   ),
   async parse(c, ctx) {
@@ -757,12 +874,47 @@ const smtxFixtures = () =>
     return {built: {bytes, boundaries: [0, bytes.indexOf(0x0a), bytes.indexOf(0x0a) + 1, bytes.length - 1], fields: []}, expect: undefined, what: `fixture ${f}`}
   }))
 
+/**
+ * A valid matrix whose M x N is beyond 2^32 (issue 12): up to 100,000 rows, up to 2^31 - 1
+ * columns, a few nonzeros. CSR needs no M x N memory: it must be read, not refused.
+ */
+const hugeSparseCsr: fc.Arbitrary<RawCsr> = fc
+  .record({rows: fc.constantFrom(1, 65_537, 100_000), cols: fc.constantFrom(2 ** 31 - 1, 2 ** 20 + 1, 65_536), nnz: fc.nat({max: 8}), seed: dataSeed})
+  .map(({rows, cols, nnz, seed}) => {
+    const rnd = seededBytes(nnz * 8, seed)
+    const dv = new DataView(rnd.buffer)
+    const cells = new Map<number, number[]>()
+    for (let i = 0; i < nnz; i++) {
+      const r = dv.getUint32(8 * i, true) % rows
+      const c = dv.getUint32(8 * i + 4, true) % cols
+      const row = cells.get(r) ?? []
+      if (!row.includes(c)) row.push(c)
+      cells.set(r, row)
+    }
+    const offsets = [0]
+    const indices: number[] = []
+    for (let r = 0; r < rows; r++) {
+      const row = cells.get(r)
+      if (row) indices.push(...row.sort((a, b) => a - b))
+      offsets.push(indices.length)
+    }
+    return {rows, cols, offsets, indices}
+  })
+
+const hugeSparseSmtx: fc.Arbitrary<FuzzCase> = fc.record({csr: hugeSparseCsr, viaFile: viaFileArb}).map(({csr, viaFile}) => ({
+  what: `smtx ${csr.rows} x ${csr.cols} with ${csr.indices.length} nonzeros (M x N beyond 2^32)`,
+  bytes: new TextEncoder().encode(smtxText(csr, {sep: ' ', trailing: false, crlf: false, blankTail: 0, noFinalNewline: false, headerSpaces: false})),
+  viaFile,
+}))
+
 export const smtxTarget: Target = {
   name: 'smtx',
   allocFactor: 8,
   arbitrary: fc.oneof(
     {weight: 6, arbitrary: mutatedFrom(fc.oneof({weight: 8, arbitrary: smtxSeeds}, {weight: 1, arbitrary: fc.nat({max: 1}).map((i) => smtxFixtures()[i])}), () => null)},
     {weight: 3, arbitrary: lyingSmtx},
+    {weight: 1, arbitrary: hugeSparseSmtx},
+    {weight: 1, arbitrary: fifoCase},
     {weight: 1, arbitrary: randomBytes(new TextEncoder().encode('3, 4, 2\n'))},
   ),
   async parse(c, ctx) {
@@ -962,6 +1114,29 @@ const ourWriterCases: fc.Arbitrary<{csr: RawCsr; dtype: 'f32' | 'f16' | 'bf16'; 
   viaFile: viaFileArb,
 })
 
+/**
+ * Beyond 4 GiB in a CSR .npz (issue 12): a member (data, indices or indptr) whose .npy
+ * header claims more than 4 GiB that are not there (refused before allocating), or a valid
+ * matrix whose M x N is beyond 2^32 with a few nonzeros (read: CSR needs no M x N memory).
+ */
+const over4GiBCsrNpz: fc.Arbitrary<FuzzCase> = fc
+  .record({
+    csr: hugeSparseCsr,
+    lie: fc.constantFrom('none', 'none', 'data.npy', 'indices.npy', 'indptr.npy'),
+    claim: fc.constantFrom(2 ** 30, 2 ** 31, 2 ** 32 + 1, 2 ** 40),
+    ptrDescr: fc.constantFrom<IntDescr>('<i4', '<i8'),
+    seed: dataSeed,
+    deflate: fc.boolean(),
+    viaFile: viaFileArb,
+  })
+  .map(({csr, lie, claim, ptrDescr, seed, deflate, viaFile}) => {
+    const spec: CsrNpzSpec = {csr, dataDescr: '<f4', dataDelta: 0, indexDescr: '<i4', ptrDescr, shapeDescr: '<i8', format: 'csr', formatKind: '<U', tensorShape: null, bf16Tag: false, seed, deflate, zip64: false}
+    const {members, expect} = buildCsrNpz(spec)
+    if (lie === 'none') return {what: `csr npz ${csr.rows} x ${csr.cols}, nnz ${csr.indices.length} (M x N beyond 2^32)`, bytes: buildZip(members).bytes, expect, viaFile}
+    const lying = members.map((m) => (m.name === lie ? {...m, data: buildNpy({descr: lie === 'data.npy' ? '<f4' : '<i8', shape: [claim], data: seededBytes(16, seed)}).bytes} : m))
+    return {what: `csr npz whose ${lie} claims ${claim} elements`, bytes: buildZip(lying).bytes, expect: {type: 'reject', why: `${lie} claims more than 4 GiB that are not there`} as Expect, viaFile}
+  })
+
 export const csrNpzTarget: Target = {
   name: 'csr-npz',
   allocFactor: 1100,
@@ -969,6 +1144,8 @@ export const csrNpzTarget: Target = {
     {weight: 4, arbitrary: structuralCsrNpz},
     {weight: 3, arbitrary: csrMemberMutated},
     {weight: 3, arbitrary: csrContainerMutated},
+    {weight: 1, arbitrary: over4GiBCsrNpz},
+    {weight: 1, arbitrary: fifoCase},
     {weight: 1, arbitrary: ourWriterCases.map((x) => ({what: `ours ${JSON.stringify(x)}`, bytes: new Uint8Array(0), viaFile: x.viaFile, ours: x}) as FuzzCase)},
     {weight: 1, arbitrary: randomBytes(Uint8Array.from([0x50, 0x4b, 0x03, 0x04]))},
   ),
@@ -1087,25 +1264,42 @@ const dirCaseArb: fc.Arbitrary<FuzzCase> = fc
     }
   })
 
-/** The case directory is reused: only files the previous case had and this one lacks are removed (rm -r per case was most of the time). */
-const dirFiles = new Map<string, Set<string>>()
+/** A valid CSR directory whose manifest.json, or one of whose files, is a FIFO (issue 12): refused at once. */
+const dirFifoArb: fc.Arbitrary<FuzzCase> = fc.record({seed: dirSeedArb, which: fc.nat()}).map(({seed, which}) => {
+  const names = ['manifest.json', ...seed.files.map(([n]) => n)]
+  const fifo = names[which % names.length]
+  return {what: `csr dir whose ${fifo} is a FIFO`, bytes: new TextEncoder().encode(JSON.stringify(seed.manifest)), files: seed.files, viaFile: true, fifo, expect: REJECT_FIFO}
+})
+
+/**
+ * The case directory is reused: only files the previous case had and this one lacks are
+ * removed (rm -r per case was most of the time), and a name that was a FIFO is removed
+ * before anything is written to it (writing to a FIFO would wait for a reader).
+ */
+const dirFiles = new Map<string, {files: Set<string>; fifo?: string}>()
 export const csrDirTarget: Target = {
   name: 'csr-dir',
   allocFactor: 1100,
-  arbitrary: dirCaseArb,
+  arbitrary: fc.oneof({weight: 12, arbitrary: dirCaseArb}, {weight: 1, arbitrary: dirFifoArb}),
   async parse(c, ctx) {
     const dir = join(ctx.tmp, 'dir')
     let had = dirFiles.get(dir)
     if (!had) {
       mkdirSync(dir, {recursive: true})
-      had = new Set()
-      dirFiles.set(dir, had)
+      had = {files: new Set()}
     }
     const now = new Set((c.files ?? []).map(([n]) => n))
-    for (const n of had) if (!now.has(n)) rmSync(join(dir, n), {force: true})
-    writeFileSync(join(dir, 'manifest.json'), c.bytes)
-    for (const [n, b] of c.files ?? []) writeFileSync(join(dir, n), b)
-    dirFiles.set(dir, now)
+    for (const n of had.files) if (!now.has(n)) rmSync(join(dir, n), {force: true})
+    if (had.fifo) rmSync(join(dir, had.fifo), {force: true})
+    const fifo = typeof c.fifo === 'string' ? c.fifo : undefined
+    for (const [n, b] of [['manifest.json', c.bytes] as [string, Uint8Array], ...(c.files ?? [])]) {
+      if (n !== fifo) writeFileSync(join(dir, n), b)
+      else {
+        rmSync(join(dir, n), {force: true})
+        fifoAt(ctx, n, dir)
+      }
+    }
+    dirFiles.set(dir, {files: now, fifo})
     return readCsrInput(dir)
   },
   check(c, result) {
@@ -1126,6 +1320,7 @@ export const detectTarget: Target = {
   allocFactor: 1100,
   arbitrary: fc.oneof(npyTarget.arbitrary, npzTarget.arbitrary, safetensorsTarget.arbitrary, smtxTarget.arbitrary, csrNpzTarget.arbitrary),
   async parse(c, ctx) {
+    if (c.fifo) return inspectInput(fifoAt(ctx, 'fifo.bin'))
     if (c.bytes.length === 0 && (c as FuzzCase & {ours?: unknown}).ours) return null // materialised only by the csr-npz target
     if (!c.viaFile) {
       setStdinForTesting(c.bytes)
@@ -1152,7 +1347,190 @@ export const detectTarget: Target = {
   },
 }
 
-export const TARGETS: Target[] = [npyTarget, npzTarget, safetensorsTarget, smtxTarget, csrNpzTarget, csrDirTarget, detectTarget]
+// ---------------------------------------------------------------------------------------
+// Many tensors (issue 12): headers of 10^4 .. 10^5 tensors
+
+interface ManyCase extends FuzzCase {
+  many: {format: 'safetensors' | 'npz'; n: number; small: Uint8Array; nSmall: number}
+}
+
+/**
+ * A .safetensors or .npz of n = 10^4 .. 10^5 tensors (log-uniform), most of them empty:
+ * valid, or its last tensor named like the first, or (safetensors) its last tensor's data
+ * past the end. Every tensor must be listed and read in order, or the file refused; the
+ * time per tensor must not grow from a tenth of the file to the whole (linear time), and
+ * the event loop must get a turn at least every MAX_STALL_MS (a Ctrl-C acts).
+ */
+const manyArb: fc.Arbitrary<FuzzCase> = fc
+  .record({
+    format: fc.constantFrom<'safetensors' | 'npz'>('safetensors', 'npz'),
+    scale: fc.integer({min: 0, max: 1000}),
+    every: fc.constantFrom(1, 7, 100, 1000, 1_000_000),
+    kind: fc.constantFrom('valid', 'valid', 'valid', 'duplicate-last', 'past-end'),
+    file: fc.nat({max: 3}),
+  })
+  .map(({format, scale, every, kind, file}): ManyCase => {
+    const n = Math.round(10 ** (4 + scale / 1000))
+    const nSmall = Math.ceil(n / 10)
+    // NOTE: reading an .npz member from a file costs four small reads (~0.4 ms each on a loaded machine): most .npz cases come through stdin.
+    const viaFile = format === 'npz' ? file === 0 : file < 2
+    const spec = (count: number): ManySpec => ({n: count, every, duplicateLast: kind === 'duplicate-last', pastEnd: format === 'safetensors' && kind === 'past-end'})
+    const build = format === 'npz' ? buildManyNpz : buildManySafetensors
+    const large = build(spec(n))
+    const refused = kind === 'duplicate-last' || (format === 'safetensors' && kind === 'past-end')
+    const expect: Expect = refused
+      ? {type: 'reject', why: kind === 'duplicate-last' ? 'the last tensor is named like the first' : "the last tensor's data run past the end"}
+      : {type: 'dense', tensors: large.tensors.map((t) => ({name: t.name, dtype: 'f32', shape: t.shape, bytes: t.bytes})), unsupported: []}
+    return {what: `${format} of ${n} tensors (every ${every} holds a value; ${kind}) via ${viaFile ? 'a file' : 'stdin'}`, bytes: large.bytes, expect, viaFile, many: {format, n, small: build(spec(nSmall)).bytes, nSmall}}
+  })
+
+export const manyTarget: Target = {
+  name: 'many',
+  allocFactor: 8,
+  // About 4 s a case on a loaded 2-core machine: a thousandth of the runs (100 at the default).
+  share: 0.001,
+  minRuns: 2,
+  caseTimeMs: 180_000,
+  arbitrary: manyArb,
+  async parse(c, ctx) {
+    const m = (c as ManyCase).many
+    const at = (bytes: Uint8Array, stem: string) => {
+      if (!c.viaFile) {
+        setStdinForTesting(bytes)
+        return '-'
+      }
+      const p = join(ctx.tmp, `${stem}.${m.format}`)
+      writeFileSync(p, bytes)
+      return p
+    }
+    // The tenth twice (the first run warms up), then the whole file; the whole file again
+    // only if that looks wrong (a slow step in the code shows twice, a busy machine rarely).
+    const small = at(m.small, 'small')
+    const tenth = {n: m.nSmall, run: bestOf(await timed(() => readDenseAll(small, m.format)), await timed(() => readDenseAll(small, m.format)))}
+    const whole = at(c.bytes, 'many')
+    let large = await timed(() => readDenseAll(whole, m.format))
+    const what = `${m.format} via ${c.viaFile ? 'a file' : 'stdin'}`
+    if (scaleProblem(what, tenth, {n: m.n, run: large}) !== null) {
+      large = bestOf(large, await timed(() => readDenseAll(at(c.bytes, 'many'), m.format)))
+      const problem = scaleProblem(what, tenth, {n: m.n, run: large})
+      if (problem !== null) fail(problem)
+    }
+    if (large.error !== undefined) throw large.error
+    return large.value
+  },
+  check(c, result) {
+    checkDense(c, result)
+  },
+}
+
+// ---------------------------------------------------------------------------------------
+// Output races (issue 12): two writers, one output
+
+type RaceKind = 'npy' | 'csr-npz' | 'csr-dir'
+
+interface RaceCase extends FuzzCase {
+  race: {kind: RaceKind; pre: 'absent' | 'stale' | 'existing' | 'link'; force: [boolean, boolean]; delays: [number, number]; payloads: [RawCsr[], RawCsr[]]; seeds: [number, number]}
+}
+
+/**
+ * Two writers of one output at once, through the library the commands use (writeNpy,
+ * writeCsrNpz, CsrDirectoryWriter), each after a delay of 0-3 ms: the output absent, absent
+ * with a stale temporary of a dead run beside it, an earlier output there, or a dangling
+ * link; --force on neither, one or both. checkRace says what must hold.
+ */
+const raceArb: fc.Arbitrary<FuzzCase> = fc
+  .record({
+    kind: fc.constantFrom<RaceKind>('npy', 'csr-npz', 'csr-dir'),
+    pre: fc.constantFrom<RaceCase['race']['pre']>('absent', 'absent', 'absent', 'stale', 'existing', 'link'),
+    force: fc.tuple(fc.nat({max: 2}), fc.nat({max: 2})).map(([a, b]): [boolean, boolean] => [a === 0, b === 0]),
+    delays: fc.tuple(fc.nat({max: 3}), fc.nat({max: 3})),
+    payloads: fc.tuple(fc.array(canonicalCsr, {minLength: 1, maxLength: 3}), fc.array(canonicalCsr, {minLength: 1, maxLength: 3})),
+    seeds: fc.tuple(dataSeed, dataSeed),
+  })
+  .map((r): RaceCase => {
+    // A symbolic link is never replaced by a directory (output-is-link): not a race.
+    const race = {...r, pre: r.kind === 'csr-dir' && r.pre === 'link' ? 'existing' : r.pre}
+    const desc = {...race, payloads: race.payloads.map((p) => p.map((x) => `${x.rows}x${x.cols}/${x.indices.length}`))}
+    return {what: `race ${JSON.stringify(desc)}`, bytes: new Uint8Array(0), viaFile: true, race}
+  })
+
+function raceValues(n: number, seed: number): Float32Array {
+  return Float32Array.from({length: n}, (_, i) => ((seed >>> 0) % 251) + i / 8)
+}
+
+function raceCsr(x: RawCsr, seed: number, name: string): NamedCsr {
+  const csr = {rows: x.rows, cols: x.cols, rowOffsets: Int32Array.from(x.offsets), columnIndices: Int32Array.from(x.indices), values: raceValues(x.indices.length, seed), dtype: 'f32' as const, rowIndices: x.rowIndices ? Int32Array.from(x.rowIndices) : undefined}
+  return {name, shape: [x.rows, x.cols], csr}
+}
+
+/** Writer `i`'s output at `out`, as the commands write it. */
+async function raceWrite(r: RaceCase['race'], i: number, out: string, force: boolean): Promise<unknown> {
+  const [first, ...rest] = r.payloads[i]
+  if (r.kind === 'npy') return writeNpy({name: 'w', shape: [first.rows, first.cols + 1], dtype: 'f32', data: raceValues(first.rows * (first.cols + 1), r.seeds[i])}, out, {force})
+  if (r.kind === 'csr-npz') return writeCsrNpz(raceCsr(first, r.seeds[i], 'w'), out, {force})
+  const dir = await CsrDirectoryWriter.open(out, {force})
+  try {
+    for (const [j, x] of [first, ...rest].entries()) await dir.add(raceCsr(x, r.seeds[i] + j, `w${j}`))
+  } catch (error) {
+    await dir.abort()
+    throw error
+  }
+  return dir.commit()
+}
+
+let raceCount = 0
+
+export const raceTarget: Target = {
+  name: 'race',
+  allocFactor: 1,
+  // Two writers and two reference writes a case (~15 ms): a twentieth of the runs.
+  share: 0.05,
+  minRuns: 20,
+  arbitrary: raceArb,
+  async parse(c, ctx) {
+    const r = (c as RaceCase).race
+    const root = join(ctx.tmp, 'race')
+    rmSync(root, {recursive: true, force: true})
+    const folder = join(root, String(++raceCount))
+    mkdirSync(folder, {recursive: true})
+    const name = r.kind === 'csr-dir' ? 'out' : `out.${r.kind === 'npy' ? 'npy' : 'npz'}`
+    const out = join(folder, name)
+    // What each writer writes alone (its own folder, nothing there).
+    const refs: [string | null, string | null] = [null, null]
+    for (const i of [0, 1]) {
+      const p = join(root, `ref${i}`, name)
+      mkdirSync(join(root, `ref${i}`))
+      await raceWrite(r, i, p, false)
+      refs[i] = snapshot(p)
+    }
+    if (r.pre === 'stale') {
+      // A temporary of a process that no longer exists (a pid above pid_max), untouched for two minutes.
+      const stale = join(folder, `.${name}.4194400-0123abcd.tmp`)
+      if (r.kind === 'csr-dir') mkdirSync(stale)
+      writeFileSync(r.kind === 'csr-dir' ? join(stale, 'w0.npz') : stale, 'partial')
+      const old = new Date(Date.now() - 120_000)
+      utimesSync(stale, old, old)
+    } else if (r.pre === 'existing') {
+      if (r.kind === 'csr-dir') await raceWrite({...r, seeds: [r.seeds[0] + 1000, r.seeds[1]]}, 0, out, false)
+      else writeFileSync(out, 'an earlier output')
+    } else if (r.pre === 'link') {
+      symlinkSync('nowhere', out)
+    }
+    const before = snapshot(out)
+    const results = await Promise.allSettled(
+      [0, 1].map(async (i) => {
+        await new Promise((res) => setTimeout(res, r.delays[i]))
+        return raceWrite(r, i, out, r.force[i])
+      }),
+    )
+    return {results, force: r.force, before, refs, after: snapshot(out), name, names: readdirSync(folder)} satisfies RaceOutcome
+  },
+  check(_c, result) {
+    checkRace(result as RaceOutcome)
+  },
+}
+
+export const TARGETS: Target[] = [npyTarget, npzTarget, safetensorsTarget, smtxTarget, csrNpzTarget, csrDirTarget, detectTarget, manyTarget, raceTarget]
 
 /** For cases whose generator knows the file must be refused: did the parser accept it anyway? */
 export function mustReject(t: Target, c: FuzzCase): boolean {

@@ -4,19 +4,21 @@
  * library the way the CLI does. See the README's "Limits and guarantees".
  */
 import {execFileSync, spawn} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {expect} from 'chai'
 
+import {readTuneCache, tunedVariant} from '../../src/bench/tune.js'
 import {fromSystemError, IoError, SparseError, UsageError} from '../../src/errors.js'
-import {NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeNpy} from '../../src/formats/index.js'
+import {CsrDirectoryWriter, NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeNpy} from '../../src/formats/index.js'
 import {BufferSource} from '../../src/formats/byte-source.js'
 import {parseNpyHeader} from '../../src/formats/npy.js'
 import {removeStaleTemps} from '../../src/formats/output.js'
 import {crc32} from '../../src/formats/zip.js'
-import {buildNpy, buildSafetensors, buildZip, bytesOf} from '../fuzz/builders.js'
+import {buildManyNpz, buildManySafetensors, buildNpy, buildSafetensors, buildZip, bytesOf} from '../fuzz/builders.js'
+import {MAX_STALL_MS, timed} from '../fuzz/oracle.js'
 import {BIN, runCli} from '../helpers/cli.js'
 
 const FIXTURE = join(import.meta.dirname, '..', '..', 'fixtures', 'dense-f32.npy')
@@ -112,6 +114,24 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
       const a = await time(small)
       const b = await time(large)
       expect(b / a, `${a.toFixed(0)} ms vs ${b.toFixed(0)} ms`).to.be.lessThan(30)
+    })
+
+    it('reading 50k .npz members or safetensors tensors from memory (stdin) gives the event loop a turn all along (no gap of 500 ms, or a sixth of the run)', async () => {
+      for (const [format, bytes] of [['npz', buildManyNpz({n: 50_000, every: 1}).bytes], ['safetensors', buildManySafetensors({n: 50_000, every: 1}).bytes]] as const) {
+        setStdinForTesting(bytes)
+        const run = await timed(async () => {
+          const src = await openTensorSource('-', format)
+          for (const t of src.tensors) await src.read(t.name)
+          await src.close()
+          return src.tensors.length
+        })
+        expect(run.error, String(run.error)).to.equal(undefined)
+        expect(run.value).to.equal(50_000)
+        // Node runs a signal's handlers on a turn of the event loop: the longest gap is how long
+        // Ctrl-C would wait. The reads must yield all along, so no gap may be a large part of
+        // the run (which makes the bound hold on a fast machine too).
+        expect(run.stallMs, `${format}: the longest gap between turns in ${run.ms.toFixed(0)} ms`).to.be.lessThan(Math.min(MAX_STALL_MS, run.ms / 6))
+      }
     })
 
     it('SIGINT while a header of 200k tensors is being read acts within a second', async () => {
@@ -217,6 +237,33 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
         const codes = rs.map((r) => r.code).sort()
         expect(codes, rs.map((r) => r.stderr).join('|')).to.deep.equal([0, 2])
         expect(rs.find((r) => r.code === 2)!.stderr).to.match(/refusing to overwrite/)
+      }
+    })
+
+    it('two concurrent --force writers replacing one CSR directory: each wins or gets output-exists, and nothing is left beside it', async () => {
+      // What the fuzzer's race target found: the loser got "its folder does not exist", and a
+      // moved-aside old folder (.out.old.PID-XXXXXXXX.tmp) could stay behind.
+      const named = (v: number) => ({name: 'w', shape: [2, 2], csr: {rows: 2, cols: 2, rowOffsets: Int32Array.from([0, 1, 2]), columnIndices: Int32Array.from([0, 1]), values: Float32Array.from([v, v]), dtype: 'f32' as const}})
+      const write = async (out: string, v: number, force: boolean) => {
+        const w = await CsrDirectoryWriter.open(out, {force})
+        await w.add(named(v))
+        return w.commit()
+      }
+      for (let k = 0; k < 40; k++) {
+        const parent = join(dir, `force-race-${k}`)
+        mkdirSync(parent)
+        const out = join(parent, 'out')
+        await write(out, 0, false)
+        const rs = await Promise.allSettled([write(out, 1, true), write(out, 2, true)])
+        for (const r of rs) {
+          if (r.status === 'rejected') {
+            expect((r.reason as SparseError).code, String(r.reason)).to.equal('output-exists')
+            expect((r.reason as SparseError).exitCode).to.equal(2)
+          }
+        }
+        expect(rs.some((r) => r.status === 'fulfilled')).to.equal(true)
+        expect(readdirSync(parent), `round ${k}`).to.deep.equal(['out'])
+        expect(readdirSync(out).sort()).to.deep.equal(['manifest.json', 'w.npz'])
       }
     })
 
@@ -414,6 +461,97 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
       else {
         expect(code).to.equal(143)
         expect(stderr).to.match(/interrupted by SIGTERM/)
+      }
+    })
+  })
+
+  describe('defect 12: the files flags name are read like inputs (FIFO-safe, size-bounded)', () => {
+    const SMTX = join(import.meta.dirname, '..', '..', 'fixtures', 'dlmc-rn50-0.98-initial_conv.smtx')
+    const MINI = join(import.meta.dirname, '..', '..', 'fixtures', 'dlmc-mini')
+
+    /** A DLMC-shaped folder (one ResNet-50 matrix) whose rn50_batchsizes.txt is made by `make`. */
+    function dlmcTree(name: string, make: (path: string) => void): string {
+      const d = join(dir, name)
+      const leaf = join(d, 'rn50', 'magnitude_pruning', '0.98')
+      mkdirSync(leaf, {recursive: true})
+      cpSync(join(MINI, 'rn50', 'magnitude_pruning', '0.98', 'initial_conv.smtx'), join(leaf, 'initial_conv.smtx'))
+      make(join(d, 'rn50_batchsizes.txt'))
+      return d
+    }
+
+    /** A sparse file of `bytes` bytes (no disk space used). */
+    function huge(path: string, bytes: number): string {
+      writeFileSync(path, '')
+      execFileSync('truncate', ['-s', String(bytes), path])
+      return path
+    }
+
+    // [flag, the command for a path, the limit in bytes]. bench --tune-cache runs on the
+    // default device (cuda): the path is checked before the device, so no GPU is needed.
+    const flags: Array<[string, (p: string) => string[], number]> = [
+      ['--compare', (p) => ['bench', SMTX, '--n', '8', '--device', 'cpu', '--compare', p], 256 << 20],
+      ['--tune-cache', (p) => ['bench', SMTX, '--n', '8', '--tune-cache', p], 64 << 20],
+      ['--sparsity-map', (p) => ['prune', MODEL, '--sparsity-map', p], 16 << 20],
+    ]
+
+    for (const [flag, args, limit] of flags) {
+      it(`${flag} FIFO: exit 2 at once, one line naming the flag and the FIFO`, async () => {
+        const p = join(dir, `flag-fifo${flag}`)
+        execFileSync('mkfifo', [p])
+        const t0 = Date.now()
+        const r = await runCli(args(p), {timeoutMs: 20_000})
+        expect(r.signal, 'killed by the test timeout: it waited on the FIFO').to.equal(null)
+        expect(r.code, r.stderr).to.equal(2)
+        expect(oneLine(r.stderr)).to.include(`${flag}: ${p} is a named pipe (FIFO), not a regular file`)
+        expect(Date.now() - t0, 'including the CLI start-up').to.be.lessThan(10_000)
+      })
+
+      it(`${flag} naming a file over ${limit} bytes: exit 1 before reading it`, async () => {
+        const p = huge(join(dir, `flag-huge${flag}`), limit + 1)
+        const r = await runCli(args(p), {timeoutMs: 20_000})
+        expect(r.code, r.stderr).to.equal(1)
+        expect(oneLine(r.stderr)).to.include(`${flag}: ${p}: this file is ${limit + 1} bytes, more than the ${limit} sparse reads`)
+      })
+    }
+
+    it('--suite dlmc with rn50_batchsizes.txt a FIFO: exit 2, one line; over 1 MiB: exit 1', async () => {
+      const fifo = dlmcTree('dlmc-fifo', (p) => execFileSync('mkfifo', [p]))
+      const r = await runCli(['bench', '--suite', 'dlmc', fifo, '--device', 'cpu'], {timeoutMs: 20_000})
+      expect(r.signal, 'killed by the test timeout: it waited on the FIFO').to.equal(null)
+      expect(r.code, r.stderr).to.equal(2)
+      expect(oneLine(r.stderr)).to.match(/^error: --suite dlmc: .*rn50_batchsizes\.txt is a named pipe \(FIFO\), not a regular file/)
+      const big = dlmcTree('dlmc-huge', (p) => huge(p, (1 << 20) + 1))
+      const h = await runCli(['bench', '--suite', 'dlmc', big, '--device', 'cpu'], {timeoutMs: 20_000})
+      expect(h.code, h.stderr).to.equal(1)
+      expect(oneLine(h.stderr)).to.match(/--suite dlmc: .*rn50_batchsizes\.txt: this file is 1048577 bytes, more than the 1048576 sparse reads/)
+    })
+
+    it('the library refuses a FIFO tune cache within a second (readTuneCache, tunedVariant), and reads a missing one as empty', async () => {
+      const p = join(dir, 'lib-tune-fifo')
+      execFileSync('mkfifo', [p])
+      for (const read of [() => readTuneCache(p), () => tunedVariant({gpu: 'x', dtype: 'f32', m: 1, k: 1, n: 1, nnz: 1}, {path: p})]) {
+        const t0 = performance.now()
+        const e = await read().catch((x) => x)
+        expect(performance.now() - t0).to.be.lessThan(1000)
+        expect(e).to.be.instanceOf(UsageError)
+        expect((e as UsageError).code).to.equal('not-a-file')
+      }
+      expect((await readTuneCache(join(dir, 'no-such-tune.json'))).cache.entries).to.deep.equal({})
+    })
+  })
+
+  describe('defect 13: sparsity lists take plain decimal numbers, as -s does', () => {
+    it('bench --attention-sparsity 0x0, --llm-sparsity "0.5," and Infinity are refused (exit 2, one line)', async () => {
+      const cases: Array<[string, string, string]> = [
+        ['--attention-sparsity', '0x0', '--attention-sparsity: expected sparsities in [0, 1) (plain decimal numbers), got "0x0"'],
+        ['--llm-sparsity', '0.5,', '--llm-sparsity: an empty item in "0.5,"'],
+        ['--llm-sparsity', 'Infinity', '--llm-sparsity: expected sparsities in [0, 1) (plain decimal numbers), got "Infinity"'],
+      ]
+      for (const [flag, value, message] of cases) {
+        // Were the value taken, the suite would start on the CPU: the timeout ends that.
+        const r = await runCli(['bench', '--suite', flag === '--llm-sparsity' ? 'llm' : 'attention', flag, value, '--device', 'cpu'], {timeoutMs: 30_000})
+        expect(r.code, `${flag} ${value}: ${r.stderr}`).to.equal(2)
+        expect(oneLine(r.stderr)).to.include(message)
       }
     })
   })
