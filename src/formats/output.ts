@@ -215,6 +215,16 @@ export async function checkOutputPath(output: string | undefined, force = false)
  * Returns the names to delete. `label` names it in messages (it may have been moved aside).
  */
 async function replaceableCsrDirectory(dir: string, label = dir): Promise<string[]> {
+  try {
+    return await checkCsrDirectory(dir, label)
+  } catch (error) {
+    // NOTE: the folder (or its manifest) gone while it was checked: another run with
+    // --force moved it to replace it; this run yields to that one.
+    throw vanished(error) ? changedMeanwhile(label) : error
+  }
+}
+
+async function checkCsrDirectory(dir: string, label: string): Promise<string[]> {
   const names = await readdir(dir).catch((error) => {
     throw writeError(error, label)
   })
@@ -507,9 +517,7 @@ export class CsrDirectoryWriter {
       if (existing === 'dir') {
         // NOTE: another run with --force may move or replace the folder meanwhile: a folder
         // gone from under us is its doing, and this run yields (output-exists).
-        await replaceableCsrDirectory(this.dir).catch((error) => {
-          throw vanished(error) ? changedMeanwhile(this.dir) : error
-        })
+        await replaceableCsrDirectory(this.dir)
         // Move the old one aside (rename cannot replace a non-empty folder), then ours in.
         aside = tempName(dirname(resolve(this.dir)), basename(resolve(this.dir)) + '.old')
         markMovedAside(aside, this.dir)

@@ -95,11 +95,13 @@ export function tensorNameFromPath(path: string): string {
 function sniff(head: Uint8Array): FormatName | 'zip' | null {
   if (head.length >= 6 && NPY_MAGIC.every((b, i) => head[i] === b)) return 'npy'
   if (isZipMagic(head)) return 'zip'
-  if (isPickleMagic(head)) return 'torch' // a legacy torch file: the reader explains how to convert it
+  // NOTE: before the pickle check: a .safetensors whose header is 0x280..0x580 bytes long
+  // starts with 80 02..80 05, as a pickle does (a legacy torch file's byte 8 is never '{').
   if (head.length >= 9) {
     const n = new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true)
     if (n > 0n && n < 100_000_000n && head[8] === 0x7b) return 'safetensors'
   }
+  if (isPickleMagic(head)) return 'torch' // a legacy torch file: the reader explains how to convert it
   if (/^\s*\d+\s*,\s*\d+\s*,\s*\d+\s*(\r?\n|$)/.test(new TextDecoder('latin1').decode(head.subarray(0, 64)))) return 'smtx'
   return null
 }

@@ -12,7 +12,7 @@ import {expect} from 'chai'
 
 import {readTuneCache, tunedVariant} from '../../src/bench/tune.js'
 import {fromSystemError, IoError, SparseError, UsageError} from '../../src/errors.js'
-import {CsrDirectoryWriter, NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeNpy} from '../../src/formats/index.js'
+import {CsrDirectoryWriter, inspectInput, NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeNpy} from '../../src/formats/index.js'
 import {BufferSource} from '../../src/formats/byte-source.js'
 import {parseNpyHeader} from '../../src/formats/npy.js'
 import {removeStaleTemps} from '../../src/formats/output.js'
@@ -249,12 +249,15 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
         await w.add(named(v))
         return w.commit()
       }
-      for (let k = 0; k < 40; k++) {
+      // The second writer starts 0-3 ms later: it may open (and check the folder) while the
+      // first one swaps it, or commit while the first one does.
+      const later = (ms: number, f: () => Promise<unknown>) => new Promise((r) => setTimeout(r, ms)).then(f)
+      for (let k = 0; k < 80; k++) {
         const parent = join(dir, `force-race-${k}`)
         mkdirSync(parent)
         const out = join(parent, 'out')
         await write(out, 0, false)
-        const rs = await Promise.allSettled([write(out, 1, true), write(out, 2, true)])
+        const rs = await Promise.allSettled([write(out, 1, true), later(k % 4, () => write(out, 2, true))])
         for (const r of rs) {
           if (r.status === 'rejected') {
             expect((r.reason as SparseError).code, String(r.reason)).to.equal('output-exists')
@@ -552,6 +555,24 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
         const r = await runCli(['bench', '--suite', flag === '--llm-sparsity' ? 'llm' : 'attention', flag, value, '--device', 'cpu'], {timeoutMs: 30_000})
         expect(r.code, `${flag} ${value}: ${r.stderr}`).to.equal(2)
         expect(oneLine(r.stderr)).to.include(message)
+      }
+    })
+  })
+
+  describe('defect 14 (found by the full fuzz run): format detection', () => {
+    it('a .safetensors whose header length starts with 80 02..80 05 is not taken for a legacy torch pickle', async () => {
+      for (const headerBytes of [0x280, 0x380, 0x480, 0x580]) {
+        const text = JSON.stringify({w: {dtype: 'F32', shape: [2], data_offsets: [0, 8]}}).padEnd(headerBytes, ' ')
+        const bytes = buildSafetensors(text, bytesOf(Float32Array.from([1, 2])), {pad: false}).bytes
+        expect(Array.from(bytes.subarray(0, 2))).to.deep.equal([0x80, headerBytes >> 8])
+        const p = join(dir, `header-${headerBytes.toString(16)}`)
+        writeFileSync(p, bytes)
+        for (const path of [p, '-']) {
+          setStdinForTesting(bytes)
+          const info = await inspectInput(path)
+          expect(info.format, `${headerBytes.toString(16)} ${path}`).to.equal('safetensors')
+          expect(info.tensors.map((t) => t.name)).to.deep.equal(['w'])
+        }
       }
     })
   })
