@@ -70,26 +70,55 @@ export function bitmapTileBytes(count: number): number {
 export function tileStats(rows: number, cols: number, entries: (row: number, visit: (col: number, nonzero: boolean) => void) => void): TileStats {
   const ktiles = Math.ceil(cols / BITMAP_TILE)
   const strips = Math.ceil(rows / BITMAP_TILE)
-  const counts = new Uint32Array(ktiles)
-  const groups = new Uint8Array(Math.ceil(cols / 4))
-  const touched: number[] = []
-  let bytes = 4 * (strips * ktiles + 1)
+  // Linear in rows + entries, never in rows x cols / 256: a tile with no entry holds its
+  // header only, so the empty tiles are counted in one product and only the touched ones are
+  // visited (a 2^20 x 2^20 matrix has 2^32 tiles). The tile counts live in an array up to
+  // 2^22 tiles per strip, in a map beyond.
+  const empty = bitmapTileBytes(0)
+  const dense = ktiles <= 1 << 22
+  const counts = dense ? new Uint32Array(ktiles) : null
+  const sparseCounts = new Map<number, number>()
+  const touchedTiles: number[] = []
+  // The 2:4 test's per-row group counts: an array up to 2^24 groups (16 MB), a map beyond.
+  const groupArray = Math.ceil(cols / 4) <= 1 << 24 ? new Uint8Array(Math.ceil(cols / 4)) : null
+  const groupMap = new Map<number, number>()
+  const touchedGroups: number[] = []
+  let bytes = 4 * (strips * ktiles + 1) + strips * ktiles * empty
   let twoFour = true
   for (let s = 0; s < strips; s++) {
-    counts.fill(0)
     for (let row = s * BITMAP_TILE; row < Math.min(rows, (s + 1) * BITMAP_TILE); row++) {
       entries(row, (col, nonzero) => {
-        counts[col >> 4]++
+        const t = col >> 4
+        if (counts) {
+          if (counts[t]++ === 0) touchedTiles.push(t)
+        } else {
+          const c = sparseCounts.get(t) ?? 0
+          if (c === 0) touchedTiles.push(t)
+          sparseCounts.set(t, c + 1)
+        }
         if (nonzero && twoFour) {
           const g = col >> 2
-          if (groups[g] === 0) touched.push(g)
-          if (++groups[g] > 2) twoFour = false
+          let n: number
+          if (groupArray) {
+            if (groupArray[g] === 0) touchedGroups.push(g)
+            n = ++groupArray[g]
+          } else {
+            n = (groupMap.get(g) ?? 0) + 1
+            groupMap.set(g, n)
+          }
+          if (n > 2) twoFour = false
         }
       })
-      for (const g of touched) groups[g] = 0
-      touched.length = 0
+      if (groupArray) for (const g of touchedGroups) groupArray[g] = 0
+      touchedGroups.length = 0
+      groupMap.clear()
     }
-    for (let t = 0; t < ktiles; t++) bytes += bitmapTileBytes(counts[t])
+    for (const t of touchedTiles) {
+      bytes += bitmapTileBytes(counts ? counts[t] : sparseCounts.get(t)!) - empty
+      if (counts) counts[t] = 0
+    }
+    touchedTiles.length = 0
+    sparseCounts.clear()
   }
   return {bitmapBytes: bytes, twoFour}
 }

@@ -9,7 +9,7 @@ import {memoryFigures} from '../../src/bench/metrics.js'
 import {inspectCsr} from '../../src/formats/info.js'
 import {loadAddon} from '../../src/kernels/binding.js'
 import {pruneMagnitude} from '../../src/pruning/index.js'
-import {csrTileStats, memorySizes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
+import {BITMAP_HEADER_BYTES, csrTileStats, memorySizes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import type {CsrMatrix} from '../../src/types.js'
 import {randomPattern} from '../kernels/helpers.js'
@@ -36,6 +36,21 @@ function random24(m: number, k: number, seed: number): CsrMatrix & {values: Uint
 }
 
 describe('memory sizes and saving (one definition)', () => {
+  it('sizes a 2^20 x 2^20 matrix of three entries in linear time (2^32 empty tiles are counted, not visited)', () => {
+    const n = 1 << 20
+    const rowOffsets = new Int32Array(n + 1)
+    for (let r = 5; r <= n; r++) rowOffsets[r] = r >= 900_000 ? 3 : r >= 17 ? 2 : 1
+    const csr = {rows: n, cols: n, rowOffsets, columnIndices: Int32Array.from([3, 70_000, n - 1]), values: null}
+    const t0 = Date.now()
+    const st = csrTileStats(csr)
+    expect(Date.now() - t0).to.be.lessThan(5000)
+    const tiles = (n / 16) * (n / 16)
+    const empty = (BITMAP_HEADER_BYTES + 15) & ~15
+    // three tiles of one entry each, every other tile empty
+    expect(st.bitmapBytes).to.equal(4 * (tiles + 1) + tiles * empty + 3 * ((((BITMAP_HEADER_BYTES + 2) + 15) & ~15) - empty))
+    expect(st.twoFour).to.equal(true)
+  })
+
   it('sizes the bitmap form exactly: 40-byte header + 2 bytes a value, to 16 bytes, per 16 x 16 tile, + 4 per tile + 4', () => {
     // 20 x 20: 2 x 2 tiles. Tile (0, 0) holds 5 entries, tile (1, 1) one, the others none.
     const entries: Record<number, number[]> = {0: [0, 1, 5], 3: [15, 4], 19: [19]}
