@@ -12,7 +12,8 @@ import {expect} from 'chai'
 
 import {readTuneCache, tunedVariant} from '../../src/bench/tune.js'
 import {fromSystemError, IoError, SparseError, UsageError} from '../../src/errors.js'
-import {CsrDirectoryWriter, inspectInput, NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeNpy} from '../../src/formats/index.js'
+import {CsrDirectoryWriter, inspectInput, NpzArchive, openTensorSource, readCsrInput, readManifest, setStdinForTesting, writeCsrNpz, writeNpy} from '../../src/formats/index.js'
+import type {NamedCsr} from '../../src/types.js'
 import {BufferSource} from '../../src/formats/byte-source.js'
 import {parseNpyHeader} from '../../src/formats/npy.js'
 import {removeStaleTemps} from '../../src/formats/output.js'
@@ -574,6 +575,22 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
           expect(info.tensors.map((t) => t.name)).to.deep.equal(['w'])
         }
       }
+    })
+  })
+
+  describe('defect 15 (found by the fuzzer after the merge of issue 13): info on a wide, nearly empty CSR matrix', () => {
+    it('sparse info on a 100000 x 2147483647 CSR .npz with 3 nonzeros: exit 0 at once (the tile sizes follow the entries, not M x N)', async () => {
+      const rows = 100_000
+      const wide: NamedCsr = {name: 'wide', shape: [rows, 2 ** 31 - 1], csr: {rows, cols: 2 ** 31 - 1, rowOffsets: new Int32Array(rows + 1), columnIndices: Int32Array.from([5, 2 ** 31 - 2, 7]), values: Float32Array.from([1, 2, 3]), dtype: 'f32'}}
+      for (let r = 1; r <= rows; r++) wide.csr.rowOffsets[r] = r === 1 ? 2 : 3
+      const p = join(dir, 'wide.npz')
+      await writeCsrNpz(wide, p)
+      // The 16 x 16 tiles of the bitmap form were walked one by one: 6250 x 134 million of them.
+      const r = await runCli(['info', p, '--json'], {timeoutMs: 60_000})
+      expect(r.signal, 'killed by the test timeout').to.equal(null)
+      expect(r.code, r.stderr).to.equal(0)
+      const t = (JSON.parse(r.stdout) as {tensors: {rows: number; cols: number; nnz: number}[]}).tensors[0]
+      expect([t.rows, t.cols, t.nnz]).to.deep.equal([rows, 2 ** 31 - 1, 3])
     })
   })
 
