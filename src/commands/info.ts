@@ -1,9 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand} from '../cli/base-command.js'
-import {escapeText} from '../formats/limits.js'
+import {BaseCommand, jsonText} from '../cli/base-command.js'
+import {TextChunks, writeChunks} from '../cli/chunks.js'
+import {escapeReport, escapeText} from '../formats/limits.js'
 import {SAVING_NOTE} from '../sparse/memory.js'
-import {FORMAT_NAMES, inspectInputs, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
+import {expandInputs, FORMAT_NAMES, inspectEach, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
 
 export default class Info extends BaseCommand<typeof Info> {
   static summary = 'Describe a dense or CSR file: shape, dtype, nnz, sparsity, row lengths, bytes per encoding.'
@@ -28,16 +29,56 @@ export default class Info extends BaseCommand<typeof Info> {
     bins: Flags.integer({description: 'row-length histogram bins', default: 10, min: 1, max: 100}),
   }
 
-  /** One input: its InfoResult (as before); several: {files: InfoResult[]}. */
-  public async run(): Promise<InfoResult | {files: InfoResult[]}> {
+  /**
+   * One input: its InfoResult; several: {files: InfoResult[]}. The report (text or --json) is
+   * made tensor by tensor and written at the end, and nothing is kept of a tensor but its
+   * text: a file of a million tensors is described in the memory of its report. So run()
+   * writes the --json text itself (the same text as jsonText(result)) and returns nothing;
+   * the library's inspectInputs() returns the objects.
+   */
+  public async run(): Promise<void> {
     const {argv, flags} = await this.parse(Info)
     const inputs = argv as string[]
     this.spin(`reading ${inputs.join(' ')}`)
-    const results = await inspectInputs(inputs, {from: flags.from, bins: flags.bins})
+    const paths = await expandInputs(inputs)
+    const several = !(paths.length === 1 && inputs.length === 1)
+    const out = new TextChunks()
+    if (this.json && several) out.push(paths.length === 0 ? '{\n  "files": []' : '{\n  "files": [')
+    for (const [i, path] of paths.entries()) {
+      const opts = {from: flags.from, bins: flags.bins}
+      // The format and the count are known once the input is read: they go in front.
+      const head = out.mark()
+      let count = 0
+      if (this.json) {
+        const d = several ? 2 : 0
+        const pad = '  '.repeat(d + 1)
+        const {format, skipped} = await inspectEach(path, opts, (t) => {
+          out.push((count++ === 0 ? '\n' : ',\n') + pad + '  ' + indented(jsonText(t), d + 2))
+        })
+        const lead = several ? (i === 0 ? '\n    ' : ',\n    ') : ''
+        out.insertAt(head, `${lead}{\n${pad}"file": ${jsonText(path)},\n${pad}"format": ${jsonText(format)},\n${pad}"tensors": [`)
+        out.push(`${count === 0 ? '' : '\n' + pad}],\n${pad}"skipped": ${indented(jsonText(skipped), d + 1)}\n${'  '.repeat(d)}}`)
+      } else {
+        // The text renderInfo() makes, piece by piece (a blank line between inputs).
+        const {format, skipped} = await inspectEach(path, opts, (t) => {
+          count++
+          out.push(escapeReport('\n' + renderTensor(t).join('\n') + '\n'))
+        })
+        const name = path === '-' ? 'stdin' : path
+        out.insertAt(head, escapeReport(`${i > 0 ? '\n' : ''}${name}  (${format}, ${count} tensor${count === 1 ? '' : 's'})\n`))
+        const tail = renderTail(skipped, count).join('\n').trimEnd()
+        if (tail !== '') out.push(escapeReport('\n' + tail + '\n'))
+      }
+    }
+    if (this.json) out.push(several ? (paths.length === 0 ? '\n}\n' : '\n  ]\n}\n') : '\n')
     this.stopSpinner()
-    this.report(results.map(renderInfo).join('\n'))
-    return results.length === 1 && inputs.length === 1 ? results[0] : {files: results}
+    await writeChunks(process.stdout, out.done())
   }
+}
+
+/** JSON text placed at `depth` levels of two spaces (its first line is placed by the caller). */
+function indented(text: string, depth: number): string {
+  return depth === 0 ? text : text.replaceAll('\n', '\n' + '  '.repeat(depth))
 }
 
 function fmtBytes(n: number): string {
@@ -94,7 +135,14 @@ export function renderInfo(r: InfoResult): string {
   const file = r.file === '-' ? 'stdin' : r.file
   const out = [`${file}  (${r.format}, ${r.tensors.length} tensor${r.tensors.length === 1 ? '' : 's'})`, '']
   for (const t of r.tensors) out.push(...renderTensor(t), '')
-  for (const s of r.skipped) out.push(`skipped ${escapeText(s.name)} [${s.shape.join(', ')}] ${escapeText(s.dtype)}: ${escapeText(s.reason)}`)
-  if (r.tensors.length > 0) out.push(SAVING_NOTE)
+  for (const line of renderTail(r.skipped, r.tensors.length)) out.push(line)
   return out.join('\n').trimEnd() + '\n'
+}
+
+/** The lines after the tensors: the skipped ones and the note on savings. */
+function renderTail(skipped: InfoResult['skipped'], count: number): string[] {
+  const out: string[] = []
+  for (const s of skipped) out.push(`skipped ${escapeText(s.name)} [${s.shape.join(', ')}] ${escapeText(s.dtype)}: ${escapeText(s.reason)}`)
+  if (count > 0) out.push(SAVING_NOTE)
+  return out
 }

@@ -90,6 +90,9 @@ export class BufferPool {
 
 /** The most bytes one read() call asks the system for (a single read is capped near 2 GiB). */
 const READ_CHUNK = 1 << 30
+/** Reads up to this size are served from a read-ahead block of READ_AHEAD bytes. */
+const SMALL_READ = 1 << 12
+const READ_AHEAD = 1 << 18
 /** The longest Uint8Array Node 20 can make (V8's typed-array length limit): 2^32 bytes. */
 export const MAX_BYTE_VIEW = 2 ** 32
 
@@ -126,6 +129,34 @@ export class FileSource implements ByteSource {
   async readBuffer(position: number, length: number, pool?: BufferPool): Promise<ArrayBuffer> {
     if (position < 0 || length < 0 || position + length > this.size) throw truncated(this.label, position + length, this.size)
     const buffer = pool?.take(length) ?? new ArrayBuffer(length)
+    if (length <= SMALL_READ) {
+      // Small reads (ZIP headers, one-value tensors) come from a read-ahead block: an .npz
+      // of 100,000 members is a few hundred thousand of them, each a system call otherwise.
+      const {block, at} = await this.blockFor(position, length)
+      new Uint8Array(buffer, 0, length).set(block.subarray(position - at, position - at + length))
+      return buffer
+    }
+    await this.fill(buffer, position, length)
+    return buffer
+  }
+
+  /** The read-ahead block holding [position, position + length), read anew when it does not. */
+  private async blockFor(position: number, length: number): Promise<{block: Uint8Array; at: number}> {
+    if (this.block && position >= this.blockAt && position + length <= this.blockAt + this.block.length) return {block: this.block, at: this.blockAt}
+    // At most READ_AHEAD bytes, never past the end: no more memory than the file holds.
+    const n = Math.min(READ_AHEAD, this.size - position)
+    const block = new Uint8Array(n)
+    await this.fill(block.buffer, position, n)
+    this.block = block
+    this.blockAt = position
+    return {block, at: position}
+  }
+
+  private block: Uint8Array | null = null
+  private blockAt = 0
+
+  /** Fill `buffer[0, length)` from the file at `position`, through views of at most READ_CHUNK. */
+  private async fill(buffer: ArrayBufferLike, position: number, length: number): Promise<void> {
     let done = 0
     while (done < length) {
       const chunk = Math.min(length - done, READ_CHUNK)
@@ -141,7 +172,6 @@ export class FileSource implements ByteSource {
       done += chunk
       await pace()
     }
-    return buffer
   }
 
   async close(): Promise<void> {

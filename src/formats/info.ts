@@ -214,26 +214,43 @@ export async function inspectInputs(paths: readonly string[], opts: InfoOptions 
 
 /** Inspect every tensor of an input file (dense or CSR). */
 export async function inspectInput(path: string, opts: InfoOptions = {}): Promise<InfoResult> {
+  const tensors: InfoTensor[] = []
+  const {format, skipped} = await inspectEach(path, opts, (t) => {
+    tensors.push(t)
+  })
+  return {file: path, format, tensors, skipped}
+}
+
+/**
+ * Inspect an input tensor by tensor: `each` gets every tensor's statistics as soon as they
+ * are computed, in file order, and nothing is kept, so a file of a million tensors is
+ * described in the memory of one (what `each` keeps aside). Returns the format and the
+ * tensors of unsupported dtypes. inspectInput() is this, collected into an InfoResult.
+ */
+export async function inspectEach(path: string, opts: InfoOptions, each: (t: InfoTensor) => void): Promise<{format: FormatName; skipped: UnsupportedTensor[]}> {
   const bins = opts.bins ?? 10
   const format = await detectFormat(path, opts.from)
   if (isDenseFormat(format)) {
     const src = await openTensorSource(path, format)
     try {
-      const tensors: InfoTensor[] = []
       for (const t of src.tensors) {
         const dense = await src.read(t.name)
-        tensors.push(inspectDense(dense, bins))
+        each(inspectDense(dense, bins))
         src.release(dense)
         await pace()
       }
-      return {file: path, format, tensors, skipped: src.unsupported}
+      return {format, skipped: src.unsupported}
     } finally {
       await src.close()
     }
   }
   if (format === 'sp24-npz') {
-    return {file: path, format, tensors: [inspectSp24(await readSp24Input(path), bins, path === '-' ? 'stdin' : path)], skipped: []}
+    each(inspectSp24(await readSp24Input(path), bins, path === '-' ? 'stdin' : path))
+    return {format, skipped: []}
   }
-  const mats = await readCsrInput(path, format)
-  return {file: path, format, tensors: mats.map((m) => inspectCsr(m, bins)), skipped: []}
+  for (const m of await readCsrInput(path, format)) {
+    each(inspectCsr(m, bins))
+    await pace()
+  }
+  return {format, skipped: []}
 }

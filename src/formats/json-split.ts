@@ -75,11 +75,23 @@ function parsePiece(s: string, start: number, end: number): unknown {
   }
 }
 
+/** A key's string without JSON.parse when it holds no escape and no control character (JSON.parse refuses those raw). */
+const KEY_NEEDS_PARSE = /[\\\u0000-\u001f]/
+
+function parseKey(s: string, start: number, end: number): string {
+  const raw = s.slice(start + 1, end - 1)
+  return KEY_NEEDS_PARSE.test(raw) ? (parsePiece(s, start, end) as string) : raw
+}
+
+/** Members per batch of jsonObjectMembers (one await per batch, not per member). */
+const BATCH = 256
+
 /**
  * The members of the JSON object in `s[start, end)` (which must be exactly one object,
- * with only whitespace around it), in order, as [key, value] pairs. Throws JsonSplitError.
+ * with only whitespace around it), in order, as [key, value] pairs, in batches of up to 256
+ * (a header of a million members costs a million awaits otherwise). Throws JsonSplitError.
  */
-export async function* jsonObjectMembers(s: string, start = 0, end = s.length): AsyncGenerator<[string, unknown]> {
+export async function* jsonObjectMembers(s: string, start = 0, end = s.length): AsyncGenerator<Array<[string, unknown]>> {
   let i = skipWs(s, start)
   if (s[i] !== '{') throw new JsonSplitError(`expected an object at ${i}`)
   i = skipWs(s, i + 1)
@@ -88,28 +100,33 @@ export async function* jsonObjectMembers(s: string, start = 0, end = s.length): 
     if (i !== end) throw new JsonSplitError(`unexpected text after the object at ${i}`)
     return
   }
-  for (let n = 0; ; n++) {
+  let batch: Array<[string, unknown]> = []
+  for (;;) {
     if (s[i] !== '"') throw new JsonSplitError(`expected a key at ${i}`)
     const keyEnd = stringEnd(s, i)
-    const key = parsePiece(s, i, keyEnd) as string
+    const key = parseKey(s, i, keyEnd)
     i = skipWs(s, keyEnd)
     if (s[i] !== ':') throw new JsonSplitError(`expected ':' at ${i}`)
     i = skipWs(s, i + 1)
     const vEnd = valueEnd(s, i)
     if (vEnd > end) throw new JsonSplitError(`unterminated value at ${i}`)
-    const value = parsePiece(s, i, vEnd)
-    yield [key, value]
+    batch.push([key, parsePiece(s, i, vEnd)])
     i = skipWs(s, vEnd)
     if (s[i] === ',') {
       i = skipWs(s, i + 1)
     } else if (s[i] === '}') {
       i = skipWs(s, i + 1)
       if (i !== end) throw new JsonSplitError(`unexpected text after the object at ${i}`)
+      yield batch
       return
     } else {
       throw new JsonSplitError(`expected ',' or '}' at ${i}`)
     }
-    if ((n & 255) === 255 && paceDue()) await pace()
+    if (batch.length === BATCH) {
+      yield batch
+      batch = []
+      if (paceDue()) await pace()
+    }
   }
 }
 
@@ -126,10 +143,12 @@ export async function parseJsonObjectSplitting(s: string, splitKey?: string): Pr
   if (s[i] !== '{') throw new JsonSplitError(`expected an object at ${i}`)
   // Walk the members by hand when one of them must be split.
   if (splitKey === undefined) {
-    for await (const [k, v] of jsonObjectMembers(s)) {
-      if (seen.has(k)) throw new JsonSplitError(`key ${JSON.stringify(k.slice(0, 60))} appears twice`)
-      seen.add(k)
-      Object.defineProperty(out, k, {value: v, enumerable: true, configurable: true, writable: true})
+    for await (const batch of jsonObjectMembers(s)) {
+      for (const [k, v] of batch) {
+        if (seen.has(k)) throw new JsonSplitError(`key ${JSON.stringify(k.slice(0, 60))} appears twice`)
+        seen.add(k)
+        Object.defineProperty(out, k, {value: v, enumerable: true, configurable: true, writable: true})
+      }
     }
     return out
   }
@@ -141,7 +160,7 @@ export async function parseJsonObjectSplitting(s: string, splitKey?: string): Pr
   for (;;) {
     if (s[i] !== '"') throw new JsonSplitError(`expected a key at ${i}`)
     const keyEnd = stringEnd(s, i)
-    const key = parsePiece(s, i, keyEnd) as string
+    const key = parseKey(s, i, keyEnd)
     if (seen.has(key)) throw new JsonSplitError(`key ${JSON.stringify(key.slice(0, 60))} appears twice`)
     seen.add(key)
     i = skipWs(s, keyEnd)

@@ -79,18 +79,20 @@ export class SafetensorsFile {
     // NOTE: member by member (json-split.ts), not one JSON.parse: a header may list a million
     // tensors, and Ctrl-C must still act within ~100 ms; duplicate names are seen (and refused).
     try {
-      for await (const [name, v] of jsonObjectMembers(text)) {
-        if (seen.has(name)) bad(`tensor ${safeText(name)} appears twice in the header`)
-        seen.add(name)
-        if (name === '__metadata__') {
-          // The format defines it as a map of strings to strings.
-          if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.values(v).every((x) => typeof x === 'string')) {
-            bad('__metadata__ must be an object of strings')
+      for await (const batch of jsonObjectMembers(text)) {
+        for (const [name, v] of batch) {
+          if (seen.has(name)) bad(`tensor ${safeText(name)} appears twice in the header`)
+          seen.add(name)
+          if (name === '__metadata__') {
+            // The format defines it as a map of strings to strings.
+            if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.values(v).every((x) => typeof x === 'string')) {
+              bad('__metadata__ must be an object of strings')
+            }
+            metadata = v as Record<string, string>
+            continue
           }
-          metadata = v as Record<string, string>
-          continue
+          entries.push(checkEntry(name, v, dataStart, dataSize, bad, label))
         }
-        entries.push(checkEntry(name, v, dataStart, dataSize, bad, label))
       }
     } catch (error) {
       if (error instanceof JsonSplitError) bad(`header is not valid JSON (${safeText(error.message, 120)})`)
@@ -183,26 +185,27 @@ function viewAs(buffer: ArrayBuffer, byteOffset: number, byteLength: number, dty
 
 /** One header entry, checked against the data area (see the module comment). */
 function checkEntry(name: string, v: unknown, dataStart: number, dataSize: number, bad: (msg: string, code?: string) => never, label: string): SafetensorsEntry {
-  const shown = safeText(name)
+  // The escaped name is made only for a message (a header may list a million tensors).
+  const shown = (): string => safeText(name)
   const e = v as {dtype?: unknown; shape?: unknown; data_offsets?: unknown}
-  if (typeof e !== 'object' || e === null || Array.isArray(e)) bad(`tensor ${shown}: entry is not an object`)
-  if (typeof e.dtype !== 'string') bad(`tensor ${shown}: missing dtype`)
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) bad(`tensor ${shown()}: entry is not an object`)
+  if (typeof e.dtype !== 'string') bad(`tensor ${shown()}: missing dtype`)
   const fileDtype = e.dtype as string
   const size = Object.hasOwn(ITEM_SIZE, fileDtype) ? ITEM_SIZE[fileDtype] : undefined
-  if (size === undefined) bad(`tensor ${shown}: unknown dtype ${safeText(fileDtype, 20)}`)
-  if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) bad(`tensor ${shown}: shape must be a list of non-negative integers`)
+  if (size === undefined) bad(`tensor ${shown()}: unknown dtype ${safeText(fileDtype, 20)}`)
+  if (!Array.isArray(e.shape) || !e.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) bad(`tensor ${shown()}: shape must be a list of non-negative integers`)
   const shape = e.shape as number[]
   let numel = 1
   for (const d of shape) numel *= d
-  if (!Number.isSafeInteger(numel) || !Number.isSafeInteger(numel * size!)) bad(`tensor ${shown}: shape [${shape.join(', ')}] is too large`)
+  if (!Number.isSafeInteger(numel) || !Number.isSafeInteger(numel * size!)) bad(`tensor ${shown()}: shape [${shape.join(', ')}] is too large`)
   const off = e.data_offsets
-  if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && x >= 0)) bad(`tensor ${shown}: data_offsets must be two non-negative integers`)
+  if (!Array.isArray(off) || off.length !== 2 || !off.every((x) => Number.isSafeInteger(x) && x >= 0)) bad(`tensor ${shown()}: data_offsets must be two non-negative integers`)
   const [b, en] = off as number[]
-  if (en < b) bad(`tensor ${shown}: data_offsets [${b}, ${en}] end before they begin`)
+  if (en < b) bad(`tensor ${shown()}: data_offsets [${b}, ${en}] end before they begin`)
   if (en > dataSize) {
-    throw new InputError('truncated', `${label}: tensor ${shown} ends at data byte ${en} but the file holds ${dataSize} data bytes (truncated file or lying header)`, 'the file is incomplete; save it again')
+    throw new InputError('truncated', `${label}: tensor ${shown()} ends at data byte ${en} but the file holds ${dataSize} data bytes (truncated file or lying header)`, 'the file is incomplete; save it again')
   }
-  if (en - b !== numel * size!) bad(`tensor ${shown}: data_offsets span ${en - b} bytes but shape [${shape.join(', ')}] of ${fileDtype} needs ${numel * size!}`)
+  if (en - b !== numel * size!) bad(`tensor ${shown()}: data_offsets span ${en - b} bytes but shape [${shape.join(', ')}] of ${fileDtype} needs ${numel * size!}`)
   const dtype = Object.hasOwn(DENSE, fileDtype) ? DENSE[fileDtype] : null
   const problem = dtype === null ? `unsupported dtype ${fileDtype}` : denseShapeProblem(shape)
   return {name, fileDtype, dtype, problem, shape, numel, begin: dataStart + b, end: dataStart + en}

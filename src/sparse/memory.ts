@@ -66,21 +66,33 @@ export function bitmapTileBytes(count: number): number {
  * Walks a matrix's entries row by row (rows in natural order) and sizes its tensor-core forms.
  * `entries(row, visit)` calls visit(col, isNonzero) for each stored entry of the row: the bitmap
  * form stores every entry, while the 2:4 test counts nonzeros only (as the kernels do).
+ * `maxEntries` bounds how many entries `entries` visits in all (a CSR matrix's nnz): the
+ * scratch arrays never outgrow it, so a 1 x 6,000,000 matrix with one entry costs kilobytes.
  */
-export function tileStats(rows: number, cols: number, entries: (row: number, visit: (col: number, nonzero: boolean) => void) => void): TileStats {
+export function tileStats(
+  rows: number,
+  cols: number,
+  entries: (row: number, visit: (col: number, nonzero: boolean) => void) => void,
+  maxEntries = rows * cols,
+): TileStats {
   const ktiles = Math.ceil(cols / BITMAP_TILE)
   const strips = Math.ceil(rows / BITMAP_TILE)
   // Linear in rows + entries, never in rows x cols / 256: a tile with no entry holds its
   // header only, so the empty tiles are counted in one product and only the touched ones are
-  // visited (a 2^20 x 2^20 matrix has 2^32 tiles). The tile counts live in an array up to
-  // 2^22 tiles per strip, in a map beyond.
+  // visited (a 2^20 x 2^20 matrix has 2^32 tiles). The tile counts live in an array when a
+  // strip has at most 2^22 tiles and no more than 2^16 or the entries, in a map otherwise: the
+  // memory follows the entries, not the columns.
+  const arrayCap = Math.max(1 << 16, maxEntries)
   const empty = bitmapTileBytes(0)
-  const dense = ktiles <= 1 << 22
-  const counts = dense ? new Uint32Array(ktiles) : null
+  const dense = ktiles <= Math.min(1 << 22, arrayCap)
+  // Made at the first entry: a file may hold a million empty tensors.
+  let counts = null as Uint32Array | null
   const sparseCounts = new Map<number, number>()
   const touchedTiles: number[] = []
-  // The 2:4 test's per-row group counts: an array up to 2^24 groups (16 MB), a map beyond.
-  const groupArray = Math.ceil(cols / 4) <= 1 << 24 ? new Uint8Array(Math.ceil(cols / 4)) : null
+  // The 2:4 test's per-row group counts: an array up to 2^24 groups (16 MB) within the same
+  // cap, a map beyond.
+  const groupsInArray = Math.ceil(cols / 4) <= Math.min(1 << 24, arrayCap)
+  let groupArray = null as Uint8Array | null
   const groupMap = new Map<number, number>()
   const touchedGroups: number[] = []
   let bytes = 4 * (strips * ktiles + 1) + strips * ktiles * empty
@@ -89,7 +101,8 @@ export function tileStats(rows: number, cols: number, entries: (row: number, vis
     for (let row = s * BITMAP_TILE; row < Math.min(rows, (s + 1) * BITMAP_TILE); row++) {
       entries(row, (col, nonzero) => {
         const t = col >> 4
-        if (counts) {
+        if (dense) {
+          counts ??= new Uint32Array(ktiles)
           if (counts[t]++ === 0) touchedTiles.push(t)
         } else {
           const c = sparseCounts.get(t) ?? 0
@@ -99,7 +112,8 @@ export function tileStats(rows: number, cols: number, entries: (row: number, vis
         if (nonzero && twoFour) {
           const g = col >> 2
           let n: number
-          if (groupArray) {
+          if (groupsInArray) {
+            groupArray ??= new Uint8Array(Math.ceil(cols / 4))
             if (groupArray[g] === 0) touchedGroups.push(g)
             n = ++groupArray[g]
           } else {
@@ -127,12 +141,17 @@ export function tileStats(rows: number, cols: number, entries: (row: number, vis
 export function csrTileStats(csr: {rows: number; cols: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Float32Array | Uint16Array | null}): TileStats {
   const {rowOffsets, columnIndices, values} = csr
   const half = values instanceof Uint16Array
-  return tileStats(csr.rows, csr.cols, (row, visit) => {
-    for (let i = rowOffsets[row]; i < rowOffsets[row + 1]; i++) {
-      const nonzero = values === null ? true : half ? (values[i] & 0x7fff) !== 0 : values[i] !== 0
-      visit(columnIndices[i], nonzero)
-    }
-  })
+  return tileStats(
+    csr.rows,
+    csr.cols,
+    (row, visit) => {
+      for (let i = rowOffsets[row]; i < rowOffsets[row + 1]; i++) {
+        const nonzero = values === null ? true : half ? (values[i] & 0x7fff) !== 0 : values[i] !== 0
+        visit(columnIndices[i], nonzero)
+      }
+    },
+    rowOffsets[csr.rows],
+  )
 }
 
 /** Sizes in every form and the savings, from the shape, nnz and the tile statistics. */

@@ -1,9 +1,13 @@
-import {readFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {expect} from 'chai'
 
-import {writeCsrNpz} from '../../src/formats/index.js'
+import {jsonText} from '../../src/cli/base-command.js'
+import {renderInfo} from '../../src/commands/info.js'
+import {escapeReport} from '../../src/formats/limits.js'
+import {inspectInputs, writeCsrNpz} from '../../src/formats/index.js'
+import {buildManySafetensors, buildSafetensors} from '../fuzz/builders.js'
 import {runCli} from '../helpers/cli.js'
 import {fixture, makeTmp} from '../formats/helpers.js'
 
@@ -52,6 +56,37 @@ describe('sparse info', () => {
     const h = await runCli(['info', fixture('tiny-mlp.safetensors')])
     expect(h.stdout).to.match(/6 tensors/)
     expect(h.stdout).to.match(/layers\.2\.weight {2}\[96, 64\]/)
+  })
+
+  describe('the report is made tensor by tensor: the same text as the library result, rendered whole', () => {
+    // What the command printed when it rendered inspectInputs() in one string (before it was
+    // streamed for files of a million tensors): the text report and jsonText of the result.
+    const cases: Array<[string, () => string[]]> = [
+      ['one .npy', () => [fixture('dense-f32.npy')]],
+      ['a safetensors with a skipped tensor', () => [fixture('mixed.safetensors')]],
+      ['two files and a folder (recursively)', () => [fixture('scipy-csr.npz'), fixture('mixed.safetensors'), fixture('hf-tiny')]],
+      ['one folder of two files', () => [fixture('hf-tiny')]],
+      ['a file with no tensors', () => [join(tmp.dir, 'none.safetensors')]],
+      ['names with control characters, a file of 3000 tensors', () => [join(tmp.dir, 'odd.safetensors'), join(tmp.dir, 'many.safetensors')]],
+    ]
+    before(() => {
+      writeFileSync(join(tmp.dir, 'none.safetensors'), buildSafetensors('{}', new Uint8Array(0)).bytes)
+      const odd = JSON.stringify({'\u001b[31mred\nline\u009b\u2028': {dtype: 'F32', shape: [1, 2], data_offsets: [0, 8]}, 'i\u0085': {dtype: 'I64', shape: [1], data_offsets: [8, 16]}})
+      writeFileSync(join(tmp.dir, 'odd.safetensors'), buildSafetensors(odd, new Uint8Array([0, 0, 128, 63, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])).bytes)
+      writeFileSync(join(tmp.dir, 'many.safetensors'), buildManySafetensors({n: 3000, every: 7}).bytes)
+    })
+    for (const [what, inputs] of cases) {
+      it(`${what}: text and --json`, async () => {
+        const paths = inputs()
+        const results = await inspectInputs(paths)
+        const json = await runCli(['info', ...paths, '--json'])
+        expect(json.code, json.stderr).to.equal(0)
+        expect(json.stdout).to.equal(jsonText(results.length === 1 && paths.length === 1 ? results[0] : {files: results}) + '\n')
+        const text = await runCli(['info', ...paths])
+        expect(text.code, text.stderr).to.equal(0)
+        expect(text.stdout).to.equal(escapeReport(results.map(renderInfo).join('\n')))
+      })
+    }
   })
 
   it('CSR inputs: SciPy .npz, .smtx (pattern), a stored row order, a directory', async () => {

@@ -12,6 +12,7 @@ import {pruneMagnitude} from '../../src/pruning/index.js'
 import {BITMAP_HEADER_BYTES, csrTileStats, memorySizes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import type {CsrMatrix} from '../../src/types.js'
+import {installAllocGuard, uninstallAllocGuard, withAllocBudget} from '../fuzz/alloc-guard.js'
 import {randomPattern} from '../kernels/helpers.js'
 
 function withValues(csr: CsrMatrix, seed: number): CsrMatrix & {values: Uint16Array} {
@@ -49,6 +50,43 @@ describe('memory sizes and saving (one definition)', () => {
     // three tiles of one entry each, every other tile empty
     expect(st.bitmapBytes).to.equal(4 * (tiles + 1) + tiles * empty + 3 * ((((BITMAP_HEADER_BYTES + 2) + 15) & ~15) - empty))
     expect(st.twoFour).to.equal(true)
+  })
+
+  it('scratch memory follows the entries, not the columns: a 1 x 5,967,296 matrix of one entry sizes within 256 KiB (found by npm run fuzz)', async () => {
+    // The full fuzz run's 'detect' case: "1, 5967296, 1\n0 1\n0\n" as .smtx. Sizing its
+    // bitmap form made a Uint32Array of one count per 16 columns (1.5 MB for a 20-byte file).
+    const wide = {rows: 1, cols: 5_967_296, rowOffsets: Int32Array.from([0, 1]), columnIndices: Int32Array.from([1]), values: null}
+    installAllocGuard()
+    try {
+      const {value} = await withAllocBudget(256 << 10, 1 << 20, async () => csrTileStats(wide))
+      const empty = (BITMAP_HEADER_BYTES + 15) & ~15
+      const tiles = Math.ceil(5_967_296 / 16)
+      expect(value.bitmapBytes).to.equal(4 * (tiles + 1) + tiles * empty + ((BITMAP_HEADER_BYTES + 2 + 15) & ~15) - empty)
+      expect(value.twoFour).to.equal(true)
+    } finally {
+      uninstallAllocGuard()
+    }
+  })
+
+  it('the map path (few entries, many columns) gives the same sizes as the array path', () => {
+    // 40 rows x 300,000 columns, 2:4 broken in row 7 only; sized once with the entries bound
+    // (maps) and once with the default bound rows x cols (arrays).
+    const rng = createRng(7)
+    const rows: number[][] = []
+    for (let r = 0; r < 40; r++) {
+      const cols = new Set<number>()
+      while (cols.size < 30) cols.add(rng.nextUint32() % 300_000)
+      if (r === 7) [1000, 1001, 1002].forEach((c) => cols.add(c))
+      rows.push([...cols].sort((a, b) => a - b))
+    }
+    const nnz = rows.reduce((a, r) => a + r.length, 0)
+    const visit = (r: number, v: (c: number, nz: boolean) => void): void => rows[r].forEach((c) => v(c, true))
+    const viaMaps = tileStats(40, 300_000, visit, nnz)
+    const viaArrays = tileStats(40, 300_000, visit)
+    expect(viaMaps).to.deep.equal(viaArrays)
+    expect(viaMaps.twoFour).to.equal(false)
+    const noRow7 = (r: number, v: (c: number, nz: boolean) => void): void => rows[r].forEach((c) => v(c, r !== 7))
+    expect(tileStats(40, 300_000, noRow7, nnz)).to.deep.equal({...tileStats(40, 300_000, noRow7), twoFour: true})
   })
 
   it('sizes the bitmap form exactly: 40-byte header + 2 bytes a value, to 16 bytes, per 16 x 16 tile, + 4 per tile + 4', () => {
