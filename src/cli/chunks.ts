@@ -7,6 +7,8 @@
  */
 import {once} from 'node:events'
 
+import {pace} from '../formats/pace.js'
+
 const CHUNK_BYTES = 1 << 20
 const PENDING_CHARS = 1 << 16
 
@@ -73,9 +75,14 @@ export class TextChunks {
   }
 }
 
-/** Write the pieces in order, waiting when the stream asks (a pipe to a slow reader); a stream error rejects. */
+/**
+ * Write the pieces in order, waiting when the stream asks (a pipe to a slow reader); a
+ * stream error rejects. Writes to a file or a pipe are synchronous on Linux: the event loop
+ * gets a turn between pieces (pace.ts), so Ctrl-C still acts during a long write.
+ */
 export async function writeChunks(stream: NodeJS.WritableStream, chunks: readonly Buffer[]): Promise<void> {
   for (const c of chunks) {
     if (!stream.write(c)) await once(stream, 'drain')
+    await pace()
   }
 }
