@@ -44,8 +44,8 @@ export default class Info extends BaseCommand<typeof Info> {
     const several = !(paths.length === 1 && inputs.length === 1)
     const out = new TextChunks()
     if (this.json && several) out.push(paths.length === 0 ? '{\n  "files": []' : '{\n  "files": [')
+    const opts = {from: flags.from, bins: flags.bins}
     for (const [i, path] of paths.entries()) {
-      const opts = {from: flags.from, bins: flags.bins}
       // The format and the count are known once the input is read: they go in front.
       const head = out.mark()
       let count = 0
@@ -64,8 +64,7 @@ export default class Info extends BaseCommand<typeof Info> {
           count++
           out.push(escapeReport('\n' + renderTensor(t).join('\n') + '\n'))
         })
-        const name = path === '-' ? 'stdin' : path
-        out.insertAt(head, escapeReport(`${i > 0 ? '\n' : ''}${name}  (${format}, ${count} tensor${count === 1 ? '' : 's'})\n`))
+        out.insertAt(head, escapeReport(`${i > 0 ? '\n' : ''}${renderHead(path, format, count)}\n`))
         const tail = renderTail(skipped, count).join('\n').trimEnd()
         if (tail !== '') out.push(escapeReport('\n' + tail + '\n'))
       }
@@ -132,11 +131,15 @@ function renderTensor(t: InfoTensor): string[] {
 }
 
 export function renderInfo(r: InfoResult): string {
-  const file = r.file === '-' ? 'stdin' : r.file
-  const out = [`${file}  (${r.format}, ${r.tensors.length} tensor${r.tensors.length === 1 ? '' : 's'})`, '']
+  const out = [renderHead(r.file, r.format, r.tensors.length), '']
   for (const t of r.tensors) out.push(...renderTensor(t), '')
   for (const line of renderTail(r.skipped, r.tensors.length)) out.push(line)
   return out.join('\n').trimEnd() + '\n'
+}
+
+/** A file's first line: its name, format and tensor count. */
+function renderHead(file: string, format: string, count: number): string {
+  return `${file === '-' ? 'stdin' : file}  (${format}, ${count} tensor${count === 1 ? '' : 's'})`
 }
 
 /** The lines after the tensors: the skipped ones and the note on savings. */
