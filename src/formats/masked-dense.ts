@@ -17,6 +17,7 @@
  * so memory stays one tensor (a torch storage) at a time. Files are written atomically; a
  * folder is assembled in a temporary folder and renamed at the end.
  */
+import type {Dirent} from 'node:fs'
 import {copyFile, mkdir, open, readdir, rename, rm, stat} from 'node:fs/promises'
 import {basename, dirname, extname, join, resolve} from 'node:path'
 
@@ -24,8 +25,9 @@ import {UsageError} from '../errors.js'
 import type {CsrMatrix, DenseTensor, HostArray} from '../types.js'
 import {BufferSource, FileSource, readStdin, type ByteSource} from './byte-source.js'
 import {NpzArchive} from './npz.js'
+import {safeText} from './limits.js'
 import {bytesOf, descrFor, npyChunks} from './npy.js'
-import {FileSink, registerTemp, tempName, unregisterTemp, writeAtomically, type OutputOptions} from './output.js'
+import {FileSink, holdsCwd, registerTemp, TEMP_RE, tempName, unregisterTemp, writeAtomically, type OutputOptions} from './output.js'
 import {SafetensorsFile} from './safetensors.js'
 import {isDirectory, readShardIndex, type DenseFormat, type TensorSource} from './sources.js'
 import {TorchFile} from './torch.js'
@@ -303,6 +305,14 @@ export async function openMaskedDenseWriter(source: TensorSource, inputPath: str
   return FolderWriter.open(source, inputPath, output, selected, opts)
 }
 
+/**
+ * The entries of `dir` that `--force` must not delete: anything but a plain file that the new
+ * folder also holds (`ours`: its weight files, index and copied files) or a temporary name of ours.
+ */
+async function foreignEntries(dir: string, ours: Set<string>): Promise<Dirent[]> {
+  return (await readdir(dir, {withFileTypes: true})).filter((e) => !TEMP_RE.test(e.name) && !(e.isFile() && ours.has(e.name)))
+}
+
 /** A model folder: its weight files rewritten, its index and other files copied. */
 class FolderWriter implements MaskedDenseWriter {
   private current?: {index: number; writer: FileWriter & {close(): Promise<void>}; fh: Awaited<ReturnType<typeof open>>}
@@ -340,9 +350,19 @@ class FolderWriter implements MaskedDenseWriter {
       if (resolve(dest) === resolve(inputDir)) throw new UsageError('overwrite-input', `refusing to overwrite the input ${inputDir}`, 'choose another -o folder')
       if (!st.isDirectory()) throw new UsageError('output-exists', `refusing to replace the file ${dest} with a model folder`, 'choose another -o folder')
       if (!opts.force) throw new UsageError('output-exists', `refusing to overwrite ${dest}`, 'choose another -o folder, or pass --force')
-      const names = await readdir(dest)
-      if (names.length > 0 && !names.some((n) => /^(model\.safetensors|pytorch_model\.bin)(\.index\.json)?$/.test(n))) {
-        throw new UsageError('output-not-model-dir', `refusing to replace ${dest}: it is a folder that does not hold a model`, 'choose a new folder name for -o')
+      if (holdsCwd(dest)) throw new UsageError('output-is-cwd', `refusing to replace ${dest}: it is the current folder or one of its parents`, 'write to a new folder, e.g. -o pruned/')
+      // --force replaces only a folder this output would rewrite whole: every entry in it is a
+      // plain file that the new folder also holds (a weight file, the index or a copied file),
+      // or a temporary name of ours. Anything else (a subfolder, a link, a file of the user's)
+      // means the folder is not ours to delete, whatever model files sit beside it.
+      const foreign = await foreignEntries(dest, new Set<string>([...weightNames, ...copies]))
+      if (foreign.length > 0) {
+        const shown = foreign.slice(0, 3).map((e) => JSON.stringify(safeText(e.name, 40) + (e.isDirectory() ? '/' : ''))).join(', ')
+        throw new UsageError(
+          'output-not-model-dir',
+          `refusing to replace ${dest}: it holds ${foreign.length} entr${foreign.length === 1 ? 'y' : 'ies'} this model's output would not rewrite (${shown}${foreign.length > 3 ? ', ...' : ''})`,
+          'choose a new folder name for -o (--force replaces only a folder that this output rewrites whole)',
+        )
       }
       existing = true
     } catch (error) {
@@ -354,6 +374,10 @@ class FolderWriter implements MaskedDenseWriter {
     await mkdir(tmp)
     registerTemp(tmp)
     return new FolderWriter(dest, tmp, existing, weightFiles, copies, selected)
+  }
+
+  private foreignEntries(dir: string): Promise<Dirent[]> {
+    return foreignEntries(dir, new Set<string>([...this.weightFiles.map((w) => basename(w.path)), ...this.copies]))
   }
 
   /** Finish weight files up to (not including) file `index`, opening it. */
@@ -390,6 +414,13 @@ class FolderWriter implements MaskedDenseWriter {
         const old = tempName(dirname(resolve(this.dest)), basename(resolve(this.dest)) + '.old')
         registerTemp(old)
         await rename(this.dest, old)
+        // NOTE: the folder was checked when the run began; a file the user put there since
+        // makes it foreign again: move it back untouched and stop.
+        if ((await this.foreignEntries(old)).length > 0) {
+          await rename(old, this.dest)
+          unregisterTemp(old)
+          throw new UsageError('output-not-model-dir', `refusing to replace ${this.dest}: files were added to it while this model was being written`, 'choose a new folder name for -o')
+        }
         await rename(this.tmp, this.dest)
         await rm(old, {recursive: true, force: true})
         unregisterTemp(old)

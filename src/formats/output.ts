@@ -57,7 +57,7 @@ export function tempName(dir: string, base: string): string {
 }
 
 /** A temporary name left by a run (ours: `.NAME.PID-XXXXXXXX.tmp` or `.NAME.old.PID-...`). */
-const TEMP_RE = /^\.(.+?)(\.old)?\.(\d+)-[0-9a-f]{8}\.tmp$/
+export const TEMP_RE = /^\.(.+?)(\.old)?\.(\d+)-[0-9a-f]{8}\.tmp$/
 
 /** A temporary output is stale once its process is gone and it has not changed for this long. */
 export const STALE_TEMP_MS = 60_000
@@ -125,7 +125,7 @@ function kindOf(st: Stats): string {
 }
 
 /** The current folder or one of its parents (replacing it would pull the floor away). */
-function holdsCwd(path: string): boolean {
+export function holdsCwd(path: string): boolean {
   const p = resolve(path)
   const cwd = process.cwd()
   return cwd === p || cwd.startsWith(p.endsWith(sep) ? p : p + sep)

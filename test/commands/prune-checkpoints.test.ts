@@ -3,7 +3,7 @@
  * -o/--format agreement, --sparsity-map recipes, global scope's layer collapse and floor.
  */
 import {expect} from 'chai'
-import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {openTensorSource, readCsrInput} from '../../src/formats/index.js'
@@ -21,6 +21,15 @@ async function readAll(path: string): Promise<Map<string, DenseTensor>> {
     }
   } finally {
     await src.close()
+  }
+  return out
+}
+
+/** Every file under `dir` with its contents, for a before/after comparison. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const e of readdirSync(dir, {withFileTypes: true, recursive: true})) {
+    if (e.isFile()) out[join(e.parentPath, e.name)] = readFileSync(join(e.parentPath, e.name), 'utf8')
   }
   return out
 }
@@ -93,6 +102,43 @@ describe('sparse prune: checkpoints in, usable models out', function () {
     const b = await readAll(out)
     for (const t of j.tensors) expect(maskedOf(a.get(t.name)!, b.get(t.name)!)).to.equal(t.nnz)
     expect([...b.get('model.layers.0.input_layernorm.weight')!.data]).to.deep.equal([...a.get('model.layers.0.input_layernorm.weight')!.data])
+  })
+
+  it('--force never deletes a folder holding files this output would not rewrite (issue 21: data loss)', async () => {
+    // A user's folder that happens to hold a model file: before the fix, --force deleted it
+    // recursively, with important.txt and sub/thesis.tex.
+    const victim = join(tmp.dir, 'victim')
+    mkdirSync(join(victim, 'sub'), {recursive: true})
+    writeFileSync(join(victim, 'model.safetensors'), 'x')
+    writeFileSync(join(victim, 'important.txt'), 'keep me')
+    writeFileSync(join(victim, 'sub', 'thesis.tex'), 'keep me too')
+    const before = snapshot(victim)
+    for (const input of ['fixtures/hf-tiny', 'fixtures/tiny-mlp.safetensors']) {
+      const out = input.endsWith('.safetensors') ? join(victim, 'model.safetensors') : victim
+      const r = await runCli(['prune', input, '-s', '0.5', '--format', 'dense', '-o', victim, '--force'])
+      expect(r.code, `${input}: ${r.stderr}`).to.equal(2)
+      expect(r.stderr).to.match(/refusing to (replace|overwrite)/)
+      expect(r.stderr.trim().split('\n')).to.have.length(1)
+      expect(snapshot(victim), out).to.deep.equal(before)
+    }
+    // Run from par/child with -o par: the current folder's parent is never replaced, even
+    // when it holds nothing but files the output would rewrite.
+    const par = join(tmp.dir, 'par')
+    mkdirSync(join(par, 'child'), {recursive: true})
+    writeFileSync(join(par, 'model.safetensors.index.json'), '{}')
+    const fromChild = await runCli(['prune', join(process.cwd(), 'fixtures/hf-tiny'), '-s', '0.5', '--format', 'dense', '-o', par, '--force'], {cwd: join(par, 'child')})
+    expect(fromChild.code, fromChild.stderr).to.equal(2)
+    expect(existsSync(join(par, 'child'))).to.equal(true)
+    expect(readdirSync(tmp.dir).filter((f) => f.endsWith('.tmp'))).to.deep.equal([])
+  })
+
+  it('--force replaces a model folder this output rewrites whole', async () => {
+    const out = join(tmp.dir, 'hf-again')
+    for (let i = 0; i < 2; i++) {
+      const r = await runCli(['prune', 'fixtures/hf-tiny', '-s', String(0.5 + i * 0.25), '--format', 'dense', '-o', out, '--force'])
+      expect(r.code, r.stderr).to.equal(0)
+    }
+    expect(readdirSync(out).sort()).to.deep.equal(['config.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json'])
   })
 
   it('-o must agree with --format: a dense name for CSR, or a foreign extension for dense, is exit 2 and writes nothing', async () => {
