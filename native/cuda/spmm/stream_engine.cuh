@@ -1,0 +1,662 @@
+#ifndef SPARSE_CUDA_SPMM_STREAM_ENGINE_CUH_
+#define SPARSE_CUDA_SPMM_STREAM_ENGINE_CUH_
+// The streaming engine for decode-sized N (N <= 64) on Hopper: C[M x N] = A[M x K] * B[K x N]
+// where A is a weight stream in some format (a plug-in) and the product is bound by the bytes
+// of A. Design (issue 23):
+//   - one producer warp per block issues bulk asynchronous copies (cp.async.bulk, completion
+//     counted in bytes on an mbarrier) of each stage: the format's runs of A for one row
+//     block and one K range, and B's rows for that K range; a ring of kStages stages;
+//   - kCW consumer warps wait on the stage's "full" barrier, compute with mma.sync from
+//     shared memory, and release the stage on its "empty" barrier: no __syncthreads in the
+//     main loop;
+//   - the work is a flat list of (row block, K stage) pairs, row block major, cut into equal
+//     contiguous ranges, one per block (stream-K): every SM streams the same number of bytes
+//     whatever M and K; a row block cut between blocks is summed in an fp32 workspace by
+//     vector reductions, and the block that completes it (a counter per row block) writes C
+//     and clears the workspace and the counter for the next launch;
+//   - B is K x N row-major: a stage's B rows are one contiguous run, copied whole when its
+//     16-byte rows are conflict-free for ldmatrix (N = 8 or N / 8 odd), else row by row into
+//     rows padded by 16 bytes; N not a multiple of 8 is read element by element.
+// A format supplies: kStageABytes(strips, kKS), the copies of one stage (Issue), and the
+// compute of one warp on one stage (Compute). Device code only.
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "common/dtype.h"
+#include "cuda/common/mma.cuh"
+#include "cuda/spmm/spmm_24_kernel.cuh"
+
+namespace sparse {
+namespace cuda {
+namespace engine {
+
+// --- sm_90 primitives: mbarrier and bulk copies ----------------------------------------
+
+__device__ __forceinline__ void MbarInit(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void MbarArriveExpectTx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void MbarArrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void MbarWait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void FenceBarrierInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// Weights are read once: evict them first, so B and the workspace stay in L2.
+__device__ __forceinline__ uint64_t EvictFirstPolicy() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) global -> shared, completing on `bar`.
+__device__ __forceinline__ void BulkCopy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void BulkCopyHint(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar,
+                                             uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::"r"(
+          dst),
+      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ void NamedBarrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void RedAddV2(float* p, float x, float y) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(x), "f"(y) : "memory");
+}
+
+// --- the shape of one launch ------------------------------------------------------------
+
+// How the consumers read B from a stage (chosen on the host from N).
+enum BRead : int {
+  kBLd = 0,      // ldmatrix.trans from contiguous rows of N halves (N % 8 == 0; conflict-free
+                 // when N / 8 is odd)
+  kBTma = 1,     // N = 16, 32, 64: one tensor copy whose rows are swizzled over 2 N bytes
+                 // (the copy engine's 32/64/128-byte swizzle): ldmatrix.trans conflict-free
+  kBScalar = 2,  // N % 8 != 0: element loads from contiguous rows of N halves
+};
+
+struct Args {
+  const void* a0;         // the format's first array (dense: the weights; 2:4: values)
+  const void* a1;         // the format's second array (2:4: metadata), or null
+  const void* a2;         // tiled 2:4: the plain values (common/sparse24.h), for the exact sums
+  const void* a3;         // tiled 2:4: the plain metadata
+  const void* b;          // K x N, row-major, 16-byte aligned
+  void* c;                // M x N, row-major
+  float* ws;              // row_blocks * rows * N fp32 partial sums, all zero between launches
+  int* counters;          // row_blocks stage counts, all zero between launches
+  int m, k, n;
+  int strips, ksteps;     // the format's 16-row strips and k-steps (of kKStep columns)
+  int row_blocks, kstages;
+  long long total;        // row_blocks * kstages
+  int b_read;             // BRead
+  int b_stride;           // bytes per B row in shared memory (2 N)
+  int b_swizzle;          // kBTma: the swizzle's 16-byte-chunk mask (1, 3 or 7), else 0
+  CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
+};
+
+template <int kKS, int kNT8>
+struct BStage {
+  // Bytes of B per stage: kKS rows of 8 kNT8 halves, a whole number of 1024-byte units (the
+  // copy engine's swizzle repeats every 1024 bytes, from a 1024-byte aligned address).
+  static constexpr int kBytes = (kKS * 16 * kNT8 + 1023) / 1024 * 1024;
+};
+
+__device__ __forceinline__ void TensorCopy2d(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+// Stages B's rows [k0, k0 + kKS) into `dst` (rows past K zero): bulk copies for the aligned
+// part, plain loads and stores for a ragged end. Returns the bytes the bulk copies bring
+// (the same in every lane). All 32 lanes of the producer warp call it.
+template <int kKS>
+__device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char* dst, uint32_t bar, int lane,
+                                           bool issue) {
+  if (a.b_read == kBTma) {
+    // One tensor copy of the box: rows past K arrive as zeros, and count.
+    if (issue && lane == 0) TensorCopy2d(SmemAddr(dst), &a.b_map, 0, k0, bar);
+    return static_cast<uint32_t>(kKS) * 2 * a.n;
+  }
+  const int rows = min(kKS, a.k - k0);
+  const unsigned short* b = static_cast<const unsigned short*>(a.b) + static_cast<int64_t>(k0) * a.n;
+  // Contiguous rows of N halves (b_stride == 2 N).
+  const int valid = rows * a.n * 2;            // bytes of B in range
+  const int bulk = valid & ~15;                // 16-byte multiple: one bulk copy
+  const int total = kKS * a.n * 2;
+  if (issue) {
+    if (lane == 0 && bulk > 0) BulkCopy(SmemAddr(dst), b, bulk, bar);
+  } else {
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(b);
+    for (int i = bulk + lane * 2; i < total; i += 64) {
+      unsigned short v = 0;
+      if (i < valid) v = *reinterpret_cast<const unsigned short*>(src + i);
+      *reinterpret_cast<unsigned short*>(dst + i) = v;
+    }
+  }
+  return static_cast<uint32_t>(bulk);
+}
+
+// Shared-memory offset of B's row r, 16-byte chunk j (the copy engine's swizzle for kBTma).
+__device__ __forceinline__ int BOffset(const Args& a, int r, int j) {
+  const int off = r * a.b_stride + j * 16;
+  return off ^ (((off >> 7) & a.b_swizzle) << 4);
+}
+
+// The B fragment of n-tile j for k rows [kr, kr + 16) of the stage (m16n8k16: b0, b1).
+template <int kNT8>
+__device__ __forceinline__ void BFrag16(const Args& a, const unsigned char* bs, int kr, int j, uint32_t& b0,
+                                        uint32_t& b1) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  if (a.b_read != kBScalar) {
+    LdMatrixX2T(SmemAddr(bs + BOffset(a, kr + (lane & 15), j)), b0, b1);
+    return;
+  }
+  const int col = j * 8 + g;
+  const unsigned short* h = reinterpret_cast<const unsigned short*>(bs);
+  uint32_t v[4] = {0, 0, 0, 0};
+  if (col < a.n) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = h[(kr + 2 * t + (i & 1) + 8 * (i >> 1)) * a.n + col];
+  }
+  b0 = v[0] | (v[1] << 16);
+  b1 = v[2] | (v[3] << 16);
+}
+
+// The B fragment of n-tile j for k rows [kr, kr + 32) (m16n8k32: b[4]).
+template <int kNT8>
+__device__ __forceinline__ void BFrag32(const Args& a, const unsigned char* bs, int kr, int j, uint32_t (&bf)[4]) {
+  const int lane = threadIdx.x & 31;
+  if (a.b_read != kBScalar) {
+    LdMatrixX4T(SmemAddr(bs + BOffset(a, kr + lane, j)), bf);
+    return;
+  }
+  BFrag16<kNT8>(a, bs, kr, j, bf[0], bf[1]);
+  BFrag16<kNT8>(a, bs, kr + 16, j, bf[2], bf[3]);
+}
+
+// --- the kernel -------------------------------------------------------------------------
+
+// Block: kCW consumer warps and one producer warp (the last). Consumer warp w owns strips
+// w kMS .. w kMS + kMS - 1 of each row block (16 kMS kCW rows).
+// The ring takes as many stages as fit in kBudgetKB of shared memory (2..8).
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB>
+struct Engine {
+  static constexpr int kStrips = kCW * kMS;
+  static constexpr int kRows = 16 * kStrips;
+  static constexpr int kABytes = F::template StageABytes<kStrips, kKS>();
+  static constexpr int kBBytes = BStage<kKS, kNT8>::kBytes;
+  // A stage: B's rows first (1024-byte aligned), then the format's A.
+  static constexpr int kStageBytes = (kBBytes + kABytes + 1023) / 1024 * 1024;
+  static constexpr int kFit = kBudgetKB * 1024 / kStageBytes;
+  static constexpr int kStages = kFit < 2 ? 2 : kFit > 8 ? 8 : kFit;
+  // The ring, its barriers, and room to align the dynamic shared memory to 1024 bytes.
+  static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+  static constexpr int kThreads = 32 * (kCW + 1);
+  static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
+};
+
+// A row block the block summed only in part: its partial sums went to the workspace, and
+// the stage count is added to the row block's counter at the end of the block's range.
+struct Partial {
+  int rb = -1, stages = 0;
+};
+
+// The block's sums for row block rb over `stages` of its K stages: straight to C when that is
+// all of them, else added to the fp32 workspace (vector reductions, no wait) and noted in
+// `part` (at most two per block: the first and the last row block of its range).
+template <DType kType, int kCW, int kMS, int kNT8>
+__device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
+                                           Partial (&part)[2]) {
+  constexpr int kRows = 16 * kCW * kMS;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const bool pairs = (a.n & 1) == 0;
+  if (stages == a.kstages) {
+    unsigned short* c = static_cast<unsigned short*>(a.c);
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = rb * kRows + (warp * kMS + ms) * 16 + g + 8 * h;
+        if (row >= a.m) continue;
+#pragma unroll
+        for (int j = 0; j < kNT8; ++j) {
+          const int col = j * 8 + 2 * t;
+          if (col >= a.n) continue;
+          unsigned short* q = c + static_cast<int64_t>(row) * a.n + col;
+          if (pairs) {
+            *reinterpret_cast<uint32_t*>(q) = PackOut<kType>(acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
+          } else {
+            q[0] = NarrowBits<kType>(acc[ms][j][2 * h]);
+            if (col + 1 < a.n) q[1] = NarrowBits<kType>(acc[ms][j][2 * h + 1]);
+          }
+        }
+      }
+    return;
+  }
+  float* ws = a.ws + static_cast<int64_t>(rb) * kRows * a.n;
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int lr = (warp * kMS + ms) * 16 + g + 8 * h;
+      if (rb * kRows + lr >= a.m) continue;
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j) {
+        const int col = j * 8 + 2 * t;
+        float* p = ws + static_cast<int64_t>(lr) * a.n + col;
+        if (pairs && col < a.n) {
+          RedAddV2(p, acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
+        } else {
+          if (col < a.n) atomicAdd(p, acc[ms][j][2 * h]);
+          if (col + 1 < a.n) atomicAdd(p + 1, acc[ms][j][2 * h + 1]);
+        }
+      }
+    }
+  if (part[0].rb < 0) {
+    part[0] = Partial{rb, stages};
+  } else {
+    part[1] = Partial{rb, stages};
+  }
+}
+
+// At the end of the block's range: count the partial row blocks' stages; the block whose
+// count completes a row block writes its C rows from the workspace and clears them (and the
+// counter) for the next launch. All consumer threads call it.
+template <DType kType, int kCW, int kMS, int kNT8>
+__device__ __forceinline__ void Complete(const Args& a, const Partial (&part)[2], int* last) {
+  constexpr int kRows = 16 * kCW * kMS;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  if (part[0].rb < 0) return;
+  __threadfence();
+  NamedBarrier(1, 32 * kCW);
+  if (threadIdx.x == 0) {
+    last[0] = atomicAdd(a.counters + part[0].rb, part[0].stages) + part[0].stages == a.kstages;
+    last[1] = part[1].rb >= 0 && atomicAdd(a.counters + part[1].rb, part[1].stages) + part[1].stages == a.kstages;
+  }
+  NamedBarrier(1, 32 * kCW);
+  unsigned short* c = static_cast<unsigned short*>(a.c);
+  const bool pairs = (a.n & 1) == 0;
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    if (!last[q]) continue;
+    __threadfence();
+    const int rb = part[q].rb;
+    float* ws = a.ws + static_cast<int64_t>(rb) * kRows * a.n;
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int lr = (warp * kMS + ms) * 16 + g + 8 * h;
+        const int row = rb * kRows + lr;
+        if (row >= a.m) continue;
+#pragma unroll
+        for (int j = 0; j < kNT8; ++j) {
+          const int col = j * 8 + 2 * t;
+          if (col >= a.n) continue;
+          float* p = ws + static_cast<int64_t>(lr) * a.n + col;
+          const float x = __ldcg(p);
+          __stcg(p, 0.f);
+          float y = 0.f;
+          if (col + 1 < a.n) {
+            y = __ldcg(p + 1);
+            __stcg(p + 1, 0.f);
+          }
+          unsigned short* o = c + static_cast<int64_t>(row) * a.n + col;
+          if (pairs) {
+            *reinterpret_cast<uint32_t*>(o) = PackOut<kType>(x, y);
+          } else {
+            o[0] = NarrowBits<kType>(x);
+            if (col + 1 < a.n) o[1] = NarrowBits<kType>(y);
+          }
+        }
+      }
+    if (threadIdx.x == 0) a.counters[rb] = 0;
+  }
+}
+
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB>
+__global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_constant__ Args a) {
+  using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
+  constexpr int kStages = E::kStages;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  __shared__ int last[2];
+  // The ring from a 1024-byte aligned address (the swizzled tensor copies of B need it).
+  unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint32_t bars = SmemAddr(smem + kStages * E::kStageBytes);
+  auto full = [&](int s) { return bars + 8 * s; };
+  auto empty = [&](int s) { return bars + 8 * (kStages + s); };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      MbarInit(full(s), 1);
+      MbarInit(empty(s), kCW);
+    }
+    FenceBarrierInit();
+  }
+  __syncthreads();
+  const long long i0 = a.total * blockIdx.x / gridDim.x, i1 = a.total * (blockIdx.x + 1) / gridDim.x;
+
+  if (warp == kCW) {
+    // Producer.
+    const uint64_t policy = EvictFirstPolicy();
+    int s = 0;
+    for (long long i = i0; i < i1; ++i, ++s) {
+      const int slot = s % kStages;
+      if (s >= kStages) MbarWait(empty(slot), ((s / kStages) & 1) ^ 1);
+      const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
+      unsigned char* st = smem + slot * E::kStageBytes;
+      // Plain stores first (ragged B ends, zero rows), then the arrival that publishes them
+      // with the byte count of the asynchronous copies, then the copies.
+      const uint32_t bbytes = StageB<kKS>(a, ks * kKS, st, full(slot), lane, false);
+      const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + bbytes;
+      __syncwarp();
+      if (lane == 0) MbarArriveExpectTx(full(slot), bytes);
+      __syncwarp();
+      F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
+      StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
+    }
+    return;
+  }
+
+  // Consumers.
+  float acc[kMS][kNT8][4];
+  auto zero = [&] {
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
+  };
+  zero();
+  Partial part[2];
+  int cur = -1, first = 0, s = 0;
+  for (long long i = i0; i < i1; ++i, ++s) {
+    const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
+    if (rb != cur) {
+      if (cur >= 0) {
+        F::template Fix<kType, kCW, kMS, kNT8, kKS>(a, cur, first, a.kstages, acc);
+        Contribute<kType, kCW, kMS, kNT8>(a, cur, a.kstages - first, acc, part);
+        zero();
+      }
+      cur = rb, first = ks;
+    }
+    const int slot = s % kStages;
+    MbarWait(full(slot), (s / kStages) & 1);
+    const unsigned char* st = smem + slot * E::kStageBytes;
+    F::template Compute<kType, kCW, kMS, kNT8, kKS>(a, rb, ks, st + E::kBBytes, st, acc);
+    __syncwarp();
+    if (lane == 0) MbarArrive(empty(slot));
+  }
+  if (cur >= 0) {
+    const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
+    F::template Fix<kType, kCW, kMS, kNT8, kKS>(a, cur, first, end, acc);
+    Contribute<kType, kCW, kMS, kNT8>(a, cur, end - first, acc, part);
+  }
+  Complete<kType, kCW, kMS, kNT8>(a, part, last);
+}
+
+// --- formats ----------------------------------------------------------------------------
+
+// Plain dense row-major A (M x K halves), K % 16 == 0 and A 16-byte aligned: each stage holds
+// the row block's kKS columns, one bulk copy per row, rows padded by 16 bytes.
+struct DenseRows {
+  static constexpr int kKStep = 16;
+  template <int kStrips, int kKS>
+  static constexpr int StageABytes() {
+    return 16 * kStrips * (2 * kKS + 16);
+  }
+  template <int kStrips, int kKS>
+  __device__ static uint32_t StageBytes(const Args& a, int rb, int ks) {
+    const int rows = min(16 * kStrips, a.m - rb * 16 * kStrips);
+    return static_cast<uint32_t>(rows) * 2 * min(kKS, a.k - ks * kKS);
+  }
+  template <int kStrips, int kKS>
+  __device__ static void Issue(const Args& a, int rb, int ks, unsigned char* st, uint32_t bar, int lane,
+                               uint64_t policy) {
+    const int rows = min(16 * kStrips, a.m - rb * 16 * kStrips);
+    const int cols = min(kKS, a.k - ks * kKS);
+    const unsigned short* w = static_cast<const unsigned short*>(a.a0) +
+                              static_cast<int64_t>(rb) * 16 * kStrips * a.k + static_cast<int64_t>(ks) * kKS;
+    for (int r = lane; r < rows; r += 32)
+      BulkCopyHint(SmemAddr(st + r * (2 * kKS + 16)), w + static_cast<int64_t>(r) * a.k, 2 * cols, bar, policy);
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int steps = min(kKS, a.k - ks * kKS) / 16;
+    constexpr int kStride = 2 * kKS + 16;
+    const uint32_t abase = SmemAddr(st) + ((warp * kMS) * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * kStride +
+                           (lane >> 4) * 16;
+#pragma unroll 4
+    for (int kk = 0; kk < steps; ++kk) {
+      uint32_t af[kMS][4];
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) LdMatrixX4(abase + ms * 16 * kStride + kk * 32, af[ms]);
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j) {
+        if (j * 8 >= a.n) break;
+        uint32_t b0, b1;
+        BFrag16<kNT8>(a, bs, kk * 16, j, b0, b1);
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][j], af[ms], b0, b1);
+      }
+    }
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  __device__ static void Fix(const Args&, int, int, int, float (&)[kMS][kNT8][4]) {}
+};
+
+
+// The 2:4 tiles of common/sparse24.h (values in mma.sp fragment order, metadata beside):
+// a strip's k-steps are contiguous, so a stage is two bulk copies per strip.
+struct TwoFour {
+  static constexpr int kKStep = 32;
+  template <int kKS>
+  static constexpr int StripBytes() {
+    return (kKS / 32) * kSp24TileBytes;
+  }
+  template <int kStrips, int kKS>
+  static constexpr int StageABytes() {
+    return kStrips * StripBytes<kKS>();
+  }
+  template <int kStrips, int kKS>
+  __device__ static uint32_t StageBytes(const Args& a, int rb, int ks) {
+    const int strips = min(kStrips, a.strips - rb * kStrips);
+    const int steps = min(kKS / 32, a.ksteps - ks * (kKS / 32));
+    return static_cast<uint32_t>(strips) * steps * kSp24TileBytes;
+  }
+  template <int kStrips, int kKS>
+  __device__ static void Issue(const Args& a, int rb, int ks, unsigned char* st, uint32_t bar, int lane,
+                               uint64_t policy) {
+    const int steps = min(kKS / 32, a.ksteps - ks * (kKS / 32));
+    for (int q = lane; q < kStrips; q += 32) {
+      const int strip = rb * kStrips + q;
+      if (strip >= a.strips) break;
+      const int64_t tile = static_cast<int64_t>(strip) * a.ksteps + ks * (kKS / 32);
+      unsigned char* d = st + q * StripBytes<kKS>();
+      BulkCopyHint(SmemAddr(d), static_cast<const unsigned char*>(a.a0) + tile * 512, steps * 512, bar, policy);
+      BulkCopyHint(SmemAddr(d + (kKS / 32) * 512), static_cast<const unsigned char*>(a.a1) + tile * 64, steps * 64, bar,
+                   policy);
+    }
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int steps = min(kKS / 32, a.ksteps - ks * (kKS / 32));
+    const int strip0 = rb * kCW * kMS + warp * kMS;
+    if (strip0 >= a.strips) return;
+#pragma unroll 2
+    for (int kt = 0; kt < steps; ++kt) {
+      uint32_t af[kMS][4], e[kMS];
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) {
+        // A strip past the last was not staged: stale bytes whose sums are never stored.
+        const unsigned char* d = st + (warp * kMS + ms) * StripBytes<kKS>();
+        const uint4 av = *reinterpret_cast<const uint4*>(d + kt * 512 + 16 * lane);
+        af[ms][0] = av.x, af[ms][1] = av.y, af[ms][2] = av.z, af[ms][3] = av.w;
+        e[ms] = *reinterpret_cast<const uint32_t*>(d + (kKS / 32) * 512 + kt * 64 + 4 * (g * 2 + (t & 1)));
+      }
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j) {
+        if (j * 8 >= a.n) break;
+        uint32_t bf[4];
+        BFrag32<kNT8>(a, bs, kt * 32, j, bf);
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms) MmaSp16832<kType>(acc[ms][j], af[ms], bf, e[ms]);
+      }
+    }
+  }
+  // Sparse semantics with non-finite B: the padded zeros of a group multiply B too (0 x Inf =
+  // NaN); a strip whose sums are not all finite is summed again from its nonzeros alone.
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  __device__ static void Fix(const Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
+    const int warp = threadIdx.x >> 5;
+    Sp24Args s{static_cast<const uint4*>(a.a0), static_cast<const uint4*>(a.a1), a.b, a.c, a.m, a.k, a.n, a.strips,
+               a.ksteps, 1, 0};
+    const int j0 = ks0 * (kKS / 32), j1 = min(a.ksteps, ks1 * (kKS / 32));
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) {
+      const int strip = rb * kCW * kMS + warp * kMS + ms;
+      if (strip < a.strips && !WarpAllFinite<kNT8>(acc[ms])) Sp24ExactSums<kType, kNT8>(s, strip, j0, j1, 0, acc[ms]);
+    }
+  }
+};
+
+// Tiled formats: the host lays a row block's stage out as one contiguous run, so the producer
+// moves a stage with a few large copies whatever the row block's shape.
+
+// Dense f16/bf16 in stages of kRows x kKS: run (rb, ks) at (rb kstages + ks) kRows kKS halves,
+// row-major inside, 16-byte chunk c of row r stored at chunk c ^ (r & 7) (ldmatrix reads
+// 8 rows of one chunk: conflict-free); rows past M and columns past K are zero.
+struct DenseTiled {
+  static constexpr int kKStep = 16;
+  template <int kStrips, int kKS>
+  static constexpr int StageABytes() {
+    return 16 * kStrips * 2 * kKS;
+  }
+  template <int kStrips, int kKS>
+  __device__ static uint32_t StageBytes(const Args&, int, int) {
+    return StageABytes<kStrips, kKS>();
+  }
+  template <int kStrips, int kKS>
+  __device__ static void Issue(const Args& a, int rb, int ks, unsigned char* st, uint32_t bar, int lane,
+                               uint64_t policy) {
+    constexpr int kBytes = StageABytes<kStrips, kKS>();
+    constexpr int kParts = kBytes >= 32768 ? 4 : kBytes >= 16384 ? 2 : 1;
+    const unsigned char* src = static_cast<const unsigned char*>(a.a0) + (static_cast<int64_t>(rb) * a.kstages + ks) * kBytes;
+    if (lane < kParts)
+      BulkCopyHint(SmemAddr(st + lane * (kBytes / kParts)), src + lane * (kBytes / kParts), kBytes / kParts, bar, policy);
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int steps = (min(kKS, a.k - ks * kKS) + 15) / 16;
+    constexpr int kStride = 2 * kKS;
+    const int r = (warp * kMS) * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+    const uint32_t abase = SmemAddr(st) + r * kStride;
+    const int sw = r & 7, half = lane >> 4;
+#pragma unroll 4
+    for (int kk = 0; kk < steps; ++kk) {
+      uint32_t af[kMS][4];
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) LdMatrixX4(abase + ms * 16 * kStride + (((2 * kk + half) ^ sw) << 4), af[ms]);
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j) {
+        if (j * 8 >= a.n) break;
+        uint32_t b0, b1;
+        BFrag16<kNT8>(a, bs, kk * 16, j, b0, b1);
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][j], af[ms], b0, b1);
+      }
+    }
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  __device__ static void Fix(const Args&, int, int, int, float (&)[kMS][kNT8][4]) {}
+};
+
+// 2:4 tiles (common/sparse24.h) in stages of kStrips strips x kKS / 32 k-steps: run (rb, ks)
+// holds tile (strip q, k-step kt) at (q kKS / 32 + kt) x 576 bytes: its 512 bytes of values
+// in fragment order, then its 64 bytes of metadata. Padded tiles are zero with metadata
+// 0x44444444 (indices 0, 1).
+struct TwoFourTiled {
+  static constexpr int kKStep = 32;
+  template <int kStrips, int kKS>
+  static constexpr int StageABytes() {
+    return kStrips * (kKS / 32) * kSp24TileBytes;
+  }
+  template <int kStrips, int kKS>
+  __device__ static uint32_t StageBytes(const Args&, int, int) {
+    return StageABytes<kStrips, kKS>();
+  }
+  template <int kStrips, int kKS>
+  __device__ static void Issue(const Args& a, int rb, int ks, unsigned char* st, uint32_t bar, int lane,
+                               uint64_t policy) {
+    constexpr int kBytes = StageABytes<kStrips, kKS>();
+    constexpr int kParts = kBytes % 4 == 0 && kBytes >= 32768 ? 4 : kBytes % 2 == 0 && kBytes >= 16384 ? 2 : 1;
+    static_assert((kBytes / kParts) % 16 == 0, "copies of whole 16-byte units");
+    const unsigned char* src = static_cast<const unsigned char*>(a.a0) + (static_cast<int64_t>(rb) * a.kstages + ks) * kBytes;
+    if (lane < kParts)
+      BulkCopyHint(SmemAddr(st + lane * (kBytes / kParts)), src + lane * (kBytes / kParts), kBytes / kParts, bar, policy);
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int steps = min(kKS / 32, a.ksteps - ks * (kKS / 32));
+    if (rb * kCW * kMS + warp * kMS >= a.strips) return;
+#pragma unroll 2
+    for (int kt = 0; kt < steps; ++kt) {
+      uint32_t af[kMS][4], e[kMS];
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) {
+        const unsigned char* d = st + ((warp * kMS + ms) * (kKS / 32) + kt) * kSp24TileBytes;
+        const uint4 av = *reinterpret_cast<const uint4*>(d + 16 * lane);
+        af[ms][0] = av.x, af[ms][1] = av.y, af[ms][2] = av.z, af[ms][3] = av.w;
+        e[ms] = *reinterpret_cast<const uint32_t*>(d + 512 + 4 * (g * 2 + (t & 1)));
+      }
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j) {
+        if (j * 8 >= a.n) break;
+        uint32_t bf[4];
+        BFrag32<kNT8>(a, bs, kt * 32, j, bf);
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms) MmaSp16832<kType>(acc[ms][j], af[ms], bf, e[ms]);
+      }
+    }
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  __device__ static void Fix(const Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
+    Args p = a;
+    p.a0 = a.a2, p.a1 = a.a3;
+    TwoFour::Fix<kType, kCW, kMS, kNT8, kKS>(p, rb, ks0, ks1, acc);
+  }
+};
+
+}  // namespace engine
+}  // namespace cuda
+}  // namespace sparse
+#endif  // SPARSE_CUDA_SPMM_STREAM_ENGINE_CUH_

@@ -1,0 +1,573 @@
+// Workbench for the streaming engine (native/cuda/spmm/stream_engine.cuh), outside the addon:
+// checks every variant against a float64 reference (poisoned outputs, fresh random inputs,
+// awkward shapes, Inf/NaN in B) and times it beside cuBLAS (loaded at run time): CUDA-event
+// medians with a cold L2, and the CUDA-graph time per launch over rotated copies of A.
+// Built on the GPU machine by engine_build.sh (one object per variant group, in parallel).
+//   engine_probe check
+//   engine_probe time FILTER [shapes...]      FILTER: a variant-name prefix (dense, s24, ...)
+//   engine_probe one VARIANT M K N            a few launches of one variant (Nsight Compute)
+#include "scripts/gpu/probe/engine_variants.h"
+
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/sparse24.h"
+
+using namespace sparse;
+using namespace sparse::probe;
+
+static uint16_t ToBits(float x, DType t) {
+  if (t == DType::kF16) return __half_as_ushort(__float2half_rn(x));
+  return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+}
+static double FromBits(uint16_t b, DType t) {
+  if (t == DType::kF16) return __half2float(__ushort_as_half(b));
+  return __bfloat162float(__ushort_as_bfloat16(b));
+}
+
+struct DevBuf {
+  void* p = nullptr;
+  size_t bytes = 0;
+  explicit DevBuf(size_t n) : bytes(n) { CK(cudaMalloc(&p, n ? n : 16)); }
+  ~DevBuf() { cudaFree(p); }
+  DevBuf(const DevBuf&) = delete;
+};
+
+static int SmCount() {
+  int d = 0, n = 0;
+  CK(cudaGetDevice(&d));
+  CK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d));
+  return n;
+}
+
+// A as a dense M x K host matrix (2:4 when `two_four`: two of every four columns, fewer in
+// some groups when `special`).
+static std::vector<uint16_t> RandomA(int m, int k, bool two_four, bool special, DType t, std::mt19937_64& rng) {
+  std::vector<uint16_t> a(static_cast<size_t>(m) * k, 0);
+  std::normal_distribution<float> nrm(0.f, 1.f);
+  for (int r = 0; r < m; ++r) {
+    for (int g = 0; g * 4 < k; ++g) {
+      int pick[4] = {0, 1, 2, 3};
+      int keep = 4;
+      if (two_four) {
+        std::shuffle(pick, pick + 4, rng);
+        keep = special ? static_cast<int>(rng() % 3) : 2;
+      }
+      for (int i = 0; i < keep; ++i) {
+        const int c = g * 4 + pick[i];
+        if (c >= k) continue;
+        float v = nrm(rng);
+        if (v == 0.f) v = 1.f;
+        a[static_cast<size_t>(r) * k + c] = ToBits(v, t);
+      }
+    }
+  }
+  return a;
+}
+
+// float64 reference, sparse semantics (zeros of A skipped: 0 x Inf contributes nothing).
+static void Reference(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, int m, int k, int n, DType t,
+                      bool sparse_sem, std::vector<double>* ref) {
+  ref->assign(static_cast<size_t>(m) * n, 0.0);
+  std::vector<double> bd(b.size());
+  for (size_t i = 0; i < b.size(); ++i) bd[i] = FromBits(b[i], t);
+  for (int r = 0; r < m; ++r) {
+    double* out = ref->data() + static_cast<size_t>(r) * n;
+    for (int c = 0; c < k; ++c) {
+      const uint16_t bits = a[static_cast<size_t>(r) * k + c];
+      if (sparse_sem && (bits & 0x7fff) == 0) continue;
+      const double v = FromBits(bits, t);
+      const double* brow = bd.data() + static_cast<size_t>(c) * n;
+      for (int j = 0; j < n; ++j) out[j] += v * brow[j];
+    }
+  }
+}
+
+static double Compare(const std::vector<uint16_t>& c, const std::vector<double>& ref, DType t, int* bad) {
+  double num = 0, den = 0;
+  *bad = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double r = ref[i], o = FromBits(c[i], t);
+    if (!std::isfinite(r)) {
+      const bool same = (std::isnan(r) && std::isnan(o)) || (std::isinf(r) && std::isinf(o) && (r > 0) == (o > 0));
+      if (!same) ++*bad;
+      continue;
+    }
+    if (!std::isfinite(o)) {
+      if (std::fabs(r) < (t == DType::kF16 ? 65000.0 : 3e38)) ++*bad;
+      continue;
+    }
+    num += (o - r) * (o - r);
+    den += r * r;
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// The operand of one format on the device (tiled formats: laid out for the variant's row
+// block of `rows` rows and stage of `kks` columns).
+struct Operand {
+  DevBuf a0{0}, a1{0}, a2{0}, a3{0};
+  int strips = 0, ksteps = 0;
+  size_t bytes = 0;  // bytes of the weight stream
+  static void Put(DevBuf& d, const void* src, size_t bytes) {
+    DevBuf x(bytes);
+    std::swap(d.p, x.p), std::swap(d.bytes, x.bytes);
+    CK(cudaMemcpy(d.p, src, bytes, cudaMemcpyHostToDevice));
+  }
+  Operand(const std::vector<uint16_t>& dense, int m, int k, bool two_four, bool tiled, int rows, int kks, DType t) {
+    if (!two_four && !tiled) {
+      Put(a0, dense.data(), dense.size() * 2);
+      bytes = dense.size() * 2;
+      return;
+    }
+    if (!two_four) {
+      const int rbs = (m + rows - 1) / rows, kst = (k + kks - 1) / kks;
+      std::vector<uint16_t> out(static_cast<size_t>(rbs) * kst * rows * kks, 0);
+      for (int rb = 0; rb < rbs; ++rb)
+        for (int ks = 0; ks < kst; ++ks) {
+          uint16_t* run = out.data() + (static_cast<size_t>(rb) * kst + ks) * rows * kks;
+          for (int r = 0; r < rows && rb * rows + r < m; ++r)
+            for (int c = 0; c < kks && ks * kks + c < k; ++c) {
+              const int chunk = (c / 8) ^ (r & 7);
+              run[static_cast<size_t>(r) * kks + chunk * 8 + c % 8] = dense[static_cast<size_t>(rb * rows + r) * k + ks * kks + c];
+            }
+        }
+      Put(a0, out.data(), out.size() * 2);
+      bytes = static_cast<size_t>(m) * k * 2;
+      return;
+    }
+    std::vector<int> off(m + 1, 0), col;
+    std::vector<uint16_t> val;
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < k; ++c) {
+        const uint16_t x = dense[static_cast<size_t>(r) * k + c];
+        if ((x & 0x7fff) == 0) continue;
+        col.push_back(c);
+        val.push_back(x);
+      }
+      off[r + 1] = static_cast<int>(col.size());
+    }
+    Sp24Tiles tl;
+    const std::string err = BuildSp24Tiles(m, k, off.data(), col.data(), val.data(), &tl);
+    if (!err.empty()) {
+      std::printf("build: %s\n", err.c_str());
+      std::exit(1);
+    }
+    strips = tl.strips, ksteps = tl.ksteps;
+    bytes = tl.Bytes();
+    if (!tiled) {
+      Put(a0, tl.values.data(), tl.values.size() * 2);
+      Put(a1, tl.meta.data(), tl.meta.size() * 4);
+      return;
+    }
+    Put(a2, tl.values.data(), tl.values.size() * 2);
+    Put(a3, tl.meta.data(), tl.meta.size() * 4);
+    const int sp = rows / 16, tt = kks / 32;
+    const int rbs = (strips + sp - 1) / sp, kst = (ksteps + tt - 1) / tt;
+    std::vector<unsigned char> out(static_cast<size_t>(rbs) * kst * sp * tt * 576, 0);
+    for (int rb = 0; rb < rbs; ++rb)
+      for (int ks = 0; ks < kst; ++ks)
+        for (int q = 0; q < sp; ++q)
+          for (int kt = 0; kt < tt; ++kt) {
+            unsigned char* d = out.data() + ((((static_cast<size_t>(rb) * kst + ks) * sp + q) * tt) + kt) * 576;
+            const int strip = rb * sp + q, step = ks * tt + kt;
+            if (strip < strips && step < ksteps) {
+              const size_t tile = static_cast<size_t>(strip) * ksteps + step;
+              std::memcpy(d, tl.values.data() + tile * 256, 512);
+              std::memcpy(d + 512, tl.meta.data() + tile * 16, 64);
+            } else {
+              for (int w = 0; w < 16; ++w) reinterpret_cast<uint32_t*>(d + 512)[w] = 0x44444444u;
+            }
+          }
+    Put(a0, out.data(), out.size());
+  }
+};
+
+static Operand* Build(const std::vector<uint16_t>& a, int m, int k, const Variant& v) {
+  return new Operand(a, m, k, v.two_four, v.tiled, v.rows, v.kks, v.type);
+}
+
+struct Workspace {
+  DevBuf ws{static_cast<size_t>(20000 + 512) * 64 * 4};
+  DevBuf counters{64 * 1024 * 4};
+  Workspace() {
+    CK(cudaMemset(ws.p, 0, ws.bytes));
+    CK(cudaMemset(counters.p, 0, counters.bytes));
+  }
+};
+
+// The driver's tensor-map encoder, through the runtime (no libcuda at link time).
+static PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+    if (!p) {
+      std::printf("cuTensorMapEncodeTiled not found\n");
+      std::exit(1);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, void* c, int m, int k, int n,
+                         Workspace& w) {
+  Launch l;
+  sparse::cuda::engine::Args& a = l.args;
+  a.a0 = op.a0.p, a.a1 = op.a1.p, a.a2 = op.a2.p, a.a3 = op.a3.p, a.b = b, a.c = c;
+  a.ws = static_cast<float*>(w.ws.p), a.counters = static_cast<int*>(w.counters.p);
+  a.m = m, a.k = k, a.n = n;
+  a.strips = op.strips, a.ksteps = op.ksteps;
+  a.row_blocks = (m + v.rows - 1) / v.rows;
+  const int kdim = v.two_four ? op.ksteps * 32 : k;
+  a.kstages = (kdim + v.kks - 1) / v.kks;
+  a.total = static_cast<long long>(a.row_blocks) * a.kstages;
+  namespace en = sparse::cuda::engine;
+  a.b_stride = 2 * n, a.b_swizzle = 0;
+  if (n % 8 != 0) {
+    a.b_read = en::kBScalar;
+  } else if (n == 16 || n == 32 || n == 64) {
+    a.b_read = en::kBTma;
+    a.b_swizzle = n / 8 - 1;
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(k)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(n) * 2};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(n), static_cast<cuuint32_t>(v.kks)};
+    const cuuint32_t estr[2] = {1, 1};
+    const CUtensorMapSwizzle sw = n == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : n == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                                                : CU_TENSOR_MAP_SWIZZLE_128B;
+    const CUresult r = EncodeTiled()(&a.b_map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(b), dims, strides, box,
+                                     estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+      std::printf("cuTensorMapEncodeTiled failed (%d) for n=%d k=%d box %d\n", static_cast<int>(r), n, k, v.kks);
+      std::exit(1);
+    }
+  } else {
+    a.b_read = en::kBLd;
+  }
+  l.fn = v.fn;
+  l.smem = v.smem;
+  const long long cap = static_cast<long long>(SmCount()) * v.per_sm;
+  l.grid = static_cast<int>(std::min<long long>(cap, a.total));
+  l.threads = v.threads;
+  return l;
+}
+
+static cudaError_t Run(const Launch& l, cudaStream_t s) {
+  l.fn<<<l.grid, l.threads, l.smem, s>>>(l.args);
+  return cudaGetLastError();
+}
+
+// The variants that fit N (their n-tiles cover N, and N is not far below them).
+static bool Fits(const Variant& v, int n) { return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8); }
+
+static int Check() {
+  std::mt19937_64 rng(20261201);
+  struct Case {
+    int m, k, n;
+    bool special, inf;
+  };
+  const Case cases[] = {
+      {7, 96, 8, false, false},     {16, 32, 8, false, false},     {1, 32, 1, false, false},
+      {33, 64, 1, true, false},     {100, 320, 16, true, false},   {257, 1024, 64, true, false},
+      {129, 256, 24, true, false},  {64, 4096, 16, false, false},  {300, 2048, 8, true, true},
+      {512, 512, 32, false, false}, {1000, 3008, 40, true, true},  {131, 1000, 3, true, true},
+      {4096, 4096, 8, false, false}, {2000, 11008, 64, false, true}, {77, 16, 64, false, false},
+  };
+  int failures = 0, runs = 0;
+  Workspace w;
+  for (const Case& cs : cases) {
+    for (DType t : {DType::kF16, DType::kBF16}) {
+      const double tol = t == DType::kF16 ? 5e-3 : 2e-2;
+      for (bool two_four : {false, true}) {
+        if (!two_four && (cs.k % 16 != 0 || t == DType::kBF16)) continue;
+        std::vector<uint16_t> a = RandomA(cs.m, cs.k, two_four, cs.special, t, rng);
+        std::vector<uint16_t> b(static_cast<size_t>(cs.k) * cs.n);
+        std::normal_distribution<float> nrm(0.f, 1.f);
+        for (auto& x : b) x = ToBits(nrm(rng), t);
+        if (cs.inf && two_four) {
+          for (int j = 0; j < cs.n; ++j) b[static_cast<size_t>(cs.k / 3) * cs.n + j] = ToBits(INFINITY, t);
+          b[static_cast<size_t>(cs.k / 2) * cs.n] = ToBits(NAN, t);
+        }
+        std::vector<double> ref;
+        Reference(a, b, cs.m, cs.k, cs.n, t, two_four, &ref);
+        DevBuf db(b.size() * 2), dc(static_cast<size_t>(cs.m) * cs.n * 2);
+        CK(cudaMemcpy(db.p, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+        for (const Variant& v : AllVariants()) {
+          if (v.two_four != two_four || v.type != t || !Fits(v, cs.n)) continue;
+          std::unique_ptr<Operand> op(Build(a, cs.m, cs.k, v));
+          Launch l = MakeLaunch(v, *op, db.p, dc.p, cs.m, cs.k, cs.n, w);
+          for (int rep = 0; rep < 2; ++rep) {  // twice: the workspace must be clean again
+            CK(cudaMemset(dc.p, 0xff, dc.bytes));
+            cudaError_t e = Run(l, 0);
+            if (e == cudaSuccess) e = cudaDeviceSynchronize();
+            ++runs;
+            if (e != cudaSuccess) {
+              std::printf("FAIL %s m=%d k=%d n=%d: %s\n", v.name, cs.m, cs.k, cs.n, cudaGetErrorName(e));
+              return 1;
+            }
+            std::vector<uint16_t> c(static_cast<size_t>(cs.m) * cs.n);
+            CK(cudaMemcpy(c.data(), dc.p, c.size() * 2, cudaMemcpyDeviceToHost));
+            int bad = 0;
+            const double err = Compare(c, ref, t, &bad);
+            if (bad || !(err < tol)) {
+              std::printf("FAIL %s m=%d k=%d n=%d rep %d: relerr %.3g, %d bad\n", v.name, cs.m, cs.k, cs.n, rep, err,
+                          bad);
+              ++failures;
+            }
+          }
+        }
+      }
+    }
+  }
+  std::printf("check: %d runs, %d failures\n", runs, failures);
+  return failures ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Timing
+
+struct Cublas {
+  void* h = nullptr;
+  int (*Create)(void**) = nullptr;
+  int (*SetStream)(void*, cudaStream_t) = nullptr;
+  int (*GemmEx)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int, const void*,
+                void*, int, int, int, int) = nullptr;
+  void* handle = nullptr;
+  bool Load(cudaStream_t s) {
+    h = dlopen("libcublas.so.13", RTLD_NOW);
+    if (!h) h = dlopen("libcublas.so", RTLD_NOW);
+    if (!h) return false;
+    Create = reinterpret_cast<int (*)(void**)>(dlsym(h, "cublasCreate_v2"));
+    SetStream = reinterpret_cast<int (*)(void*, cudaStream_t)>(dlsym(h, "cublasSetStream_v2"));
+    GemmEx = reinterpret_cast<decltype(GemmEx)>(dlsym(h, "cublasGemmEx"));
+    return Create && GemmEx && SetStream && Create(&handle) == 0 && SetStream(handle, s) == 0;
+  }
+  cudaError_t Gemm(const void* a, const void* b, void* c, int m, int k, int n, DType t) {
+    const float one = 1.f, zero = 0.f;
+    const int ty = t == DType::kF16 ? 2 : 14;
+    return GemmEx(handle, 0, 0, n, m, k, &one, b, ty, n, a, ty, k, &zero, c, ty, n, 68, -1) == 0 ? cudaSuccess
+                                                                                                : cudaErrorUnknown;
+  }
+};
+
+__global__ void FlushRead(const uint4* p, size_t n, unsigned* sink) {
+  uint32_t x = 0;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint4 v = p[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0x9e3779b9u) *sink = x;
+}
+
+struct Timer {
+  cudaStream_t s;
+  DevBuf flush{256u << 20};
+  DevBuf sink{4};
+  cudaEvent_t e0, e1;
+  explicit Timer(cudaStream_t st) : s(st) {
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+  }
+  // Median of CUDA-event times of f(i) (i: the rotation index), each after an L2 flush.
+  template <typename F>
+  double Events(F f, int reps = 30) {
+    std::vector<float> ts;
+    for (int i = 0; i < 3; ++i) CK(f(i));
+    for (int i = 0; i < reps; ++i) {
+      FlushRead<<<1056, 512, 0, s>>>(static_cast<const uint4*>(flush.p), flush.bytes / 16, static_cast<unsigned*>(sink.p));
+      CK(cudaEventRecord(e0, s));
+      CK(f(i));
+      CK(cudaEventRecord(e1, s));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      ts.push_back(ms * 1000.f);
+    }
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+  }
+  // Time per launch of a CUDA graph of `count` launches f(0..count-1) (rotated operands:
+  // nothing stays in L2 between a copy's uses), median of 7 replays.
+  template <typename F>
+  double Graph(F f, int count) {
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < count; ++i) CK(f(i));
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    std::vector<float> ts;
+    for (int r = 0; r < 9; ++r) {
+      CK(cudaEventRecord(e0, s));
+      CK(cudaGraphLaunch(ge, s));
+      CK(cudaEventRecord(e1, s));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      ts.push_back(ms * 1000.f / count);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+  }
+};
+
+static int Time(const char* filter, const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& ns,
+                bool all_variants) {
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  Cublas cb;
+  const bool have_cublas = cb.Load(s);
+  if (!have_cublas) std::printf("cuBLAS not loaded: dense columns empty\n");
+  Timer timer(s);
+  Workspace w;
+  std::mt19937_64 rng(7);
+  std::printf("%-34s %-12s %4s | %8s %8s | %8s %8s | %6s %6s | %7s\n", "variant", "shape", "n", "cub_ev", "cub_gr",
+              "ev_us", "gr_us", "x_ev", "x_gr", "TB/s_gr");
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    for (bool two_four : {false, true}) {
+      const char* fam = two_four ? (t == DType::kF16 ? "s24_f16" : "s24_bf16") : (t == DType::kF16 ? "dense_f16" : "dense_bf16");
+      if (std::strncmp(fam, filter, std::strlen(filter)) != 0 && std::strncmp(filter, fam, std::strlen(fam)) != 0 &&
+          std::strcmp(filter, "all") != 0)
+        continue;
+      bool any = false;
+      for (const Variant& v : AllVariants()) any |= v.two_four == two_four && v.type == t;
+      if (!any) continue;
+      for (auto [m, k] : shapes) {
+        std::vector<uint16_t> a = RandomA(m, k, two_four, false, t, rng);
+        const size_t abytes = two_four ? a.size() * 9 / 16 : a.size() * 2;
+        const int copies = static_cast<int>(std::max<size_t>(3, (256u << 20) / abytes + 1));
+        std::vector<DevBuf*> dense;
+        const int dcopies = static_cast<int>((256u << 20) / (a.size() * 2) + 2);
+        for (int i = 0; i < dcopies; ++i) {
+          dense.push_back(new DevBuf(a.size() * 2));
+          CK(cudaMemcpy(dense.back()->p, a.data(), a.size() * 2, cudaMemcpyHostToDevice));
+        }
+        // Operands per layout (variants of one layout share them), built on first use.
+        std::vector<std::pair<std::string, std::vector<Operand*>>> layouts;
+        auto ops_for = [&](const Variant& v) -> std::vector<Operand*>& {
+          const std::string key = std::to_string(v.tiled) + "/" + std::to_string(v.tiled ? v.rows : 0) + "/" +
+                                  std::to_string(v.tiled ? v.kks : 0);
+          for (auto& l : layouts)
+            if (l.first == key) return l.second;
+          layouts.push_back({key, {}});
+          for (int i = 0; i < copies; ++i) layouts.back().second.push_back(Build(a, m, k, v));
+          return layouts.back().second;
+        };
+        for (int n : ns) {
+          std::vector<uint16_t> b(static_cast<size_t>(k) * n);
+          std::normal_distribution<float> nrm(0.f, 1.f);
+          for (auto& x : b) x = ToBits(nrm(rng), t);
+          DevBuf db(b.size() * 2), dc(static_cast<size_t>(m) * n * 2);
+          CK(cudaMemcpy(db.p, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+          double cub_ev = 0, cub_gr = 0;
+          if (have_cublas) {
+            auto g = [&](int i) { return cb.Gemm(dense[i % dense.size()]->p, db.p, dc.p, m, k, n, t); };
+            cub_ev = timer.Events(g);
+            cub_gr = timer.Graph(g, static_cast<int>(dense.size()) * 2);
+          }
+          char shape[32];
+          std::snprintf(shape, sizeof(shape), "%dx%d", m, k);
+          double best = 1e30;
+          std::string best_line;
+          for (const Variant& v : AllVariants()) {
+            if (v.two_four != two_four || v.type != t || !Fits(v, n)) continue;
+            std::vector<Operand*>& ops = ops_for(v);
+            std::vector<Launch> ls;
+            for (Operand* o : ops) ls.push_back(MakeLaunch(v, *o, db.p, dc.p, m, k, n, w));
+            auto f = [&](int i) { return Run(ls[i % ls.size()], s); };
+            const double ev = timer.Events(f);
+            const double gr = timer.Graph(f, static_cast<int>(ops.size()) * 2);
+            char line[256];
+            std::snprintf(line, sizeof(line), "%-34s %-12s %4d | %8.1f %8.1f | %8.1f %8.1f | %6.2f %6.2f | %7.2f",
+                          v.name, shape, n, cub_ev, cub_gr, ev, gr, cub_ev / ev, cub_gr / gr,
+                          (ops[0]->bytes + (static_cast<double>(k) + m) * n * 2) / gr / 1e6);
+            if (all_variants) std::printf("%s\n", line);
+            if (ev < best) best = ev, best_line = line;
+          }
+          if (!all_variants) std::printf("%s\n", best_line.c_str());
+          std::fflush(stdout);
+        }
+        for (auto& l : layouts)
+          for (Operand* o : l.second) delete o;
+        for (DevBuf* d : dense) delete d;
+      }
+    }
+  }
+  return 0;
+}
+
+// A few launches of one variant (for Nsight Compute).
+static int One(const char* name, int m, int k, int n) {
+  for (const Variant& v : AllVariants()) {
+    if (std::strcmp(v.name, name) != 0) continue;
+    std::mt19937_64 rng(3);
+    std::vector<uint16_t> a = RandomA(m, k, v.two_four, false, v.type, rng);
+    std::unique_ptr<Operand> opp(Build(a, m, k, v));
+    Operand& op = *opp;
+    Workspace w;
+    DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
+    CK(cudaMemset(db.p, 0x3c, db.bytes));
+    Launch l = MakeLaunch(v, op, db.p, dc.p, m, k, n, w);
+    for (int i = 0; i < 3; ++i) CK(Run(l, 0));
+    CK(cudaDeviceSynchronize());
+    std::printf("one: %s %dx%d n=%d grid %d smem %d\n", name, m, k, n, l.grid, l.smem);
+    // cuBLAS beside it, for the same profile.
+    Cublas cb;
+    if (cb.Load(0)) {
+      DevBuf da(static_cast<size_t>(m) * k * 2);
+      CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
+      for (int i = 0; i < 3; ++i) CK(cb.Gemm(da.p, db.p, dc.p, m, k, n, v.type));
+      CK(cudaDeviceSynchronize());
+    }
+    return 0;
+  }
+  std::printf("no variant %s\n", name);
+  return 2;
+}
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "check";
+  if (mode == "list") {
+    for (const Variant& v : AllVariants()) std::printf("%s smem %d threads %d per_sm %d\n", v.name, v.smem, v.threads, v.per_sm);
+    return 0;
+  }
+  if (mode == "check") return Check();
+  if (mode == "time" || mode == "timeall") {
+    std::vector<std::pair<int, int>> shapes;
+    for (int i = 3; i + 1 < argc && std::strchr(argv[i], 'x'); ++i) {
+      int m = 0, k = 0;
+      std::sscanf(argv[i], "%dx%d", &m, &k);
+      shapes.push_back({m, k});
+    }
+    if (shapes.empty()) shapes = {{11008, 4096}, {4096, 11008}, {4096, 4096}};
+    const char* nsenv = std::getenv("NS");
+    std::vector<int> ns;
+    if (nsenv) {
+      for (const char* p = nsenv; *p;) {
+        ns.push_back(std::atoi(p));
+        while (*p && *p != ',') ++p;
+        if (*p == ',') ++p;
+      }
+    } else {
+      ns = {8};
+    }
+    return Time(argc > 2 ? argv[2] : "all", shapes, ns, mode == "timeall");
+  }
+  if (mode == "one" && argc > 5) return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
+  std::printf("usage: engine_probe check | list | time[all] FILTER [MxK ...] (NS=8,16) | one VARIANT M K N\n");
+  return 2;
+}

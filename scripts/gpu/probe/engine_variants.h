@@ -1,0 +1,66 @@
+// The streaming engine's variants for the workbench (engine_probe.cu): one table per group,
+// each group compiled in its own object (engine_variants.cu with -DGROUP=N) so that the GPU
+// machine builds them in parallel.
+#ifndef SPARSE_SCRIPTS_ENGINE_VARIANTS_H_
+#define SPARSE_SCRIPTS_ENGINE_VARIANTS_H_
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "common/dtype.h"
+#include "cuda/spmm/stream_engine.cuh"
+
+#define CK(x)                                                                                   \
+  do {                                                                                          \
+    cudaError_t e_ = (x);                                                                       \
+    if (e_ != cudaSuccess) {                                                                    \
+      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #x); \
+      std::exit(1);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+namespace sparse {
+namespace probe {
+
+using KernelFn = void (*)(cuda::engine::Args);
+
+struct Variant {
+  const char* name;
+  bool two_four;
+  bool tiled;
+  DType type;
+  int nt8, rows, kks, threads, smem, per_sm;
+  KernelFn fn;
+};
+
+struct Launch {
+  cuda::engine::Args args{};
+  KernelFn fn = nullptr;
+  int grid = 0, threads = 0, smem = 0;
+};
+
+std::vector<Variant> Group0();
+std::vector<Variant> Group1();
+std::vector<Variant> Group2();
+std::vector<Variant> Group3();
+std::vector<Variant> Group4();
+
+inline const std::vector<Variant>& AllVariants() {
+  static std::vector<Variant> all = [] {
+    std::vector<Variant> v;
+    for (auto g : {Group0, Group1, Group2, Group3, Group4}) {
+      std::vector<Variant> x = g();
+      v.insert(v.end(), x.begin(), x.end());
+    }
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace probe
+}  // namespace sparse
+#endif
