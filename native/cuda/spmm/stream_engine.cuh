@@ -201,12 +201,15 @@ __device__ __forceinline__ void BFrag32(const Args& a, const unsigned char* bs, 
 // Block: kCW consumer warps and one producer warp (the last). Consumer warp w owns strips
 // w kMS .. w kMS + kMS - 1 of each row block (16 kMS kCW rows).
 // The ring takes as many stages as fit in kBudgetKB of shared memory (2..8).
-template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB>
+// kNG: the n-tiles are split over kNG warps (each warp kNT8 of them, kNT8 kNG in all); the
+// warps of one n-group own distinct strips.
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
 struct Engine {
-  static constexpr int kStrips = kCW * kMS;
+  static_assert(kCW % kNG == 0, "whole n-groups");
+  static constexpr int kStrips = kCW / kNG * kMS;
   static constexpr int kRows = 16 * kStrips;
   static constexpr int kABytes = F::template StageABytes<kStrips, kKS>();
-  static constexpr int kBBytes = BStage<kKS, kNT8>::kBytes;
+  static constexpr int kBBytes = BStage<kKS, kNT8 * kNG>::kBytes;
   // A stage: B's rows first (1024-byte aligned), then the format's A.
   static constexpr int kStageBytes = (kBBytes + kABytes + 1023) / 1024 * 1024;
   static constexpr int kFit = kBudgetKB * 1024 / kStageBytes;
@@ -226,11 +229,12 @@ struct Partial {
 // The block's sums for row block rb over `stages` of its K stages: straight to C when that is
 // all of them, else added to the fp32 workspace (vector reductions, no wait) and noted in
 // `part` (at most two per block: the first and the last row block of its range).
-template <DType kType, int kCW, int kMS, int kNT8>
+template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
                                            Partial (&part)[2]) {
-  constexpr int kRows = 16 * kCW * kMS;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  constexpr int kRows = 16 * (kCW / kNG) * kMS;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
   const bool pairs = (a.n & 1) == 0;
   if (stages == a.kstages) {
     unsigned short* c = static_cast<unsigned short*>(a.c);
@@ -242,7 +246,7 @@ __device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, fl
         if (row >= a.m) continue;
 #pragma unroll
         for (int j = 0; j < kNT8; ++j) {
-          const int col = j * 8 + 2 * t;
+          const int col = (jn + j) * 8 + 2 * t;
           if (col >= a.n) continue;
           unsigned short* q = c + static_cast<int64_t>(row) * a.n + col;
           if (pairs) {
@@ -264,7 +268,7 @@ __device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, fl
       if (rb * kRows + lr >= a.m) continue;
 #pragma unroll
       for (int j = 0; j < kNT8; ++j) {
-        const int col = j * 8 + 2 * t;
+        const int col = (jn + j) * 8 + 2 * t;
         float* p = ws + static_cast<int64_t>(lr) * a.n + col;
         if (pairs && col < a.n) {
           RedAddV2(p, acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
@@ -284,10 +288,11 @@ __device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, fl
 // At the end of the block's range: count the partial row blocks' stages; the block whose
 // count completes a row block writes its C rows from the workspace and clears them (and the
 // counter) for the next launch. All consumer threads call it.
-template <DType kType, int kCW, int kMS, int kNT8>
+template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ void Complete(const Args& a, const Partial (&part)[2], int* last) {
-  constexpr int kRows = 16 * kCW * kMS;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  constexpr int kRows = 16 * (kCW / kNG) * kMS;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
   if (part[0].rb < 0) return;
   __threadfence();
   NamedBarrier(1, 32 * kCW);
@@ -313,7 +318,7 @@ __device__ __forceinline__ void Complete(const Args& a, const Partial (&part)[2]
         if (row >= a.m) continue;
 #pragma unroll
         for (int j = 0; j < kNT8; ++j) {
-          const int col = j * 8 + 2 * t;
+          const int col = (jn + j) * 8 + 2 * t;
           if (col >= a.n) continue;
           float* p = ws + static_cast<int64_t>(lr) * a.n + col;
           const float x = __ldcg(p);
@@ -336,9 +341,9 @@ __device__ __forceinline__ void Complete(const Args& a, const Partial (&part)[2]
   }
 }
 
-template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB>
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
 __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_constant__ Args a) {
-  using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
+  using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   constexpr int kStages = E::kStages;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ int last[2];
@@ -395,8 +400,8 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
     const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
     if (rb != cur) {
       if (cur >= 0) {
-        F::template Fix<kType, kCW, kMS, kNT8, kKS>(a, cur, first, a.kstages, acc);
-        Contribute<kType, kCW, kMS, kNT8>(a, cur, a.kstages - first, acc, part);
+        F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, a.kstages, acc);
+        Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, a.kstages - first, acc, part);
         zero();
       }
       cur = rb, first = ks;
@@ -404,16 +409,16 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
     const int slot = s % kStages;
     MbarWait(full(slot), (s / kStages) & 1);
     const unsigned char* st = smem + slot * E::kStageBytes;
-    F::template Compute<kType, kCW, kMS, kNT8, kKS>(a, rb, ks, st + E::kBBytes, st, acc);
+    F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, ks, st + E::kBBytes, st, acc);
     __syncwarp();
     if (lane == 0) MbarArrive(empty(slot));
   }
   if (cur >= 0) {
     const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
-    F::template Fix<kType, kCW, kMS, kNT8, kKS>(a, cur, first, end, acc);
-    Contribute<kType, kCW, kMS, kNT8>(a, cur, end - first, acc, part);
+    F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, end, acc);
+    Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, end - first, acc, part);
   }
-  Complete<kType, kCW, kMS, kNT8>(a, part, last);
+  Complete<kType, kCW, kMS, kNT8, kNG>(a, part, last);
 }
 
 // --- formats ----------------------------------------------------------------------------
@@ -441,10 +446,10 @@ struct DenseRows {
     for (int r = lane; r < rows; r += 32)
       BulkCopyHint(SmemAddr(st + r * (2 * kKS + 16)), w + static_cast<int64_t>(r) * a.k, 2 * cols, bar, policy);
   }
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
     const int steps = min(kKS, a.k - ks * kKS) / 16;
     constexpr int kStride = 2 * kKS + 16;
     const uint32_t abase = SmemAddr(st) + ((warp * kMS) * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * kStride +
@@ -456,15 +461,15 @@ struct DenseRows {
       for (int ms = 0; ms < kMS; ++ms) LdMatrixX4(abase + ms * 16 * kStride + kk * 32, af[ms]);
 #pragma unroll
       for (int j = 0; j < kNT8; ++j) {
-        if (j * 8 >= a.n) break;
+        if ((jn + j) * 8 >= a.n) break;
         uint32_t b0, b1;
-        BFrag16<kNT8>(a, bs, kk * 16, j, b0, b1);
+        BFrag16<kNT8>(a, bs, kk * 16, jn + j, b0, b1);
 #pragma unroll
         for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][j], af[ms], b0, b1);
       }
     }
   }
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args&, int, int, int, float (&)[kMS][kNT8][4]) {}
 };
 
@@ -501,12 +506,13 @@ struct TwoFour {
                    policy);
     }
   }
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
     const int steps = min(kKS / 32, a.ksteps - ks * (kKS / 32));
-    const int strip0 = rb * kCW * kMS + warp * kMS;
+    const int strip0 = rb * (kCW / kNG) * kMS + warp * kMS;
     if (strip0 >= a.strips) return;
 #pragma unroll 2
     for (int kt = 0; kt < steps; ++kt) {
@@ -521,9 +527,9 @@ struct TwoFour {
       }
 #pragma unroll
       for (int j = 0; j < kNT8; ++j) {
-        if (j * 8 >= a.n) break;
+        if ((jn + j) * 8 >= a.n) break;
         uint32_t bf[4];
-        BFrag32<kNT8>(a, bs, kt * 32, j, bf);
+        BFrag32<kNT8>(a, bs, kt * 32, jn + j, bf);
 #pragma unroll
         for (int ms = 0; ms < kMS; ++ms) MmaSp16832<kType>(acc[ms][j], af[ms], bf, e[ms]);
       }
@@ -531,16 +537,17 @@ struct TwoFour {
   }
   // Sparse semantics with non-finite B: the padded zeros of a group multiply B too (0 x Inf =
   // NaN); a strip whose sums are not all finite is summed again from its nonzeros alone.
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
-    const int warp = threadIdx.x >> 5;
+    const int warp = (threadIdx.x >> 5) / kNG, n0 = ((threadIdx.x >> 5) % kNG) * kNT8 * 8;
     Sp24Args s{static_cast<const uint4*>(a.a0), static_cast<const uint4*>(a.a1), a.b, a.c, a.m, a.k, a.n, a.strips,
                a.ksteps, 1, 0};
     const int j0 = ks0 * (kKS / 32), j1 = min(a.ksteps, ks1 * (kKS / 32));
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) {
-      const int strip = rb * kCW * kMS + warp * kMS + ms;
-      if (strip < a.strips && !WarpAllFinite<kNT8>(acc[ms])) Sp24ExactSums<kType, kNT8>(s, strip, j0, j1, 0, acc[ms]);
+      const int strip = rb * (kCW / kNG) * kMS + warp * kMS + ms;
+      if (strip < a.strips && n0 < a.n && !WarpAllFinite<kNT8>(acc[ms]))
+        Sp24ExactSums<kType, kNT8>(s, strip, j0, j1, n0, acc[ms]);
     }
   }
 };
@@ -570,10 +577,10 @@ struct DenseTiled {
     if (lane < kParts)
       BulkCopyHint(SmemAddr(st + lane * (kBytes / kParts)), src + lane * (kBytes / kParts), kBytes / kParts, bar, policy);
   }
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
     const int steps = (min(kKS, a.k - ks * kKS) + 15) / 16;
     constexpr int kStride = 2 * kKS;
     const int r = (warp * kMS) * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
@@ -586,15 +593,15 @@ struct DenseTiled {
       for (int ms = 0; ms < kMS; ++ms) LdMatrixX4(abase + ms * 16 * kStride + (((2 * kk + half) ^ sw) << 4), af[ms]);
 #pragma unroll
       for (int j = 0; j < kNT8; ++j) {
-        if (j * 8 >= a.n) break;
+        if ((jn + j) * 8 >= a.n) break;
         uint32_t b0, b1;
-        BFrag16<kNT8>(a, bs, kk * 16, j, b0, b1);
+        BFrag16<kNT8>(a, bs, kk * 16, jn + j, b0, b1);
 #pragma unroll
         for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][j], af[ms], b0, b1);
       }
     }
   }
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args&, int, int, int, float (&)[kMS][kNT8][4]) {}
 };
 
@@ -622,12 +629,13 @@ struct TwoFourTiled {
     if (lane < kParts)
       BulkCopyHint(SmemAddr(st + lane * (kBytes / kParts)), src + lane * (kBytes / kParts), kBytes / kParts, bar, policy);
   }
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
     const int steps = min(kKS / 32, a.ksteps - ks * (kKS / 32));
-    if (rb * kCW * kMS + warp * kMS >= a.strips) return;
+    if (rb * (kCW / kNG) * kMS + warp * kMS >= a.strips) return;
 #pragma unroll 2
     for (int kt = 0; kt < steps; ++kt) {
       uint32_t af[kMS][4], e[kMS];
@@ -640,19 +648,19 @@ struct TwoFourTiled {
       }
 #pragma unroll
       for (int j = 0; j < kNT8; ++j) {
-        if (j * 8 >= a.n) break;
+        if ((jn + j) * 8 >= a.n) break;
         uint32_t bf[4];
-        BFrag32<kNT8>(a, bs, kt * 32, j, bf);
+        BFrag32<kNT8>(a, bs, kt * 32, jn + j, bf);
 #pragma unroll
         for (int ms = 0; ms < kMS; ++ms) MmaSp16832<kType>(acc[ms][j], af[ms], bf, e[ms]);
       }
     }
   }
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS>
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
     Args p = a;
     p.a0 = a.a2, p.a1 = a.a3;
-    TwoFour::Fix<kType, kCW, kMS, kNT8, kKS>(p, rb, ks0, ks1, acc);
+    TwoFour::Fix<kType, kCW, kMS, kNT8, kKS, kNG>(p, rb, ks0, ks1, acc);
   }
 };
 

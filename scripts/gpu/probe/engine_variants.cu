@@ -10,17 +10,17 @@ namespace probe {
 
 namespace e = cuda::engine;
 
-template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB>
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
 static Variant Make(const char* fam) {
-  using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
-  auto fn = &e::StreamKernel<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
+  using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
+  auto fn = &e::StreamKernel<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, E::kSmemBytes));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, E::kThreads, E::kSmemBytes));
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "%s_w%dx%d_n%d_k%d_s%d_%s", fam, kCW, kMS, 8 * kNT8, kKS, E::kStages,
-                kBudgetKB > 120 ? "1cta" : "2cta");
-  return Variant{strdup(buf), std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value, std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value, kType, kNT8, E::kRows, kKS, E::kThreads,
+  std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
+                8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : "2cta");
+  return Variant{strdup(buf), std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value, std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads,
                  E::kSmemBytes, per_sm, fn};
 }
 
@@ -49,6 +49,14 @@ std::vector<Variant> Group3() {
 std::vector<Variant> Group4() {
   return {NT8S(e::TwoFourTiled, DType::kBF16, 8, 1, 256, 200, "s24_bf16_tiled"), NT8S(e::TwoFourTiled, DType::kBF16, 8, 2, 128, 200, "s24_bf16_tiled"),
           NT8S(e::TwoFourTiled, DType::kBF16, 4, 4, 128, 200, "s24_bf16_tiled")};
+}
+#elif GROUP == 5
+std::vector<Variant> Group5() {
+  using T = e::TwoFourTiled;
+  return {Make<T, DType::kF16, 16, 2, 2, 128, 200, 4>("s24_f16_tiled"), Make<T, DType::kF16, 16, 2, 1, 128, 200, 4>("s24_f16_tiled"),
+          Make<T, DType::kF16, 8, 2, 2, 128, 200, 2>("s24_f16_tiled"), Make<T, DType::kF16, 16, 1, 2, 256, 200, 4>("s24_f16_tiled"),
+          Make<T, DType::kF16, 8, 2, 1, 128, 200, 2>("s24_f16_tiled"), Make<T, DType::kF16, 8, 2, 4, 128, 200, 2>("s24_f16_tiled"),
+          Make<T, DType::kF16, 16, 2, 2, 128, 200, 2>("s24_f16_tiled"), Make<T, DType::kF16, 16, 2, 1, 128, 200, 2>("s24_f16_tiled")};
 }
 #endif
 

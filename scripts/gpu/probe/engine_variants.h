@@ -48,11 +48,12 @@ std::vector<Variant> Group1();
 std::vector<Variant> Group2();
 std::vector<Variant> Group3();
 std::vector<Variant> Group4();
+std::vector<Variant> Group5();
 
 inline const std::vector<Variant>& AllVariants() {
   static std::vector<Variant> all = [] {
     std::vector<Variant> v;
-    for (auto g : {Group0, Group1, Group2, Group3, Group4}) {
+    for (auto g : {Group0, Group1, Group2, Group3, Group4, Group5}) {
       std::vector<Variant> x = g();
       v.insert(v.end(), x.begin(), x.end());
     }
