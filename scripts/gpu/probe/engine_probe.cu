@@ -3,7 +3,7 @@
 // awkward shapes, Inf/NaN in B) and times it beside cuBLAS (loaded at run time): CUDA-event
 // medians with a cold L2, and the CUDA-graph time per launch over rotated copies of A.
 // Built on the GPU machine by engine_build.sh (one object per variant group, in parallel).
-//   engine_probe check
+//   engine_probe check | checksmall    (checksmall: the small cases, for compute-sanitizer)
 //   engine_probe time FILTER [shapes...]      FILTER: a variant-name prefix (dense, s24, ...)
 //   engine_probe one VARIANT M K N            a few launches of one variant (Nsight Compute)
 #include "scripts/gpu/probe/engine_variants.h"
@@ -272,7 +272,7 @@ static cudaError_t Run(const Launch& l, cudaStream_t s) {
 // The variants that fit N (their n-tiles cover N, and N is not far below them).
 static bool Fits(const Variant& v, int n) { return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8); }
 
-static int Check() {
+static int Check(bool small) {
   std::mt19937_64 rng(20261201);
   struct Case {
     int m, k, n;
@@ -288,6 +288,8 @@ static int Check() {
   int failures = 0, runs = 0;
   Workspace w;
   for (const Case& cs : cases) {
+    // `small`: the cases a sanitizer gets through in a minute or two.
+    if (small && static_cast<long long>(cs.m) * cs.k > (1 << 20)) continue;
     for (DType t : {DType::kF16, DType::kBF16}) {
       const double tol = t == DType::kF16 ? 5e-3 : 2e-2;
       for (bool two_four : {false, true}) {
@@ -545,7 +547,7 @@ int main(int argc, char** argv) {
     for (const Variant& v : AllVariants()) std::printf("%s smem %d threads %d per_sm %d\n", v.name, v.smem, v.threads, v.per_sm);
     return 0;
   }
-  if (mode == "check") return Check();
+  if (mode == "check" || mode == "checksmall") return Check(mode == "checksmall");
   if (mode == "time" || mode == "timeall") {
     std::vector<std::pair<int, int>> shapes;
     for (int i = 3; i + 1 < argc && std::strchr(argv[i], 'x'); ++i) {
