@@ -19,7 +19,7 @@ static Variant Make(const char* fam) {
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, E::kThreads, E::kSmemBytes));
   char buf[96];
   std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
-                8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : "2cta");
+                8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : kBudgetKB > 80 ? "2cta" : "3cta");
   return Variant{strdup(buf), std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value, std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads,
                  E::kSmemBytes, per_sm, fn};
 }
@@ -57,6 +57,13 @@ std::vector<Variant> Group5() {
           Make<T, DType::kF16, 8, 2, 2, 128, 200, 2>("s24_f16_tiled"), Make<T, DType::kF16, 16, 1, 2, 256, 200, 4>("s24_f16_tiled"),
           Make<T, DType::kF16, 8, 2, 1, 128, 200, 2>("s24_f16_tiled"), Make<T, DType::kF16, 8, 2, 4, 128, 200, 2>("s24_f16_tiled"),
           Make<T, DType::kF16, 16, 2, 2, 128, 200, 2>("s24_f16_tiled"), Make<T, DType::kF16, 16, 2, 1, 128, 200, 2>("s24_f16_tiled")};
+}
+#elif GROUP == 6
+std::vector<Variant> Group6() {
+  using D = e::DenseTiled;
+  return {Make<D, DType::kF16, 8, 1, 1, 128, 70>("dense_f16_tiled"), Make<D, DType::kF16, 4, 2, 1, 128, 100>("dense_f16_tiled"),
+          Make<D, DType::kF16, 8, 1, 1, 256, 100>("dense_f16_tiled"), Make<D, DType::kF16, 16, 1, 1, 128, 200>("dense_f16_tiled"),
+          Make<D, DType::kF16, 4, 1, 1, 128, 70>("dense_f16_tiled")};
 }
 #endif
 

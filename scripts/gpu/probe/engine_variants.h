@@ -49,11 +49,12 @@ std::vector<Variant> Group2();
 std::vector<Variant> Group3();
 std::vector<Variant> Group4();
 std::vector<Variant> Group5();
+std::vector<Variant> Group6();
 
 inline const std::vector<Variant>& AllVariants() {
   static std::vector<Variant> all = [] {
     std::vector<Variant> v;
-    for (auto g : {Group0, Group1, Group2, Group3, Group4, Group5}) {
+    for (auto g : {Group0, Group1, Group2, Group3, Group4, Group5, Group6}) {
       std::vector<Variant> x = g();
       v.insert(v.end(), x.begin(), x.end());
     }
