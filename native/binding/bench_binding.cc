@@ -1,4 +1,4 @@
-// N-API glue of the benchmark harness (native/cuda/bench). Validates arguments cheaply
+// N-API glue of the benchmark harness (native/bench). Validates arguments cheaply
 // (the TypeScript side validates fully first), runs each benchmark in an AsyncWorker whose
 // Execute() holds only plain C++ data, and returns the samples as Float64Arrays.
 //
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/bench.h"
+#include "bench/bench.h"
 
 namespace sparse {
 namespace binding {

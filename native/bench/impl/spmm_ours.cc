@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/device_util.h"
-#include "cuda/bench/implementation.h"
+#include "bench/device_util.h"
+#include "bench/implementation.h"
 #include "cuda/spmm/spmm.h"
 #include "common/sparse24.h"
 #include "cuda/spmm/spmm_prepared.h"

@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_LIBS_H_
-#define SPARSE_CUDA_BENCH_LIBS_H_
+#ifndef SPARSE_BENCH_LIBS_H_
+#define SPARSE_BENCH_LIBS_H_
 // cuBLAS, cuSPARSE, cuSPARSELt and NVML, loaded at run time with dlopen. Neither the build
 // machines nor CI have their headers, so the few prototypes, opaque handles and enum values
 // used here are declared below. NOTE: the cuBLAS/cuSPARSE enum values were checked against
@@ -206,4 +206,4 @@ std::string CusparseLtStatusName(cusparseStatus_t s);
 }  // namespace bench
 }  // namespace sparse
 #endif  // SPARSE_WITH_CUDA
-#endif  // SPARSE_CUDA_BENCH_LIBS_H_
+#endif  // SPARSE_BENCH_LIBS_H_

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/implementation.h"
+#include "bench/implementation.h"
 #include "cuda/sddmm/sddmm.h"
 #include "cuda/sddmm/sddmm_tc.h"
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/device_util.h"
-#include "cuda/bench/impl/cublas_gemm.h"
+#include "bench/device_util.h"
+#include "bench/impl/cublas_gemm.h"
 
 namespace sparse {
 namespace bench {

@@ -7,10 +7,10 @@
 #include <mutex>
 #include <vector>
 
-#include "cuda/bench/bench.h"
-#include "cuda/bench/context.h"
-#include "cuda/bench/device_util.h"
-#include "cuda/bench/libs.h"
+#include "bench/bench.h"
+#include "bench/context.h"
+#include "bench/device_util.h"
+#include "bench/libs.h"
 
 namespace sparse {
 namespace bench {

@@ -1,6 +1,6 @@
 // Helpers shared by the harness's implementations (see implementation.h).
 #if SPARSE_WITH_CUDA
-#include "cuda/bench/implementation.h"
+#include "bench/implementation.h"
 
 namespace sparse {
 namespace bench {

@@ -1,6 +1,6 @@
 // The CUDA harness's shared context and status checks (see context.h).
 #if SPARSE_WITH_CUDA
-#include "cuda/bench/context.h"
+#include "bench/context.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,5 +1,5 @@
 // Device helpers of the benchmark harness; see device_util.h.
-#include "cuda/bench/device_util.h"
+#include "bench/device_util.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_IMPLEMENTATION_H_
-#define SPARSE_CUDA_BENCH_IMPLEMENTATION_H_
+#ifndef SPARSE_BENCH_IMPLEMENTATION_H_
+#define SPARSE_BENCH_IMPLEMENTATION_H_
 // What the harness times: an Implementation of one op (ours, a library baseline), built from
 // the case and its device operands, and the helpers the implementations share (operand
 // slabs, byte counts, reading an output back, prepared inputs). See registry.h for how to
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/dtype.h"
-#include "cuda/bench/bench.h"
-#include "cuda/bench/context.h"
+#include "bench/bench.h"
+#include "bench/context.h"
 #include "cuda/common/device_buffer.h"
 
 namespace sparse {
@@ -137,4 +137,4 @@ const T* PreparedAt(const std::vector<std::unique_ptr<T>>& prepared, int copy) {
 }  // namespace bench
 }  // namespace sparse
 #endif  // SPARSE_WITH_CUDA
-#endif  // SPARSE_CUDA_BENCH_IMPLEMENTATION_H_
+#endif  // SPARSE_BENCH_IMPLEMENTATION_H_

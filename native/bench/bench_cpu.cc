@@ -13,7 +13,7 @@
 #include "cpu/cpu_gemm.h"
 #include "cpu/cpu_kernels.h"
 #include "cpu/parallel.h"
-#include "cuda/bench/bench.h"
+#include "bench/bench.h"
 
 namespace sparse {
 namespace bench {

@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_TIMING_H_
-#define SPARSE_CUDA_BENCH_TIMING_H_
+#ifndef SPARSE_BENCH_TIMING_H_
+#define SPARSE_BENCH_TIMING_H_
 // The timing loop of the CUDA harness: the L2 policy (rotated operand sets or a flush), the
 // spacer that keeps the host ahead of the GPU, CUDA-event samples and the CUDA-graph figure;
 // and the short warm trial with which a baseline picks its fastest configuration.
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/bench.h"
-#include "cuda/bench/context.h"
-#include "cuda/bench/implementation.h"
+#include "bench/bench.h"
+#include "bench/context.h"
+#include "bench/implementation.h"
 
 namespace sparse {
 namespace bench {
@@ -51,4 +51,4 @@ TrialOutcome PickFastest(const std::vector<TrialCandidate>& candidates, int laun
 }  // namespace bench
 }  // namespace sparse
 #endif  // SPARSE_WITH_CUDA
-#endif  // SPARSE_CUDA_BENCH_TIMING_H_
+#endif  // SPARSE_BENCH_TIMING_H_

@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_IMPL_CUSPARSE_COMMON_H_
-#define SPARSE_CUDA_BENCH_IMPL_CUSPARSE_COMMON_H_
+#ifndef SPARSE_BENCH_IMPL_CUSPARSE_COMMON_H_
+#define SPARSE_BENCH_IMPL_CUSPARSE_COMMON_H_
 // What the cuSPARSE baselines (spmm_cusparse.cc, sddmm_cusparse.cc) share: the handle
 // (CanImplement), operand sets in a Slab, and per set the generic-API descriptors (one
 // sparse CSR matrix, two dense matrices) and workspace, made before timing as an expert
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/implementation.h"
+#include "bench/implementation.h"
 
 namespace sparse {
 namespace bench {
@@ -52,4 +52,4 @@ class CusparseImpl : public Implementation {
 }  // namespace bench
 }  // namespace sparse
 #endif  // SPARSE_WITH_CUDA
-#endif  // SPARSE_CUDA_BENCH_IMPL_CUSPARSE_COMMON_H_
+#endif  // SPARSE_BENCH_IMPL_CUSPARSE_COMMON_H_

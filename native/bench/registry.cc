@@ -1,6 +1,6 @@
 // The registry of the CUDA harness's implementations (see registry.h for how to add one).
 #if SPARSE_WITH_CUDA
-#include "cuda/bench/registry.h"
+#include "bench/registry.h"
 
 namespace sparse {
 namespace bench {

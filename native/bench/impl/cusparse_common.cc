@@ -1,6 +1,6 @@
 // The cuSPARSE baselines' shared part (see cusparse_common.h).
 #if SPARSE_WITH_CUDA
-#include "cuda/bench/impl/cusparse_common.h"
+#include "bench/impl/cusparse_common.h"
 
 namespace sparse {
 namespace bench {

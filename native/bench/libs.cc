@@ -1,7 +1,7 @@
 // Run-time loading of cuBLAS, cuSPARSE, cuSPARSELt and NVML (see libs.h for why there are no
 // headers).
 #if SPARSE_WITH_CUDA
-#include "cuda/bench/libs.h"
+#include "bench/libs.h"
 
 #include <dlfcn.h>
 #include <glob.h>

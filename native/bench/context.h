@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_CONTEXT_H_
-#define SPARSE_CUDA_BENCH_CONTEXT_H_
+#ifndef SPARSE_BENCH_CONTEXT_H_
+#define SPARSE_BENCH_CONTEXT_H_
 // What every part of the CUDA harness shares: statuses turned into BenchErrors, and the
 // process-wide context (one stream, the library handles, the L2 flush buffer, a pool of
 // events). Host code; exists only when SPARSE_WITH_CUDA is set.
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "common/dtype.h"
-#include "cuda/bench/bench.h"
-#include "cuda/bench/libs.h"
+#include "bench/bench.h"
+#include "bench/libs.h"
 #include "cuda/common/device_buffer.h"
 
 namespace sparse {
@@ -88,4 +88,4 @@ std::mutex& BenchMutex();
 }  // namespace bench
 }  // namespace sparse
 #endif  // SPARSE_WITH_CUDA
-#endif  // SPARSE_CUDA_BENCH_CONTEXT_H_
+#endif  // SPARSE_BENCH_CONTEXT_H_

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/impl/cusparse_common.h"
-#include "cuda/bench/timing.h"
+#include "bench/impl/cusparse_common.h"
+#include "bench/timing.h"
 
 namespace sparse {
 namespace bench {

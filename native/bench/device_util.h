@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_DEVICE_UTIL_H_
-#define SPARSE_CUDA_BENCH_DEVICE_UTIL_H_
+#ifndef SPARSE_BENCH_DEVICE_UTIL_H_
+#define SPARSE_BENCH_DEVICE_UTIL_H_
 // Small device helpers of the benchmark harness (device_util.cu): random operands made on
 // the device (so large B matrices never cross PCIe or the JS heap) and CSR densification
 // for the dense baselines. Host-callable; asynchronous on `stream`.
@@ -34,4 +34,4 @@ cudaError_t Spin(uint64_t ns, cudaStream_t stream);
 }  // namespace bench
 }  // namespace sparse
 #endif  // SPARSE_WITH_CUDA
-#endif  // SPARSE_CUDA_BENCH_DEVICE_UTIL_H_
+#endif  // SPARSE_BENCH_DEVICE_UTIL_H_

@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_REGISTRY_H_
-#define SPARSE_CUDA_BENCH_REGISTRY_H_
+#ifndef SPARSE_BENCH_REGISTRY_H_
+#define SPARSE_BENCH_REGISTRY_H_
 // The implementations the CUDA harness can time, by op and by the name a case asks for
 // (BenchCase::impls; the TypeScript side lists the same names in ImplName).
 //
@@ -35,7 +35,7 @@
 #include <memory>
 #include <string>
 
-#include "cuda/bench/implementation.h"
+#include "bench/implementation.h"
 
 namespace sparse {
 namespace bench {
@@ -47,4 +47,4 @@ std::unique_ptr<Implementation> MakeImplementation(Op op, const ImplArgs& args, 
 }  // namespace bench
 }  // namespace sparse
 #endif  // SPARSE_WITH_CUDA
-#endif  // SPARSE_CUDA_BENCH_REGISTRY_H_
+#endif  // SPARSE_BENCH_REGISTRY_H_

@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_BENCH_H_
-#define SPARSE_CUDA_BENCH_BENCH_H_
+#ifndef SPARSE_BENCH_BENCH_H_
+#define SPARSE_BENCH_BENCH_H_
 // Host interface of the benchmark harness: times our SpMM/SDDMM and the dense, cuSPARSE and
 // cuSPARSELt baselines on the same data, and measures the device's ceilings.
 // Plain C++: no CUDA or N-API headers, so the binding and the CPU-only build include it.
@@ -127,4 +127,4 @@ double RelativeError(const std::vector<double>& x, const std::vector<double>& re
 
 }  // namespace bench
 }  // namespace sparse
-#endif  // SPARSE_CUDA_BENCH_BENCH_H_
+#endif  // SPARSE_BENCH_BENCH_H_

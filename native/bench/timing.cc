@@ -1,13 +1,13 @@
 // The timing loop of the CUDA harness (see timing.h).
 #if SPARSE_WITH_CUDA
-#include "cuda/bench/timing.h"
+#include "bench/timing.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 
-#include "cuda/bench/device_util.h"
+#include "bench/device_util.h"
 
 namespace sparse {
 namespace bench {

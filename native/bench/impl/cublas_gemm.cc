@@ -1,6 +1,6 @@
 // The dense cuBLAS baselines' shared part (see cublas_gemm.h).
 #if SPARSE_WITH_CUDA
-#include "cuda/bench/impl/cublas_gemm.h"
+#include "bench/impl/cublas_gemm.h"
 
 namespace sparse {
 namespace bench {

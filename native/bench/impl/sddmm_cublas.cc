@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/impl/cublas_gemm.h"
-#include "cuda/bench/timing.h"
+#include "bench/impl/cublas_gemm.h"
+#include "bench/timing.h"
 
 namespace sparse {
 namespace bench {

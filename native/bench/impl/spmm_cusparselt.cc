@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/device_util.h"
-#include "cuda/bench/implementation.h"
+#include "bench/device_util.h"
+#include "bench/implementation.h"
 
 namespace sparse {
 namespace bench {

@@ -1,5 +1,5 @@
-#ifndef SPARSE_CUDA_BENCH_IMPL_CUBLAS_GEMM_H_
-#define SPARSE_CUDA_BENCH_IMPL_CUBLAS_GEMM_H_
+#ifndef SPARSE_BENCH_IMPL_CUBLAS_GEMM_H_
+#define SPARSE_BENCH_IMPL_CUBLAS_GEMM_H_
 // What the dense cuBLAS baselines (spmm_cublas.cc, sddmm_cublas.cc) share: the dtype a name
 // needs and the cuBLAS handle (CanImplement), three dense operands per operand set (parts 0
 // and 1 the inputs, part 2 the output), and one cublasGemmEx call with fp32 alpha = 1,
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cuda/bench/implementation.h"
+#include "bench/implementation.h"
 
 namespace sparse {
 namespace bench {
@@ -54,4 +54,4 @@ class CublasGemm : public Implementation {
 }  // namespace bench
 }  // namespace sparse
 #endif  // SPARSE_WITH_CUDA
-#endif  // SPARSE_CUDA_BENCH_IMPL_CUBLAS_GEMM_H_
+#endif  // SPARSE_BENCH_IMPL_CUBLAS_GEMM_H_

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/impl/cusparse_common.h"
+#include "bench/impl/cusparse_common.h"
 
 namespace sparse {
 namespace bench {

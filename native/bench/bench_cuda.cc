@@ -7,7 +7,7 @@
 //   registry.h        the implementations by op and name (and how to add one)
 //   impl/             one file per implementation: ours, cuBLAS and cuSPARSE, per op
 //   ceilings.cc       the device's copy bandwidth and dense GEMM peaks
-#include "cuda/bench/bench.h"
+#include "bench/bench.h"
 
 #if !SPARSE_WITH_CUDA
 
@@ -39,12 +39,12 @@ Ceilings MeasureCeilingsCuda() { throw NotBuilt(); }
 #include <utility>
 #include <vector>
 
-#include "cuda/bench/context.h"
-#include "cuda/bench/device_util.h"
-#include "cuda/bench/implementation.h"
-#include "cuda/bench/libs.h"
-#include "cuda/bench/registry.h"
-#include "cuda/bench/timing.h"
+#include "bench/context.h"
+#include "bench/device_util.h"
+#include "bench/implementation.h"
+#include "bench/libs.h"
+#include "bench/registry.h"
+#include "bench/timing.h"
 
 namespace sparse {
 namespace bench {
