@@ -133,13 +133,18 @@ export interface NativeSddmmArgs {
   threads?: number
 }
 
-/** The kernel functions of the addon (src: native/binding/kernels_binding.cc). */
+/** The kernel functions of the addon (src: native/binding/kernels_binding.cc and its per-op files). */
 export interface NativeKernels {
   /** Never throws; `available: false` with a reason when there is no usable GPU. */
   cudaInfo(): CudaInfo
   spmm(args: NativeSpmmArgs): Promise<void>
   /** SpMM kernel variants for a shape (synchronous; no GPU work). */
   spmmVariants(shape: SpmmShape): SpmmVariantList
+  /**
+   * The variant-name grammar: one regular expression (the whole name, unanchored) per SpMM
+   * kernel family, from the families' table entries ([] in a build without CUDA).
+   */
+  spmmVariantGrammar(): string[]
   /**
    * Runs the SpMM once on CUDA (filling `c`), then times each of `variants`: `reps`
    * launches (default 20) between two events after 3 warm-up launches, operands hot in L2.

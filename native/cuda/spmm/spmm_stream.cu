@@ -10,13 +10,6 @@
 namespace sparse {
 namespace {
 
-cudaError_t CopyBuffer(DeviceBuffer* dst, const DeviceBuffer& src, cudaStream_t stream) {
-  cudaError_t e = dst->Allocate(src.bytes());
-  if (e == cudaSuccess && src.bytes())
-    e = cudaMemcpyAsync(dst->get(), src.get(), src.bytes(), cudaMemcpyDeviceToDevice, stream);
-  return e;
-}
-
 // k-units of 64 rows.
 int64_t KStages(int k) { return (static_cast<int64_t>(k) + 63) / 64; }
 
@@ -67,6 +60,12 @@ bool StreamChoiceValid(const StreamChoice& ch) {
   if (ch.splits != 1 && ch.splits != 2 && ch.splits != 4 && ch.splits != 8) return false;
   const int major = ComputeMajor();
   return major >= 8 && (ch.splits == 1 || major >= 9);
+}
+
+bool StreamCanRun(const SpmmProblem& p, const StreamChoice& ch) {
+  if (p.dtype == DType::kF32 || !StreamChoiceValid(ch)) return false;
+  const int64_t rows = static_cast<int64_t>(ch.warps) * ch.strips * 16;
+  return (p.m + rows - 1) / rows * ch.splits <= 0x7fffffff && (p.n + 127) / 128 <= 65535;
 }
 
 int StreamNT8(int n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : n <= 64 ? 8 : 16; }
@@ -124,19 +123,13 @@ cudaError_t BitmapMatrix::Upload(const BitmapTiles& t, DType dtype, cudaStream_t
   if (dtype == DType::kF32) return cudaErrorInvalidValue;
   m_ = t.m, k_ = t.k, strips_ = t.strips, ktiles_ = t.ktiles, dtype_ = dtype;
   stage_units_ = BitmapStageUnits(t);
-  cudaError_t e = offsets_.Upload(t.offsets.data(), 4 * t.offsets.size(), stream);
-  if (e == cudaSuccess) e = data_.Upload(t.data.data(), 4 * t.data.size(), stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);  // `t` may go away after the return
-  if (e != cudaSuccess) offsets_.Reset(), data_.Reset();
-  return e;
+  return UploadParts({{&offsets_, t.offsets.data(), 4 * t.offsets.size()}, {&data_, t.data.data(), 4 * t.data.size()}},
+                     stream);
 }
 
 cudaError_t BitmapMatrix::CopyFrom(const BitmapMatrix& o, cudaStream_t stream) {
   m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ktiles_ = o.ktiles_, stage_units_ = o.stage_units_, dtype_ = o.dtype_;
-  cudaError_t e = CopyBuffer(&offsets_, o.offsets_, stream);
-  if (e == cudaSuccess) e = CopyBuffer(&data_, o.data_, stream);
-  if (e != cudaSuccess) offsets_.Reset(), data_.Reset();
-  return e;
+  return CopyParts({{&offsets_, &o.offsets_}, {&data_, &o.data_}}, stream);
 }
 
 StreamChoice SelectBitmap(const BitmapMatrix& a, int n, int sm_count) {
@@ -154,19 +147,13 @@ cudaError_t Sp24Matrix::Upload(const Sp24Tiles& t, DType dtype, cudaStream_t str
   values_.Reset(), meta_.Reset();
   if (dtype == DType::kF32) return cudaErrorInvalidValue;
   m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype;
-  cudaError_t e = values_.Upload(t.values.data(), 2 * t.values.size(), stream);
-  if (e == cudaSuccess) e = meta_.Upload(t.meta.data(), 4 * t.meta.size(), stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  if (e != cudaSuccess) values_.Reset(), meta_.Reset();
-  return e;
+  return UploadParts({{&values_, t.values.data(), 2 * t.values.size()}, {&meta_, t.meta.data(), 4 * t.meta.size()}},
+                     stream);
 }
 
 cudaError_t Sp24Matrix::CopyFrom(const Sp24Matrix& o, cudaStream_t stream) {
   m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ksteps_ = o.ksteps_, dtype_ = o.dtype_;
-  cudaError_t e = CopyBuffer(&values_, o.values_, stream);
-  if (e == cudaSuccess) e = CopyBuffer(&meta_, o.meta_, stream);
-  if (e != cudaSuccess) values_.Reset(), meta_.Reset();
-  return e;
+  return CopyParts({{&values_, &o.values_}, {&meta_, &o.meta_}}, stream);
 }
 
 StreamChoice SelectSp24(const Sp24Matrix& a, int n, int sm_count) {
@@ -176,5 +163,70 @@ StreamChoice SelectSp24(const Sp24Matrix& a, int n, int sm_count) {
 std::vector<std::string> Sp24Variants(const Sp24Matrix& a, int n) {
   return Variants("s24", a.strips(), KStages(a.k()), n);
 }
+
+// ---------------------------------------------------------------------------------------
+// The 2:4 family's table entry (spmm_family.h).
+
+namespace {
+
+// Rank 10 -- a 2:4 matrix in f16/bf16 (the caller checked the pattern: SpmmPlan::Structure):
+// the 2:4 kernel (spmm_24_kernel.cuh) moves 1.125 bytes per weight and runs mma.sp; on the
+// H200 it was faster than every other kernel of ours at every N measured (1 to 256;
+// BENCHMARKS.md, v5).
+bool SelectSp24Family(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
+  if (p.dtype == DType::kF32 || p.structure != SpmmProblem::k24) return false;
+  ch->Set(SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count, false));
+  return true;
+}
+
+bool ParseSp24Family(const char* name, SpmmChoice* ch) {
+  StreamChoice s;
+  if (!ParseStreamVariant("s24", name, &s)) return false;
+  ch->Set(s);
+  return true;
+}
+
+std::string Sp24FamilyName(const SpmmChoice& ch) { return StreamVariantName("s24", ch.Get<StreamChoice>()); }
+
+// Only where the caller vouched for the pattern.
+bool Sp24FamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
+  return p.structure == SpmmProblem::k24 && StreamCanRun(p, ch.Get<StreamChoice>());
+}
+
+void Sp24FamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
+  if (p.dtype == DType::kF32 || p.structure != SpmmProblem::k24) return;
+  for (const std::string& v : StreamVariants("s24", p.m, p.k, p.n)) out->push_back(v);
+}
+
+cudaError_t Sp24Prepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
+                        std::string* why) {
+  std::vector<int> offsets, cols;
+  std::vector<uint16_t> vals;
+  cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
+  if (e != cudaSuccess) return e;
+  Sp24Tiles t;
+  const std::string err = BuildSp24Tiles(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t);
+  if (!err.empty()) {
+    if (why) *why = err;
+    return cudaErrorInvalidValue;
+  }
+  auto a = std::make_unique<Sp24Matrix>();
+  e = a->Upload(t, p.dtype, stream);
+  if (e == cudaSuccess) *out = std::move(a);
+  return e;
+}
+
+cudaError_t Sp24Launch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* a, int, cudaStream_t stream) {
+  return LaunchSpmm24(*static_cast<const Sp24Matrix*>(a), StreamOperandsOf(p), ch.Get<StreamChoice>(), stream);
+}
+
+const SpmmFamily kSp24Family = {
+    "s24", "s24_w\\d+_m\\d+_s\\d+", 10, SelectSp24Family, ParseSp24Family, Sp24FamilyName, Sp24FamilyCanRun,
+    Sp24FamilyVariants, "2:4 tiles", Sp24Prepare, Sp24Launch,
+};
+
+}  // namespace
+
+SPARSE_SPMM_FAMILY(kSp24Family);
 
 }  // namespace sparse
