@@ -54,13 +54,7 @@ bool SelectBitmapFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   return true;
 }
 
-bool ParseBitmapFamily(const char* name, SpmmChoice* ch) {
-  StreamChoice s;
-  if (!ParseStreamVariant("bm", name, &s)) return false;
-  ch->Set(s);
-  return true;
-}
-
+bool ParseBitmapFamily(const char* name, SpmmChoice* ch) { return ParseStreamFamily("bm", name, ch); }
 std::string BitmapFamilyName(const SpmmChoice& ch) { return StreamVariantName("bm", ch.Get<StreamChoice>()); }
 bool BitmapFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) { return StreamCanRun(p, ch.Get<StreamChoice>()); }
 
@@ -71,20 +65,7 @@ void BitmapFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 
 cudaError_t BitmapPrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
                           std::string* why) {
-  std::vector<int> offsets, cols;
-  std::vector<uint16_t> vals;
-  cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
-  if (e != cudaSuccess) return e;
-  BitmapTiles t;
-  const std::string err = BuildBitmapTiles(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t);
-  if (!err.empty()) {
-    if (why) *why = err;
-    return cudaErrorInvalidValue;
-  }
-  auto a = std::make_unique<BitmapMatrix>();
-  e = a->Upload(t, p.dtype, stream);
-  if (e == cudaSuccess) *out = std::move(a);
-  return e;
+  return PrepareStreamOperand<BitmapMatrix>(p, stream, BuildBitmapTiles, out, why);
 }
 
 cudaError_t BitmapLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* a, int, cudaStream_t stream) {

@@ -137,27 +137,28 @@ std::string CsrName(const SpmmChoice& ch) {
   return out;
 }
 
-bool ParseTile(const char* name, SpmmChoice* ch) {
-  int a = 0, b = 0, c = 0, u = 0;
+// Scans a CSR kernel's name: `with_unroll` (the deep variant, "..._u%d%c") or `plain`
+// ("...%c"); three numbers and the unroll (0 for a plain name). The trailing %c catches junk.
+bool ScanCsrName(const char* name, const char* with_unroll, const char* plain, int v[3], int* unroll) {
   char tail = 0;
-  if (std::sscanf(name, "tile_v%d_t%d_x%d_u%d%c", &a, &b, &c, &u, &tail) != 4) {
-    u = 0;
-    if (std::sscanf(name, "tile_v%d_t%d_x%d%c", &a, &b, &c, &tail) != 3) return false;
-  }
+  if (std::sscanf(name, with_unroll, &v[0], &v[1], &v[2], unroll, &tail) == 4) return true;
+  *unroll = 0;
+  return std::sscanf(name, plain, &v[0], &v[1], &v[2], &tail) == 3;
+}
+
+bool ParseTile(const char* name, SpmmChoice* ch) {
+  int v[3], u = 0;
+  if (!ScanCsrName(name, "tile_v%d_t%d_x%d_u%d%c", "tile_v%d_t%d_x%d%c", v, &u)) return false;
   ch->kind = SpmmKind::kTile;
-  ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = c, ch->warps_per_row = 1, ch->unroll = u;
+  ch->vec_elems = v[0], ch->threads_x = v[1], ch->vecs_x = v[2], ch->warps_per_row = 1, ch->unroll = u;
   return true;
 }
 
 bool ParseSplit(const char* name, SpmmChoice* ch) {
-  int a = 0, b = 0, c = 0, u = 0;
-  char tail = 0;
-  if (std::sscanf(name, "split_v%d_t%d_w%d_u%d%c", &a, &b, &c, &u, &tail) != 4) {
-    u = 0;
-    if (std::sscanf(name, "split_v%d_t%d_w%d%c", &a, &b, &c, &tail) != 3) return false;
-  }
+  int v[3], u = 0;
+  if (!ScanCsrName(name, "split_v%d_t%d_w%d_u%d%c", "split_v%d_t%d_w%d%c", v, &u)) return false;
   ch->kind = SpmmKind::kSplit;
-  ch->vec_elems = a, ch->threads_x = b, ch->vecs_x = 1, ch->warps_per_row = c, ch->unroll = u;
+  ch->vec_elems = v[0], ch->threads_x = v[1], ch->vecs_x = 1, ch->warps_per_row = v[2], ch->unroll = u;
   return true;
 }
 

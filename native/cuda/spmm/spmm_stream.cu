@@ -68,6 +68,13 @@ bool StreamCanRun(const SpmmProblem& p, const StreamChoice& ch) {
   return (p.m + rows - 1) / rows * ch.splits <= 0x7fffffff && (p.n + 127) / 128 <= 65535;
 }
 
+bool ParseStreamFamily(const char* prefix, const char* name, SpmmChoice* ch) {
+  StreamChoice s;
+  if (!ParseStreamVariant(prefix, name, &s)) return false;
+  ch->Set(s);
+  return true;
+}
+
 int StreamNT8(int n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : n <= 64 ? 8 : 16; }
 
 StreamChoice SelectStream(int64_t strips, int64_t kstages, int n, int sm_count, bool bitmap) {
@@ -179,13 +186,7 @@ bool SelectSp24Family(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   return true;
 }
 
-bool ParseSp24Family(const char* name, SpmmChoice* ch) {
-  StreamChoice s;
-  if (!ParseStreamVariant("s24", name, &s)) return false;
-  ch->Set(s);
-  return true;
-}
-
+bool ParseSp24Family(const char* name, SpmmChoice* ch) { return ParseStreamFamily("s24", name, ch); }
 std::string Sp24FamilyName(const SpmmChoice& ch) { return StreamVariantName("s24", ch.Get<StreamChoice>()); }
 
 // Only where the caller vouched for the pattern.
@@ -200,20 +201,7 @@ void Sp24FamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 
 cudaError_t Sp24Prepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
                         std::string* why) {
-  std::vector<int> offsets, cols;
-  std::vector<uint16_t> vals;
-  cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
-  if (e != cudaSuccess) return e;
-  Sp24Tiles t;
-  const std::string err = BuildSp24Tiles(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t);
-  if (!err.empty()) {
-    if (why) *why = err;
-    return cudaErrorInvalidValue;
-  }
-  auto a = std::make_unique<Sp24Matrix>();
-  e = a->Upload(t, p.dtype, stream);
-  if (e == cudaSuccess) *out = std::move(a);
-  return e;
+  return PrepareStreamOperand<Sp24Matrix>(p, stream, BuildSp24Tiles, out, why);
 }
 
 cudaError_t Sp24Launch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* a, int, cudaStream_t stream) {

@@ -101,6 +101,30 @@ inline StreamOperands StreamOperandsOf(const SpmmProblem& p) {
   op.n = p.n, op.b = p.b, op.c = p.c;
   return op;
 }
+// Parses "<prefix>_w<warps>_m<strips>_s<splits>" into ch's configuration.
+bool ParseStreamFamily(const char* prefix, const char* name, SpmmChoice* ch);
+// The prepared operand of a streaming family: p's CSR downloaded, tiled on the host by
+// `build` (BuildBitmapTiles, BuildSp24Tiles; its message in *why when the matrix does not fit)
+// and uploaded as a Matrix (BitmapMatrix, Sp24Matrix). Synchronous.
+template <typename Matrix, typename Tiles>
+cudaError_t PrepareStreamOperand(const SpmmProblem& p, cudaStream_t stream,
+                                 std::string (*build)(int, int, const int*, const int*, const uint16_t*, Tiles*),
+                                 std::unique_ptr<SpmmOperand>* out, std::string* why) {
+  std::vector<int> offsets, cols;
+  std::vector<uint16_t> vals;
+  cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
+  if (e != cudaSuccess) return e;
+  Tiles t;
+  const std::string err = build(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t);
+  if (!err.empty()) {
+    if (why) *why = err;
+    return cudaErrorInvalidValue;
+  }
+  auto a = std::make_unique<Matrix>();
+  e = a->Upload(t, p.dtype, stream);
+  if (e == cudaSuccess) *out = std::move(a);
+  return e;
+}
 
 // Asynchronous launches. Return cudaErrorInvalidValue for an empty matrix, f32, n < 1 or
 // a configuration that cannot run.
