@@ -1,9 +1,10 @@
 #ifndef SPARSE_BENCH_BENCH_H_
 #define SPARSE_BENCH_BENCH_H_
-// Host interface of the benchmark harness: times our SpMM/SDDMM and the dense, cuSPARSE and
-// cuSPARSELt baselines on the same data, and measures the device's ceilings.
+// Host interface of the benchmark harness, for both devices: times our SpMM/SDDMM and the
+// baselines (CUDA: dense cuBLAS, cuSPARSE, cuSPARSELt; CPU: the dense fp32 product) on the
+// same data, and measures the device's ceilings. Every implementation, CPU or CUDA, is an
+// Implementation in one registry (registry.h); Run times a case on either device.
 // Plain C++: no CUDA or N-API headers, so the binding and the CPU-only build include it.
-// The *Cuda functions exist only when SPARSE_WITH_CUDA is set; callers check first.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,9 @@ class BenchError : public std::runtime_error {
  private:
   std::string code_;
 };
+
+enum class Op { kSpmm, kSddmm };
+enum class Device { kCuda, kCpu };
 
 struct BenchOptions {
   int warmup = 5;            // untimed launches before the samples (and before the estimate).
@@ -58,9 +62,9 @@ struct BenchCase {
   // SPARSE_SPMM_VARIANT). Used by `sparse bench --tune` and its cache. SDDMM and CPU: unused.
   std::string variant;
   HostCsr csr;
-  // Implementations to time, by name: "ours", "cublas_f32", "cublas_tf32", "cublas_f16",
-  // "cublas_bf16", "cusparse", "cusparselt" (CUDA; the last SpMM only, 2:4 f16/bf16);
-  // "ours", "cpu_dense_f32" (CPU).
+  // Implementations to time, by name (registry.cc): "ours", "cublas_f32", "cublas_tf32",
+  // "cublas_f16", "cublas_bf16", "cusparse", "cusparselt" (CUDA; the last SpMM only, 2:4
+  // f16/bf16); "ours", "cpu_dense_f32" (CPU).
   std::vector<std::string> impls;
 };
 
@@ -106,17 +110,23 @@ struct DeviceInfo {
   std::string cublas, cusparse;                         // library status: "libcublas.so.13" or why missing
 };
 
-// CUDA (bench_cuda.cc, ceilings.cc). Without SPARSE_WITH_CUDA, CudaBuilt() is false,
-// QueryDevice() says why, and the others throw BenchError "cudaNotBuilt".
+// Times case `c` of `op` on `device`: each implementation it asks for (by name, from the
+// registry), each output checked against the device's reference (CUDA: the dense cuBLAS
+// product of the case's dtype; CPU: cpu_dense_f32), reported in the order asked. A CUDA case
+// in a build without CUDA throws BenchError "cudaNotBuilt" (check CudaBuilt() first).
+BenchResult Run(Device device, Op op, const BenchCase& c, const BenchOptions& o);
+// The device's copy bandwidth and dense GEMM rates (CPU: on `threads` threads).
+Ceilings MeasureCeilings(Device device, int threads);
+
+// CUDA (bench_cuda.cc). Without SPARSE_WITH_CUDA, CudaBuilt() is false and QueryDevice()
+// says why.
 bool CudaBuilt();
 DeviceInfo QueryDevice();
-BenchResult BenchSpmmCuda(const BenchCase& c, const BenchOptions& o);
-BenchResult BenchSddmmCuda(const BenchCase& c, const BenchOptions& o);
-Ceilings MeasureCeilingsCuda();
 
-// CPU (bench_cpu.cc; always built).
-BenchResult BenchSpmmCpu(const BenchCase& c, const BenchOptions& o);
-BenchResult BenchSddmmCpu(const BenchCase& c, const BenchOptions& o);
+// The per-device halves of Run and MeasureCeilings (bench_cuda.cc / ceilings.cc, bench_cpu.cc).
+BenchResult RunCaseCuda(Op op, const BenchCase& c, const BenchOptions& o);
+BenchResult RunCaseCpu(Op op, const BenchCase& c, const BenchOptions& o);
+Ceilings MeasureCeilingsCuda();
 Ceilings MeasureCeilingsCpu(int threads);
 
 // Host helpers shared by both paths (bench_cpu.cc).

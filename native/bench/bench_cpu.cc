@@ -1,7 +1,6 @@
-// The CPU side of the benchmark harness: our CPU kernels against a dense fp32 product (a CPU
-// BLAS when installed, else our blocked GEMM: cpu/cpu_gemm.h), timed with a steady clock.
-// Built in every configuration (no CUDA here).
-// NOTE: it lives beside the CUDA harness so that both share bench.h and one binding.
+// The CPU side of the benchmark harness: a case's host operands, made once, and each asked
+// implementation from the registry (our CPU kernels, the dense fp32 product: impl/cpu_*.cc)
+// timed with a steady clock; the CPU ceilings. Built in every configuration (no CUDA here).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,10 +9,12 @@
 #include <vector>
 
 #include "common/half_host.h"
-#include "cpu/cpu_gemm.h"
-#include "cpu/cpu_kernels.h"
-#include "cpu/parallel.h"
+#include "common/random_normal.h"
 #include "bench/bench.h"
+#include "bench/host_operands.h"
+#include "bench/implementation.h"
+#include "bench/registry.h"
+#include "cpu/cpu_gemm.h"
 
 namespace sparse {
 namespace bench {
@@ -51,21 +52,24 @@ double RelativeError(const std::vector<double>& x, const std::vector<double>& re
   return std::sqrt(num / den);
 }
 
+void DenseProduct(const float* a, const float* b, float* c, int m, int k, int n, bool nt, int threads,
+                  std::string* detail) {
+  GemmArgs g;
+  g.m = m, g.n = n, g.k = k;
+  g.a = a, g.lda = std::max(k, 1);
+  g.b = b, g.ldb = std::max(nt ? k : n, 1), g.b_transposed = nt;
+  g.c = c, g.ldc = std::max(n, 1);
+  DenseSgemm(g, threads, detail);
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Standard normals from a counter-based hash (the same recipe as the device fill).
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// Standard normals from a counter-based hash (the device fill's recipe: common/random_normal.h).
 float NormalAt(uint64_t seed, size_t i) {
-  const uint64_t h = SplitMix64(seed ^ SplitMix64(i));
-  const float u1 = ((h >> 40) + 1) * (1.0f / 16777217.0f);
-  const float u2 = ((h >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
+  float u1, u2;
+  UniformPairAt(seed, i, &u1, &u2);
   return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.283185307179586f * u2);
 }
 
@@ -90,19 +94,6 @@ std::vector<float> DecodeToFloat(const void* src, DType t, size_t count) {
   std::vector<double> d(count);
   DecodeToDouble(src, t, count, d.data());
   return std::vector<float>(d.begin(), d.end());
-}
-
-// C[m x n] = A[m x k] B[k x n] (or B[n x k]^T when `nt`), fp32, row-major, with the CPU BLAS
-// when one is installed, else our blocked GEMM (cpu/cpu_gemm.h). It never skips zeros of A: a
-// dense product does the full work.
-void DenseProduct(const float* a, const float* b, float* c, int m, int k, int n, bool nt, int threads,
-                  std::string* detail) {
-  GemmArgs g;
-  g.m = m, g.n = n, g.k = k;
-  g.a = a, g.lda = std::max(k, 1);
-  g.b = b, g.ldb = std::max(nt ? k : n, 1), g.b_transposed = nt;
-  g.c = c, g.ldc = std::max(n, 1);
-  DenseSgemm(g, threads, detail);
 }
 
 // CPU timing: one warm-up run, then runs until both min_reps and min_ms are reached, or
@@ -135,128 +126,69 @@ void CheckCase(const BenchCase& c, bool spmm) {
     throw BenchError("usage", "csr.rowOffsets must run from 0 to nnz");
 }
 
-std::vector<float> DenseFromCsr(const HostCsr& csr, const std::vector<float>& values) {
-  std::vector<float> dense(static_cast<size_t>(csr.rows) * csr.cols, 0.f);
-  for (int r = 0; r < csr.rows; ++r)
-    for (int i = csr.row_offsets[r]; i < csr.row_offsets[r + 1]; ++i)
-      dense[static_cast<size_t>(r) * csr.cols + csr.column_indices[i]] = values[i];
-  return dense;
-}
-
-ImplResult Unknown(const std::string& name) {
-  ImplResult ir;
-  ir.name = name;
-  ir.reason = name.rfind("cu", 0) == 0 ? name + " is a CUDA baseline (not available in CPU mode)"
-                                        : "unknown implementation '" + name + "'";
-  return ir;
+// The case's operands on the host: the CSR's values as given (random normals for a
+// pattern-only mask) and the dense operands as seeded random normals, all rounded to the
+// case's dtype, so that the dense product sees the same numbers.
+void MakeHostOperands(const BenchCase& c, Op op, HostOperands* h) {
+  const size_t nnz = c.csr.nnz;
+  if (c.csr.values) h->values_f = DecodeToFloat(c.csr.values, c.dtype, nnz);
+  else FillNormalHost(&h->values_f, nnz, 0x5eed0000ull);
+  h->values = Encode(h->values_f, c.dtype);
+  h->values_f = DecodeToFloat(h->values.data(), c.dtype, nnz);
+  if (op == Op::kSpmm) {
+    FillNormalHost(&h->b_f, static_cast<size_t>(c.k) * c.n, 0x5eedB000ull);
+    h->b = Encode(h->b_f, c.dtype);
+    h->b_f = DecodeToFloat(h->b.data(), c.dtype, h->b_f.size());
+    if (c.index_bits == 16) h->indices16.assign(c.csr.column_indices, c.csr.column_indices + nnz);
+    h->output.resize(static_cast<size_t>(c.m) * c.n * DTypeBytes(c.dtype));
+    SpmmProblem& p = h->spmm;
+    p.m = c.m, p.k = c.k, p.n = c.n, p.nnz = static_cast<int>(nnz), p.dtype = c.dtype;
+    p.values = h->values.data();
+    p.column_indices = c.index_bits == 16 ? static_cast<const void*>(h->indices16.data()) : c.csr.column_indices;
+    p.index_bits = c.index_bits;
+    p.row_offsets = c.csr.row_offsets;
+    p.row_indices = c.csr.row_indices;
+    p.b = h->b.data();
+    p.c = h->output.data();
+  } else {
+    FillNormalHost(&h->lhs_f, static_cast<size_t>(c.m) * c.k, 0x5eed1000ull);
+    FillNormalHost(&h->rhs_f, static_cast<size_t>(c.n) * c.k, 0x5eed2000ull);
+    h->lhs = Encode(h->lhs_f, c.dtype), h->rhs = Encode(h->rhs_f, c.dtype);
+    h->lhs_f = DecodeToFloat(h->lhs.data(), c.dtype, h->lhs_f.size());
+    h->rhs_f = DecodeToFloat(h->rhs.data(), c.dtype, h->rhs_f.size());
+    h->output.resize(nnz * DTypeBytes(c.dtype));
+    SddmmProblem& p = h->sddmm;
+    p.m = c.m, p.k = c.k, p.n = c.n, p.nnz = static_cast<int>(nnz), p.dtype = c.dtype;
+    p.row_offsets = c.csr.row_offsets;
+    p.column_indices = c.csr.column_indices;
+    p.row_indices = c.csr.row_indices;
+    p.lhs = h->lhs.data();
+    p.rhs = h->rhs.data();
+    p.out = h->output.data();
+  }
 }
 
 }  // namespace
 
-BenchResult BenchSpmmCpu(const BenchCase& c, const BenchOptions& o) {
-  CheckCase(c, true);
-  const size_t nnz = c.csr.nnz;
-  std::vector<float> values_f;
-  if (c.csr.values) values_f = DecodeToFloat(c.csr.values, c.dtype, nnz);
-  else FillNormalHost(&values_f, nnz, 0x5eed0000ull);
-  std::vector<uint8_t> values = Encode(values_f, c.dtype);
-  // Operands rounded to the case's dtype, so the dense product sees the same numbers.
-  std::vector<float> b_f;
-  FillNormalHost(&b_f, static_cast<size_t>(c.k) * c.n, 0x5eedB000ull);
-  std::vector<uint8_t> b = Encode(b_f, c.dtype);
-  b_f = DecodeToFloat(b.data(), c.dtype, b_f.size());
-  values_f = DecodeToFloat(values.data(), c.dtype, nnz);
-
-  std::vector<int16_t> idx16;
-  if (c.index_bits == 16) idx16.assign(c.csr.column_indices, c.csr.column_indices + nnz);
-  std::vector<uint8_t> out(static_cast<size_t>(c.m) * c.n * DTypeBytes(c.dtype));
-  SpmmProblem p;
-  p.m = c.m, p.k = c.k, p.n = c.n, p.nnz = static_cast<int>(nnz), p.dtype = c.dtype;
-  p.values = values.data();
-  p.column_indices = c.index_bits == 16 ? static_cast<const void*>(idx16.data()) : c.csr.column_indices;
-  p.index_bits = c.index_bits;
-  p.row_offsets = c.csr.row_offsets;
-  p.row_indices = c.csr.row_indices;
-  p.b = b.data();
-  p.c = out.data();
-
-  BenchResult res;
-  std::vector<double> reference;
-  std::vector<double> ours_out;
-  for (const std::string& name : c.impls) {
-    ImplResult ir;
-    ir.name = name;
-    ir.l2_mode = "n/a";
-    if (name == "ours") {
-      if (const char* why = CheckSpmmProblem(p)) throw BenchError("usage", why);
-      ir.detail = "CpuSpmm, " + std::to_string(ResolveThreads(o.threads, 1 << 30)) + " threads";
-      ir.samples_ms = TimeCpu(o, [&] { CpuSpmm(p, o.threads); });
-      ir.available = true;
-      ours_out.resize(static_cast<size_t>(c.m) * c.n);
-      DecodeToDouble(out.data(), c.dtype, ours_out.size(), ours_out.data());
-    } else if (name == "cpu_dense_f32") {
-      std::vector<float> a = DenseFromCsr(c.csr, values_f);
-      std::vector<float> cd(static_cast<size_t>(c.m) * c.n);
-      ir.samples_ms =
-          TimeCpu(o, [&] { DenseProduct(a.data(), b_f.data(), cd.data(), c.m, c.k, c.n, false, o.threads, &ir.detail); });
-      ir.available = true;
-      reference.assign(cd.begin(), cd.end());
-    } else {
-      ir = Unknown(name);
-    }
-    res.impls.push_back(std::move(ir));
-  }
-  if (o.check && !reference.empty() && !ours_out.empty())
-    for (ImplResult& ir : res.impls)
-      if (ir.name == "ours") ir.rel_err = RelativeError(ours_out, reference), ir.check_against = "cpu_dense_f32";
-  return res;
-}
-
-BenchResult BenchSddmmCpu(const BenchCase& c, const BenchOptions& o) {
-  CheckCase(c, false);
-  const size_t nnz = c.csr.nnz;
-  std::vector<float> l_f, r_f;
-  FillNormalHost(&l_f, static_cast<size_t>(c.m) * c.k, 0x5eed1000ull);
-  FillNormalHost(&r_f, static_cast<size_t>(c.n) * c.k, 0x5eed2000ull);
-  std::vector<uint8_t> l = Encode(l_f, c.dtype), r = Encode(r_f, c.dtype);
-  l_f = DecodeToFloat(l.data(), c.dtype, l_f.size());
-  r_f = DecodeToFloat(r.data(), c.dtype, r_f.size());
-  std::vector<uint8_t> out(nnz * DTypeBytes(c.dtype));
-  SddmmProblem p;
-  p.m = c.m, p.k = c.k, p.n = c.n, p.nnz = static_cast<int>(nnz), p.dtype = c.dtype;
-  p.row_offsets = c.csr.row_offsets;
-  p.column_indices = c.csr.column_indices;
-  p.row_indices = c.csr.row_indices;
-  p.lhs = l.data();
-  p.rhs = r.data();
-  p.out = out.data();
-
+BenchResult RunCaseCpu(Op op, const BenchCase& c, const BenchOptions& o) {
+  CheckCase(c, op == Op::kSpmm);
+  HostOperands host;
+  MakeHostOperands(c, op, &host);
   BenchResult res;
   std::vector<double> reference, ours_out;
   for (const std::string& name : c.impls) {
     ImplResult ir;
     ir.name = name;
-    ir.l2_mode = "n/a";
-    if (name == "ours") {
-      if (const char* why = CheckSddmmProblem(p)) throw BenchError("usage", why);
-      ir.detail = "CpuSddmm, " + std::to_string(ResolveThreads(o.threads, 1 << 30)) + " threads";
-      ir.samples_ms = TimeCpu(o, [&] { CpuSddmm(p, o.threads); });
+    std::unique_ptr<Implementation> impl = MakeCpuImplementation(op, CpuImplArgs{name, c, host, o}, &ir.reason);
+    if (impl) {
+      ir.l2_mode = "n/a";
+      impl->Setup(1);
+      ir.samples_ms = TimeCpu(o, [&] { impl->Launch(0); });
+      ir.detail = impl->detail();
       ir.available = true;
-      ours_out.resize(nnz);
-      DecodeToDouble(out.data(), c.dtype, nnz, ours_out.data());
-    } else if (name == "cpu_dense_f32") {
-      std::vector<float> full(static_cast<size_t>(c.m) * c.n);
-      std::string how;
-      ir.samples_ms =
-          TimeCpu(o, [&] { DenseProduct(l_f.data(), r_f.data(), full.data(), c.m, c.k, c.n, true, o.threads, &how); });
-      ir.detail = "full product L R^T: " + how;
-      ir.available = true;
-      reference.resize(nnz);
-      for (int row = 0; row < c.m; ++row)
-        for (int i = c.csr.row_offsets[row]; i < c.csr.row_offsets[row + 1]; ++i)
-          reference[i] = full[static_cast<size_t>(row) * c.n + c.csr.column_indices[i]];
-    } else {
-      ir = Unknown(name);
+      // The check: ours against the dense product.
+      if (name == "ours") ours_out = impl->Output();
+      if (name == "cpu_dense_f32") reference = impl->Output();
     }
     res.impls.push_back(std::move(ir));
   }

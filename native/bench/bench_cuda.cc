@@ -1,6 +1,7 @@
 // The CUDA side of the benchmark harness: runs a case (its operands uploaded once, each asked
 // implementation timed, each output checked against the dense reference) and describes the
-// device. See bench.h for the contract; the pieces are:
+// device. See bench.h for the contract (bench.cc dispatches here or to bench_cpu.cc); the
+// pieces are:
 //   context.h         the process-wide context (stream, library handles, L2 flush buffer)
 //   timing.h          the timing loop (L2 policy, spacer, events, CUDA graph) and warm trials
 //   implementation.h  what an implementation is, and the helpers they share
@@ -22,8 +23,7 @@ DeviceInfo QueryDevice() {
   d.reason = "CUDA not built: this addon was compiled without the CUDA toolkit";
   return d;
 }
-BenchResult BenchSpmmCuda(const BenchCase&, const BenchOptions&) { throw NotBuilt(); }
-BenchResult BenchSddmmCuda(const BenchCase&, const BenchOptions&) { throw NotBuilt(); }
+BenchResult RunCaseCuda(Op, const BenchCase&, const BenchOptions&) { throw NotBuilt(); }
 Ceilings MeasureCeilingsCuda() { throw NotBuilt(); }
 }  // namespace bench
 }  // namespace sparse
@@ -213,8 +213,7 @@ DeviceInfo QueryDevice() {
   return d;
 }
 
-BenchResult BenchSpmmCuda(const BenchCase& c, const BenchOptions& o) { return RunCase(c, o, Op::kSpmm); }
-BenchResult BenchSddmmCuda(const BenchCase& c, const BenchOptions& o) { return RunCase(c, o, Op::kSddmm); }
+BenchResult RunCaseCuda(Op op, const BenchCase& c, const BenchOptions& o) { return RunCase(c, o, op); }
 
 }  // namespace bench
 }  // namespace sparse

@@ -4,33 +4,21 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/random_normal.h"
+#include "cuda/common/vector.cuh"
+
 namespace sparse {
 namespace bench {
 namespace {
 
-__device__ __forceinline__ uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// Box-Muller on two 24-bit uniforms from one 64-bit hash.
+// Box-Muller on two 24-bit uniforms from one 64-bit hash (common/random_normal.h).
 __device__ __forceinline__ float NormalAt(uint64_t seed, size_t i) {
-  uint64_t h = SplitMix64(seed ^ SplitMix64(i));
-  float u1 = ((h >> 40) + 1) * (1.0f / 16777217.0f);  // (0, 1]
-  float u2 = ((h >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
+  float u1, u2;
+  UniformPairAt(seed, i, &u1, &u2);
   return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
 }
 
-template <typename T>
-__device__ __forceinline__ T FromFloat(float v);
-template <>
-__device__ __forceinline__ float FromFloat<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half FromFloat<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+using cuda::FromFloat;
 
 template <typename T>
 __global__ void FillNormalKernel(T* dst, size_t count, uint64_t seed) {

@@ -1,29 +1,81 @@
 #ifndef SPARSE_BENCH_IMPLEMENTATION_H_
 #define SPARSE_BENCH_IMPLEMENTATION_H_
-// What the harness times: an Implementation of one op (ours, a library baseline), built from
-// the case and its device operands, and the helpers the implementations share (operand
-// slabs, byte counts, reading an output back, prepared inputs). See registry.h for how to
-// add one. Host code; exists only when SPARSE_WITH_CUDA is set.
-#if SPARSE_WITH_CUDA
-#include <cuda_runtime_api.h>
-
-#include <chrono>
+// What the harness times, on either device: an Implementation of one op (ours, a library
+// baseline, the CPU's dense product), built by its factory in the registry from the case and
+// the case's operands. Then, for the CUDA implementations, the helpers they share (the case's
+// device operands, slabs, byte counts, reading an output back, prepared inputs); the CPU
+// ones read HostOperands (host_operands.h). See registry.h for how to add one.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "common/dtype.h"
 #include "bench/bench.h"
+#include "common/dtype.h"
+
+namespace sparse {
+namespace bench {
+
+// One timed implementation. The harness calls, in this order: CanImplement (may it run this
+// case at all? no device work); Footprint (CUDA: for the L2 policy, how many operand sets);
+// Setup(copies); Launch(copy), many times (CUDA: each on ctx.stream; CPU: synchronous, timed
+// with a steady clock); then Output (for the check). Errors are thrown as BenchError: from
+// "ours" they fail the case, from a baseline they make it unavailable with the error as its
+// reason.
+class Implementation {
+ public:
+  virtual ~Implementation() = default;
+  // Empty when the implementation can run the case, else why not (a library that is not
+  // loaded, a dtype it does not take): reported as `reason`, and nothing else is called.
+  virtual std::string CanImplement() const { return ""; }
+  // Bytes of operands one launch touches (inputs and output), for the L2 decision (CUDA).
+  virtual size_t Footprint() const = 0;
+  // Allocates `copies` independent operand sets and fills them from the case's operands;
+  // builds anything prepared once per matrix (not timed); sets detail(). Untimed. (CPU: one
+  // set, the case's host operands.)
+  virtual void Setup(int copies) = 0;
+  // One launch on operand set `copy` (CUDA: enqueued, asynchronous, on the context's stream).
+  virtual void Launch(int copy) = 0;
+  // The output of operand set 0 as doubles: SpMM C (m x n, row-major); SDDMM the nnz
+  // sampled values in CSR order.
+  virtual std::vector<double> Output() = 0;
+  // How it was called (kernel, algorithm, compute type), reported as `detail`.
+  const std::string& detail() const { return detail_; }
+
+ protected:
+  std::string detail_;
+};
+
+// Bytes of `count` elements of `t`.
+inline size_t Bytes(int64_t count, DType t) { return static_cast<size_t>(count) * DTypeBytes(t); }
+
+// What a CPU factory in the registry gets: the name asked for, the case, its host operands
+// (made once per case) and the options (threads). All outlive the implementation.
+struct HostOperands;
+struct CpuImplArgs {
+  const std::string& name;
+  const BenchCase& c;
+  const HostOperands& host;
+  const BenchOptions& options;
+};
+
+}  // namespace bench
+}  // namespace sparse
+
+// ---------------------------------------------------------------------------------------
+// The CUDA implementations' helpers. Host code; exists only when SPARSE_WITH_CUDA is set.
+#if SPARSE_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+
 #include "bench/context.h"
 #include "cuda/common/device_buffer.h"
 
 namespace sparse {
 namespace bench {
-
-enum class Op { kSpmm, kSddmm };
 
 // The case's operands on the device, made once per case (bench_cuda.cc) and read by every
 // implementation, which copies what it needs into its own operand sets.
@@ -47,37 +99,6 @@ struct ImplArgs {
   const Operands& operands;
   Context& ctx;
 };
-
-// One timed implementation. The harness calls, in this order: CanImplement (may it run this
-// case at all? no device work); Footprint (for the L2 policy: how many operand sets);
-// Setup(copies); Launch(copy), many times, each on ctx.stream; then Output (for the check).
-// Errors are thrown as BenchError: from "ours" they fail the case, from a baseline they make
-// it unavailable with the error as its reason.
-class Implementation {
- public:
-  virtual ~Implementation() = default;
-  // Empty when the implementation can run the case, else why not (a library that is not
-  // loaded, a dtype it does not take): reported as `reason`, and nothing else is called.
-  virtual std::string CanImplement() const { return ""; }
-  // Bytes of operands one launch touches (inputs and output), for the L2 decision.
-  virtual size_t Footprint() const = 0;
-  // Allocates `copies` independent operand sets and fills them from the case's operands;
-  // builds anything prepared once per matrix (not timed); sets detail(). Untimed.
-  virtual void Setup(int copies) = 0;
-  // Enqueues one launch on operand set `copy` (asynchronous, on the context's stream).
-  virtual void Launch(int copy) = 0;
-  // The output of operand set 0 as doubles: SpMM C (m x n, row-major); SDDMM the nnz
-  // sampled values in CSR order.
-  virtual std::vector<double> Output() = 0;
-  // How it was called (kernel, algorithm, compute type), reported as `detail`.
-  const std::string& detail() const { return detail_; }
-
- protected:
-  std::string detail_;
-};
-
-// Bytes of `count` elements of `t`.
-inline size_t Bytes(int64_t count, DType t) { return static_cast<size_t>(count) * DTypeBytes(t); }
 
 // Copies `count` elements of `t` from the device and decodes them (synchronizes `stream`).
 std::vector<double> ReadDense(const void* src, size_t count, DType t, cudaStream_t stream);

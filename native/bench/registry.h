@@ -1,7 +1,7 @@
 #ifndef SPARSE_BENCH_REGISTRY_H_
 #define SPARSE_BENCH_REGISTRY_H_
-// The implementations the CUDA harness can time, by op and by the name a case asks for
-// (BenchCase::impls; the TypeScript side lists the same names in ImplName).
+// The implementations the harness can time, on both devices, by op and by the name a case
+// asks for (BenchCase::impls; the TypeScript side lists the same names in ImplName).
 //
 // How to add an implementation (a new kernel of ours, or a baseline library):
 //   1. Write impl/<op>_<name>.cc: a class deriving from Implementation (implementation.h)
@@ -20,9 +20,12 @@
 //        not allocate or synchronize (it is also captured into a CUDA graph).
 //      - Output(): operand set 0's result as doubles (SpMM: C row-major; SDDMM: the nnz
 //        values in CSR order), checked against the dense reference.
+//      A CPU implementation is the same interface: its factory takes CpuImplArgs (the case's
+//      HostOperands, host_operands.h); Launch runs synchronously and is timed with a steady
+//      clock; Footprint is unused (impl/cpu_ours.cc, impl/cpu_dense.cc).
 //   2. Declare the factory and add it to kImplementations in registry.cc: a new name is one
-//      line (its factory per op, null for an op it does not do); an existing name for
-//      another op fills in that column.
+//      line (its factory per device and op, null where it does not run); an existing name
+//      for another op or device fills in that column.
 //   3. A library loaded at run time: its loader beside cuBLAS and cuSPARSE in libs.h /
 //      libs.cc (dlopen, the few prototypes and enum values it needs), its handle in Context
 //      (context.h, created once in GetContext with a reason when it is missing, or on first
@@ -30,8 +33,7 @@
 //      CanImplement returns that reason when the handle is null.
 //   4. The name in src/bench (ImplName and the places that choose which names to time).
 // sources.cjs compiles every .cc below native/, so nothing else lists the file.
-// Host code; exists only when SPARSE_WITH_CUDA is set.
-#if SPARSE_WITH_CUDA
+// Host code; the CUDA half exists only when SPARSE_WITH_CUDA is set.
 #include <memory>
 #include <string>
 
@@ -40,11 +42,13 @@
 namespace sparse {
 namespace bench {
 
-// The implementation `args.name` of `op`, or null with `*reason` set: unknown name, or its
-// CanImplement's answer.
+// The implementation `args.name` of `op`, or null with `*reason` set: unknown name, not
+// on this device, or its CanImplement's answer.
+std::unique_ptr<Implementation> MakeCpuImplementation(Op op, const CpuImplArgs& args, std::string* reason);
+#if SPARSE_WITH_CUDA
 std::unique_ptr<Implementation> MakeImplementation(Op op, const ImplArgs& args, std::string* reason);
+#endif
 
 }  // namespace bench
 }  // namespace sparse
-#endif  // SPARSE_WITH_CUDA
 #endif  // SPARSE_BENCH_REGISTRY_H_
