@@ -128,6 +128,12 @@ class Args {
   [[noreturn]] void TypeFail(const std::string& msg) const { throw Napi::TypeError::New(env_, op_ + ": " + msg); }
   [[noreturn]] void RangeFail(const std::string& msg) const { throw Napi::RangeError::New(env_, op_ + ": " + msg); }
 
+  // Whether the argument object has `name` (neither undefined nor null).
+  bool Has(const char* name) const {
+    Napi::Value v = obj_.Get(name);
+    return !v.IsUndefined() && !v.IsNull();
+  }
+
   int Dim(const char* name) const {
     Napi::Value v = obj_.Get(name);
     if (!v.IsNumber()) TypeFail(std::string(name) + " must be a number");

@@ -119,9 +119,12 @@ Napi::Value Spmm(const Napi::CallbackInfo& info) {
   }, a.keep());
 }
 
-// spmmVariants({m, k, n, nnz, dtype, indexBits?, structure?: '2:4'}): synchronous, no GPU
-// work. `selected` is the built-in selection's pick ('' without CUDA), `variants` every
-// variant that can run the problem (device buffers from cudaMalloc assumed).
+// spmmVariants({m, k, n, nnz, dtype, indexBits?, structure?: '2:4', rowOffsets?,
+// columnIndices?, values?}): synchronous, no GPU work. `selected` is the built-in selection's
+// pick ('' without CUDA), `variants` every variant that can run the problem (device buffers
+// from cudaMalloc assumed). With the matrix (rowOffsets, columnIndices and its values in the
+// dtype), the plan checks its structure itself (SpmmPlan::Structure) and says so:
+// `structure: '2:4'` when the 2:4 kernel may run it.
 Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
   Args a(info, "spmmVariants");
   Napi::Env env = info.Env();
@@ -135,6 +138,14 @@ Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
   p.dtype = a.DTypeField();
   p.index_bits = SpmmPlan::IndexBits(p.dtype, p.k, a.OptionalInt("indexBits", 0));
   p.structure = a.OptionalString("structure", "") == "2:4" ? SpmmProblem::k24 : SpmmProblem::kUnstructured;
+  if (a.Has("rowOffsets")) {
+    const CsrPattern csr = ParseMonotoneCsrPattern(a, p.m);
+    if (csr.nnz != p.nnz) a.RangeFail("nnz must equal rowOffsets[m]");
+    const void* values = a.ValueArray("values", p.dtype, csr.nnz);
+    if (SpmmPlan::Structure(p.dtype, p.m, csr.row_offsets, csr.column_indices, values) == SpmmProblem::k24)
+      p.structure = SpmmProblem::k24;
+  }
+  if (p.structure == SpmmProblem::k24) o.Set("structure", "2:4");
   o.Set("selected", SpmmSelectedVariant(p));
   const std::vector<std::string> v = SpmmVariants(p);
   for (size_t i = 0; i < v.size(); ++i) list.Set(static_cast<uint32_t>(i), v[i]);

@@ -140,12 +140,27 @@ export interface BenchVariantList {
   /** The built-in selection's pick ('' without CUDA). */
   selected: string
   variants: string[]
+  /** '2:4' when the plan found the matrix 2:4 (its 2:4 kernel's variants are listed then). */
+  structure?: '2:4'
+}
+
+/** What `spmmVariants` is asked: the shape, and the matrix, whose structure the plan checks. */
+export interface BenchVariantQuery {
+  m: number
+  k: number
+  n: number
+  nnz: number
+  dtype: ValueDType
+  indexBits?: 16 | 32
+  rowOffsets: Int32Array
+  columnIndices: Int32Array
+  values: Float32Array | Uint16Array
 }
 
 export interface BenchNative {
   benchCudaBuilt: boolean
   /** The kernels' SpMM variant list (the addon's `spmmVariants`); absent in older addons. */
-  spmmVariants?(shape: {m: number; k: number; n: number; nnz: number; dtype: ValueDType; indexBits?: 16 | 32; structure?: '2:4'}): BenchVariantList
+  spmmVariants?(query: BenchVariantQuery): BenchVariantList
   benchDeviceInfo(): NativeDeviceInfo
   benchCeilings(device: BenchDevice, threads?: number): Promise<NativeCeilings>
   benchSpmm(args: NativeBenchArgs): Promise<NativeBenchResult>

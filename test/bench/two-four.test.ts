@@ -146,17 +146,24 @@ describe('bench on 2:4 matrices', () => {
 
   describe('--tune on 2:4 matrices', () => {
     const LIST = ['split_v4_t8_w1', 'split_v4_t4_w2', 'bm_w4_m1_s4']
-    /** A fake harness whose spmmVariants records the shapes asked and lists s24_w4_m1_s8 (the fastest) for 2:4 ones. */
+    /**
+     * A fake harness whose spmmVariants, as the plan does, checks the matrix it is given for
+     * 2:4 (f16/bf16), records the shapes asked with what it found, and lists s24_w4_m1_s8 (the
+     * fastest) for 2:4 ones.
+     */
     function native(shapes: Array<Record<string, unknown>>, calls: NativeBenchArgs[] = []): BenchNative {
       const factors = {split_v4_t8_w1: 1, split_v4_t4_w2: 0.7, bm_w4_m1_s4: 0.6, s24_w4_m1_s8: 0.3}
       const base = fakeNative({calls, variants: {selected: 'split_v4_t8_w1', factors}})
       return {
         ...base,
-        spmmVariants: (shape) => {
-          shapes.push(shape)
+        spmmVariants: (q) => {
+          const {rowOffsets, columnIndices, values, ...shape} = q
+          const csr = {rows: q.m, cols: q.k, rowOffsets, columnIndices, values: null, dtype: q.dtype}
+          const structure = q.dtype !== 'f32' && isTwoFour(csr, values) ? ('2:4' as const) : undefined
+          shapes.push({...shape, structure})
           // As the kernels: the bitmap kernel for f16/bf16, the 2:4 one for 2:4 matrices too.
-          const list = shape.dtype === 'f32' ? LIST.filter((v) => !v.startsWith('bm_')) : LIST
-          return {selected: 'split_v4_t8_w1', variants: shape.structure === '2:4' ? [...list, 's24_w4_m1_s8'] : list}
+          const list = q.dtype === 'f32' ? LIST.filter((v) => !v.startsWith('bm_')) : LIST
+          return {selected: 'split_v4_t8_w1', variants: structure ? [...list, 's24_w4_m1_s8'] : list, ...(structure ? {structure} : {})}
         },
       }
     }
