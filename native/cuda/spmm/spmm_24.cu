@@ -15,14 +15,9 @@ struct Sp24LaunchOp {
   cuda::Sp24Args args;
   args.values = static_cast<const uint4*>(a.values());
   args.meta = static_cast<const uint4*>(a.meta());
-  args.b = op.b, args.c = op.c;
-  args.m = a.m(), args.k = a.k(), args.n = op.n;
-  args.strips = a.strips(), args.ksteps = a.ksteps(), args.splits = ch.splits;
-  args.b_mode = StreamBMode(op.n, op.b);
-  const int smem = L::kSmemBytes;
-  const int64_t row_blocks = (a.strips() + kWB * kMS - 1) / (kWB * kMS);
-  const int col_blocks = (op.n + 8 * kNT8 - 1) / (8 * kNT8);
-  return LaunchStream(cuda::Spmm24Kernel<kType, kWB, kMS, kNT8, kP>, args, row_blocks, col_blocks, ch, smem, s);
+  args.ksteps = a.ksteps();
+  return LaunchStreamKernel<kWB, kMS, kNT8>(cuda::Spmm24Kernel<kType, kWB, kMS, kNT8, kP>, args, a, op, ch,
+                                            L::kSmemBytes, s);
 }
 };
 

@@ -13,16 +13,12 @@ struct BitmapLaunchOp {
   cuda::BitmapArgs args;
   args.offsets = a.offsets();
   args.data = static_cast<const uint4*>(a.data());
-  args.b = op.b, args.c = op.c;
-  args.m = a.m(), args.k = a.k(), args.n = op.n;
-  args.strips = a.strips(), args.ktiles = a.ktiles(), args.splits = ch.splits;
+  args.ktiles = a.ktiles();
   args.stage_units = a.stage_units();
-  args.b_mode = StreamBMode(op.n, op.b);
   const int smem = L::SmemBytes(a.stage_units());
   if (smem > 227 * 1024) return cudaErrorInvalidValue;
-  const int64_t row_blocks = (a.strips() + kWB * kMS - 1) / (kWB * kMS);
-  const int col_blocks = (op.n + 8 * kNT8 - 1) / (8 * kNT8);
-  return LaunchStream(cuda::SpmmBitmapKernel<kType, kWB, kMS, kNT8, kP>, args, row_blocks, col_blocks, ch, smem, s);
+  return LaunchStreamKernel<kWB, kMS, kNT8>(cuda::SpmmBitmapKernel<kType, kWB, kMS, kNT8, kP>, args, a, op, ch, smem,
+                                            s);
 }
 };
 

@@ -126,6 +126,21 @@ cudaError_t PrepareStreamOperand(const SpmmProblem& p, cudaStream_t stream,
   return e;
 }
 
+// What both launchers share: fills the arguments both kernels' Args have (B, C, the shape,
+// the strips, the splits, how B is staged) from the matrix and the operands, and launches
+// `kernel` over the matrix's row blocks of kWB * kMS strips and N's column blocks of 8 kNT8.
+template <int kWB, int kMS, int kNT8, typename Kernel, typename Args, typename Matrix>
+cudaError_t LaunchStreamKernel(Kernel kernel, Args args, const Matrix& a, const StreamOperands& op,
+                               const StreamChoice& ch, int smem, cudaStream_t stream) {
+  args.b = op.b, args.c = op.c;
+  args.m = a.m(), args.k = a.k(), args.n = op.n;
+  args.strips = a.strips(), args.splits = ch.splits;
+  args.b_mode = StreamBMode(op.n, op.b);
+  const int64_t row_blocks = (a.strips() + kWB * kMS - 1) / (kWB * kMS);
+  const int col_blocks = (op.n + 8 * kNT8 - 1) / (8 * kNT8);
+  return LaunchStream(kernel, args, row_blocks, col_blocks, ch, smem, stream);
+}
+
 // Asynchronous launches. Return cudaErrorInvalidValue for an empty matrix, f32, n < 1 or
 // a configuration that cannot run.
 cudaError_t LaunchSpmmBitmap(const BitmapMatrix& a, const StreamOperands& op, const StreamChoice& ch,
