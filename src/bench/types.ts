@@ -6,6 +6,7 @@
  *   the addon is loaded only by src/kernels/binding.ts, and native.ts casts it to BenchNative),
  * - the options of a run, and the report it produces (case records, device, tune, summary).
  */
+import type {SpmmShape, SpmmVariantList} from '../kernels/binding.js'
 import type {ValueDType} from '../types.js'
 
 // ---------------------------------------------------------------------------------------
@@ -136,26 +137,10 @@ export interface NativeBenchError extends Error {
 }
 
 /** The SpMM variants of a shape (the kernels' `spmmVariants`; see src/kernels/binding.ts). */
-export interface BenchVariantList {
-  /** The built-in selection's pick ('' without CUDA). */
-  selected: string
-  variants: string[]
-  /** '2:4' when the plan found the matrix 2:4 (its 2:4 kernel's variants are listed then). */
-  structure?: '2:4'
-}
+export type BenchVariantList = SpmmVariantList
 
 /** What `spmmVariants` is asked: the shape, and the matrix, whose structure the plan checks. */
-export interface BenchVariantQuery {
-  m: number
-  k: number
-  n: number
-  nnz: number
-  dtype: ValueDType
-  indexBits?: 16 | 32
-  rowOffsets: Int32Array
-  columnIndices: Int32Array
-  values: Float32Array | Uint16Array
-}
+export type BenchVariantQuery = Omit<SpmmShape, 'structure'> & Required<Pick<SpmmShape, 'rowOffsets' | 'columnIndices' | 'values'>>
 
 export interface BenchNative {
   benchCudaBuilt: boolean
