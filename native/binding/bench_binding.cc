@@ -1,6 +1,7 @@
-// N-API glue of the benchmark harness (native/cuda/bench). Validates arguments cheaply
-// (the TypeScript side validates fully first), runs each benchmark in an AsyncWorker whose
-// Execute() holds only plain C++ data, and returns the samples as Float64Arrays.
+// N-API glue of the benchmark harness (native/bench, both devices: one bench::Run). Validates
+// arguments cheaply (the TypeScript side validates fully first), runs each benchmark in an
+// AsyncWorker whose Execute() holds only plain C++ data, and returns the samples as
+// Float64Arrays.
 //
 // Exports:
 //   benchCudaBuilt: boolean
@@ -15,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/bench.h"
+#include "bench/bench.h"
 
 namespace sparse {
 namespace binding {
@@ -173,8 +174,8 @@ class BenchWorker : public PromiseWorker {
 
  protected:
   void Run() override {
-    if (cuda_) result_ = spmm_ ? bench::BenchSpmmCuda(c, o) : bench::BenchSddmmCuda(c, o);
-    else result_ = spmm_ ? bench::BenchSpmmCpu(c, o) : bench::BenchSddmmCpu(c, o);
+    result_ = bench::Run(cuda_ ? bench::Device::kCuda : bench::Device::kCpu, spmm_ ? bench::Op::kSpmm : bench::Op::kSddmm,
+                         c, o);
   }
   Napi::Value Result(Napi::Env env) override { return ResultToJs(env, result_); }
 
@@ -188,7 +189,7 @@ class CeilingsWorker : public PromiseWorker {
   CeilingsWorker(Napi::Env env, bool cuda, int threads) : PromiseWorker(env), cuda_(cuda), threads_(threads) {}
 
  protected:
-  void Run() override { result_ = cuda_ ? bench::MeasureCeilingsCuda() : bench::MeasureCeilingsCpu(threads_); }
+  void Run() override { result_ = bench::MeasureCeilings(cuda_ ? bench::Device::kCuda : bench::Device::kCpu, threads_); }
   Napi::Value Result(Napi::Env env) override { return CeilingsToJs(env, result_); }
 
  private:

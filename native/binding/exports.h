@@ -9,7 +9,9 @@
 namespace sparse {
 namespace binding {
 
-// Device queries, CPU/CUDA SpMM and SDDMM, the references (kernels_binding.cc).
+// Device queries (kernels_binding.cc), then one file per op: CPU/CUDA SpMM, its variants and
+// reference (spmm_binding.cc), SDDMM (sddmm_binding.cc), the prepared formats
+// (formats_binding.cc).
 void InitKernels(Napi::Env env, Napi::Object exports);
 // The benchmark harness: CUDA-event timing, cuBLAS/cuSPARSE baselines (bench_binding.cc).
 void InitBench(Napi::Env env, Napi::Object exports);

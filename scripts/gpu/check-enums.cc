@@ -1,4 +1,4 @@
-// Checks the enum values that native/cuda/bench/libs.h declares by hand (the build machines
+// Checks the enum values that native/bench/libs.h declares by hand (the build machines
 // have no cuBLAS/cuSPARSE headers) against the real headers of the GPU machine:
 //   g++ -std=c++17 -DSPARSE_WITH_CUDA=1 -Inative -I/usr/local/cuda/include scripts/gpu/check-enums.cc -o /tmp/check-enums && /tmp/check-enums
 // Prints one line per value and exits 1 on any mismatch.
@@ -8,7 +8,7 @@
 
 #include <cstdio>
 
-#include "cuda/bench/libs.h"
+#include "bench/libs.h"
 
 namespace b = sparse::bench;
 static int bad = 0;

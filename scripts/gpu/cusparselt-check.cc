@@ -1,11 +1,11 @@
-// Self-check of the hand-written cuSPARSELt surface of the bench harness (native/cuda/bench/
+// Self-check of the hand-written cuSPARSELt surface of the bench harness (native/bench/
 // libs.h: the loader, the prototypes, the enum values, the opaque struct sizes), on the GPU
 // machine, with the call sequence of the `cusparselt` baseline (impl/spmm_cusparselt.cc):
 // row-major A (2:4, structured), B and C, CUSPARSE_COMPUTE_32F, prune check, compression,
 // cusparseLtMatmulSearch, cusparseLtMatmul, then the same matmul captured in a CUDA graph.
 // Each product is compared with a float64 CPU reference, so a wrong enum value or layout
 // shows up as a failed line. Build and run with scripts/gpu/cusparselt-check.sh (from the
-// repository root), which compiles it with g++ together with native/cuda/bench/libs.cc and
+// repository root), which compiles it with g++ together with native/bench/libs.cc and
 // the static CUDA runtime.
 // With -DSPARSE_WITH_CUSPARSELT_H and -I<the wheel's nvidia/cusparselt/include> it also
 // compares our enum values and struct size with the real header.
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/bench/libs.h"
+#include "bench/libs.h"
 
 #if SPARSE_WITH_CUSPARSELT_H
 #include <cusparseLt.h>

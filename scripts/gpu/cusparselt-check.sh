@@ -9,7 +9,7 @@
 set -uo pipefail
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 BIN=${TMPDIR:-/tmp}/cusparselt-check
-SRC=(scripts/gpu/cusparselt-check.cc native/cuda/bench/libs.cc)
+SRC=(scripts/gpu/cusparselt-check.cc native/bench/libs.cc)
 FLAGS=(-std=c++17 -O2 -Wall -DSPARSE_WITH_CUDA=1 -Inative -I"$CUDA/include")
 LIBS=("$CUDA/lib64/libcudart_static.a" -ldl -lrt -lpthread)
 

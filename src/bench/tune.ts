@@ -28,7 +28,7 @@ import {dirname, join} from 'node:path'
 import {errorAbout, SparseError} from '../errors.js'
 import {checkTextFile, readTextFile} from '../formats/byte-source.js'
 import {MAX_TUNE_CACHE_BYTES} from '../formats/limits.js'
-import {SPMM_VARIANT_NAME as VARIANT_NAME} from '../kernels/variant-name.js'
+import {spmmVariantName} from '../kernels/variant-name.js'
 import type {ValueDType} from '../types.js'
 import {writeText} from './output.js'
 import type {NativeTimingOptions} from './types.js'
@@ -37,11 +37,10 @@ export const TUNE_CACHE_FORMAT = 'sparse-tune'
 export const TUNE_CACHE_VERSION = 1
 
 /**
- * A variant name as the kernels spell it (native/cuda/spmm/spmm.h): the SIMT tile and split
- * kernels, the tensor-core `tc_*`, the bitmap `bm_*` and the 2:4 `s24_*` kernels (the names
- * `spmm()` accepts).
+ * A variant name as the kernels spell it (the grammar the native side exports: one pattern per
+ * kernel family; the names `spmm()` accepts).
  */
-export {VARIANT_NAME}
+export {spmmVariantName}
 
 /** What identifies a tuned problem. `gpu` is the device name `sparse bench` reports (report.device.name). */
 export interface TuneKeyInput {
@@ -166,7 +165,7 @@ export async function readTuneCache(path: string): Promise<{cache: TuneCache; wa
   let dropped = 0
   for (const [key, value] of Object.entries(o.entries as Record<string, unknown>)) {
     const e = value as Partial<TuneCacheEntry> | null
-    if (e && typeof e === 'object' && typeof e.variant === 'string' && VARIANT_NAME.test(e.variant)) cache.entries[key] = e as TuneCacheEntry
+    if (e && typeof e === 'object' && typeof e.variant === 'string' && spmmVariantName().test(e.variant)) cache.entries[key] = e as TuneCacheEntry
     else dropped++
   }
   return dropped > 0 ? {cache, warning: `tune cache ${path}: ignored ${dropped} malformed entr${dropped === 1 ? 'y' : 'ies'}`} : {cache}

@@ -6,6 +6,7 @@
  *   the addon is loaded only by src/kernels/binding.ts, and native.ts casts it to BenchNative),
  * - the options of a run, and the report it produces (case records, device, tune, summary).
  */
+import type {SpmmShape, SpmmVariantList} from '../kernels/binding.js'
 import type {ValueDType} from '../types.js'
 
 // ---------------------------------------------------------------------------------------
@@ -136,16 +137,15 @@ export interface NativeBenchError extends Error {
 }
 
 /** The SpMM variants of a shape (the kernels' `spmmVariants`; see src/kernels/binding.ts). */
-export interface BenchVariantList {
-  /** The built-in selection's pick ('' without CUDA). */
-  selected: string
-  variants: string[]
-}
+export type BenchVariantList = SpmmVariantList
+
+/** What `spmmVariants` is asked: the shape, and the matrix, whose structure the plan checks. */
+export type BenchVariantQuery = Omit<SpmmShape, 'structure'> & Required<Pick<SpmmShape, 'rowOffsets' | 'columnIndices' | 'values'>>
 
 export interface BenchNative {
   benchCudaBuilt: boolean
   /** The kernels' SpMM variant list (the addon's `spmmVariants`); absent in older addons. */
-  spmmVariants?(shape: {m: number; k: number; n: number; nnz: number; dtype: ValueDType; indexBits?: 16 | 32; structure?: '2:4'}): BenchVariantList
+  spmmVariants?(query: BenchVariantQuery): BenchVariantList
   benchDeviceInfo(): NativeDeviceInfo
   benchCeilings(device: BenchDevice, threads?: number): Promise<NativeCeilings>
   benchSpmm(args: NativeBenchArgs): Promise<NativeBenchResult>

@@ -6,7 +6,6 @@
  * end saves the winners and returns the run's TuneSummary.
  */
 import {DeviceError} from '../errors.js'
-import {isTwoFour} from '../sparse/two-four.js'
 import {errorMessage} from './failure.js'
 import {indexBitsFor} from './metrics.js'
 import {type MeasureArgs, measure} from './measure.js'
@@ -22,7 +21,7 @@ import {
   type TuneCacheEntry,
   tuneKey,
 } from './tune.js'
-import type {BenchCaseResult, BenchNative, BenchOptions, NativeTimingOptions, TunedFigures, TuneSummary, VariantSource} from './types.js'
+import type {BenchCaseResult, BenchNative, BenchOptions, BenchVariantList, NativeTimingOptions, TunedFigures, TuneSummary, VariantSource} from './types.js'
 
 
 export interface VariantChoice {
@@ -33,21 +32,6 @@ export interface VariantChoice {
   source: VariantSource
   tuned?: TunedFigures
   key: string
-}
-
-/**
- * Whether a case's matrix is 2:4 in the case's values, once per values array (the check is
- * linear in nnz and a matrix runs at several N). f32 is never: the 2:4 kernel is half only.
- */
-const structureSeen = new WeakMap<object, boolean>()
-export function caseStructure(a: Pick<MeasureArgs, 'csr' | 'values' | 'dtype'>): '2:4' | undefined {
-  if (a.dtype === 'f32') return undefined
-  let s24 = structureSeen.get(a.values)
-  if (s24 === undefined) {
-    s24 = isTwoFour(a.csr, a.values)
-    structureSeen.set(a.values, s24)
-  }
-  return s24 ? '2:4' : undefined
 }
 
 export class Tuner {
@@ -81,11 +65,12 @@ export class Tuner {
     const {csr} = a
     const nnz = csr.rowOffsets[csr.rows]
     const indexBits = indexBitsFor(a.op, a.dtype, csr.cols)
+    const shape = {m: csr.rows, k: csr.cols, n: a.n, nnz, dtype: a.dtype, indexBits}
+    // The plan checks the matrix's structure (the 2:4 test) and says what it found.
     // NOTE: a 2:4 matrix lists the 2:4 kernel's s24_* variants too, and has its own cache key.
-    const structure = caseStructure(a)
-    const shape = {m: csr.rows, k: csr.cols, n: a.n, nnz, dtype: a.dtype, indexBits, ...(structure ? {structure} : {})}
-    const key = tuneKey({gpu: this.gpu, ...shape})
-    const list = native.spmmVariants ? native.spmmVariants(shape) : {selected: '', variants: []}
+    const query = {...shape, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: a.values}
+    const list: BenchVariantList = native.spmmVariants ? native.spmmVariants(query) : {selected: '', variants: []}
+    const key = tuneKey({gpu: this.gpu, ...shape, ...(list.structure ? {structure: list.structure} : {})})
     const selected = list.selected || undefined
     if (this.forced) {
       // The kernel runs the forced variant where it can, else its selection (settle() checks

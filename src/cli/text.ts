@@ -9,3 +9,16 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 export function dirLabel(path: string): string {
   return path.replace(/\/+$/, '') + '/'
 }
+
+/** Bytes in binary units: "512 B", "1.5 KiB", "3.0 GiB". */
+export function fmtBytes(n: number): string {
+  if (n < 1024) return `${n} B`
+  const units = ['KiB', 'MiB', 'GiB', 'TiB']
+  let v = n
+  let u = -1
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024
+    u++
+  }
+  return `${v.toFixed(1)} ${units[u]}`
+}

@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand, jsonText} from '../cli/base-command.js'
 import {TextChunks, writeChunks} from '../cli/chunks.js'
+import {fmtBytes} from '../cli/text.js'
 import {escapeReport, escapeText} from '../formats/limits.js'
 import {SAVING_NOTE} from '../sparse/memory.js'
 import {expandInputs, FORMAT_NAMES, inspectEach, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
@@ -78,18 +79,6 @@ export default class Info extends BaseCommand<typeof Info> {
 /** JSON text placed at `depth` levels of two spaces (its first line is placed by the caller). */
 function indented(text: string, depth: number): string {
   return depth === 0 ? text : text.replaceAll('\n', '\n' + '  '.repeat(depth))
-}
-
-function fmtBytes(n: number): string {
-  if (n < 1024) return `${n} B`
-  const units = ['KiB', 'MiB', 'GiB', 'TiB']
-  let v = n
-  let u = -1
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024
-    u++
-  }
-  return `${v.toFixed(1)} ${units[u]}`
 }
 
 function fmtRatio(x: number): string {

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import Table from 'cli-table3'
 
 import {BaseCommand} from '../cli/base-command.js'
-import {dirLabel, plural} from '../cli/text.js'
+import {dirLabel, fmtBytes, plural} from '../cli/text.js'
 import {parseDecimal} from '../numbers.js'
 import {escapeText} from '../formats/limits.js'
 import {UsageError} from '../errors.js'
@@ -101,18 +101,6 @@ function parseFraction(flag: string, s: string | undefined): number | undefined 
 function progressText(p: PruneProgress): string {
   const what = p.phase === 'scan' ? 'scanning magnitudes of' : p.phase === 'refine' ? 'refining the global threshold on' : 'pruning'
   return `${what} ${escapeText(p.name)} (${p.index + 1}/${p.count})`
-}
-
-function fmtBytes(n: number): string {
-  if (n < 1024) return `${n} B`
-  const units = ['KiB', 'MiB', 'GiB', 'TiB']
-  let v = n
-  let u = -1
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024
-    u++
-  }
-  return `${v.toFixed(1)} ${units[u]}`
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(2)}%`

@@ -96,6 +96,8 @@ export interface SpmmVariantList {
   selected: string
   /** Every variant that can run the problem ([] without CUDA). */
   variants: string[]
+  /** '2:4' when the plan found (or was told) that the matrix is 2:4 (with CUDA only). */
+  structure?: '2:4'
 }
 
 /** The problem shape `spmmVariants` needs. */
@@ -107,8 +109,15 @@ export interface SpmmShape {
   dtype: ValueDType
   /** As in NativeSpmmArgs (absent: 16-bit for f16/bf16 when k <= 32768). */
   indexBits?: 16 | 32
-  /** '2:4' when the matrix is 2:4 (the 2:4 kernel's variants are listed then). */
+  /** '2:4' when the caller knows the matrix is 2:4 (the 2:4 kernel's variants are listed then). */
   structure?: '2:4'
+  /**
+   * The matrix itself (its values in `dtype`: f16/bf16 bit patterns), for the plan to check
+   * its structure (the 2:4 test): the result's `structure` says what it found.
+   */
+  rowOffsets?: Int32Array
+  columnIndices?: Int32Array
+  values?: Float32Array | Uint16Array
 }
 
 /** SDDMM: out[nnz] = (L[m x k] * R[n x k]^T) at the nonzeros of the mask A[m x n]. */
@@ -133,13 +142,18 @@ export interface NativeSddmmArgs {
   threads?: number
 }
 
-/** The kernel functions of the addon (src: native/binding/kernels_binding.cc). */
+/** The kernel functions of the addon (src: native/binding/kernels_binding.cc and its per-op files). */
 export interface NativeKernels {
   /** Never throws; `available: false` with a reason when there is no usable GPU. */
   cudaInfo(): CudaInfo
   spmm(args: NativeSpmmArgs): Promise<void>
   /** SpMM kernel variants for a shape (synchronous; no GPU work). */
   spmmVariants(shape: SpmmShape): SpmmVariantList
+  /**
+   * The variant-name grammar: one regular expression (the whole name, unanchored) per SpMM
+   * kernel family, from the families' table entries ([] in a build without CUDA).
+   */
+  spmmVariantGrammar(): string[]
   /**
    * Runs the SpMM once on CUDA (filling `c`), then times each of `variants`: `reps`
    * launches (default 20) between two events after 3 warm-up launches, operands hot in L2.

@@ -19,7 +19,7 @@ import {validateCsr} from '../sparse/validate.js'
 import type {CsrMatrix, ValueDType} from '../types.js'
 import {cudaInfo, loadAddon, type CudaInfo, type HostValues, type SpmmShape, type SpmmVariantList} from './binding.js'
 import type {DenseMatrix, Device, DeviceChoice} from './types.js'
-import {SPMM_VARIANT_NAME} from './variant-name.js'
+import {spmmVariantName} from './variant-name.js'
 
 export {cudaInfo, type CudaInfo, type HostValues, type SpmmShape, type SpmmVariantList} from './binding.js'
 export type {DenseMatrix, Device, DeviceChoice} from './types.js'
@@ -156,7 +156,7 @@ export async function spmm(csr: CsrMatrix, b: DenseMatrix, opts: KernelOptions =
   const n = b.cols
   const c = opts.out !== undefined ? checkHostArray(opts.out, dtype, m * n, 'out') : dtype === 'f32' ? new Float32Array(m * n) : new Uint16Array(m * n)
   const {device} = resolveDevice(opts.device ?? 'auto')
-  if (opts.variant !== undefined && (typeof opts.variant !== 'string' || (opts.variant !== 'auto' && !SPMM_VARIANT_NAME.test(opts.variant)))) {
+  if (opts.variant !== undefined && (typeof opts.variant !== 'string' || (opts.variant !== 'auto' && !spmmVariantName().test(opts.variant)))) {
     throw new UsageError('bad-variant', `variant must be 'auto' or a name like 'split_v4_t8_w1', 'tile_v4_t8_x2_u16', 'tc_w8_s4_p4' or 'bm_w4_m1_s8' (see spmmVariants), got ${JSON.stringify(opts.variant)}`)
   }
   const variant = device === 'cuda' ? opts.variant : undefined

@@ -124,12 +124,13 @@ export function resolveOptions(o: PruneOptions): ResolvedOptions {
     }
     if (scope !== 'global') throw new UsageError('min-density-scope', '--min-density applies to --scope global only (with tensor scope every tensor keeps 1 - S)', 'add --scope global, or leave out --min-density')
   }
+  // The one range check of -s on its way down (prunedCount re-checks only for direct callers).
+  if (o.sparsity !== undefined) validateSparsity(o.sparsity)
   if (map && map.length > 0 && o.sparsity === undefined) {
     sparsity = null
   } else if (pattern.kind === 'n:m') {
     const implied = impliedSparsity(pattern)
     if (o.sparsity !== undefined) {
-      validateSparsity(o.sparsity)
       if (Math.abs(o.sparsity - implied) > 1e-9) {
         throw new UsageError(
           'sparsity-pattern-conflict',
@@ -146,7 +147,6 @@ export function resolveOptions(o: PruneOptions): ResolvedOptions {
     if (o.sparsity === undefined) {
       throw new UsageError('missing-sparsity', 'a target sparsity is required for unstructured pruning', 'pass -s/--sparsity, e.g. -s 0.9')
     }
-    validateSparsity(o.sparsity)
     sparsity = o.sparsity
   }
   return {

@@ -6,9 +6,8 @@
 import {stat} from 'node:fs/promises'
 
 import {UsageError} from '../errors.js'
-import {checkOutputPath} from '../pruning/preflight.js'
 import {CsrDirectoryWriter, readCsrInput, writeCsrNpz} from '../formats/index.js'
-import {isDirectoryPath} from '../formats/output.js'
+import {checkOutputPath, isDirectoryPath} from '../formats/output.js'
 import {rowLengthStats, type RowLengthStats} from '../sparse/csr.js'
 import {randomValues} from '../sparse/random.js'
 import type {CsrMatrix, NamedCsr} from '../types.js'

@@ -1,5 +1,5 @@
 /**
- * The native benchmark harness (native/binding/bench_binding.cc, native/cuda/bench) called
+ * The native benchmark harness (native/binding/bench_binding.cc, native/bench) called
  * directly, below src/bench: every argument re-check names its field, a CPU case comes back
  * in the asked order with the unavailable implementations explained, and (on a GPU) every
  * CUDA implementation reports the `detail` it always has. These pin the native surface that

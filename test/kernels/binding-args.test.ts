@@ -1,5 +1,5 @@
 /**
- * The kernels binding's argument parsers (native/binding/kernels_binding.cc), entry point by
+ * The kernels binding's argument parsers (native/binding/kernel_call.h, per op), entry point by
  * entry point: the exact message of each re-check, which field is reported first when
  * several are wrong, and which fields an entry point does not read at all. The TypeScript
  * side validates before calling, so these messages only reach a caller of the raw addon; they

@@ -29,13 +29,12 @@ cudaError_t CudaSpmm(const SpmmProblem& p, cudaStream_t stream);
 const char* SpmmKernelName(const SpmmProblem& p);
 
 // Kernel variants (for tuning: `sparse bench --tune` and the kernels binding).
-// A variant name is "tile_v<vec>_t<threads>_x<vecs>" (Sputnik's 1-D tiling, spmm_kernel.cuh),
-// "split_v<vec>_t<threads>_w<warps>" (the split-row kernel, spmm_split_kernel.cuh) or
-// "tc_w<warps>_s<splits>_p<stages>" (the tensor-core kernel, spmm_tc_kernel.cuh; f16/bf16),
-// "bm_w<warps>_m<strips>_s<splits>" (the bitmap kernel, spmm_bitmap_kernel.cuh;
-// f16/bf16) or "s24_..." (the 2:4 kernel, spmm_24_kernel.cuh; f16/bf16, and only for problems
-// whose `structure` is SpmmProblem::k24).
-// "auto" (or "" / null) means the built-in selection (SelectSpmmKernel in spmm.cu).
+// A variant name is "<family prefix>_<configuration>", one family per kernel (the table of
+// spmm_family.h; each family's entry says its grammar): "tile_v<vec>_t<threads>_x<vecs>"
+// (Sputnik's 1-D tiling), "split_v<vec>_t<threads>_w<warps>" (the split-row kernel), "tc_..."
+// (tensor cores), "bm_..." (bitmap) or "s24_..." (2:4; only for problems whose `structure` is
+// SpmmProblem::k24).
+// "auto" (or "" / null) means the built-in selection (the families' rules, by rank).
 //
 // Environment: SPARSE_SPMM_VARIANT=<name> makes CudaSpmm (and SpmmKernelName) use that
 // variant for every problem it can run (others keep the selection); for A/B comparisons of
@@ -44,28 +43,23 @@ const char* SpmmKernelName(const SpmmProblem& p);
 // The variant the built-in selection picks for `p` (no environment override).
 std::string SpmmSelectedVariant(const SpmmProblem& p);
 
-// Every variant that can run `p` at the widest vector width n and the pointers' alignment
-// allow (narrower widths can be forced by name too, but only add instructions): instantiated,
-// grid fits. Pointers may be null here (only m, k, n, nnz, dtype and
-// index_bits are read; alignment is then assumed). The selection's pick is among them.
+// Every variant that can run `p` (family by family, in rank order), the CSR kernels at the
+// widest vector width n and the pointers' alignment allow (narrower widths can be forced by
+// name too, but only add instructions): instantiated, grid fits. Pointers may be null here
+// (only m, k, n, nnz, dtype, index_bits and structure are read; alignment is then assumed).
+// The selection's pick is among them.
 std::vector<std::string> SpmmVariants(const SpmmProblem& p);
 
 // Like CudaSpmm with the kernel forced to `variant` ("auto": the selection). Returns
 // cudaErrorInvalidValue when the name is unknown or the variant cannot run `p`.
 cudaError_t CudaSpmmVariant(const SpmmProblem& p, const char* variant, cudaStream_t stream);
 
-// The variant name CudaSpmmVariant(p, variant) would launch ("" for an unknown name): the
-// selection (or SPARSE_SPMM_VARIANT) for null/""/"auto". Names starting "tc_", "bm_" and
-// "s24_" are kernels that read a prepared form of the matrix (spmm_prepared.h) instead of
-// the CSR arrays.
-std::string SpmmEffectiveVariant(const SpmmProblem& p, const char* variant);
+// The variant-name grammar: one regular expression per kernel family (spmm_family.h), for
+// the TypeScript side's checks of --variant flags and tune-cache entries.
+std::vector<std::string> SpmmVariantGrammar();
 
-// Like CudaSpmmVariant, with the prepared form of the same matrix built beforehand
-// (SpmmPrepared::Build for the effective variant; may be null or lack the form: then a
-// "tc_*", "bm_*" or "s24_*" choice converts the CSR on every call, synchronously).
-class SpmmPrepared;
-cudaError_t CudaSpmmPrepared(const SpmmProblem& p, const char* variant, const SpmmPrepared* prepared,
-                             cudaStream_t stream);
+// A caller that runs one matrix many times (or needs a prepared operand built once) plans
+// it with SpmmPlan (spmm_plan.h); every function above is one plan.
 
 }  // namespace sparse
 #endif  // SPARSE_CUDA_SPMM_SPMM_H_

@@ -82,15 +82,12 @@ __global__ void __launch_bounds__(32 * kWB) Spmm24Kernel(Sp24Args a) {
   using L = Sp24Layout<kWB, kMS, kNT8, kP>;
   using S = BSlice<kNT8>;
   extern __shared__ __align__(128) unsigned char smem[];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int split = blockIdx.x % a.splits;
-  const int row_block = blockIdx.x / a.splits;
-  const int strip0 = (row_block * kWB + warp) * kMS;
-  const int n0 = blockIdx.y * (8 * kNT8);
+  const StreamPosition pos = StreamPositionOf<kWB, kMS, kNT8>(a.splits);
+  const int lane = pos.lane, warp = pos.warp, g = pos.g, t = pos.t;
+  const int split = pos.split, row_block = pos.row_block, strip0 = pos.strip0, n0 = pos.n0;
   // k-steps [j0, j1) of this split, in stages of two.
-  const int j0 = static_cast<int>(static_cast<int64_t>(a.ksteps) * split / a.splits);
-  const int j1 = static_cast<int>(static_cast<int64_t>(a.ksteps) * (split + 1) / a.splits);
+  int j0, j1;
+  SplitUnits(a.ksteps, split, a.splits, &j0, &j1);
   const int stages = (j1 - j0 + 1) / 2;
   const unsigned short* b16 = static_cast<const unsigned short*>(a.b);
 

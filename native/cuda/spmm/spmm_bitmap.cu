@@ -13,16 +13,12 @@ struct BitmapLaunchOp {
   cuda::BitmapArgs args;
   args.offsets = a.offsets();
   args.data = static_cast<const uint4*>(a.data());
-  args.b = op.b, args.c = op.c;
-  args.m = a.m(), args.k = a.k(), args.n = op.n;
-  args.strips = a.strips(), args.ktiles = a.ktiles(), args.splits = ch.splits;
+  args.ktiles = a.ktiles();
   args.stage_units = a.stage_units();
-  args.b_mode = StreamBMode(op.n, op.b);
   const int smem = L::SmemBytes(a.stage_units());
   if (smem > 227 * 1024) return cudaErrorInvalidValue;
-  const int64_t row_blocks = (a.strips() + kWB * kMS - 1) / (kWB * kMS);
-  const int col_blocks = (op.n + 8 * kNT8 - 1) / (8 * kNT8);
-  return LaunchStream(cuda::SpmmBitmapKernel<kType, kWB, kMS, kNT8, kP>, args, row_blocks, col_blocks, ch, smem, s);
+  return LaunchStreamKernel<kWB, kMS, kNT8>(cuda::SpmmBitmapKernel<kType, kWB, kMS, kNT8, kP>, args, a, op, ch, smem,
+                                            s);
 }
 };
 
@@ -34,5 +30,51 @@ cudaError_t LaunchSpmmBitmap(const BitmapMatrix& a, const StreamOperands& op, co
   if (a.m() == 0) return cudaSuccess;
   return DispatchStream<BitmapLaunchOp>(a.dtype(), ch, op.n, a, op, ch, stream);
 }
+
+// ---------------------------------------------------------------------------------------
+// The table entry (spmm_family.h).
+
+namespace {
+
+// Rank 20 -- f16/bf16 at N >= 128 and density >= 20%: the bitmap kernel decodes each 16 x 16
+// tile once for up to 128 columns on tensor cores, where the CSR kernels pay per nonzero and
+// column (H200: 1.5-4x the CSR kernels' speed there; BENCHMARKS.md, v5).
+constexpr int kBitmapMinN = 128;
+constexpr double kBitmapMinDensity = 0.2;
+
+bool SelectBitmapFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
+  if (p.dtype == DType::kF32 || p.n < kBitmapMinN) return false;
+  const double density = p.m > 0 && p.k > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.k) : 0.0;
+  if (density < kBitmapMinDensity) return false;
+  ch->Set(SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count, true));
+  return true;
+}
+
+bool ParseBitmapFamily(const char* name, SpmmChoice* ch) { return ParseStreamFamily("bm", name, ch); }
+std::string BitmapFamilyName(const SpmmChoice& ch) { return StreamVariantName("bm", ch.Get<StreamChoice>()); }
+bool BitmapFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) { return StreamCanRun(p, ch.Get<StreamChoice>()); }
+
+void BitmapFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
+  if (p.dtype == DType::kF32) return;
+  for (const std::string& v : StreamVariants("bm", p.m, p.k, p.n)) out->push_back(v);
+}
+
+cudaError_t BitmapPrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
+                          std::string* why) {
+  return PrepareStreamOperand<BitmapMatrix>(p, stream, BuildBitmapTiles, out, why);
+}
+
+cudaError_t BitmapLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* a, int, cudaStream_t stream) {
+  return LaunchSpmmBitmap(*static_cast<const BitmapMatrix*>(a), StreamOperandsOf(p), ch.Get<StreamChoice>(), stream);
+}
+
+const SpmmFamily kBitmapFamily = {
+    "bm", "bm_w\\d+_m\\d+_s\\d+", 20, SelectBitmapFamily, ParseBitmapFamily, BitmapFamilyName, BitmapFamilyCanRun,
+    BitmapFamilyVariants, "bitmap tiles", BitmapPrepare, BitmapLaunch,
+};
+
+}  // namespace
+
+SPARSE_SPMM_FAMILY(kBitmapFamily);
 
 }  // namespace sparse

@@ -99,15 +99,12 @@ __global__ void __launch_bounds__(32 * kWB) SpmmBitmapKernel(BitmapArgs a) {
   using L = BitmapLayout<kWB, kMS, kNT8, kP>;
   using S = BSlice<kNT8>;
   extern __shared__ __align__(128) unsigned char smem[];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int split = blockIdx.x % a.splits;
-  const int row_block = blockIdx.x / a.splits;
-  const int strip0 = (row_block * kWB + warp) * kMS;
-  const int n0 = blockIdx.y * (8 * kNT8);
+  const StreamPosition pos = StreamPositionOf<kWB, kMS, kNT8>(a.splits);
+  const int lane = pos.lane, warp = pos.warp, g = pos.g, t = pos.t;
+  const int split = pos.split, row_block = pos.row_block, strip0 = pos.strip0, n0 = pos.n0;
   // k-tiles [kt0, kt1) of this split, in stages of four.
-  const int kt0 = static_cast<int>(static_cast<int64_t>(a.ktiles) * split / a.splits);
-  const int kt1 = static_cast<int>(static_cast<int64_t>(a.ktiles) * (split + 1) / a.splits);
+  int kt0, kt1;
+  SplitUnits(a.ktiles, split, a.splits, &kt0, &kt1);
   const int stages = (kt1 - kt0 + 3) / 4;
   const int stage_bytes = L::StageBytes(a.stage_units);
   const int strip_bytes = L::StripBytes(a.stage_units);

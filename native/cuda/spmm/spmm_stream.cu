@@ -10,13 +10,6 @@
 namespace sparse {
 namespace {
 
-cudaError_t CopyBuffer(DeviceBuffer* dst, const DeviceBuffer& src, cudaStream_t stream) {
-  cudaError_t e = dst->Allocate(src.bytes());
-  if (e == cudaSuccess && src.bytes())
-    e = cudaMemcpyAsync(dst->get(), src.get(), src.bytes(), cudaMemcpyDeviceToDevice, stream);
-  return e;
-}
-
 // k-units of 64 rows.
 int64_t KStages(int k) { return (static_cast<int64_t>(k) + 63) / 64; }
 
@@ -67,6 +60,19 @@ bool StreamChoiceValid(const StreamChoice& ch) {
   if (ch.splits != 1 && ch.splits != 2 && ch.splits != 4 && ch.splits != 8) return false;
   const int major = ComputeMajor();
   return major >= 8 && (ch.splits == 1 || major >= 9);
+}
+
+bool StreamCanRun(const SpmmProblem& p, const StreamChoice& ch) {
+  if (p.dtype == DType::kF32 || !StreamChoiceValid(ch)) return false;
+  const int64_t rows = static_cast<int64_t>(ch.warps) * ch.strips * 16;
+  return (p.m + rows - 1) / rows * ch.splits <= 0x7fffffff && (p.n + 127) / 128 <= 65535;
+}
+
+bool ParseStreamFamily(const char* prefix, const char* name, SpmmChoice* ch) {
+  StreamChoice s;
+  if (!ParseStreamVariant(prefix, name, &s)) return false;
+  ch->Set(s);
+  return true;
 }
 
 int StreamNT8(int n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : n <= 64 ? 8 : 16; }
@@ -124,19 +130,13 @@ cudaError_t BitmapMatrix::Upload(const BitmapTiles& t, DType dtype, cudaStream_t
   if (dtype == DType::kF32) return cudaErrorInvalidValue;
   m_ = t.m, k_ = t.k, strips_ = t.strips, ktiles_ = t.ktiles, dtype_ = dtype;
   stage_units_ = BitmapStageUnits(t);
-  cudaError_t e = offsets_.Upload(t.offsets.data(), 4 * t.offsets.size(), stream);
-  if (e == cudaSuccess) e = data_.Upload(t.data.data(), 4 * t.data.size(), stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);  // `t` may go away after the return
-  if (e != cudaSuccess) offsets_.Reset(), data_.Reset();
-  return e;
+  return UploadParts({{&offsets_, t.offsets.data(), 4 * t.offsets.size()}, {&data_, t.data.data(), 4 * t.data.size()}},
+                     stream);
 }
 
 cudaError_t BitmapMatrix::CopyFrom(const BitmapMatrix& o, cudaStream_t stream) {
   m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ktiles_ = o.ktiles_, stage_units_ = o.stage_units_, dtype_ = o.dtype_;
-  cudaError_t e = CopyBuffer(&offsets_, o.offsets_, stream);
-  if (e == cudaSuccess) e = CopyBuffer(&data_, o.data_, stream);
-  if (e != cudaSuccess) offsets_.Reset(), data_.Reset();
-  return e;
+  return CopyParts({{&offsets_, &o.offsets_}, {&data_, &o.data_}}, stream);
 }
 
 StreamChoice SelectBitmap(const BitmapMatrix& a, int n, int sm_count) {
@@ -154,19 +154,13 @@ cudaError_t Sp24Matrix::Upload(const Sp24Tiles& t, DType dtype, cudaStream_t str
   values_.Reset(), meta_.Reset();
   if (dtype == DType::kF32) return cudaErrorInvalidValue;
   m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype;
-  cudaError_t e = values_.Upload(t.values.data(), 2 * t.values.size(), stream);
-  if (e == cudaSuccess) e = meta_.Upload(t.meta.data(), 4 * t.meta.size(), stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  if (e != cudaSuccess) values_.Reset(), meta_.Reset();
-  return e;
+  return UploadParts({{&values_, t.values.data(), 2 * t.values.size()}, {&meta_, t.meta.data(), 4 * t.meta.size()}},
+                     stream);
 }
 
 cudaError_t Sp24Matrix::CopyFrom(const Sp24Matrix& o, cudaStream_t stream) {
   m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ksteps_ = o.ksteps_, dtype_ = o.dtype_;
-  cudaError_t e = CopyBuffer(&values_, o.values_, stream);
-  if (e == cudaSuccess) e = CopyBuffer(&meta_, o.meta_, stream);
-  if (e != cudaSuccess) values_.Reset(), meta_.Reset();
-  return e;
+  return CopyParts({{&values_, &o.values_}, {&meta_, &o.meta_}}, stream);
 }
 
 StreamChoice SelectSp24(const Sp24Matrix& a, int n, int sm_count) {

@@ -16,12 +16,13 @@
 #include "common/dtype.h"
 #include "common/sparse24.h"
 #include "cuda/common/device_buffer.h"
+#include "cuda/spmm/spmm_family.h"
 #include "cuda/spmm/stream_launch.h"
 
 namespace sparse {
 
-// BitmapTiles in device memory (owns it).
-class BitmapMatrix {
+// BitmapTiles in device memory (owns it): the bitmap family's prepared operand.
+class BitmapMatrix : public SpmmOperand {
  public:
   // From host tiles (synchronous upload on `stream`).
   cudaError_t Upload(const BitmapTiles& tiles, DType dtype, cudaStream_t stream);
@@ -31,7 +32,10 @@ class BitmapMatrix {
   int m() const { return m_; }
   int k() const { return k_; }
   DType dtype() const { return dtype_; }
-  size_t Bytes() const { return offsets_.bytes() + data_.bytes(); }
+  size_t Bytes() const override { return offsets_.bytes() + data_.bytes(); }
+  cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
+    return CloneOperand(*this, out, stream);
+  }
   const uint32_t* offsets() const { return offsets_.as<uint32_t>(); }
   const void* data() const { return data_.get(); }
   int strips() const { return strips_; }
@@ -44,8 +48,8 @@ class BitmapMatrix {
   DType dtype_ = DType::kF16;
 };
 
-// Sp24Tiles in device memory (owns it).
-class Sp24Matrix {
+// Sp24Tiles in device memory (owns it): the 2:4 family's prepared operand.
+class Sp24Matrix : public SpmmOperand {
  public:
   cudaError_t Upload(const Sp24Tiles& tiles, DType dtype, cudaStream_t stream);
   cudaError_t CopyFrom(const Sp24Matrix& other, cudaStream_t stream);
@@ -53,7 +57,10 @@ class Sp24Matrix {
   int m() const { return m_; }
   int k() const { return k_; }
   DType dtype() const { return dtype_; }
-  size_t Bytes() const { return values_.bytes() + meta_.bytes(); }
+  size_t Bytes() const override { return values_.bytes() + meta_.bytes(); }
+  cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
+    return CloneOperand(*this, out, stream);
+  }
   const void* values() const { return values_.get(); }
   const void* meta() const { return meta_.get(); }
   int strips() const { return strips_; }
@@ -84,6 +91,55 @@ StreamChoice SelectBitmap(const BitmapMatrix& a, int n, int sm_count);
 StreamChoice SelectSp24(const Sp24Matrix& a, int n, int sm_count);
 std::vector<std::string> BitmapVariants(const BitmapMatrix& a, int n);
 std::vector<std::string> Sp24Variants(const Sp24Matrix& a, int n);
+
+// What the table entries of both families share (spmm_family.h): whether `ch` can run p (any
+// m, k, n and alignment: the kernels mask edges and stage B element-wise when they must;
+// f16/bf16 only; an instantiated configuration; the grid fits), and the launch operands.
+bool StreamCanRun(const SpmmProblem& p, const StreamChoice& ch);
+inline StreamOperands StreamOperandsOf(const SpmmProblem& p) {
+  StreamOperands op;
+  op.n = p.n, op.b = p.b, op.c = p.c;
+  return op;
+}
+// Parses "<prefix>_w<warps>_m<strips>_s<splits>" into ch's configuration.
+bool ParseStreamFamily(const char* prefix, const char* name, SpmmChoice* ch);
+// The prepared operand of a streaming family: p's CSR downloaded, tiled on the host by
+// `build` (BuildBitmapTiles, BuildSp24Tiles; its message in *why when the matrix does not fit)
+// and uploaded as a Matrix (BitmapMatrix, Sp24Matrix). Synchronous.
+template <typename Matrix, typename Tiles>
+cudaError_t PrepareStreamOperand(const SpmmProblem& p, cudaStream_t stream,
+                                 std::string (*build)(int, int, const int*, const int*, const uint16_t*, Tiles*),
+                                 std::unique_ptr<SpmmOperand>* out, std::string* why) {
+  std::vector<int> offsets, cols;
+  std::vector<uint16_t> vals;
+  cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
+  if (e != cudaSuccess) return e;
+  Tiles t;
+  const std::string err = build(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t);
+  if (!err.empty()) {
+    if (why) *why = err;
+    return cudaErrorInvalidValue;
+  }
+  auto a = std::make_unique<Matrix>();
+  e = a->Upload(t, p.dtype, stream);
+  if (e == cudaSuccess) *out = std::move(a);
+  return e;
+}
+
+// What both launchers share: fills the arguments both kernels' Args have (B, C, the shape,
+// the strips, the splits, how B is staged) from the matrix and the operands, and launches
+// `kernel` over the matrix's row blocks of kWB * kMS strips and N's column blocks of 8 kNT8.
+template <int kWB, int kMS, int kNT8, typename Kernel, typename Args, typename Matrix>
+cudaError_t LaunchStreamKernel(Kernel kernel, Args args, const Matrix& a, const StreamOperands& op,
+                               const StreamChoice& ch, int smem, cudaStream_t stream) {
+  args.b = op.b, args.c = op.c;
+  args.m = a.m(), args.k = a.k(), args.n = op.n;
+  args.strips = a.strips(), args.splits = ch.splits;
+  args.b_mode = StreamBMode(op.n, op.b);
+  const int64_t row_blocks = (a.strips() + kWB * kMS - 1) / (kWB * kMS);
+  const int col_blocks = (op.n + 8 * kNT8 - 1) / (8 * kNT8);
+  return LaunchStream(kernel, args, row_blocks, col_blocks, ch, smem, stream);
+}
 
 // Asynchronous launches. Return cudaErrorInvalidValue for an empty matrix, f32, n < 1 or
 // a configuration that cannot run.

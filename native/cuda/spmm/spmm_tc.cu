@@ -16,11 +16,9 @@ cudaError_t TcMatrix::Upload(const TcTiles& t, DType dtype, cudaStream_t stream)
   offsets_.Reset(), entries_.Reset();
   if (dtype == DType::kF32) return cudaErrorInvalidValue;
   m_ = t.m, k_ = t.k, strips_ = t.strips, ktiles_ = t.ktiles, dtype_ = dtype;
-  cudaError_t e = offsets_.Upload(t.offsets.data(), 4 * t.offsets.size(), stream);
-  if (e == cudaSuccess) e = entries_.Upload(t.entries.data(), 4 * t.entries.size(), stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);  // `t` may go away after the return
-  if (e != cudaSuccess) offsets_.Reset(), entries_.Reset();
-  return e;
+  return UploadParts({{&offsets_, t.offsets.data(), 4 * t.offsets.size()},
+                      {&entries_, t.entries.data(), 4 * t.entries.size()}},
+                     stream);
 }
 
 cudaError_t TcMatrix::Build(const SpmmProblem& p, cudaStream_t stream) {
@@ -35,13 +33,7 @@ cudaError_t TcMatrix::Build(const SpmmProblem& p, cudaStream_t stream) {
 
 cudaError_t TcMatrix::CopyFrom(const TcMatrix& o, cudaStream_t stream) {
   m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ktiles_ = o.ktiles_, dtype_ = o.dtype_;
-  cudaError_t e = offsets_.Allocate(o.offsets_.bytes());
-  if (e == cudaSuccess) e = entries_.Allocate(o.entries_.bytes());
-  if (e == cudaSuccess) e = cudaMemcpyAsync(offsets_.get(), o.offsets_.get(), o.offsets_.bytes(), cudaMemcpyDeviceToDevice, stream);
-  if (e == cudaSuccess && o.entries_.bytes())
-    e = cudaMemcpyAsync(entries_.get(), o.entries_.get(), o.entries_.bytes(), cudaMemcpyDeviceToDevice, stream);
-  if (e != cudaSuccess) offsets_.Reset(), entries_.Reset();
-  return e;
+  return CopyParts({{&offsets_, &o.offsets_}, {&entries_, &o.entries_}}, stream);
 }
 
 std::string TcVariantName(const TcChoice& ch) {
@@ -156,5 +148,64 @@ cudaError_t LaunchSpmmTc(const TcMatrix& a, const SpmmProblem& p, const TcChoice
   if (p.dtype == DType::kF16) return LaunchType<DType::kF16>(a, p, ch, stream);
   return LaunchType<DType::kBF16>(a, p, ch, stream);
 }
+
+// ---------------------------------------------------------------------------------------
+// The table entry (spmm_family.h).
+
+namespace {
+
+// Rank 30 -- f16/bf16 on tensor cores where it wins: N a multiple of 8 up to 64, density
+// (nnz / (m k)) from 40%, or from 25% when N >= 32, and the GPU able to run it. The bounds
+// come from the device sweep of every variant on the LLM layers (BENCHMARKS.md, v4): the
+// tensor-core kernel was 1.1-3.0x faster than the best SIMT variant at 50% sparsity, 1.2-2.2x
+// at 70% with N >= 32, and slower below those densities (0.4-0.9x at 90-95%: there the SIMT
+// kernels move fewer bytes per instruction).
+constexpr int kTcMaxN = 64;
+constexpr int kTcWideN = 32;
+constexpr double kTcMinDensity = 0.4;
+constexpr double kTcMinDensityWide = 0.25;
+
+bool SelectTcFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
+  if (p.dtype == DType::kF32 || p.n % 8 != 0 || p.n > kTcMaxN) return false;
+  const double density = p.m > 0 && p.k > 0 ? static_cast<double>(p.nnz) / (static_cast<double>(p.m) * p.k) : 0.0;
+  if (density < (p.n >= kTcWideN ? kTcMinDensityWide : kTcMinDensity)) return false;
+  const TcChoice tc = SelectTc(p, sm_count);
+  if (!TcCanRun(p, tc)) return false;
+  ch->Set(tc);
+  return true;
+}
+
+bool ParseTcFamily(const char* name, SpmmChoice* ch) {
+  TcChoice tc;
+  if (!ParseTcVariant(name, &tc)) return false;
+  ch->Set(tc);
+  return true;
+}
+
+std::string TcFamilyName(const SpmmChoice& ch) { return TcVariantName(ch.Get<TcChoice>()); }
+bool TcFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) { return TcCanRun(p, ch.Get<TcChoice>()); }
+void TcFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
+  for (const std::string& v : TcVariants(p)) out->push_back(v);
+}
+
+cudaError_t TcPrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out, std::string*) {
+  auto a = std::make_unique<TcMatrix>();
+  const cudaError_t e = a->Build(p, stream);
+  if (e == cudaSuccess) *out = std::move(a);
+  return e;
+}
+
+cudaError_t TcLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* a, int, cudaStream_t stream) {
+  return LaunchSpmmTc(*static_cast<const TcMatrix*>(a), p, ch.Get<TcChoice>(), stream);
+}
+
+const SpmmFamily kTcFamily = {
+    "tc", "tc_w\\d+_s\\d+_p\\d+", 30, SelectTcFamily, ParseTcFamily, TcFamilyName, TcFamilyCanRun, TcFamilyVariants,
+    "tiles", TcPrepare, TcLaunch,
+};
+
+}  // namespace
+
+SPARSE_SPMM_FAMILY(kTcFamily);
 
 }  // namespace sparse

@@ -3,8 +3,8 @@
 // Host interface of the tensor-core SpMM (f16/bf16; spmm_tc_kernel.cuh). The kernel reads
 // the tiled format of common/tc_tiles.h, not CSR: build it once per matrix (weights are
 // static; the conversion is O(nnz) on the host) with TcMatrix::Build, then launch as often as
-// needed. CudaSpmmVariant (spmm.h) accepts "tc_*" variants on plain CSR too, converting on
-// every call (synchronously): correct, for one-off calls; use a TcMatrix for repeated ones.
+// needed. Its table entry (spmm_family.h) is in spmm_tc.cu: an SpmmPlan builds the TcMatrix
+// once; a plan run without one converts on every call (synchronously).
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -13,11 +13,12 @@
 #include "common/problems.h"
 #include "common/tc_tiles.h"
 #include "cuda/common/device_buffer.h"
+#include "cuda/spmm/spmm_family.h"
 
 namespace sparse {
 
-// A TcTiles in device memory (owns it).
-class TcMatrix {
+// A TcTiles in device memory (owns it): the tensor-core family's prepared operand.
+class TcMatrix : public SpmmOperand {
  public:
   TcMatrix() = default;
   TcMatrix(const TcMatrix&) = delete;
@@ -34,7 +35,10 @@ class TcMatrix {
   int m() const { return m_; }
   int k() const { return k_; }
   DType dtype() const { return dtype_; }
-  size_t Bytes() const { return offsets_.bytes() + entries_.bytes(); }
+  size_t Bytes() const override { return offsets_.bytes() + entries_.bytes(); }
+  cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
+    return CloneOperand(*this, out, stream);
+  }
   const uint32_t* offsets() const { return offsets_.as<uint32_t>(); }
   const uint32_t* entries() const { return entries_.as<uint32_t>(); }
   int strips() const { return strips_; }
@@ -45,12 +49,6 @@ class TcMatrix {
   int m_ = 0, k_ = 0, strips_ = 0, ktiles_ = 0;
   DType dtype_ = DType::kF16;
 };
-
-// Host CSR (row_offsets m + 1, column_indices, values16 raw 16-bit words) read back from a
-// device problem (f16/bf16; spmm_prepared.cu). Synchronous. cudaErrorInvalidValue for f32 or
-// offsets that do not run from 0 to nnz.
-cudaError_t DownloadCsr16(const SpmmProblem& p, cudaStream_t stream, std::vector<int>* offsets, std::vector<int>* cols,
-                          std::vector<uint16_t>* vals);
 
 // One configuration of the kernel: warps (strips of 16 rows) per block, cluster split-K
 // ways, pipeline stages. Name: "tc_w<warps>_s<splits>_p<stages>".

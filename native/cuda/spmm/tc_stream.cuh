@@ -19,6 +19,29 @@ namespace cuda {
 // Rows of K per pipeline stage.
 constexpr int kStreamStageK = 64;
 
+// Where a streaming kernel's block and warp work. Grid: x = row blocks * splits (clusters of
+// `splits` along x), y = column blocks of 8 kNT8; block: kWB warps, warp w of row block r owns
+// strips (r kWB + w) kMS + 0..kMS-1. g = lane / 4 and t = lane % 4 index the mma fragments.
+struct StreamPosition {
+  int lane, warp, g, t, split, row_block, strip0, n0;
+};
+template <int kWB, int kMS, int kNT8>
+__device__ __forceinline__ StreamPosition StreamPositionOf(int splits) {
+  StreamPosition p;
+  p.lane = threadIdx.x & 31, p.warp = threadIdx.x >> 5;
+  p.g = p.lane >> 2, p.t = p.lane & 3;
+  p.split = blockIdx.x % splits;
+  p.row_block = blockIdx.x / splits;
+  p.strip0 = (p.row_block * kWB + p.warp) * kMS;
+  p.n0 = blockIdx.y * (8 * kNT8);
+  return p;
+}
+// The units [*u0, *u1) of `units` (k-steps, k-tiles) that split `split` of `splits` reduces.
+__device__ __forceinline__ void SplitUnits(int units, int split, int splits, int* u0, int* u1) {
+  *u0 = static_cast<int>(static_cast<int64_t>(units) * split / splits);
+  *u1 = static_cast<int>(static_cast<int64_t>(units) * (split + 1) / splits);
+}
+
 template <int kNT8>
 struct BSlice {
   // 8 kNT8 halves per row, padded to an odd number of 16-byte chunks (ldmatrix.trans reads

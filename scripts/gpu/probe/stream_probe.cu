@@ -24,6 +24,8 @@
 #include "cuda/spmm/spmm_24.cu"
 #include "cuda/spmm/spmm_bitmap.cu"
 #include "cuda/spmm/spmm_stream.cu"
+// The table of families the three files above register into, and its helpers.
+#include "cuda/spmm/spmm.cu"
 
 using namespace sparse;
 

@@ -1,0 +1,135 @@
+// N-API glue of the kernels' prepared formats, built on the host exactly as the kernels'
+// plans build them (for tests and inspection; synchronous, pure C++, also in a CPU-only
+// build): tcFormat, bitmapFormat, sp24Format, sp24ToCsr, sddmmChunkStarts.
+#include "binding/exports.h"
+#include "binding/kernel_call.h"
+#include "common/bitmap_tiles.h"
+#include "common/sparse24.h"
+#include "common/tc_tiles.h"
+
+namespace sparse {
+namespace binding {
+namespace {
+
+// The arguments of the format builders: {m, k, rowOffsets, columnIndices, values: Uint16Array}.
+struct Csr16Args {
+  int m = 0, k = 0;
+  CsrPattern c;
+  const uint16_t* values = nullptr;
+};
+Csr16Args ParseCsr16(Args& a) {
+  Csr16Args r;
+  r.m = a.Dim("m"), r.k = a.Dim("k");
+  r.c = ParseMonotoneCsrPattern(a, r.m);
+  r.values = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", r.c.nnz));
+  return r;
+}
+
+// tcFormat({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> {offsets, entries}
+// (Uint32Array): the tensor-core SpMM's tiles, built on the host exactly as the kernels do.
+// Synchronous; pure C++ (also in a CPU-only build), for tests and inspection.
+Napi::Value TcFormatJs(const Napi::CallbackInfo& info) {
+  Args a(info, "tcFormat");
+  const Csr16Args c = ParseCsr16(a);
+  TcTiles t;
+  const std::string err = BuildTcTiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("offsets", CopyToJs<Napi::Uint32Array>(env, t.offsets.data(), t.offsets.size()));
+  o.Set("entries", CopyToJs<Napi::Uint32Array>(env, t.entries.data(), t.entries.size()));
+  return o;
+}
+
+// bitmapFormat({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> {offsets, data,
+// strips, ktiles}: the bitmap kernel's tiles (common/bitmap_tiles.h). Synchronous; pure C++.
+Napi::Value BitmapFormatJs(const Napi::CallbackInfo& info) {
+  Args a(info, "bitmapFormat");
+  const Csr16Args c = ParseCsr16(a);
+  BitmapTiles t;
+  const std::string err = BuildBitmapTiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("offsets", CopyToJs<Napi::Uint32Array>(env, t.offsets.data(), t.offsets.size()));
+  o.Set("data", CopyToJs<Napi::Uint32Array>(env, t.data.data(), t.data.size()));
+  o.Set("strips", t.strips);
+  o.Set("ktiles", t.ktiles);
+  return o;
+}
+
+// sp24Format({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> {values, meta,
+// strips, ksteps}: the 2:4 kernel's tiles (common/sparse24.h); a RangeError naming the first
+// group with more than two nonzeros when the matrix is not 2:4. Synchronous; pure C++.
+Napi::Value Sp24FormatJs(const Napi::CallbackInfo& info) {
+  Args a(info, "sp24Format");
+  const Csr16Args c = ParseCsr16(a);
+  Sp24Tiles t;
+  const std::string err = BuildSp24Tiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("values", CopyToJs<Napi::Uint16Array>(env, t.values.data(), t.values.size()));
+  o.Set("meta", CopyToJs<Napi::Uint32Array>(env, t.meta.data(), t.meta.size()));
+  o.Set("strips", t.strips);
+  o.Set("ksteps", t.ksteps);
+  return o;
+}
+
+// sp24ToCsr({m, k, values: Uint16Array, meta: Uint32Array}) -> {rowOffsets, columnIndices,
+// values}: the nonzeros of 2:4 tiles (zeros left out, columns ascending). Synchronous.
+Napi::Value Sp24ToCsrJs(const Napi::CallbackInfo& info) {
+  Args a(info, "sp24ToCsr");
+  Sp24Tiles t;
+  t.m = a.Dim("m"), t.k = a.Dim("k");
+  t.strips = (t.m + kSp24TileRows - 1) / kSp24TileRows;
+  t.ksteps = (t.k + kSp24TileCols - 1) / kSp24TileCols;
+  const int64_t tiles = static_cast<int64_t>(t.strips) * t.ksteps;
+  const uint16_t* v = static_cast<const uint16_t*>(a.Array("values", napi_uint16_array, "Uint16Array", tiles * 256));
+  const uint32_t* e = static_cast<const uint32_t*>(a.Array("meta", napi_uint32_array, "Uint32Array", tiles * 16));
+  t.values.assign(v, v + tiles * 256);
+  t.meta.assign(e, e + tiles * 16);
+  // Every group's two indices must be distinct and ascending (what mma.sp accepts).
+  for (int64_t i = 0; i < tiles * 16; ++i)
+    for (int nib = 0; nib < 8; ++nib) {
+      const uint32_t x = t.meta[i] >> (4 * nib) & 15u;
+      if ((x & 3u) >= (x >> 2)) a.RangeFail("meta word " + std::to_string(i) + " holds indices that are not ascending");
+    }
+  std::vector<int> offsets, cols;
+  std::vector<uint16_t> vals;
+  Sp24TilesToCsr(t, &offsets, &cols, &vals);
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("rowOffsets", CopyToJs<Napi::Int32Array>(env, offsets.data(), offsets.size()));
+  o.Set("columnIndices", CopyToJs<Napi::Int32Array>(env, cols.data(), cols.size()));
+  o.Set("values", CopyToJs<Napi::Uint16Array>(env, vals.data(), vals.size()));
+  return o;
+}
+
+// sddmmChunkStarts({m, n, rowOffsets, columnIndices}) -> Int32Array: the tensor-core
+// SDDMM's chunk starts of a mask (common/tc_tiles.h). Synchronous; pure C++.
+Napi::Value SddmmChunkStartsJs(const Napi::CallbackInfo& info) {
+  Args a(info, "sddmmChunkStarts");
+  const int m = a.Dim("m"), n = a.Dim("n");
+  const CsrPattern c = ParseMonotoneCsrPattern(a, m);
+  std::vector<int> starts;
+  const std::string err = BuildSddmmChunkStarts(m, n, c.row_offsets, c.column_indices, &starts);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Int32Array out = Napi::Int32Array::New(info.Env(), starts.size());
+  if (!starts.empty()) std::memcpy(out.Data(), starts.data(), 4 * starts.size());
+  return out;
+}
+
+}  // namespace
+
+void InitFormats(Napi::Env env, Napi::Object exports) {
+  ExportFunctions(env, exports,
+                  {{"tcFormat", TcFormatJs},
+                   {"bitmapFormat", BitmapFormatJs},
+                   {"sp24Format", Sp24FormatJs},
+                   {"sp24ToCsr", Sp24ToCsrJs},
+                   {"sddmmChunkStarts", SddmmChunkStartsJs}});
+}
+
+}  // namespace binding
+}  // namespace sparse
