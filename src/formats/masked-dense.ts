@@ -131,7 +131,9 @@ interface FileWriter {
 
 async function safetensorsWriter(inputFile: string, sink: ByteSink, selected: Set<string>): Promise<FileWriter & {close(): Promise<void>}> {
   const st = await SafetensorsFile.open(await reopen(inputFile))
-  const header: Record<string, unknown> = {}
+  // NOTE: no prototype, so that a tensor named __proto__ is a key like any other (on a
+  // plain object, assigning it would set the prototype and drop the tensor from the header).
+  const header = Object.create(null) as Record<string, unknown>
   if (st.metadata) header.__metadata__ = st.metadata
   let offset = 0
   for (const e of st.entries) {
@@ -268,6 +270,20 @@ async function fileWriter(format: DenseFormat, inputFile: string, sink: ByteSink
   throw new Error(`internal: no single-file writer for ${format}`)
 }
 
+/**
+ * A regular file, or a symbolic link to one (a Hugging Face cache snapshot links every file
+ * into blobs/): copied by content. Links to anything else, and dangling ones, are not.
+ */
+async function isFileOrLinkToFile(dir: string, e: Dirent): Promise<boolean> {
+  if (e.isFile()) return true
+  if (!e.isSymbolicLink()) return false
+  try {
+    return (await stat(join(dir, e.name))).isFile()
+  } catch {
+    return false
+  }
+}
+
 /** Files of a model folder that are weights in other formats (not copied to the output). */
 const OTHER_WEIGHTS = new Set(['.safetensors', '.bin', '.pt', '.pth', '.ckpt', '.h5', '.msgpack', '.onnx', '.gguf', '.npz', '.npy'])
 
@@ -336,7 +352,7 @@ class FolderWriter implements MaskedDenseWriter {
     const weightNames = new Set(weightFiles.map((w) => basename(w.path)))
     const copies: string[] = []
     for (const e of await readdir(inputDir, {withFileTypes: true})) {
-      if (!e.isFile() || e.name.startsWith('.') || weightNames.has(e.name)) continue
+      if (e.name.startsWith('.') || weightNames.has(e.name) || !(await isFileOrLinkToFile(inputDir, e))) continue
       if (index !== undefined && e.name === basename(index)) {
         copies.push(e.name)
         continue

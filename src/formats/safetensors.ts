@@ -241,7 +241,9 @@ export async function writeSafetensorsStreamTo(
   produce: (index: number, sink: ByteSink) => Promise<void>,
   metadata?: Record<string, string>,
 ): Promise<void> {
-  const header: Record<string, unknown> = {}
+  // NOTE: no prototype, so that a tensor named __proto__ is a key like any other (on a
+  // plain object, assigning it would set the prototype and drop the tensor from the header).
+  const header = Object.create(null) as Record<string, unknown>
   if (metadata) header.__metadata__ = metadata
   let offset = 0
   const sizes = specs.map((t) => t.shape.reduce((a, b) => a * b, 1) * ITEM_BYTES[t.dtype])
