@@ -115,6 +115,11 @@ export async function readSparsityMap(path: string): Promise<SparsityRule[]> {
     }
     value = parseYamlMap(text, path)
   } else {
+    // NOTE: counted before parsing: JSON.parse of a million keys takes seconds and a gigabyte.
+    const members = countTopLevelMembers(text, MAX_SPARSITY_RULES)
+    if (members > MAX_SPARSITY_RULES) {
+      throw new UsageError('bad-sparsity-map', `--sparsity-map ${path}: more than ${MAX_SPARSITY_RULES} rules`, 'write a mapping of name patterns to sparsities, e.g. {"re:mlp": 0.7, "*": 0.5} (see docs/recipes.md)')
+    }
     try {
       // NOTE: JSON is valid YAML, but JSON.parse gives the clearer message for a .json file.
       value = JSON.parse(text)
@@ -124,6 +129,33 @@ export async function readSparsityMap(path: string): Promise<SparsityRule[]> {
     }
   }
   return sparsityRules(value, `--sparsity-map ${path}`)
+}
+
+/**
+ * The members of the top-level object or array of a JSON text (commas at depth 1 outside
+ * strings, plus one), counting no further than `limit` + 1; 0 for anything else.
+ */
+export function countTopLevelMembers(text: string, limit: number): number {
+  let depth = 0
+  let count = 0
+  let nonEmpty = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // a string: skip to its closing quote
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++
+      if (depth === 1) nonEmpty = true
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth === 1) nonEmpty = true
+      depth++
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--
+      if (depth === 0) break
+    } else if (depth === 1 && c === 0x2c) {
+      if (++count > limit) return count + 1
+    } else if (depth === 1 && c > 0x20) nonEmpty = true
+  }
+  return nonEmpty ? count + 1 : 0
 }
 
 /**

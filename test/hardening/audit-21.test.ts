@@ -5,14 +5,18 @@
  * result well within a second.
  */
 import {expect} from 'chai'
-import {mkdirSync, symlinkSync, writeFileSync} from 'node:fs'
+import {cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {InputError} from '../../src/errors.js'
+import {InputError, UsageError} from '../../src/errors.js'
 import {BufferSource, openTensorSource, unpickle} from '../../src/formats/index.js'
 import {MAX_PICKLE_MEMO, MAX_PICKLE_VALUES} from '../../src/formats/limits.js'
 import {TorchFile} from '../../src/formats/torch.js'
-import {makeTmp} from '../formats/helpers.js'
+import {renderTable} from '../../src/cli/table.js'
+import {matchRule, readSparsityMap} from '../../src/pruning/sparsity-map.js'
+import {fixture, makeTmp, MemorySink} from '../formats/helpers.js'
+import {runCli} from '../helpers/cli.js'
+import {writeSafetensorsTo} from '../../src/formats/safetensors.js'
 import {bytes, dict, f32, int, PROTO, STOP, str, tensor, torchZip} from './pickles.js'
 
 /** Open a .pt from memory; resolves to the error (or the file), with the time it took. */
@@ -178,4 +182,170 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       expect((e as Error).message).to.match(/shard sub is itself an index/)
     })
   })
+
+  describe('sparsity maps: hostile sizes, patterns and YAML (items 2, 3, 4, 8)', () => {
+    const map = (name: string, text: string) => {
+      const p = join(tmp.dir, name)
+      writeFileSync(p, text)
+      return p
+    }
+    async function expectUsage(path: string, pattern: RegExp, maxMs = 1000): Promise<void> {
+      const t0 = performance.now()
+      const e = await readSparsityMap(path).catch((error: unknown) => error)
+      const ms = performance.now() - t0
+      expect(e, String(e)).to.be.instanceOf(UsageError)
+      expect((e as Error).message).to.match(pattern).and.not.include('\n')
+      expect(ms, `took ${ms.toFixed(0)} ms`).to.be.below(maxMs)
+    }
+
+    it('a 1.4 MB YAML map of 100k keys is refused at once (the YAML parser was quadratic: > 60 s)', async () => {
+      const text = Array.from({length: 100_000}, (_, i) => `l${i}.w: 0.5`).join('\n')
+      await expectUsage(map('big.yaml', text), /more than the 524288 read as YAML/)
+    })
+
+    it('a JSON map of 1,050,000 patterns is refused before compiling any (was: heap out of memory)', async () => {
+      const entries = Array.from({length: 1_050_000}, (_, i) => `"*${i}": 0.5`).join(',')
+      await expectUsage(map('many.json', `{${entries}}`), /more than 262144 rules/)
+    })
+
+    it('a map of 100k exact names (one per tensor) matches by lookup, in linear time', async () => {
+      const entries = Array.from({length: 100_000}, (_, i) => `"model.layers.${i}.weight": 0.${(i % 9) + 1}`).join(',')
+      const rules = await readSparsityMap(map('exact.json', `{"re:^never$": 0.1, ${entries}, "*": 0.2}`))
+      const t0 = performance.now()
+      for (let i = 0; i < 100_000; i += 7) expect(matchRule(rules, `model.layers.${i}.weight`)!.sparsity).to.equal(Number(`0.${(i % 9) + 1}`))
+      expect(matchRule(rules, 'other')!.sparsity).to.equal(0.2)
+      expect(performance.now() - t0).to.be.below(2000)
+    })
+
+    it('re:(a+)+$ and a plain glob against long names finish at once', async () => {
+      const rules = await readSparsityMap(map('hostile.json', JSON.stringify({'re:(a+)+$': 0.5, '*mlp*proj*': 0.6})))
+      const t0 = performance.now()
+      expect(matchRule(rules, 'a'.repeat(30) + 'b')).to.equal(undefined)
+      expect(matchRule(rules, 'mlp'.repeat(300_000))).to.equal(undefined)
+      expect(performance.now() - t0).to.be.below(1000)
+    })
+
+    it('a deeply nested value is a one-line usage error (was: exit 70, stack overflow)', async () => {
+      await expectUsage(map('deep.json', `{"*": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`), /must be a number in \[0, 1\), got a list/)
+    })
+
+    it('an unknown YAML tag with escape sequences: one escaped line, nothing printed by the YAML library', async () => {
+      const warnings: unknown[] = []
+      const emit = process.emitWarning
+      const warn = console.warn
+      process.emitWarning = ((w: unknown) => void warnings.push(w)) as typeof process.emitWarning
+      console.warn = (...a: unknown[]) => void warnings.push(a)
+      try {
+        await expectUsage(map('tag.yaml', '"*": !foo\u001b]0;pwned\u0007\u001b[31m 0.5\n'), /not valid YAML/)
+        await expectUsage(map('tag2.yaml', '"*": !x 0.5\n'), /Unresolved tag: !x/)
+        const e = await readSparsityMap(join(tmp.dir, 'tag.yaml')).catch((error: unknown) => error)
+        expect((e as Error).message).to.not.match(/\u001b/)
+      } finally {
+        process.emitWarning = emit
+        console.warn = warn
+      }
+      expect(warnings).to.deep.equal([])
+    })
+
+    it("a YAML key given twice is refused (the library's own check is quadratic and was turned off)", async () => {
+      await expectUsage(map('dup.yaml', '"a*": 0.5\nb: 0.1\n"a*": 0.7\n'), /the key "a\*" appears twice/)
+    })
+  })
+
+  describe('reports (item 2)', () => {
+    it('the table of 40,000 rows is drawn in linear time, as cli-table3 drew it', async () => {
+      const {default: Table} = await import('cli-table3')
+      const head = ['tensor', 'shape', 'nnz']
+      const rows = [['a.weight', '4x4', '12'], ['bé 中文', '1x2', '3000'], ['total', 'x', '1']]
+      const t = new Table({head, style: {head: [], border: [], compact: true}, colAligns: ['left', 'left', 'right']})
+      for (const r of rows) t.push(r)
+      expect(renderTable(head, rows, ['left', 'left', 'right'])).to.equal(t.toString())
+      const many = Array.from({length: 40_000}, (_, i) => [`model.layers.${i}.weight`, '4x4', String(i)])
+      const t0 = performance.now()
+      const text = renderTable(head, many, ['left', 'left', 'right'])
+      expect(text.split('\n')).to.have.length(40_004)
+      expect(performance.now() - t0).to.be.below(1000)
+    })
+  })
+
+  describe('the CLI on these inputs (items 2, 6, 7)', () => {
+    async function safetensors(path: string, tensors: {name: string; shape: number[]; values: number[]}[]): Promise<void> {
+      const sink = new MemorySink()
+      await writeSafetensorsTo(sink, tensors.map((t) => ({name: t.name, shape: t.shape, dtype: 'f32' as const, data: Float32Array.from(t.values)})))
+      writeFileSync(path, sink.bytes())
+    }
+
+    it('a tensor named __proto__ keeps its place in the dense output header (was: dropped, its bytes a gap)', async () => {
+      const input = join(tmp.dir, 'proto.safetensors')
+      await safetensors(input, [
+        {name: '__proto__', shape: [2, 2], values: [1, -2, 3, -4]},
+        {name: 'b', shape: [2, 2], values: [5, 6, 7, 8]},
+      ])
+      const out = join(tmp.dir, 'proto-out.safetensors')
+      const r = await runCli(['prune', input, '-s', '0.5', '--format', 'dense', '-o', out])
+      expect(r.code, r.stderr).to.equal(0)
+      const src = await openTensorSource(out)
+      try {
+        expect(src.tensors.map((t) => t.name)).to.deep.equal(['__proto__', 'b'])
+        expect([...(await src.read('__proto__')).data]).to.deep.equal([0, 0, 3, -4])
+        expect([...(await src.read('b')).data]).to.deep.equal([0, 0, 7, 8])
+      } finally {
+        await src.close()
+      }
+    })
+
+    it('a Hugging Face cache snapshot (every file a link into blobs/) is written whole: index, config and tokenizer too', async () => {
+      const cache = join(tmp.dir, 'hub')
+      const blobs = join(cache, 'blobs')
+      const snap = join(cache, 'snapshots', 'abc123')
+      mkdirSync(blobs, {recursive: true})
+      mkdirSync(snap, {recursive: true})
+      const files = readdirSync(fixture('hf-tiny'))
+      for (const [i, f] of [...files, 'tokenizer.json'].entries()) {
+        if (f === 'tokenizer.json') writeFileSync(join(blobs, `b${i}`), '{"model": {}}')
+        else cpSync(join(fixture('hf-tiny'), f), join(blobs, `b${i}`))
+        symlinkSync(`../../blobs/b${i}`, join(snap, f))
+      }
+      const out = join(tmp.dir, 'snap-out')
+      const r = await runCli(['prune', snap, '-s', '0.5', '--format', 'dense', '-o', out])
+      expect(r.code, r.stderr).to.equal(0)
+      expect(readdirSync(out).sort()).to.deep.equal([...files, 'tokenizer.json'].sort())
+      for (const f of readdirSync(out)) expect(lstatSync(join(out, f)).isFile(), f).to.equal(true)
+      expect(readFileSync(join(out, 'model.safetensors.index.json'), 'utf8')).to.equal(readFileSync(fixture('hf-tiny/model.safetensors.index.json'), 'utf8'))
+    })
+
+    it('overlapping views of one storage: neither is pruned, the storage is written unchanged', async () => {
+      const values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+      const p = pickle(
+        dict([
+          ['a', tensor({key: '0', numel: 12, offset: 0, size: [2, 3]})],
+          ['b', tensor({key: '0', numel: 12, offset: 3, size: [3, 3]})],
+          ['c', tensor({key: '1', numel: 4, size: [2, 2]})],
+        ]),
+      )
+      const input = join(tmp.dir, 'overlap.pt')
+      writeFileSync(input, torchZip(p, {'0': f32(values), '1': f32([1, -2, 3, -4])}))
+      const out = join(tmp.dir, 'overlap-out.pt')
+      const r = await runCli(['prune', input, '-s', '0.5', '--format', 'dense', '-o', out, '--json'])
+      expect(r.code, r.stderr).to.equal(0)
+      const j = JSON.parse(r.stdout)
+      expect(j.tensors.map((t: {name: string}) => t.name)).to.deep.equal(['c'])
+      expect(j.skipped.map((t: {name: string}) => t.name).sort()).to.deep.equal(['a', 'b'])
+      const tf = await TorchFile.open(new BufferSource(readFileSync(out), 'out.pt'))
+      expect([...new Float32Array((await tf.storageBytes('0')).slice().buffer)]).to.deep.equal(values)
+      expect([...(await tf.read('c')).data]).to.deep.equal([0, 0, 3, -4])
+    })
+
+    it('prune --json on 10,000 tensors builds no table and takes seconds, not half a minute', async () => {
+      const input = join(tmp.dir, 'ten-k.safetensors')
+      await safetensors(input, Array.from({length: 10_000}, (_, i) => ({name: `model.layers.${i}.weight`, shape: [2, 2], values: [1, 2, 3, i]})))
+      const t0 = performance.now()
+      const r = await runCli(['prune', input, '-s', '0.5', '--json'])
+      const ms = performance.now() - t0
+      expect(r.code, r.stderr).to.equal(0)
+      expect(JSON.parse(r.stdout).tensors).to.have.length(10_000)
+      expect(ms, `took ${ms.toFixed(0)} ms`).to.be.below(10_000)
+    })
+  })
 })
+
