@@ -52,7 +52,7 @@ export function compilePattern(pattern: string, where = '--sparsity-map'): NameT
     }
     return regexMatcher(pattern.slice(3), `${where}: pattern ${JSON.stringify(safeText(pattern, 40))}`)
   }
-  return globMatcher(pattern)
+  return isExactName(pattern) ? {test: (name) => name === pattern} : globMatcher(pattern)
 }
 
 /** A value in a message: its JSON when short and flat, else its kind (no deep stringify). */
@@ -81,18 +81,19 @@ export function sparsityRules(value: unknown, where = '--sparsity-map'): Sparsit
   if (pairs.length > MAX_SPARSITY_RULES) bad(`${pairs.length} rules, more than the ${MAX_SPARSITY_RULES} accepted`)
   let patterns = 0
   return pairs.map(([pattern, s]) => {
-    const shown = JSON.stringify(safeText(pattern, 60))
-    if (typeof s !== 'number') bad(`the sparsity of ${shown} must be a number in [0, 1), got ${describeValue(s)}`)
+    // (a function: made only for a message, not for each of 200,000 rules)
+    const shown = () => JSON.stringify(safeText(pattern, 60))
+    if (typeof s !== 'number') bad(`the sparsity of ${shown()} must be a number in [0, 1), got ${describeValue(s)}`)
     try {
       validateSparsity(s as number)
     } catch {
-      bad(`the sparsity of ${shown} must be in [0, 1), got ${s}`)
+      bad(`the sparsity of ${shown()} must be in [0, 1), got ${s}`)
     }
     if (isExactName(pattern)) {
-      if (pattern.length > MAX_NAME_CHARS) bad(`the name ${shown} is ${pattern.length} characters long; tensor names have at most ${MAX_NAME_CHARS}`)
+      if (pattern.length > MAX_NAME_CHARS) bad(`the name ${shown()} is ${pattern.length} characters long; tensor names have at most ${MAX_NAME_CHARS}`)
     } else {
       if (++patterns > MAX_PATTERN_RULES) bad(`more than ${MAX_PATTERN_RULES} glob or re: patterns (exact names have no limit of their own)`)
-      if (pattern.length > MAX_PATTERN_CHARS) bad(`the pattern ${shown} is ${pattern.length} characters long; at most ${MAX_PATTERN_CHARS} are accepted`)
+      if (pattern.length > MAX_PATTERN_CHARS) bad(`the pattern ${shown()} is ${pattern.length} characters long; at most ${MAX_PATTERN_CHARS} are accepted`)
     }
     return {pattern, sparsity: s as number, test: compilePattern(pattern, where)}
   })
