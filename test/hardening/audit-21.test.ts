@@ -9,7 +9,7 @@ import {cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, wr
 import {join} from 'node:path'
 
 import {InputError, UsageError} from '../../src/errors.js'
-import {BufferSource, openTensorSource, unpickle} from '../../src/formats/index.js'
+import {BufferSource, openMaskedDenseWriter, openTensorSource, unpickle} from '../../src/formats/index.js'
 import {MAX_PICKLE_MEMO, MAX_PICKLE_VALUES} from '../../src/formats/limits.js'
 import {TorchFile} from '../../src/formats/torch.js'
 import {renderTable} from '../../src/cli/table.js'
@@ -345,6 +345,54 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       expect(r.code, r.stderr).to.equal(0)
       expect(JSON.parse(r.stdout).tensors).to.have.length(10_000)
       expect(ms, `took ${ms.toFixed(0)} ms`).to.be.below(10_000)
+    })
+  })
+
+  describe('one --force rule for every folder output (item 1, brief item 5)', () => {
+    it('a model folder that appears while the dense output is written is not replaced without --force (it was, by rename)', async () => {
+      const dest = join(tmp.dir, 'appears')
+      const src = await openTensorSource(fixture('hf-tiny'))
+      try {
+        const w = await openMaskedDenseWriter(src, fixture('hf-tiny'), dest, new Set(), {force: false})
+        mkdirSync(dest)
+        const e = await w.commit().catch((error: unknown) => error)
+        expect(e).to.be.instanceOf(UsageError)
+        expect((e as UsageError).code).to.equal('output-exists')
+        expect(readdirSync(dest)).to.deep.equal([])
+        expect(readdirSync(tmp.dir).filter((f) => f.includes('appears') && f !== 'appears')).to.deep.equal([])
+      } finally {
+        await src.close()
+      }
+    })
+
+    it('with --force, a file added to the folder after the first check survives: the folder is put back, the run refused', async () => {
+      const dest = join(tmp.dir, 'added')
+      const first = await runCli(['prune', 'fixtures/hf-tiny', '-s', '0.5', '--format', 'dense', '-o', dest])
+      expect(first.code, first.stderr).to.equal(0)
+      const src = await openTensorSource(fixture('hf-tiny'))
+      try {
+        const w = await openMaskedDenseWriter(src, fixture('hf-tiny'), dest, new Set(), {force: true})
+        writeFileSync(join(dest, 'notes.txt'), 'mine')
+        const e = await w.commit().catch((error: unknown) => error)
+        expect(e).to.be.instanceOf(UsageError)
+        expect((e as Error).message).to.match(/"notes\.txt"/)
+        expect(readFileSync(join(dest, 'notes.txt'), 'utf8')).to.equal('mine')
+        expect(readdirSync(dest)).to.include('model.safetensors.index.json')
+      } finally {
+        await src.close()
+      }
+    })
+
+    it('a link to a model folder is not followed: refused like a link for a CSR directory', async () => {
+      const real = join(tmp.dir, 'real-model')
+      const r0 = await runCli(['prune', 'fixtures/hf-tiny', '-s', '0.5', '--format', 'dense', '-o', real])
+      expect(r0.code, r0.stderr).to.equal(0)
+      const link = join(tmp.dir, 'link-model')
+      symlinkSync(real, link)
+      const r = await runCli(['prune', 'fixtures/hf-tiny', '-s', '0.5', '--format', 'dense', '-o', link, '--force'])
+      expect(r.code, r.stderr).to.equal(2)
+      expect(r.stderr).to.match(/it is a symbolic link/)
+      expect(lstatSync(link).isSymbolicLink()).to.equal(true)
     })
   })
 })
