@@ -6,6 +6,7 @@
  */
 import {expect} from 'chai'
 import {cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
+import {spawn} from 'node:child_process'
 import {join} from 'node:path'
 
 import {InputError, UsageError} from '../../src/errors.js'
@@ -15,7 +16,7 @@ import {TorchFile} from '../../src/formats/torch.js'
 import {renderTable} from '../../src/cli/table.js'
 import {matchRule, readSparsityMap} from '../../src/pruning/sparsity-map.js'
 import {fixture, makeTmp, MemorySink} from '../formats/helpers.js'
-import {runCli} from '../helpers/cli.js'
+import {BIN, runCli} from '../helpers/cli.js'
 import {writeSafetensorsTo} from '../../src/formats/safetensors.js'
 import {bytes, dict, f32, int, PROTO, STOP, str, tensor, torchZip} from './pickles.js'
 
@@ -393,6 +394,43 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       expect(r.code, r.stderr).to.equal(2)
       expect(r.stderr).to.match(/it is a symbolic link/)
       expect(lstatSync(link).isSymbolicLink()).to.equal(true)
+    })
+  })
+
+  describe('bounded names and prompt interrupts (items 2, 3 of "what to build")', () => {
+    it('a safetensors name of 1 MB and a torch path past 4096 characters are refused at once', async () => {
+      const name = 'mlp'.repeat(350_000)
+      const header = new TextEncoder().encode(JSON.stringify({[name]: {dtype: 'F32', shape: [1], data_offsets: [0, 4]}}))
+      const len = new Uint8Array(8)
+      new DataView(len.buffer).setUint32(0, header.length, true)
+      const p = join(tmp.dir, 'long-name.safetensors')
+      writeFileSync(p, bytes(len, header, f32([1])))
+      const t0 = performance.now()
+      const e = await openTensorSource(p).catch((error: unknown) => error)
+      expect(e).to.be.instanceOf(InputError)
+      expect((e as Error).message).to.match(/a tensor name of 1050000 characters .*names have at most 4096/)
+      expect(performance.now() - t0).to.be.below(1000)
+      const nested = bytes(...Array.from({length: 100}, () => bytes('}', str('k'.repeat(50)))), dict([['w', tensor({key: '0', numel: 1, size: [1]})]]), 's'.repeat(100))
+      await expectRefused(torchZip(pickle(nested), {'0': f32([1])}), /a tensor path of more than 4096 characters/)
+    })
+
+    it('SIGINT while large pickles are read ends the run within a second (exit 130, one line)', async () => {
+      const body = new Uint8Array(60 << 20)
+      for (let i = 0; i < body.length; i += 2) (body[i] = 0x80), (body[i + 1] = 2)
+      const p = join(tmp.dir, 'slow.pt')
+      writeFileSync(p, torchZip(pickle(body, dict([])), {}))
+      const child = spawn(process.execPath, [BIN, 'info', ...Array.from({length: 12}, () => p)], {stdio: ['ignore', 'pipe', 'pipe']})
+      let stderr = ''
+      child.stderr.on('data', (d) => (stderr += d))
+      const done = new Promise<{code: number | null; at: number}>((res) => child.on('close', (code) => res({code, at: Date.now()})))
+      await new Promise((r) => setTimeout(r, 2000))
+      const sent = Date.now()
+      child.kill('SIGINT')
+      const {code, at} = await done
+      expect(code, stderr).to.equal(130)
+      expect(at - sent, 'exit latency').to.be.lessThan(1000)
+      expect(stderr.trim().split('\n')).to.have.length(1)
+      expect(stderr).to.match(/interrupted by SIGINT/)
     })
   })
 })
