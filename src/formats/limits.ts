@@ -54,6 +54,8 @@ export const MAX_PICKLE_INT_DIGITS = 150
  * and real ones are under 200 characters.
  */
 export const MAX_NAME_CHARS = 4096
+/** All tensor names of one torch file together (characters): 1M paths of 4,096 would be 4 GB. */
+export const MAX_TORCH_NAME_CHARS = 1 << 26
 
 /** The 2-D matrix [rows, cols] of a tensor shape (see src/sparse/dense-to-csr.ts matrixShape). */
 function matrixOf(shape: readonly number[]): [number, number] {

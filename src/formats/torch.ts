@@ -24,7 +24,7 @@
 import {InputError} from '../errors.js'
 import type {DenseDType, DenseTensor, HostArray} from '../types.js'
 import type {ByteSource} from './byte-source.js'
-import {denseShapeProblem, MAX_NAME_CHARS, MAX_PICKLE_BYTES, safeText} from './limits.js'
+import {denseShapeProblem, MAX_NAME_CHARS, MAX_PICKLE_BYTES, MAX_TORCH_NAME_CHARS, safeText} from './limits.js'
 import {pace} from './pace.js'
 import {objectTree, PyDict, PyGlobal, PyList, PyTuple, unpickleAsync} from './pickle.js'
 import {readZipDirectory, readZipMember, type ZipEntry} from './zip.js'
@@ -216,12 +216,15 @@ export class TorchFile {
     // Depth first, in the pickle's order (an explicit stack: no recursion on file data).
     const todo: [unknown, string][] = [[obj, '']]
     let steps = 0
+    let nameChars = 0
     while (todo.length > 0) {
       if ((++steps & 0xfff) === 0) await pace()
       const [v, path] = todo.pop()!
       if (path.length > MAX_NAME_CHARS) bad(`a tensor path of more than ${MAX_NAME_CHARS} characters (${safeText(path, 60)})`)
       const join = (k: string) => (path ? `${path}.${k}` : k)
       if (v instanceof TensorRef) {
+        nameChars += path.length
+        if (nameChars > MAX_TORCH_NAME_CHARS) bad(`its tensor names add up to more than ${MAX_TORCH_NAME_CHARS} characters`)
         entries.push(describe(v, path || stem, seen))
       } else if (v instanceof PyDict) {
         const kids: [unknown, string][] = []

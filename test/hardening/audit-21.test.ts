@@ -412,6 +412,9 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       expect(performance.now() - t0).to.be.below(1000)
       const nested = bytes(...Array.from({length: 100}, () => bytes('}', str('k'.repeat(50)))), dict([['w', tensor({key: '0', numel: 1, size: [1]})]]), 's'.repeat(100))
       await expectRefused(torchZip(pickle(nested), {'0': f32([1])}), /a tensor path of more than 4096 characters/)
+      // 2^19 tensors under a 4,000-character key: each name within the bound, 2 G characters together.
+      const wide = dict([['k'.repeat(4000), bytes(tensor({key: '0', numel: 1, size: [1]}), ...Array.from({length: 18}, () => bytes('2', 0x86)))]])
+      await expectRefused(torchZip(pickle(wide), {'0': f32([1])}), /tensor names add up to more than 67108864 characters/, 3000)
     })
 
     it('SIGINT while large pickles are read ends the run within a second (exit 130, one line)', async () => {
