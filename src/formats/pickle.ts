@@ -187,285 +187,285 @@ function unpickler(bytes: Uint8Array, label: string, hooks: UnpickleHooks): (bud
   }
 
   return (budget: number) => {
-  for (let n = 0; n < budget; n++) {
-    if (stack.length > 1_000_000) bad('pickle stack too deep')
-    const op = u8()
-    switch (op) {
-      case 0x80: // PROTO
-        if (u8() > 5) bad('pickle protocol newer than 5')
-        break
-      case 0x95: // FRAME: a length hint only
-        u64()
-        break
-      case 0x2e: {
-        // STOP
-        const v = pop()
-        return {done: true, value: v}
+    for (let n = 0; n < budget; n++) {
+      if (stack.length > 1_000_000) bad('pickle stack too deep')
+      const op = u8()
+      switch (op) {
+        case 0x80: // PROTO
+          if (u8() > 5) bad('pickle protocol newer than 5')
+          break
+        case 0x95: // FRAME: a length hint only
+          u64()
+          break
+        case 0x2e: {
+          // STOP
+          const v = pop()
+          return {done: true, value: v}
+        }
+        case 0x28: // MARK
+          if (marks.length >= MAX_PICKLE_DEPTH) bad(`more than ${MAX_PICKLE_DEPTH} nested MARKs`)
+          marks.push(stack.length)
+          break
+        case 0x30: // POP
+          pop()
+          break
+        case 0x31: // POP_MARK
+          popMark()
+          break
+        case 0x32: // DUP
+          push(top())
+          break
+        case 0x4e: // NONE
+          push(null)
+          break
+        case 0x88: // NEWTRUE
+          push(true)
+          break
+        case 0x89: // NEWFALSE
+          push(false)
+          break
+        case 0x4a: // BININT
+          push(i32())
+          break
+        case 0x4b: // BININT1
+          push(u8())
+          break
+        case 0x4d: // BININT2
+          push(u16())
+          break
+        case 0x8a: // LONG1
+          push(long(take(u8())))
+          break
+        case 0x8b: {
+          // LONG4
+          const n = i32()
+          if (n < 0) bad('negative LONG4 length')
+          push(long(take(n)))
+          break
+        }
+        case 0x49: {
+          // INT (text; 00/01 are False/True)
+          const s = line()
+          if (s === '00' || s === '01') push(s === '01')
+          else push(long(bigintBytes(digits(s, 'INT'))))
+          break
+        }
+        case 0x4c: {
+          // LONG (text)
+          const s = line()
+          push(long(bigintBytes(digits(s.endsWith('L') ? s.slice(0, -1) : s, 'LONG'))))
+          break
+        }
+        case 0x47: // BINFLOAT (big-endian)
+          need(8)
+          push(dv.getFloat64(p, false))
+          p += 8
+          break
+        case 0x46: {
+          // FLOAT (text)
+          const x = Number(line())
+          if (Number.isNaN(x)) bad('bad FLOAT')
+          push(x)
+          break
+        }
+        case 0x58: // BINUNICODE
+          push(utf8.decode(take(u32())))
+          break
+        case 0x8c: // SHORT_BINUNICODE
+          push(utf8.decode(take(u8())))
+          break
+        case 0x8d: // BINUNICODE8
+          push(utf8.decode(take(u64())))
+          break
+        case 0x54: {
+          // BINSTRING (Python 2 str)
+          const n = i32()
+          if (n < 0) bad('negative BINSTRING length')
+          push(latin1.decode(take(n)))
+          break
+        }
+        case 0x55: // SHORT_BINSTRING
+          push(latin1.decode(take(u8())))
+          break
+        case 0x42: // BINBYTES
+          push(new Uint8Array(take(u32())))
+          break
+        case 0x43: // SHORT_BINBYTES
+          push(new Uint8Array(take(u8())))
+          break
+        case 0x8e: // BINBYTES8
+          push(new Uint8Array(take(u64())))
+          break
+        case 0x96: // BYTEARRAY8
+          push(new Uint8Array(take(u64())))
+          break
+        case 0x29: // EMPTY_TUPLE
+          push(new PyTuple())
+          break
+        case 0x74: // TUPLE
+          push(tuple(popMark()))
+          break
+        case 0x85: // TUPLE1
+          push(tuple([pop()]))
+          break
+        case 0x86: {
+          // TUPLE2
+          const b = pop()
+          push(tuple([pop(), b]))
+          break
+        }
+        case 0x87: {
+          // TUPLE3
+          const c = pop()
+          const b = pop()
+          push(tuple([pop(), b, c]))
+          break
+        }
+        case 0x5d: // EMPTY_LIST
+          push(new PyList())
+          break
+        case 0x6c: {
+          // LIST
+          const l = new PyList()
+          for (const x of popMark()) l.push(x)
+          push(l)
+          break
+        }
+        case 0x61: {
+          // APPEND
+          const x = pop()
+          append(top(), [x])
+          break
+        }
+        case 0x65: {
+          // APPENDS
+          const items = popMark()
+          append(top(), items)
+          break
+        }
+        case 0x7d: // EMPTY_DICT
+          push(new PyDict())
+          break
+        case 0x64: {
+          // DICT
+          const d = new PyDict()
+          setItems(d, popMark())
+          push(d)
+          break
+        }
+        case 0x73: {
+          // SETITEM
+          const v = pop()
+          const k = pop()
+          setItems(top(), [k, v])
+          break
+        }
+        case 0x75: {
+          // SETITEMS
+          const kv = popMark()
+          setItems(top(), kv)
+          break
+        }
+        case 0x8f: // EMPTY_SET
+          push(new PyList())
+          break
+        case 0x90: {
+          // ADDITEMS
+          const items = popMark()
+          append(top(), items)
+          break
+        }
+        case 0x91: {
+          // FROZENSET
+          const l = new PyList()
+          for (const x of popMark()) l.push(x)
+          push(l)
+          break
+        }
+        case 0x63: {
+          // GLOBAL
+          const module = line()
+          push(global(module, line()))
+          break
+        }
+        case 0x93: {
+          // STACK_GLOBAL
+          const name = pop()
+          const module = pop()
+          if (typeof module !== 'string' || typeof name !== 'string') bad('STACK_GLOBAL needs two strings')
+          push(global(module as string, name as string))
+          break
+        }
+        case 0x52: {
+          // REDUCE
+          const args = pop()
+          const fn = pop()
+          if (!(fn instanceof PyGlobal)) bad('REDUCE of something that is not an allowed function')
+          if (!(args instanceof PyTuple)) bad('REDUCE arguments are not a tuple')
+          push(hooks.call(fn as PyGlobal, args as PyTuple))
+          break
+        }
+        case 0x62: {
+          // BUILD: only plain state on a dict (an OrderedDict's attributes, e.g. _metadata)
+          const state = pop()
+          const obj = top()
+          if (!(obj instanceof PyDict)) bad('BUILD on an object other than a dict (objects are not rebuilt)')
+          ;(obj as PyDict).state = state
+          break
+        }
+        case 0x51: {
+          // BINPERSID
+          const pid = pop()
+          if (!hooks.persistentLoad) bad('a persistent id, but this file type has none')
+          push(hooks.persistentLoad!(pid))
+          break
+        }
+        case 0x50: {
+          // PERSID (text)
+          const pid = line()
+          if (!hooks.persistentLoad) bad('a persistent id, but this file type has none')
+          push(hooks.persistentLoad!(pid))
+          break
+        }
+        case 0x71: // BINPUT
+          remember(u8(), top())
+          break
+        case 0x72: // LONG_BINPUT
+          remember(u32(), top())
+          break
+        case 0x70: {
+          // PUT
+          const k = Number(line())
+          if (!Number.isSafeInteger(k) || k < 0) bad('bad PUT index')
+          remember(k, top())
+          break
+        }
+        case 0x94: // MEMOIZE
+          remember(memoSize, top())
+          break
+        case 0x68: // BINGET
+        case 0x6a: // LONG_BINGET
+        case 0x67: {
+          // GET
+          const k = op === 0x68 ? u8() : op === 0x6a ? u32() : Number(line())
+          if (!(k >= 0) || memo[k] === undefined) bad(`memo key ${k} is not defined`)
+          push(memo[k])
+          break
+        }
+        case 0x81: // NEWOBJ
+        case 0x92: // NEWOBJ_EX
+        case 0x69: // INST
+        case 0x6f: // OBJ
+          throw new InputError('unsafe-pickle', `${label}: the pickle builds Python objects (opcode ${opName(op)}); only tensors and plain containers are read (no code is run)`, 'save only the weights: torch.save(model.state_dict(), path), or export to .safetensors')
+        case 0x82: // EXT1
+        case 0x83: // EXT2
+        case 0x84: // EXT4
+          throw new InputError('unsafe-pickle', `${label}: the pickle uses the extension registry (opcode ${opName(op)}), which is not supported`, 'save only the weights: torch.save(model.state_dict(), path)')
+        default:
+          bad(`unknown pickle opcode 0x${op.toString(16).padStart(2, '0')} at offset ${p - 1}`)
       }
-      case 0x28: // MARK
-        if (marks.length >= MAX_PICKLE_DEPTH) bad(`more than ${MAX_PICKLE_DEPTH} nested MARKs`)
-        marks.push(stack.length)
-        break
-      case 0x30: // POP
-        pop()
-        break
-      case 0x31: // POP_MARK
-        popMark()
-        break
-      case 0x32: // DUP
-        push(top())
-        break
-      case 0x4e: // NONE
-        push(null)
-        break
-      case 0x88: // NEWTRUE
-        push(true)
-        break
-      case 0x89: // NEWFALSE
-        push(false)
-        break
-      case 0x4a: // BININT
-        push(i32())
-        break
-      case 0x4b: // BININT1
-        push(u8())
-        break
-      case 0x4d: // BININT2
-        push(u16())
-        break
-      case 0x8a: // LONG1
-        push(long(take(u8())))
-        break
-      case 0x8b: {
-        // LONG4
-        const n = i32()
-        if (n < 0) bad('negative LONG4 length')
-        push(long(take(n)))
-        break
-      }
-      case 0x49: {
-        // INT (text; 00/01 are False/True)
-        const s = line()
-        if (s === '00' || s === '01') push(s === '01')
-        else push(long(bigintBytes(digits(s, 'INT'))))
-        break
-      }
-      case 0x4c: {
-        // LONG (text)
-        const s = line()
-        push(long(bigintBytes(digits(s.endsWith('L') ? s.slice(0, -1) : s, 'LONG'))))
-        break
-      }
-      case 0x47: // BINFLOAT (big-endian)
-        need(8)
-        push(dv.getFloat64(p, false))
-        p += 8
-        break
-      case 0x46: {
-        // FLOAT (text)
-        const x = Number(line())
-        if (Number.isNaN(x)) bad('bad FLOAT')
-        push(x)
-        break
-      }
-      case 0x58: // BINUNICODE
-        push(utf8.decode(take(u32())))
-        break
-      case 0x8c: // SHORT_BINUNICODE
-        push(utf8.decode(take(u8())))
-        break
-      case 0x8d: // BINUNICODE8
-        push(utf8.decode(take(u64())))
-        break
-      case 0x54: {
-        // BINSTRING (Python 2 str)
-        const n = i32()
-        if (n < 0) bad('negative BINSTRING length')
-        push(latin1.decode(take(n)))
-        break
-      }
-      case 0x55: // SHORT_BINSTRING
-        push(latin1.decode(take(u8())))
-        break
-      case 0x42: // BINBYTES
-        push(new Uint8Array(take(u32())))
-        break
-      case 0x43: // SHORT_BINBYTES
-        push(new Uint8Array(take(u8())))
-        break
-      case 0x8e: // BINBYTES8
-        push(new Uint8Array(take(u64())))
-        break
-      case 0x96: // BYTEARRAY8
-        push(new Uint8Array(take(u64())))
-        break
-      case 0x29: // EMPTY_TUPLE
-        push(new PyTuple())
-        break
-      case 0x74: // TUPLE
-        push(tuple(popMark()))
-        break
-      case 0x85: // TUPLE1
-        push(tuple([pop()]))
-        break
-      case 0x86: {
-        // TUPLE2
-        const b = pop()
-        push(tuple([pop(), b]))
-        break
-      }
-      case 0x87: {
-        // TUPLE3
-        const c = pop()
-        const b = pop()
-        push(tuple([pop(), b, c]))
-        break
-      }
-      case 0x5d: // EMPTY_LIST
-        push(new PyList())
-        break
-      case 0x6c: {
-        // LIST
-        const l = new PyList()
-        for (const x of popMark()) l.push(x)
-        push(l)
-        break
-      }
-      case 0x61: {
-        // APPEND
-        const x = pop()
-        append(top(), [x])
-        break
-      }
-      case 0x65: {
-        // APPENDS
-        const items = popMark()
-        append(top(), items)
-        break
-      }
-      case 0x7d: // EMPTY_DICT
-        push(new PyDict())
-        break
-      case 0x64: {
-        // DICT
-        const d = new PyDict()
-        setItems(d, popMark())
-        push(d)
-        break
-      }
-      case 0x73: {
-        // SETITEM
-        const v = pop()
-        const k = pop()
-        setItems(top(), [k, v])
-        break
-      }
-      case 0x75: {
-        // SETITEMS
-        const kv = popMark()
-        setItems(top(), kv)
-        break
-      }
-      case 0x8f: // EMPTY_SET
-        push(new PyList())
-        break
-      case 0x90: {
-        // ADDITEMS
-        const items = popMark()
-        append(top(), items)
-        break
-      }
-      case 0x91: {
-        // FROZENSET
-        const l = new PyList()
-        for (const x of popMark()) l.push(x)
-        push(l)
-        break
-      }
-      case 0x63: {
-        // GLOBAL
-        const module = line()
-        push(global(module, line()))
-        break
-      }
-      case 0x93: {
-        // STACK_GLOBAL
-        const name = pop()
-        const module = pop()
-        if (typeof module !== 'string' || typeof name !== 'string') bad('STACK_GLOBAL needs two strings')
-        push(global(module as string, name as string))
-        break
-      }
-      case 0x52: {
-        // REDUCE
-        const args = pop()
-        const fn = pop()
-        if (!(fn instanceof PyGlobal)) bad('REDUCE of something that is not an allowed function')
-        if (!(args instanceof PyTuple)) bad('REDUCE arguments are not a tuple')
-        push(hooks.call(fn as PyGlobal, args as PyTuple))
-        break
-      }
-      case 0x62: {
-        // BUILD: only plain state on a dict (an OrderedDict's attributes, e.g. _metadata)
-        const state = pop()
-        const obj = top()
-        if (!(obj instanceof PyDict)) bad('BUILD on an object other than a dict (objects are not rebuilt)')
-        ;(obj as PyDict).state = state
-        break
-      }
-      case 0x51: {
-        // BINPERSID
-        const pid = pop()
-        if (!hooks.persistentLoad) bad('a persistent id, but this file type has none')
-        push(hooks.persistentLoad!(pid))
-        break
-      }
-      case 0x50: {
-        // PERSID (text)
-        const pid = line()
-        if (!hooks.persistentLoad) bad('a persistent id, but this file type has none')
-        push(hooks.persistentLoad!(pid))
-        break
-      }
-      case 0x71: // BINPUT
-        remember(u8(), top())
-        break
-      case 0x72: // LONG_BINPUT
-        remember(u32(), top())
-        break
-      case 0x70: {
-        // PUT
-        const k = Number(line())
-        if (!Number.isSafeInteger(k) || k < 0) bad('bad PUT index')
-        remember(k, top())
-        break
-      }
-      case 0x94: // MEMOIZE
-        remember(memoSize, top())
-        break
-      case 0x68: // BINGET
-      case 0x6a: // LONG_BINGET
-      case 0x67: {
-        // GET
-        const k = op === 0x68 ? u8() : op === 0x6a ? u32() : Number(line())
-        if (!(k >= 0 && k < memo.length && memo[k] !== undefined)) bad(`memo key ${k} is not defined`)
-        push(memo[k])
-        break
-      }
-      case 0x81: // NEWOBJ
-      case 0x92: // NEWOBJ_EX
-      case 0x69: // INST
-      case 0x6f: // OBJ
-        throw new InputError('unsafe-pickle', `${label}: the pickle builds Python objects (opcode ${opName(op)}); only tensors and plain containers are read (no code is run)`, 'save only the weights: torch.save(model.state_dict(), path), or export to .safetensors')
-      case 0x82: // EXT1
-      case 0x83: // EXT2
-      case 0x84: // EXT4
-        throw new InputError('unsafe-pickle', `${label}: the pickle uses the extension registry (opcode ${opName(op)}), which is not supported`, 'save only the weights: torch.save(model.state_dict(), path)')
-      default:
-        bad(`unknown pickle opcode 0x${op.toString(16).padStart(2, '0')} at offset ${p - 1}`)
     }
-  }
-  return {done: false}
+    return {done: false}
   }
 }
 

@@ -305,11 +305,12 @@ function describe(t: TensorRef, name: string, seen: Map<string, string>): TorchE
   return entry
 }
 
-/** A dict key as part of a tensor's name: strings and numbers only (a state_dict's keys are strings). */
+/**
+ * A dict key as part of a tensor's name, as String() writes it (a state_dict's keys are
+ * strings); a container is refused: its text could be as large as the object it expands to.
+ */
 function keyText(k: unknown, bad: (msg: string) => never): string {
-  if (typeof k === 'string') return k
-  if (typeof k === 'number' || typeof k === 'bigint' || typeof k === 'boolean') return String(k)
-  if (k === null) return 'None'
+  if (k === null || typeof k !== 'object' || k instanceof Uint8Array) return String(k)
   return bad('a dict key that is not a string or a number')
 }
 
