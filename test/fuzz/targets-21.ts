@@ -185,6 +185,9 @@ export const torchTarget: Target = {
   name: 'torch',
   allocFactor: 1100,
   arbitrary: torchCase,
+  // (each case builds a ZIP, some a megabyte of opcodes: a fifth of a parser's runs)
+  share: 0.2,
+  minRuns: 100,
   async parse(c, ctx) {
     if (c.fifo) return readAll(fifoAt(ctx, 'fifo.pt'))
     if (!c.viaFile) {
@@ -228,7 +231,7 @@ const mapCase: fc.Arbitrary<FuzzCase> = fc.oneof(
     viaFile: true,
     map: {ext, rules, names},
   }) as MapCase)},
-  {weight: 1, arbitrary: fc.record({ext: fc.constantFrom<'.json' | '.yaml'>('.json', '.yaml'), over: fc.boolean(), at: fc.nat({max: 1000})}).map(({ext, over, at}) => {
+  {weight: 1, arbitrary: fc.record({ext: fc.constantFrom<'.json' | '.yaml'>('.json', '.yaml'), over: fc.nat({max: 5}).map((n) => n === 0), at: fc.nat({max: 1000})}).map(({ext, over, at}) => {
     // Within the bounds (and a case's time), or past them: refused from the size or count alone.
     const n = ext === '.json' ? (over ? 262_145 + 40 * at : 2000 + 10 * at) : over ? 16_000 + 80 * at : 1000 + 5 * at
     const rules = Array.from({length: n}, (_, i): [string, number] => [`model.layers.${i}.weight`, 0.5])
@@ -265,6 +268,9 @@ export const mapTarget: Target = {
   name: 'map',
   allocFactor: 64,
   arbitrary: mapCase,
+  // (a tenth of its cases write maps of thousands of rules)
+  share: 0.05,
+  minRuns: 100,
   async parse(c, ctx) {
     const m = (c as MapCase).map
     const p = c.fifo ? fifoAt(ctx, `fifo${m.ext}`) : join(ctx.tmp, `map${m.ext}`)
