@@ -418,7 +418,7 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       await expectRefused(torchZip(pickle(wide), {'0': f32([1])}), /tensor names add up to more than 67108864 characters/, 3000)
     })
 
-    it('end to end: SIGINT while large pickles are read ends the run within a second (exit 130, one line; the reader'"'"'s own yielding is tested above)', async () => {
+    it("end to end: SIGINT while large pickles are read ends the run within a second (exit 130, one line; the reader's own yielding is tested above)", async () => {
       const body = new Uint8Array(60 << 20)
       for (let i = 0; i < body.length; i += 2) (body[i] = 0x80), (body[i + 1] = 2)
       const p = join(tmp.dir, 'slow.pt')
