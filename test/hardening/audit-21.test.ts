@@ -338,6 +338,18 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       expect([...(await tf.read('c')).data]).to.deep.equal([0, 0, 3, -4])
     })
 
+    it('--format dense of a .pt whose storage member appears twice: exit 1, one line (was: exit 70, "Cannot read properties of undefined")', async () => {
+      const p = pickle(dict([['a', tensor({key: '0', numel: 4, size: [2, 2]})]]))
+      const b = Buffer.from(torchZip(p, {'0': f32([1, 2, 3, 4]), '1': new Uint8Array(16)}))
+      for (let i = b.indexOf('archive/data/1'); i >= 0; i = b.indexOf('archive/data/1', i + 1)) b.write('archive/data/0', i, 'latin1')
+      const input = join(tmp.dir, 'dup-storage.pt')
+      writeFileSync(input, b)
+      const r = await runCli(['prune', input, '-s', '0.5', '--format', 'dense', '-o', join(tmp.dir, 'dup-out.pt')])
+      expect(r.code, r.stderr).to.equal(1)
+      expect(r.stderr.trim().split('\n')).to.have.length(1)
+      expect(r.stderr).to.match(/member archive\/data\/0 appears twice/)
+    })
+
     it('prune --json on 10,000 tensors builds no table and takes seconds, not half a minute', async () => {
       const input = join(tmp.dir, 'ten-k.safetensors')
       await safetensors(input, Array.from({length: 10_000}, (_, i) => ({name: `model.layers.${i}.weight`, shape: [2, 2], values: [1, 2, 3, i]})))
