@@ -185,9 +185,11 @@ export const torchTarget: Target = {
   name: 'torch',
   allocFactor: 1100,
   arbitrary: torchCase,
-  // (each case builds a ZIP, some a megabyte of opcodes: a fifth of a parser's runs)
+  // (each case builds a ZIP, some a megabyte of opcodes: a fifth of a parser's runs, and
+  // a longer bound per case, as 'many' has)
   share: 0.2,
   minRuns: 100,
+  caseTimeMs: 5000,
   async parse(c, ctx) {
     if (c.fifo) return readAll(fifoAt(ctx, 'fifo.pt'))
     if (!c.viaFile) {
@@ -234,7 +236,7 @@ const mapCase: fc.Arbitrary<FuzzCase> = fc.oneof(
   }) as MapCase)},
   {weight: 1, arbitrary: fc.record({ext: fc.constantFrom<'.json' | '.yaml'>('.json', '.yaml'), over: fc.nat({max: 5}).map((n) => n === 0), at: fc.nat({max: 1000})}).map(({ext, over, at}) => {
     // Within the bounds (and a case's time), or past them: refused from the size or count alone.
-    const n = ext === '.json' ? (over ? 262_145 + 40 * at : 2000 + 10 * at) : over ? 16_000 + 80 * at : 1000 + 5 * at
+    const n = ext === '.json' ? (over ? 262_145 + 40 * at : 1000 + 4 * at) : over ? 16_000 + 80 * at : 500 + 2 * at
     const rules = Array.from({length: n}, (_, i): [string, number] => [`model.layers.${i}.weight`, 0.5])
     // YAML is bounded at 512 KiB, JSON at 2^18 rules: refused past them.
     const text = mapText(ext, rules)
@@ -242,7 +244,7 @@ const mapCase: fc.Arbitrary<FuzzCase> = fc.oneof(
     return {what: `${ext} map of ${n} exact names`, bytes: new TextEncoder().encode(text), viaFile: true, expect: refused ? ({type: 'reject', why: 'too large'} as Expect) : undefined, map: {ext, rules: refused ? null : rules, names: ['model.layers.7.weight', 'x']}} as MapCase
   })},
   {weight: 1, arbitrary: fc.integer({min: 4097, max: 6000}).map((n) => ({what: `${n} glob rules`, bytes: new TextEncoder().encode(mapText('.json', Array.from({length: n}, (_, i) => [`*${i}*`, 0.5]))), viaFile: true, expect: {type: 'reject', why: 'too many patterns'} as Expect, map: {ext: '.json', rules: null, names: []}}) as MapCase)},
-  {weight: 1, arbitrary: fc.record({d: fc.integer({min: 1, max: 200_000}), ext: fc.constantFrom<'.json' | '.yaml'>('.json', '.yaml')}).map(({d, ext}) => ({
+  {weight: 1, arbitrary: fc.record({d: fc.integer({min: 1, max: 50_000}), ext: fc.constantFrom<'.json' | '.yaml'>('.json', '.yaml')}).map(({d, ext}) => ({
     what: `a value nested ${d} deep`,
     bytes: new TextEncoder().encode(ext === '.json' ? `{"*": ${'['.repeat(d)}${']'.repeat(d)}}` : `"*": ${'['.repeat(Math.min(d, 20_000))}${']'.repeat(Math.min(d, 20_000))}\n`),
     viaFile: true,
@@ -272,6 +274,7 @@ export const mapTarget: Target = {
   // (a tenth of its cases write maps of thousands of rules)
   share: 0.05,
   minRuns: 100,
+  caseTimeMs: 5000,
   async parse(c, ctx) {
     const m = (c as MapCase).map
     const p = c.fifo ? fifoAt(ctx, `fifo${m.ext}`) : join(ctx.tmp, `map${m.ext}`)
