@@ -168,6 +168,11 @@ function parseYamlMap(text: string, path: string): unknown {
   const fail = (msg: string): never => {
     throw new UsageError('bad-sparsity-map', `--sparsity-map: ${path} is not valid YAML (${safeText(msg.split('\n')[0], 120)})`, 'check the indentation and the colons; quote patterns that start with * (YAML reads *x as an alias)')
   }
+  // NOTE: checked before the library sees it: the YAML parser recurses per level, and a
+  // stack overflow inside V8's regex compiler aborts the process (a fatal error, not an
+  // exception), as a few thousand nested [ did.
+  const deep = yamlNesting(text)
+  if (deep) fail(deep)
   try {
     const doc = parseDocument(text, {uniqueKeys: false, logLevel: 'silent'})
     if (doc.errors.length > 0) fail(doc.errors[0].message)
@@ -185,6 +190,50 @@ function parseYamlMap(text: string, path: string): unknown {
     if (error instanceof UsageError) throw error
     return fail(error instanceof RangeError ? 'nested too deeply' : (error as Error).message)
   }
+}
+
+/** The deepest nesting a recipe may have in YAML: flow brackets, and indentation columns. */
+const MAX_YAML_FLOW_DEPTH = 64
+const MAX_YAML_INDENT = 128
+
+/**
+ * Why a YAML text nests too deeply for the parser, or undefined: flow collections ([ and {,
+ * outside quotes and comments) nested past MAX_YAML_FLOW_DEPTH, or a line indented (spaces
+ * and block-sequence dashes) past MAX_YAML_INDENT columns. Conservative: a recipe is flat.
+ */
+function yamlNesting(text: string): string | undefined {
+  let depth = 0
+  let quote = ''
+  let lineStart = true
+  let indent = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (c === '\n') {
+      lineStart = true
+      indent = 0
+      if (quote === "'" || quote === '"') continue
+      continue
+    }
+    if (lineStart) {
+      if (c === ' ' || c === '-' || c === '\t') {
+        if (++indent > MAX_YAML_INDENT) return `a line indented more than ${MAX_YAML_INDENT} columns`
+        continue
+      }
+      lineStart = false
+    }
+    if (quote) {
+      if (c === '\\' && quote === '"') i++
+      else if (c === quote) quote = ''
+      continue
+    }
+    if (c === '"' || c === "'") quote = c
+    else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]))) {
+      while (i + 1 < text.length && text[i + 1] !== '\n') i++
+    } else if (c === '[' || c === '{') {
+      if (++depth > MAX_YAML_FLOW_DEPTH) return `collections nested more than ${MAX_YAML_FLOW_DEPTH} deep`
+    } else if ((c === ']' || c === '}') && depth > 0) depth--
+  }
+  return undefined
 }
 
 /** Exact names by the index of their first rule, and the other rules' indexes (per rule list). */

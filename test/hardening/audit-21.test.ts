@@ -249,6 +249,14 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       expect(warnings).to.deep.equal([])
     })
 
+    it('a YAML map nested 5000 deep is refused before the YAML parser recurses (it aborted the process: a fatal V8 error)', async () => {
+      const p = map('deep.yaml', `"*": ${'['.repeat(5000)}${']'.repeat(5000)}\n`)
+      const r = await runCli(['prune', 'fixtures/tiny-mlp.safetensors', '--sparsity-map', p])
+      expect(r.code, r.stderr).to.equal(2)
+      expect(r.stderr.trim().split('\n')).to.have.length(1)
+      expect(r.stderr).to.match(/collections nested more than 64 deep/)
+    })
+
     it("a YAML key given twice is refused (the library's own check is quadratic and was turned off)", async () => {
       await expectUsage(map('dup.yaml', '"a*": 0.5\nb: 0.1\n"a*": 0.7\n'), /the key "a\*" appears twice/)
     })
