@@ -29,6 +29,34 @@ export const MAX_SPARSITY_MAP_BYTES = 16 << 20
 export const MAX_BATCH_SIZES_BYTES = 1 << 20
 export const MAX_EMPTY_ROWS = 2 ** 16
 
+/**
+ * Bounds on a torch.save pickle (data.pkl), each refused with one line before memory grows.
+ * A real state_dict's pickle is ~150 bytes, ~25 values and ~7 memo entries a tensor, nested
+ * 2-5 deep: the bounds allow about 150,000 tensors in one file.
+ *   MAX_PICKLE_BYTES    data.pkl itself (checked on the ZIP's declared size, before inflating).
+ *   MAX_PICKLE_VALUES   values the unpickler makes (every opcode that pushes one).
+ *   MAX_PICKLE_MEMO     memo entries (PUT, MEMOIZE).
+ *   MAX_PICKLE_DEPTH    nested MARKs, and the nesting of containers in the object.
+ *   MAX_PICKLE_OBJECTS  containers and values reached when the object is walked, counting a
+ *                       shared container once per path to it (so a DAG of shared lists, which
+ *                       a few bytes make, cannot expand to 2^100 tensors).
+ *   MAX_PICKLE_INT_BYTES / MAX_PICKLE_INT_DIGITS  the longest integer (LONG4; text INT/LONG).
+ */
+export const MAX_PICKLE_BYTES = 64 << 20
+export const MAX_PICKLE_VALUES = 1 << 22
+export const MAX_PICKLE_MEMO = 1 << 20
+export const MAX_PICKLE_DEPTH = 256
+export const MAX_PICKLE_OBJECTS = 1 << 20
+export const MAX_PICKLE_INT_BYTES = 64
+export const MAX_PICKLE_INT_DIGITS = 150
+/**
+ * The longest tensor name read (characters): names are matched against patterns and printed,
+ * and real ones are under 200 characters.
+ */
+export const MAX_NAME_CHARS = 4096
+/** All tensor names of one torch file together (characters): 1M paths of 4,096 would be 4 GB. */
+export const MAX_TORCH_NAME_CHARS = 1 << 26
+
 /** The 2-D matrix [rows, cols] of a tensor shape (see src/sparse/dense-to-csr.ts matrixShape). */
 function matrixOf(shape: readonly number[]): [number, number] {
   if (shape.length === 0) return [1, 1]

@@ -18,16 +18,15 @@
  * folder is assembled in a temporary folder and renamed at the end.
  */
 import type {Dirent} from 'node:fs'
-import {copyFile, mkdir, open, readdir, rename, rm, stat} from 'node:fs/promises'
+import {copyFile, mkdir, open, readdir, rm, stat} from 'node:fs/promises'
 import {basename, dirname, extname, join, resolve} from 'node:path'
 
 import {UsageError} from '../errors.js'
 import type {CsrMatrix, DenseTensor, HostArray} from '../types.js'
 import {BufferSource, FileSource, readStdin, type ByteSource} from './byte-source.js'
 import {NpzArchive} from './npz.js'
-import {safeText} from './limits.js'
 import {bytesOf, descrFor, npyChunks} from './npy.js'
-import {FileSink, holdsCwd, registerTemp, TEMP_RE, tempName, unregisterTemp, writeAtomically, type OutputOptions} from './output.js'
+import {checkFolderDestination, FileSink, moveFolderIntoPlace, plainFilesOwner, registerTemp, tempName, unregisterTemp, writeAtomically, type FolderOwner, type OutputOptions} from './output.js'
 import {SafetensorsFile} from './safetensors.js'
 import {isDirectory, readShardIndex, type DenseFormat, type TensorSource} from './sources.js'
 import {TorchFile} from './torch.js'
@@ -131,7 +130,9 @@ interface FileWriter {
 
 async function safetensorsWriter(inputFile: string, sink: ByteSink, selected: Set<string>): Promise<FileWriter & {close(): Promise<void>}> {
   const st = await SafetensorsFile.open(await reopen(inputFile))
-  const header: Record<string, unknown> = {}
+  // NOTE: no prototype, so that a tensor named __proto__ is a key like any other (on a
+  // plain object, assigning it would set the prototype and drop the tensor from the header).
+  const header = Object.create(null) as Record<string, unknown>
   if (st.metadata) header.__metadata__ = st.metadata
   let offset = 0
   for (const e of st.entries) {
@@ -268,6 +269,20 @@ async function fileWriter(format: DenseFormat, inputFile: string, sink: ByteSink
   throw new Error(`internal: no single-file writer for ${format}`)
 }
 
+/**
+ * A regular file, or a symbolic link to one (a Hugging Face cache snapshot links every file
+ * into blobs/): copied by content. Links to anything else, and dangling ones, are not.
+ */
+async function isFileOrLinkToFile(dir: string, e: Dirent): Promise<boolean> {
+  if (e.isFile()) return true
+  if (!e.isSymbolicLink()) return false
+  try {
+    return (await stat(join(dir, e.name))).isFile()
+  } catch {
+    return false
+  }
+}
+
 /** Files of a model folder that are weights in other formats (not copied to the output). */
 const OTHER_WEIGHTS = new Set(['.safetensors', '.bin', '.pt', '.pth', '.ckpt', '.h5', '.msgpack', '.onnx', '.gguf', '.npz', '.npy'])
 
@@ -305,12 +320,9 @@ export async function openMaskedDenseWriter(source: TensorSource, inputPath: str
   return FolderWriter.open(source, inputPath, output, selected, opts)
 }
 
-/**
- * The entries of `dir` that `--force` must not delete: anything but a plain file that the new
- * folder also holds (`ours`: its weight files, index and copied files) or a temporary name of ours.
- */
-async function foreignEntries(dir: string, ours: Set<string>): Promise<Dirent[]> {
-  return (await readdir(dir, {withFileTypes: true})).filter((e) => !TEMP_RE.test(e.name) && !(e.isFile() && ours.has(e.name)))
+/** The dense writer's owner of a model folder: its own file names, as plain files (output.ts). */
+function modelFolderOwner(ours: Set<string>): FolderOwner {
+  return plainFilesOwner(ours, 'output-not-model-dir', 'choose a new folder name for -o (--force replaces only a folder that this output rewrites whole)')
 }
 
 /** A model folder: its weight files rewritten, its index and other files copied. */
@@ -322,7 +334,8 @@ class FolderWriter implements MaskedDenseWriter {
   private constructor(
     private readonly dest: string,
     private readonly tmp: string,
-    private readonly existing: boolean,
+    private readonly opts: OutputOptions,
+    private readonly owner: FolderOwner,
     private readonly weightFiles: {path: string; format: DenseFormat; tensors: string[]}[],
     private readonly copies: string[],
     private readonly selected: Set<string>,
@@ -336,7 +349,7 @@ class FolderWriter implements MaskedDenseWriter {
     const weightNames = new Set(weightFiles.map((w) => basename(w.path)))
     const copies: string[] = []
     for (const e of await readdir(inputDir, {withFileTypes: true})) {
-      if (!e.isFile() || e.name.startsWith('.') || weightNames.has(e.name)) continue
+      if (e.name.startsWith('.') || weightNames.has(e.name) || !(await isFileOrLinkToFile(inputDir, e))) continue
       if (index !== undefined && e.name === basename(index)) {
         copies.push(e.name)
         continue
@@ -344,40 +357,20 @@ class FolderWriter implements MaskedDenseWriter {
       if (OTHER_WEIGHTS.has(extname(e.name).toLowerCase()) || /\.index\.json$/.test(e.name)) continue
       copies.push(e.name)
     }
-    let existing = false
-    try {
-      const st = await stat(dest)
-      if (resolve(dest) === resolve(inputDir)) throw new UsageError('overwrite-input', `refusing to overwrite the input ${inputDir}`, 'choose another -o folder')
-      if (!st.isDirectory()) throw new UsageError('output-exists', `refusing to replace the file ${dest} with a model folder`, 'choose another -o folder')
-      if (!opts.force) throw new UsageError('output-exists', `refusing to overwrite ${dest}`, 'choose another -o folder, or pass --force')
-      if (holdsCwd(dest)) throw new UsageError('output-is-cwd', `refusing to replace ${dest}: it is the current folder or one of its parents`, 'write to a new folder, e.g. -o pruned/')
-      // --force replaces only a folder this output would rewrite whole: every entry in it is a
-      // plain file that the new folder also holds (a weight file, the index or a copied file),
-      // or a temporary name of ours. Anything else (a subfolder, a link, a file of the user's)
-      // means the folder is not ours to delete, whatever model files sit beside it.
-      const foreign = await foreignEntries(dest, new Set<string>([...weightNames, ...copies]))
-      if (foreign.length > 0) {
-        const shown = foreign.slice(0, 3).map((e) => JSON.stringify(safeText(e.name, 40) + (e.isDirectory() ? '/' : ''))).join(', ')
-        throw new UsageError(
-          'output-not-model-dir',
-          `refusing to replace ${dest}: it holds ${foreign.length} entr${foreign.length === 1 ? 'y' : 'ies'} this model's output would not rewrite (${shown}${foreign.length > 3 ? ', ...' : ''})`,
-          'choose a new folder name for -o (--force replaces only a folder that this output rewrites whole)',
-        )
-      }
-      existing = true
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    }
+    if (resolve(dest) === resolve(inputDir)) throw new UsageError('overwrite-input', `refusing to overwrite the input ${inputDir}`, 'choose another -o folder')
+    // --force replaces only a folder this output would rewrite whole (the rule every folder
+    // output shares, output.ts): every entry in it is a plain file that the new folder also
+    // holds (a weight file, the index or a copied file), or a temporary name of ours; never
+    // the current folder or one of its parents. Anything else (a subfolder, a link, a file
+    // of the user's) means the folder is not ours to delete, whatever model files sit there.
+    const owner = modelFolderOwner(new Set<string>([...weightNames, ...copies]))
+    await checkFolderDestination(dest, {force: opts.force}, owner)
     const parent = dirname(resolve(dest))
     if (!(await isDirectory(parent))) throw new UsageError('output-dir-missing', `cannot write ${dest}: folder ${parent} does not exist`, 'create the folder first or choose another -o path')
     const tmp = tempName(parent, basename(resolve(dest)))
     await mkdir(tmp)
     registerTemp(tmp)
-    return new FolderWriter(dest, tmp, existing, weightFiles, copies, selected)
-  }
-
-  private foreignEntries(dir: string): Promise<Dirent[]> {
-    return foreignEntries(dir, new Set<string>([...this.weightFiles.map((w) => basename(w.path)), ...this.copies]))
+    return new FolderWriter(dest, tmp, {force: opts.force}, owner, weightFiles, copies, selected)
   }
 
   /** Finish weight files up to (not including) file `index`, opening it. */
@@ -410,23 +403,7 @@ class FolderWriter implements MaskedDenseWriter {
     try {
       await this.advance(this.weightFiles.length)
       for (const f of this.copies) await copyFile(join(dirname(this.weightFiles[0].path), f), join(this.tmp, f))
-      if (this.existing) {
-        const old = tempName(dirname(resolve(this.dest)), basename(resolve(this.dest)) + '.old')
-        registerTemp(old)
-        await rename(this.dest, old)
-        // NOTE: the folder was checked when the run began; a file the user put there since
-        // makes it foreign again: move it back untouched and stop.
-        if ((await this.foreignEntries(old)).length > 0) {
-          await rename(old, this.dest)
-          unregisterTemp(old)
-          throw new UsageError('output-not-model-dir', `refusing to replace ${this.dest}: files were added to it while this model was being written`, 'choose a new folder name for -o')
-        }
-        await rename(this.tmp, this.dest)
-        await rm(old, {recursive: true, force: true})
-        unregisterTemp(old)
-      } else {
-        await rename(this.tmp, this.dest)
-      }
+      await moveFolderIntoPlace(this.tmp, this.dest, this.opts, this.owner)
       unregisterTemp(this.tmp)
     } catch (error) {
       await this.abort()

@@ -137,7 +137,7 @@ export type Existing = 'absent' | 'file' | 'link' | 'dir'
  * Refuse a destination that cannot be written (see the module comment); returns what is
  * there now. `kind` is what will be written.
  */
-async function checkDestination(path: string, opts: OutputOptions, kind: 'file' | 'dir'): Promise<Existing> {
+async function checkDestination(path: string, opts: OutputOptions, kind: 'file' | 'dir', owner: FolderOwner = checkCsrDirectory): Promise<Existing> {
   if (kind === 'file' && isDirectoryPath(path)) {
     throw new UsageError('output-is-dir', `cannot write ${path}: a path ending in '/' names a directory, and this output is one file`, 'drop the trailing / (or select several tensors to write a directory)')
   }
@@ -173,7 +173,7 @@ async function checkDestination(path: string, opts: OutputOptions, kind: 'file' 
     if (kind === 'file') throw new UsageError('output-is-dir', `cannot write ${path}: it is a directory`, 'choose a file name for -o')
     if (holdsCwd(path)) throw new UsageError('output-is-cwd', `refusing to replace ${path}: it is the current folder or one of its parents`, 'write to a new folder, e.g. -o out/')
     if (!opts.force) throw new UsageError('output-exists', `refusing to overwrite ${path}`, 'choose another -o path, or pass --force')
-    await replaceableCsrDirectory(path)
+    await ownedNames(owner, path)
     return 'dir'
   }
   if (kind === 'dir') throw new UsageError('output-is-file', `refusing to replace ${path} with a directory: it is a file`, 'choose another -o path')
@@ -209,18 +209,109 @@ export async function checkOutputPath(output: string | undefined, force = false)
 }
 
 /**
- * The files of a directory that `--force` may replace: a CSR directory written by sparse
- * (its manifest says `"format": "sparse-csr-dir"`) holding only manifest.json and the files
- * it lists (and our own temporary names), or an empty directory. Anything else is refused.
- * Returns the names to delete. `label` names it in messages (it may have been moved aside).
+ * What `--force` may replace in a folder, as one rule for every folder output (a CSR
+ * directory, a model folder written with --format dense): an owner looks at the folder and
+ * returns the names in it that the output wrote and would write again, or throws a
+ * UsageError naming what is not its own. Only a folder whose every entry is the owner's (or
+ * an empty one) is replaced, never the current folder or one of its parents
+ * (checkDestination), and only the owner's names are deleted (moveFolderIntoPlace), so a
+ * file added meanwhile survives. `label` names the folder in messages (it may have been
+ * moved aside).
  */
-async function replaceableCsrDirectory(dir: string, label = dir): Promise<string[]> {
+export type FolderOwner = (dir: string, label: string) => Promise<string[]>
+
+/** The owner's names in `dir`; a folder gone meanwhile means another run replaces it (output-exists). */
+async function ownedNames(owner: FolderOwner, dir: string, label = dir): Promise<string[]> {
   try {
-    return await checkCsrDirectory(dir, label)
+    return await owner(dir, label)
   } catch (error) {
     // NOTE: the folder (or its manifest) gone while it was checked: another run with
     // --force moved it to replace it; this run yields to that one.
     throw vanished(error) ? changedMeanwhile(label) : error
+  }
+}
+
+/**
+ * An owner for folders of plain files with known names (a model folder: its weight files,
+ * index and copied files): a subfolder, a link or any other name is foreign.
+ */
+export function plainFilesOwner(ours: ReadonlySet<string>, code: string, suggestion: string): FolderOwner {
+  return async (dir, label) => {
+    const entries = await readdir(dir, {withFileTypes: true}).catch((error) => {
+      throw writeError(error, label)
+    })
+    const foreign = entries.filter((e) => !TEMP_RE.test(e.name) && !(e.isFile() && ours.has(e.name)))
+    if (foreign.length > 0) {
+      const shown = foreign.slice(0, 3).map((e) => JSON.stringify(safeText(e.name, 40) + (e.isDirectory() ? '/' : ''))).join(', ')
+      throw new UsageError(code, `refusing to replace ${label}: it holds ${foreign.length} entr${foreign.length === 1 ? 'y' : 'ies'} this output would not rewrite (${shown}${foreign.length > 3 ? ', ...' : ''})`, suggestion)
+    }
+    return entries.map((e) => e.name)
+  }
+}
+
+/**
+ * Check a folder destination before any work: the same rule (checkDestination with `owner`)
+ * that moveFolderIntoPlace applies again at the end.
+ */
+export async function checkFolderDestination(dir: string, opts: OutputOptions, owner: FolderOwner): Promise<Existing> {
+  return checkDestination(dir, opts, 'dir', owner)
+}
+
+/**
+ * Move a complete temporary folder into place at `dir`. An existing folder is replaced only
+ * when `owner` claims all of it (checked again now, and once more under a private name after
+ * it is moved aside, since another run may have changed it); then only the owner's names are
+ * deleted. A folder that appears meanwhile is never replaced without --force (mkdir claims the
+ * name first). On failure the old folder is put back.
+ */
+export async function moveFolderIntoPlace(tmp: string, dir: string, opts: OutputOptions, owner: FolderOwner): Promise<void> {
+  let aside: string | undefined
+  let old: string[] = []
+  let claimed = false
+  try {
+    // Checked again: what is there now may differ from what was there at the start.
+    const existing = await checkDestination(dir, opts, 'dir', owner)
+    if (existing === 'dir') {
+      // NOTE: another run with --force may move or replace the folder meanwhile: a folder
+      // gone from under us is its doing, and this run yields (output-exists).
+      // Move the old one aside (rename cannot replace a non-empty folder), then ours in.
+      aside = tempName(dirname(resolve(dir)), basename(resolve(dir)) + '.old')
+      markMovedAside(aside, dir)
+      try {
+        await rename(dir, aside)
+      } catch (error) {
+        forgetMovedAside(aside)
+        aside = undefined
+        throw vanished(error) ? changedMeanwhile(dir) : error
+      }
+      // What was moved is what gets deleted: checked again under the private name (it may
+      // have changed since the check above, e.g. another run's output took its place).
+      old = await ownedNames(owner, aside, dir)
+      await rename(tmp, dir)
+      forgetMovedAside(aside)
+      registerTemp(aside)
+      await removeOldDirectory(aside, old)
+      unregisterTemp(aside)
+    } else {
+      // Claim the name first: mkdir fails if anything exists there now, so a concurrent
+      // run that got there first is never replaced; then rename over our own empty folder.
+      await mkdir(dir)
+      claimed = true
+      await rename(tmp, dir)
+    }
+  } catch (error) {
+    // A failed swap puts the old folder back rather than leave nothing in its place; when
+    // another run's output stands there now, the old folder (replaced either way) goes.
+    if (aside) {
+      const back = await rename(aside, dir).then(
+        () => true,
+        () => false,
+      )
+      if (!back && (await lstatOrNull(dir, dir).catch(() => null)) !== null) await removeOldDirectory(aside, old)
+      forgetMovedAside(aside)
+    }
+    if (claimed) await rmdir(dir).catch(() => {})
+    throw writeError(error, dir)
   }
 }
 
@@ -507,54 +598,10 @@ export class CsrDirectoryWriter {
   async commit(extra: Record<string, unknown> = {}): Promise<CsrManifest> {
     if (this.done) throw new Error('CsrDirectoryWriter: commit() twice')
     const manifest: CsrManifest = {...extra, format: 'sparse-csr-dir', version: 1, tensors: this.tensors}
-    let aside: string | undefined
-    let old: string[] = []
-    let claimed = false
     try {
       await writeFile(join(this.tmp, MANIFEST), await manifestText(manifest))
-      // Checked again: what is there now may differ from what was there at open().
-      const existing = await checkDestination(this.dir, this.opts, 'dir')
-      if (existing === 'dir') {
-        // NOTE: another run with --force may move or replace the folder meanwhile: a folder
-        // gone from under us is its doing, and this run yields (output-exists).
-        await replaceableCsrDirectory(this.dir)
-        // Move the old one aside (rename cannot replace a non-empty folder), then ours in.
-        aside = tempName(dirname(resolve(this.dir)), basename(resolve(this.dir)) + '.old')
-        markMovedAside(aside, this.dir)
-        try {
-          await rename(this.dir, aside)
-        } catch (error) {
-          forgetMovedAside(aside)
-          aside = undefined
-          throw vanished(error) ? changedMeanwhile(this.dir) : error
-        }
-        // What was moved is what gets deleted: checked again under the private name (it may
-        // have changed since the check above, e.g. another run's output took its place).
-        old = await replaceableCsrDirectory(aside, this.dir)
-        await rename(this.tmp, this.dir)
-        forgetMovedAside(aside)
-        registerTemp(aside)
-        await removeOldDirectory(aside, old)
-        unregisterTemp(aside)
-      } else {
-        // Claim the name first: mkdir fails if anything exists there now, so a concurrent
-        // run that got there first is never replaced; then rename over our own empty folder.
-        await mkdir(this.dir)
-        claimed = true
-        await rename(this.tmp, this.dir)
-      }
+      await moveFolderIntoPlace(this.tmp, this.dir, this.opts, checkCsrDirectory)
     } catch (error) {
-      // A failed swap puts the old folder back rather than leave nothing in its place; when
-      // another run's output stands there now, the old folder (replaced either way) goes.
-      if (aside) {
-        const back = await rename(aside, this.dir).then(
-          () => true,
-          () => false,
-        )
-        if (!back && (await lstatOrNull(this.dir, this.dir).catch(() => null)) !== null) await removeOldDirectory(aside, old)
-        forgetMovedAside(aside)
-      }
-      if (claimed) await rmdir(this.dir).catch(() => {})
       await this.abort()
       throw writeError(error, this.dir)
     }

@@ -13,7 +13,7 @@ import {InputError} from '../errors.js'
 import type {DenseDType, DenseTensor, HostArray} from '../types.js'
 import {BufferPool, FileSource, type ByteSource} from './byte-source.js'
 import {jsonObjectMembers, JsonSplitError} from './json-split.js'
-import {denseShapeProblem, safeText} from './limits.js'
+import {denseShapeProblem, MAX_NAME_CHARS, safeText} from './limits.js'
 import {byteChunks} from './npy.js'
 import {pace} from './pace.js'
 import type {ByteSink} from './zip.js'
@@ -81,6 +81,7 @@ export class SafetensorsFile {
     try {
       for await (const batch of jsonObjectMembers(text)) {
         for (const [name, v] of batch) {
+          if (name.length > MAX_NAME_CHARS) bad(`a tensor name of ${name.length} characters (${safeText(name, 40)}); names have at most ${MAX_NAME_CHARS}`)
           if (seen.has(name)) bad(`tensor ${safeText(name)} appears twice in the header`)
           seen.add(name)
           if (name === '__metadata__') {
@@ -241,7 +242,9 @@ export async function writeSafetensorsStreamTo(
   produce: (index: number, sink: ByteSink) => Promise<void>,
   metadata?: Record<string, string>,
 ): Promise<void> {
-  const header: Record<string, unknown> = {}
+  // NOTE: no prototype, so that a tensor named __proto__ is a key like any other (on a
+  // plain object, assigning it would set the prototype and drop the tensor from the header).
+  const header = Object.create(null) as Record<string, unknown>
   if (metadata) header.__metadata__ = metadata
   let offset = 0
   const sizes = specs.map((t) => t.shape.reduce((a, b) => a * b, 1) * ITEM_BYTES[t.dtype])

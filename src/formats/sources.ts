@@ -109,7 +109,9 @@ function sniff(head: Uint8Array): FormatName | 'zip' | null {
 async function zipKind(src: ByteSource): Promise<'npz' | 'csr-npz' | 'sp24-npz' | 'torch'> {
   const entries = await readZipDirectory(src)
   // torch.save: <folder>/data.pkl; TorchScript: <folder>/constants.pkl (refused by the reader).
-  if (entries.some((e) => /^[^/]+\/(data|constants)\.pkl$/.test(e.name))) return 'torch'
+  // NOTE: any data.pkl makes it a torch file, so that one without the <folder>/ layout gets the
+  // torch reader's message rather than "not an .npy file".
+  if (entries.some((e) => /(^|\/)(data|constants)\.pkl$/.test(e.name))) return 'torch'
   const names = new Set(entries.map((e) => e.name.replace(/\.npy$/, '')))
   if (CSR_MEMBERS.every((n) => names.has(n))) return 'csr-npz'
   return SP24_MEMBERS.every((n) => names.has(n)) ? 'sp24-npz' : 'npz'
@@ -450,7 +452,13 @@ async function openShardedSource(indexPath: string): Promise<TensorSource> {
   for (const f of files) {
     const path = join(dir, f)
     if (!existsSync(path)) throw new InputError('missing-shard', `${indexPath} lists shard ${safeText(f)}, which is missing`, 'download every shard of the model')
-    const s = await openTensorSource(path)
+    // NOTE: checked before opening: an index that names itself (or another index, or a
+    // folder holding one) would otherwise open itself without end.
+    const kind = await detectFormat(path)
+    if (kind === 'sharded' || !isDenseFormat(kind)) {
+      throw new InputError('bad-index', `${indexPath}: shard ${safeText(f)} is ${kind === 'sharded' ? 'itself an index (or a folder with one)' : `not a weight file (${kind})`}`, 'the index is corrupt; download or save the model again')
+    }
+    const s = await openTensorSource(path, kind)
     try {
       if (s.format === 'sharded') throw new InputError('bad-index', `${indexPath}: shard ${safeText(f)} is itself an index`, 'the index is corrupt')
       const names: string[] = []

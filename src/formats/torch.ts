@@ -24,8 +24,9 @@
 import {InputError} from '../errors.js'
 import type {DenseDType, DenseTensor, HostArray} from '../types.js'
 import type {ByteSource} from './byte-source.js'
-import {denseShapeProblem, safeText} from './limits.js'
-import {PyDict, PyGlobal, PyList, PyTuple, unpickle} from './pickle.js'
+import {denseShapeProblem, MAX_NAME_CHARS, MAX_PICKLE_BYTES, MAX_TORCH_NAME_CHARS, safeText} from './limits.js'
+import {pace} from './pace.js'
+import {objectTree, PyDict, PyGlobal, PyList, PyTuple, unpickleAsync} from './pickle.js'
 import {readZipDirectory, readZipMember, type ZipEntry} from './zip.js'
 
 /** Storage classes: element size and our dtype (null: listed as unsupported). */
@@ -87,6 +88,8 @@ export interface TorchEntry {
   offset: number
   itemSize: number
   numel: number
+  /** Storage elements the view spans, from its first element to its last (0 when empty). */
+  span: number
 }
 
 export const LEGACY_SUGGESTION =
@@ -117,13 +120,19 @@ export class TorchFile {
       throw new InputError('legacy-torch', `${label} is a legacy (pre-1.6, non-ZIP) PyTorch file, which is not read`, LEGACY_SUGGESTION)
     }
     const members = await readZipDirectory(src)
-    const pkl = members.find((m) => m.name.endsWith('data.pkl') && m.name.split('/').length === 2)
+    const pkls = members.filter((m) => /^[^/]+\/data\.pkl$/.test(m.name))
+    const pkl = pkls[0]
     if (!pkl) {
       if (members.some((m) => /(^|\/)constants\.pkl$/.test(m.name) || /(^|\/)code\//.test(m.name))) {
         throw new InputError('torchscript', `${label} is a TorchScript archive (torch.jit.save), not a torch.save file`, "save the weights instead: torch.save(model.state_dict(), 'model.pt')")
       }
+      const stray = members.find((m) => /(^|\/)data\.pkl$/.test(m.name))
+      if (stray) {
+        throw new InputError('bad-torch', `${label}: a ZIP archive with ${safeText(stray.name)} but not in torch.save's layout (<folder>/data.pkl beside <folder>/data/), so not a torch.save file`, 'save it again with torch.save')
+      }
       throw new InputError('bad-torch', `${label}: a ZIP archive without data.pkl, so not a torch.save file`, 'save it with torch.save, or pass a .npz/.safetensors')
     }
+    if (pkls.length > 1) throw new InputError('bad-torch', `${label}: a ZIP archive with ${pkls.length} top folders holding data.pkl (${safeText(pkls[0].name)}, ${safeText(pkls[1].name)}), so which one PyTorch loads is unclear`, 'save it again with torch.save')
     const prefix = pkl.name.slice(0, pkl.name.length - 'data.pkl'.length)
     const byteorder = members.find((m) => m.name === `${prefix}byteorder`)
     if (byteorder) {
@@ -132,7 +141,7 @@ export class TorchFile {
         throw new InputError('big-endian', `${label}: a ${safeText(order, 20)}-endian checkpoint; only little-endian is read`, 'load and save it again with PyTorch on a little-endian machine')
       }
     }
-    if (pkl.size > 1 << 30) throw new InputError('bad-torch', `${label}: data.pkl claims ${pkl.size} bytes`, 'the file is corrupt')
+    if (pkl.size > MAX_PICKLE_BYTES) throw new InputError('bad-torch', `${label}: data.pkl claims ${pkl.size} bytes, more than the ${MAX_PICKLE_BYTES} read (a checkpoint's pickle is about 150 bytes a tensor)`, 'the file is corrupt, or not a plain state_dict: save the tensors with torch.save(model.state_dict(), path)')
     const pickle = await readZipMember(src, pkl)
     const byName = new Map(members.map((m) => [m.name, m]))
     const storages = new Map<string, {member: ZipEntry; bytes: number; itemSize: number}>()
@@ -140,7 +149,7 @@ export class TorchFile {
     const bad = (msg: string): never => {
       throw new InputError('bad-torch', `${label}: ${msg}`, 'the file is corrupt or not a torch.save checkpoint; save it again')
     }
-    const obj = unpickle(pickle, `${label}:data.pkl`, {
+    const obj = await unpickleAsync(pickle, `${label}:data.pkl`, {
       allowGlobal: (module, name) => ALLOWED.has(`${module}.${name}`) || (module === 'torch' && name.endsWith('Storage')),
       refusal: (module, name) => {
         if (module === '__main__' || module.startsWith('torch.nn')) {
@@ -199,23 +208,38 @@ export class TorchFile {
         return ref
       },
     })
+    // Measured before it is walked: a DAG of shared containers, a cycle or deep nesting is
+    // refused here with one line, so the walk below is bounded by MAX_PICKLE_OBJECTS.
+    await objectTree(obj, `${label}:data.pkl`)
     const entries: TorchEntry[] = []
     const seen = new Map<string, string>()
-    const walk = (v: unknown, path: string): void => {
+    // Depth first, in the pickle's order (an explicit stack: no recursion on file data).
+    const todo: [unknown, string][] = [[obj, '']]
+    let steps = 0
+    let nameChars = 0
+    while (todo.length > 0) {
+      if ((++steps & 0xfff) === 0) await pace()
+      const [v, path] = todo.pop()!
+      if (path.length > MAX_NAME_CHARS) bad(`a tensor path of more than ${MAX_NAME_CHARS} characters (${safeText(path, 60)})`)
+      const join = (k: string) => (path ? `${path}.${k}` : k)
       if (v instanceof TensorRef) {
+        nameChars += path.length
+        if (nameChars > MAX_TORCH_NAME_CHARS) bad(`its tensor names add up to more than ${MAX_TORCH_NAME_CHARS} characters`)
         entries.push(describe(v, path || stem, seen))
       } else if (v instanceof PyDict) {
-        for (const [k, x] of v.map) walk(x, path ? `${path}.${String(k)}` : String(k))
+        const kids: [unknown, string][] = []
+        for (const [k, x] of v.map) kids.push([x, join(keyText(k, bad))])
+        for (let i = kids.length - 1; i >= 0; i--) todo.push(kids[i])
       } else if (v instanceof PyList || v instanceof PyTuple) {
-        v.forEach((x, i) => walk(x, path ? `${path}.${i}` : String(i)))
+        for (let i = v.length - 1; i >= 0; i--) todo.push([v[i], join(String(i))])
       }
     }
-    walk(obj, '')
     const names = new Set<string>()
     for (const e of entries) {
       if (names.has(e.name)) bad(`two tensors are named ${safeText(e.name)}`)
       names.add(e.name)
     }
+    markOverlaps(entries)
     return new TorchFile(src, prefix, members, entries, storages)
   }
 
@@ -263,6 +287,7 @@ function describe(t: TensorRef, name: string, seen: Map<string, string>): TorchE
     offset: t.offset,
     itemSize: info?.size ?? 1,
     numel,
+    span: spanOf(t.shape, t.stride),
   }
   const id = `${t.storage.key}|${t.offset}|${t.shape.join(',')}|${t.stride.join(',')}`
   const first = seen.get(id)
@@ -278,6 +303,57 @@ function describe(t: TensorRef, name: string, seen: Map<string, string>): TorchE
   else if (!Number.isSafeInteger(numel) || t.offset + numel > t.storage.numel) entry.problem = `its view (offset ${t.offset}, ${numel} elements) runs past its storage of ${t.storage.numel}`
   else entry.problem = denseShapeProblem(t.shape)
   return entry
+}
+
+/**
+ * A dict key as part of a tensor's name, as String() writes it (a state_dict's keys are
+ * strings); a container is refused: its text could be as large as the object it expands to.
+ */
+function keyText(k: unknown, bad: (msg: string) => never): string {
+  if (k === null || typeof k !== 'object' || k instanceof Uint8Array) return String(k)
+  return bad('a dict key that is not a string or a number')
+}
+
+/** Elements a view spans in its storage: 1 + sum((size - 1) * stride), 0 when empty. */
+function spanOf(shape: number[], stride: number[]): number {
+  let span = 1
+  for (let i = 0; i < shape.length; i++) {
+    if (shape[i] === 0) return 0
+    span += (shape[i] - 1) * stride[i]
+  }
+  return span
+}
+
+/**
+ * Views of one storage that share elements without being the same view (tied names are
+ * already listed as such): pruning one would change the other, and pruning both one after
+ * the other would prune the shared part twice, so neither is pruned; each is listed with
+ * the other's name and its storage is copied unchanged.
+ */
+function markOverlaps(entries: TorchEntry[]): void {
+  const byStorage = new Map<string, {e: TorchEntry; begin: number; end: number}[]>()
+  for (const e of entries) {
+    if (e.tiedTo !== undefined || e.span === 0) continue
+    const span = e.span
+    const list = byStorage.get(e.storageKey) ?? []
+    list.push({e, begin: e.offset, end: e.offset + span})
+    byStorage.set(e.storageKey, list)
+  }
+  for (const list of byStorage.values()) {
+    if (list.length < 2) continue
+    list.sort((a, b) => a.begin - b.begin || a.end - b.end)
+    // A sweep: each view against the furthest-reaching one before it.
+    let reach = list[0]
+    for (let i = 1; i < list.length; i++) {
+      const cur = list[i]
+      if (cur.begin < reach.end) {
+        const why = (other: TorchEntry) => `it shares storage elements with ${safeText(other.name)} (overlapping views of one storage), so neither is pruned`
+        if (cur.e.problem === null) cur.e.problem = why(reach.e)
+        if (reach.e.problem === null) reach.e.problem = why(cur.e)
+      }
+      if (cur.end > reach.end) reach = cur
+    }
+  }
 }
 
 function isContiguous(shape: number[], stride: number[]): boolean {

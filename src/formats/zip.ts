@@ -100,6 +100,9 @@ export async function readZipDirectory(src: ByteSource): Promise<ZipEntry[]> {
   const utf8 = new TextDecoder('utf-8')
   const latin1 = new TextDecoder('latin1')
   const entries: ZipEntry[] = []
+  // NOTE: Python's zipfile reads the last of two members of one name, and we would read the
+  // first: an archive that holds one twice means different things to different readers.
+  const names = new Set<string>()
   let p = 0
   for (let n = 0; n < count; n++) {
     // NOTE: 10^5 entries take ~0.5 s on a loaded machine: yield, so that Ctrl-C acts.
@@ -143,6 +146,8 @@ export async function readZipDirectory(src: ByteSource): Promise<ZipEntry[]> {
     if (localHeaderOffset + 30 > cdOffset || localHeaderOffset + 30 + compressedSize > cdOffset) {
       throw zipError(label, `member ${shown} lies outside the archive's data area`)
     }
+    if (names.has(name)) throw new InputError('bad-zip', `${label}: member ${shown} appears twice (ZIP readers disagree on which one is meant)`, 'save the archive again')
+    names.add(name)
     entries.push({name, method, crc32, compressedSize, size, localHeaderOffset})
     p += 46 + nameLen + extraLen + commentLen
   }

@@ -20,6 +20,7 @@ import {keyToMagnitude, type MagnitudeMatrix, prepareTensor} from './keys.js'
 import {impliedSparsity, parsePattern, patternName, type PrunePattern, pruneNM} from './pattern.js'
 import {type PruneReport, type SkippedTensor, type TensorReport, tensorReport, totalsOf} from './report.js'
 import {pruneSampledF32} from './sampled.js'
+import {regexMatcher, type NameTest} from './name-match.js'
 import {matchRule, type SparsityRule} from './sparsity-map.js'
 import {GlobalCut, localCut, selectCut} from './select.js'
 
@@ -96,8 +97,8 @@ export interface ResolvedOptions {
   sparsity: number | null
   scope: PruneScope
   pattern: PrunePattern
-  include?: RegExp
-  exclude?: RegExp
+  include?: NameTest
+  exclude?: NameTest
   include1d: boolean
   reorder: boolean
   dtype?: ValueDType
@@ -175,13 +176,19 @@ function checkDtype(d: string | undefined): ValueDType | undefined {
   throw new UsageError('bad-dtype', `dtype must be f32, f16 or bf16, got '${d}'`)
 }
 
-function toRegExp(re: string | RegExp | undefined, which: string): RegExp | undefined {
+/**
+ * A --include/--exclude pattern as a linear-time matcher (name-match.ts: a name from a file
+ * must not be able to make a backtracking RegExp run for minutes). A RegExp object a library
+ * caller passes is used as it is.
+ */
+function toRegExp(re: string | RegExp | undefined, which: string): NameTest | undefined {
   if (re === undefined || re instanceof RegExp) return re
   try {
-    return new RegExp(re)
+    void new RegExp(re)
   } catch (error) {
     throw new UsageError('bad-regex', `--${which} '${re}' is not a valid regular expression: ${(error as Error).message}`)
   }
+  return regexMatcher(re, `--${which}`)
 }
 
 /** Why a tensor is not pruned, or undefined when it is selected. */

@@ -16,7 +16,7 @@
  * GlobalCut does the same over several tensors (read one at a time) in the float32 key
  * domain, with ties broken by tensor order and then row-major index.
  */
-import {f32KeyTable, type MagnitudeMatrix, NON_FINITE_KEY, throwNonFinite} from './keys.js'
+import {f32KeyTable, KEY_MASK, type MagnitudeMatrix, NON_FINITE_KEY, throwNonFinite} from './keys.js'
 
 export interface Cut {
   /** Threshold key (in the tensor's own key domain). Keys below it are all pruned. */
@@ -29,6 +29,12 @@ export interface Cut {
 
 const HIGH_BINS = 0x8000 // top bit of the 32-bit key is the (masked) sign: 15 bits remain
 const LOW_BINS = 0x10000
+/**
+ * Tensors of at most this many entries are cut by sorting their keys, and add to a global
+ * histogram entry by entry: a histogram pass costs about a megabyte of zeroed counters and
+ * 2^15 bins whatever the tensor's size, which made 10,000 tiny tensors take 30 s.
+ */
+export const SMALL_TENSOR = 4096
 
 /**
  * Histogram of the high 16 bits of f32 magnitude keys (adds into `hist`, 2^15 bins).
@@ -90,6 +96,7 @@ function sumFrom(hist: ArrayLike<number>, from: number): number {
  */
 export function selectCut(m: MagnitudeMatrix, k: number): Cut {
   if (!(k >= 0 && k <= m.numel)) throw new RangeError(`k = ${k} is outside [0, ${m.numel}]`)
+  if (m.numel <= SMALL_TENSOR) return selectCutSmall(m, k)
   if (m.dtype === 'f32') return selectCutF32(m, m.bits as Uint32Array, k)
   const hist = new Uint32Array(HIGH_BINS)
   histogram16(m.bits as Uint16Array, hist)
@@ -98,6 +105,27 @@ export function selectCut(m: MagnitudeMatrix, k: number): Cut {
   let below = 0
   let key = 0
   while (below + hist[key] < k) below += hist[key++]
+  return {key, ties: k - below, below}
+}
+
+/** The cut of a small tensor: its keys sorted (the same cut as the histograms find). */
+export function selectCutSmall(m: MagnitudeMatrix, k: number): Cut {
+  const mask = KEY_MASK[m.dtype]
+  const limit = NON_FINITE_KEY[m.dtype]
+  const bits = m.bits
+  const keys = new Uint32Array(bits.length)
+  let nonFinite = false
+  for (let i = 0; i < bits.length; i++) {
+    const key = (bits[i] & mask) >>> 0
+    if (key >= limit) nonFinite = true
+    keys[i] = key
+  }
+  if (nonFinite) throwNonFinite(m)
+  if (k === 0) return {key: 0, ties: 0, below: 0}
+  keys.sort()
+  const key = keys[k - 1]
+  let below = k - 1
+  while (below > 0 && keys[below - 1] === key) below--
   return {key, ties: k - below, below}
 }
 
@@ -136,7 +164,18 @@ export class GlobalCut {
 
   /** Pass 1 over one tensor: high-bits histogram (and the NaN/Inf check). */
   addHigh(m: MagnitudeMatrix): void {
-    if (m.dtype === 'f32') {
+    if (m.numel <= SMALL_TENSOR) {
+      // Entry by entry (see SMALL_TENSOR), in the float32 key domain.
+      const mask = KEY_MASK[m.dtype]
+      const limit = NON_FINITE_KEY[m.dtype]
+      const lut = m.dtype === 'f32' ? undefined : f32KeyTable(m.dtype)
+      const bits = m.bits
+      for (let i = 0; i < bits.length; i++) if ((bits[i] & mask) >>> 0 >= limit) throwNonFinite(m)
+      for (let i = 0; i < bits.length; i++) {
+        const key = lut ? lut[bits[i] & mask] : (bits[i] & mask) >>> 0
+        this.high[key >>> 16]++
+      }
+    } else if (m.dtype === 'f32') {
       const h = new Uint32Array(HIGH_BINS)
       histogramHighF32(m.bits as Uint32Array, h)
       if (sumFrom(h, NON_FINITE_KEY.f32 >>> 16) > 0) throwNonFinite(m)
@@ -170,7 +209,15 @@ export class GlobalCut {
   /** Pass 2 over one tensor: low-bits histogram of the entries in the high bucket. */
   addLow(m: MagnitudeMatrix): void {
     if (this.highBucket < 0) return
-    if (m.dtype === 'f32') {
+    if (m.numel <= SMALL_TENSOR) {
+      const mask = KEY_MASK[m.dtype]
+      const lut = m.dtype === 'f32' ? undefined : f32KeyTable(m.dtype)
+      const bits = m.bits
+      for (let i = 0; i < bits.length; i++) {
+        const key = lut ? lut[bits[i] & mask] : (bits[i] & mask) >>> 0
+        if (key >>> 16 === this.highBucket) this.low[key & 0xffff]++
+      }
+    } else if (m.dtype === 'f32') {
       const h = new Uint32Array(LOW_BINS)
       histogramLowF32(m.bits as Uint32Array, this.highBucket, h)
       for (let i = 0; i < LOW_BINS; i++) this.low[i] += h[i]

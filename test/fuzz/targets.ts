@@ -46,6 +46,7 @@ import {
 import type {DenseTensor, NamedCsr} from '../../src/types.js'
 import {buildManyNpz, buildManySafetensors, buildNpy, buildSafetensors, buildZip, bytesOf, concat, npyDict, safetensorsHeader, seededBytes, type Built, type ManySpec, type ZipMemberSpec} from './builders.js'
 import {applyMutations, mutationsArb, type Mutation} from './mutate.js'
+import {indexTarget, mapTarget, torchTarget} from './targets-21.js'
 import {bestOf, checkCsrResult, checkDataIsTail, checkDenseResult, checkRace, csrProblem, fail, matrixOf, type RaceOutcome, sameBytes, scaleProblem, snapshot, timed, viewBytes} from './oracle.js'
 
 // ---------------------------------------------------------------------------------------
@@ -1530,7 +1531,7 @@ export const raceTarget: Target = {
   },
 }
 
-export const TARGETS: Target[] = [npyTarget, npzTarget, safetensorsTarget, smtxTarget, csrNpzTarget, csrDirTarget, detectTarget, manyTarget, raceTarget]
+export const TARGETS: Target[] = [npyTarget, npzTarget, safetensorsTarget, smtxTarget, csrNpzTarget, csrDirTarget, detectTarget, manyTarget, raceTarget, torchTarget, mapTarget, indexTarget]
 
 /** For cases whose generator knows the file must be refused: did the parser accept it anyway? */
 export function mustReject(t: Target, c: FuzzCase): boolean {

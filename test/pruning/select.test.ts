@@ -3,7 +3,7 @@ import {expect} from 'chai'
 import {emitCsr} from '../../src/pruning/emit.js'
 import {keyToMagnitude, prepareTensor} from '../../src/pruning/keys.js'
 import {pruneMagnitude} from '../../src/pruning/magnitude.js'
-import {selectCut} from '../../src/pruning/select.js'
+import {GlobalCut, selectCut, selectCutSmall, SMALL_TENSOR} from '../../src/pruning/select.js'
 import type {ValueDType} from '../../src/types.js'
 import {csrArrays, csrFromMask, type Kind, magnitudes, pyRound, randomTensor, referenceMasks, rng} from './reference.js'
 
@@ -69,6 +69,29 @@ describe('linear-time selection vs a full sort', () => {
       // Emitting with the cut keeps numel - k entries minus the zeros the rule kept.
       const zerosKept = Math.max(0, mags.filter((x) => x === 0).length - k)
       expect(emitCsr(m, cut.key, cut.ties, m.numel - k).csr.rowOffsets[m.rows]).to.equal(m.numel - k - zerosKept)
+    }
+  })
+
+  it('small tensors are cut by sorting, with the very cut the histograms find (issue 21: 10,000 tiny tensors took 30 s)', () => {
+    const r = rng(21)
+    for (const dtype of ['f32', 'f16', 'bf16'] as const) {
+      for (const kind of ['normal', 'quantized', 'equal'] as Kind[]) {
+        const t = randomTensor('w', [70, 70], dtype, kind, 5)
+        const m = prepareTensor(t)
+        expect(m.numel).to.be.above(SMALL_TENSOR)
+        for (const k of [0, 1, Math.floor(r() * m.numel), m.numel - 1, m.numel]) expect(selectCutSmall(m, k), `${dtype} ${kind} k=${k}`).to.deep.equal(selectCut(m, k))
+        // The global histogram entry by entry (two small halves) and by bins (the whole) agree too.
+        const small = new GlobalCut()
+        const large = new GlobalCut()
+        const halves = [0, 1].map((h) => prepareTensor({...t, shape: [35, 70], data: t.data.slice(h * 2450, (h + 1) * 2450)}))
+        for (const x of halves) small.addHigh(x)
+        large.addHigh(m)
+        const k = Math.floor(r() * m.numel)
+        expect(small.planLow(k)).to.equal(large.planLow(k))
+        for (const x of halves) small.addLow(x)
+        large.addLow(m)
+        expect(small.finish()).to.deep.equal(large.finish())
+      }
     }
   })
 })
