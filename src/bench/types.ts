@@ -415,6 +415,8 @@ export interface BenchReport {
   cases: BenchCaseRecord[]
   summary: BenchSummary
   tune: TuneSummary | null
+  /** Warnings on the figures as a whole (CPU: a dense baseline far below the machine's GEMM ceiling). */
+  warnings: string[]
   durationMs: number
 }
 

@@ -1,4 +1,5 @@
 import {Args, Flags, type Interfaces} from '@oclif/core'
+import chalk from 'chalk'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {benchAndWrite, type BenchRunResult} from '../bench/index.js'
@@ -95,6 +96,7 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     for (const o of result.outputs) parts.push(`wrote ${o.path} (${o.bytes} bytes)`)
     this.report(parts.join('\n'))
     for (const w of result.tune?.warnings ?? []) this.note(`warning: ${w}`)
+    for (const w of result.warnings) this.note(`${chalk.yellow('warning:')} ${w}`)
     if (result.allFailed) {
       const first = result.cases.find((c): c is FailedCase => c.status === 'failed')
       this.note(`error: ${result.summary.total === 1 ? 'the only case' : `all ${result.summary.total} cases`} failed (first: ${first?.error ?? 'unknown'})`)
