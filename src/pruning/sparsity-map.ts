@@ -15,6 +15,7 @@ import {errorAbout, UsageError} from '../errors.js'
 import {readTextFile} from '../formats/byte-source.js'
 import {MAX_SPARSITY_MAP_BYTES} from '../formats/limits.js'
 import {validateSparsity} from './amount.js'
+import {refuseRecipe} from './recipe.js'
 
 export interface SparsityRule {
   /** The pattern as written in the file. */
@@ -42,6 +43,8 @@ export function sparsityRules(value: unknown, where = '--sparsity-map'): Sparsit
   const bad = (msg: string): never => {
     throw new UsageError('bad-sparsity-map', `${where}: ${msg}`, 'write a mapping of name patterns to sparsities, e.g. {"re:mlp": 0.7, "*": 0.5} (see docs/recipes.md)')
   }
+  // An llm-compressor recipe is refused with the nearest command (recipe.ts).
+  refuseRecipe(value, where)
   let pairs: [string, unknown][]
   if (Array.isArray(value)) {
     pairs = value.map((r, i) => {
