@@ -187,14 +187,19 @@ export function jsonText(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
-/** oclif's parse errors span several lines; fold them into one, dropping its help hints. */
-function oneLine(s: string): string {
-  return s
+/**
+ * oclif's parse errors span several lines; fold them into one, dropping its help hints. A
+ * line that oclif wrapped at the terminal's width continues the previous one (issue 22:
+ * "('-' =: stdin)"); a line after one that ends a sentence or a label starts a new part.
+ */
+export function oneLine(s: string): string {
+  const lines = s
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && !/^See more help with/i.test(l))
-    .join(': ')
-    .replace(/:\s*:/g, ':')
+  let out = ''
+  for (const l of lines) out += out === '' ? l : /[:.;!?)]$/.test(out) ? (out.endsWith(':') ? ' ' : ': ') + l : ' ' + l
+  return out.replace(/:\s*:/g, ':')
 }
 
 function firstLine(s: string): string {
