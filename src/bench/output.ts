@@ -6,6 +6,7 @@ import chalk from 'chalk'
 import Table from 'cli-table3'
 
 import {writeAtomically, type WrittenFile} from '../formats/output.js'
+import {escapeText} from '../formats/limits.js'
 import {cpuGemm} from './cpu-baseline.js'
 import type {BenchCaseRecord, BenchReport} from './types.js'
 
@@ -92,8 +93,10 @@ function pct(v: number | null | undefined): string {
   return v === null || v === undefined || !Number.isFinite(v) ? '-' : `${(100 * v).toFixed(1)}%`
 }
 
+/** A file (or model) name for a table cell: escaped (it is file text; the table keeps our styling), and cut to `width`. */
 function shortFile(file: string, width = 48): string {
-  return file.length <= width ? file : '…' + file.slice(file.length - width + 1)
+  const s = escapeText(file)
+  return s.length <= width ? s : '…' + s.slice(s.length - width + 1)
 }
 
 function table(head: string[]): Table.Table {
@@ -106,7 +109,7 @@ export function renderCases(report: BenchReport, cases: BenchCaseRecord[] = repo
   const t = table(['file', 'op', 'dtype', 'n', 'sparsity', 'ms', ...names.map((n) => `vs ${n}`), 'TFLOP/s', '%BW', 'mem saving', 'advice'])
   for (const c of cases) {
     if (c.status !== 'ok') {
-      t.push([shortFile(c.file), c.op, c.dtype, c.n, c.sparsity.toFixed(2), chalk.red('FAILED'), ...names.map(() => ''), '', '', '', c.error.slice(0, 60)])
+      t.push([shortFile(c.file), c.op, c.dtype, c.n, c.sparsity.toFixed(2), chalk.red('FAILED'), ...names.map(() => ''), '', '', '', escapeText(c.error).slice(0, 60)])
       continue
     }
     const advice = c.recommendation ? (c.recommendation.use === 'sparse' ? chalk.green(`sparse ${c.recommendation.factor.toFixed(2)}x`) : chalk.red(`DENSE ${c.recommendation.factor.toFixed(2)}x`)) : '-'

@@ -9,6 +9,7 @@ import {DEFAULT_BENCH_N, DEFAULT_SEED} from '../bench/plan.js'
 import {ProgressClock} from '../bench/progress.js'
 import type {BenchOptions, FailedCase} from '../bench/types.js'
 import {UsageError} from '../errors.js'
+import {escapeText} from '../formats/limits.js'
 
 export default class Bench extends BaseCommand<typeof Bench> {
   static summary = 'Time pruned layers with our SpMM/SDDMM against dense cuBLAS and cuSPARSE on the same data (or on the CPU).'
@@ -94,13 +95,14 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     if (result.cases.some((c) => c.status === 'ok' && c.recommendation?.use === 'dense')) {
       parts.push('', '* the baseline is faster than sparse there; "DENSE" advice marks cases where dense of the same precision wins.')
     }
-    for (const o of result.outputs) parts.push(`wrote ${o.path} (${o.bytes} bytes)`)
+    for (const o of result.outputs) parts.push(`wrote ${escapeText(o.path)} (${o.bytes} bytes)`)
     this.report(parts.join('\n'))
-    for (const w of result.tune?.warnings ?? []) this.note(`warning: ${w}`)
-    for (const w of result.warnings) this.note(`${chalk.yellow('warning:')} ${w}`)
+    // Warnings name files and tensors: escaped here, as names in a line are (the styling is ours).
+    for (const w of result.tune?.warnings ?? []) this.note(`warning: ${escapeText(w)}`)
+    for (const w of result.warnings) this.note(`${chalk.yellow('warning:')} ${escapeText(w)}`)
     if (result.allFailed) {
       const first = result.cases.find((c): c is FailedCase => c.status === 'failed')
-      this.note(`error: ${result.summary.total === 1 ? 'the only case' : `all ${result.summary.total} cases`} failed (first: ${first?.error ?? 'unknown'})`)
+      this.note(`error: ${result.summary.total === 1 ? 'the only case' : `all ${result.summary.total} cases`} failed (first: ${escapeText(first?.error ?? 'unknown')})`)
       process.exitCode = 1
     }
     return result

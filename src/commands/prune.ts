@@ -77,7 +77,8 @@ export default class Prune extends BaseCommand<typeof Prune> {
       (p) => this.spin(progressText(p)),
     )
     this.stopSpinner()
-    for (const w of result.warnings) this.note(`warning: ${w}`)
+    // Warnings name tensors and patterns from files: escaped here, as names in a line are.
+    for (const w of result.warnings) this.note(`warning: ${escapeText(w)}`)
     const text = renderPrune(result)
     // With -o -, stdout carries the CSR: the human report goes to stderr.
     if (toStdout) this.note(text.trimEnd())
@@ -128,7 +129,7 @@ export function renderPrune(r: PruneFileResult): string {
   const input = r.input === '-' ? 'stdin' : r.input
   const scope = r.pattern === 'unstructured' ? `, ${r.scope} scope` : ''
   const target = r.sparsity === null ? 'the sparsities of the sparsity map' : `sparsity ${r.sparsity}`
-  const lines = [`${input}: ${r.pattern} pruning to ${target}${scope}; ${plural(r.tensors.length, 'tensor')} pruned, ${r.skipped.length} skipped`]
+  const lines = [`${escapeText(input)}: ${r.pattern} pruning to ${target}${scope}; ${plural(r.tensors.length, 'tensor')} pruned, ${r.skipped.length} skipped`]
   if (r.tensors.length > 0) {
     // The sparsity-map pattern that gave each tensor its target, when a map was used.
     const rules = r.tensors.some((t) => t.rule !== undefined)
@@ -190,6 +191,6 @@ export function renderPrune(r: PruneFileResult): string {
     const kind = ({sharded: 'sharded model', torch: 'torch.save file'} as Record<string, string>)[r.outputFormat ?? ''] ?? r.outputFormat
     lines.push(folder ? `wrote ${escapeText(dirLabel(r.output!))} (the masked model, ${kind}: ${escapeText(files.join(', '))})` : `wrote ${escapeText(r.output!)} (the masked model, ${kind})`)
   } else if (r.outputKind === 'dir') lines.push(`wrote ${escapeText(dirLabel(r.output!))} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
-  else lines.push(`wrote ${r.output}`)
+  else lines.push(`wrote ${escapeText(r.output!)}`)
   return lines.join('\n') + '\n'
 }

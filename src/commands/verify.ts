@@ -106,6 +106,6 @@ export function renderVerify(r: VerifyResult): string {
   for (const row of rows) table.push(row.map((c) => escapeText(c)))
   const out = [table.toString(), '']
   const status = r.ok ? 'all passed' : `${r.failed} FAILED`
-  out.push(`${r.input}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
+  out.push(`${escapeText(r.input)}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
   return out.join('\n')
 }

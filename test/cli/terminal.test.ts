@@ -3,7 +3,7 @@
 // as the text "\u001b[32m" (issue 22: bench printed its colour codes as text).
 import {expect} from 'chai'
 import {execFileSync, spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {copyFileSync, mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -68,5 +68,22 @@ describe('colour in a terminal (pseudo-terminal under script)', function () {
   it('a file name with an escape sequence is still escaped in a terminal', () => {
     const {output} = inTerminal(['info', join(dir, 'no\u001b[31mfile.npy')])
     expect(output).to.include('\\u001b[31m')
+  })
+
+  it("names from files stay escaped beside the tool's own colour (bench's table and warning, prune's report)", () => {
+    const evil = join(dir, 'ev\u001b[31mil.smtx')
+    copyFileSync(SMTX, evil)
+    const bench = inTerminal(['bench', evil, '--device', 'cpu', '--n', '8', '--op', 'spmm', '--dtype', 'f32', ...FAST])
+    expect(bench.code, bench.output).to.equal(0)
+    // eslint-disable-next-line no-control-regex
+    expect(bench.output).to.match(/\u001b\[\d+m/) // our colour
+    expect(bench.output).to.not.include('ev\u001b[31mil')
+    expect(bench.output).to.include('ev\\u001b[31mil')
+    const dense = join(dir, 'ev\u001b[31mil.npy')
+    copyFileSync('fixtures/dense-f32.npy', dense)
+    const prune = inTerminal(['prune', dense, '-s', '0.5'])
+    expect(prune.code, prune.output).to.equal(0)
+    expect(prune.output).to.not.include('ev\u001b[31mil')
+    expect(prune.output).to.include('ev\\u001b[31mil')
   })
 })
