@@ -8,7 +8,8 @@
 //       native    the GPUs nvidia-smi reports on this machine (an error when there are none).
 //     SASS for each listed architecture, plus PTX for the highest (so newer GPUs still run).
 //   unset: the GPUs detected here (nvidia-smi --query-gpu=compute_cap) when every one of them is
-//     in the portable set (sm_80 or sm_90): only those, which compiles about a third less.
+//     in the portable set (sm_80 or sm_90): only those (per file about a quarter less CPU
+//     time and half the device code).
 //     Otherwise, including on a machine with no GPU or no nvidia-smi, the portable set.
 //     NOTE: a build made on a machine without a GPU is carried to GPU machines (the H200
 //     benchmarks, packages), so no GPU must never mean "no sm_90".
