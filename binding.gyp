@@ -30,9 +30,7 @@
               "action": [
                 "<(cuda_home)/bin/nvcc", "-std=c++17", "-O3", "-Xcompiler", "-fPIC",
                 "-DSPARSE_WITH_CUDA=1", "-Inative",
-                "-gencode", "arch=compute_80,code=sm_80",
-                "-gencode", "arch=compute_90,code=sm_90",
-                "-gencode", "arch=compute_90,code=compute_90",
+                "<!@(node native/scripts/cuda-archs.cjs)",
                 "--expt-relaxed-constexpr", "-lineinfo",
                 "-c", "<(RULE_INPUT_PATH)", "-o", "<@(_outputs)"
               ],

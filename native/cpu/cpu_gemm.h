@@ -25,26 +25,36 @@ struct GemmArgs {
 // vector code otherwise), rows or columns split among `threads` (<= 0: all cores).
 void BlockedSgemm(const GemmArgs& g, int threads);
 
-// A CPU BLAS found at run time. Searched in this order, the first that loads with an sgemm
-// wins:
-//   1. $SPARSE_CPU_BLAS: a library file, or `builtin` for our BlockedSgemm (no search);
-//   2. the sonames libopenblas.so.0, libopenblas.so, libblis.so.4, libblis.so, libmkl_rt.so.2,
-//      libmkl_rt.so, libcblas.so.3, libblas.so.3 (cblas_sgemm);
-//   3. the OpenBLAS that NumPy and SciPy wheels bundle (numpy.libs/libscipy_openblas64_*.so,
-//      scipy.libs/libscipy_openblas*.so, with their scipy_/64_ symbol names) under the
-//      site-packages folders of $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local, pyenv and the system.
+// The CPU baseline's GEMM, chosen once per process (issue 22: the first library found could be
+// the reference BLAS, 15x slower than an optimised one):
+//   1. every CPU BLAS that loads with an sgemm is a candidate: the sonames libopenblas.so.0,
+//      libopenblas.so, libblis.so.4, libblis.so, libmkl_rt.so.2, libmkl_rt.so, libcblas.so.3,
+//      libblas.so.3 (cblas_sgemm), and the OpenBLAS that NumPy and SciPy wheels bundle
+//      (numpy.libs/libscipy_openblas64_*.so, scipy.libs/libscipy_openblas*.so, with their
+//      scipy_/64_ symbol names) under the site-packages folders of $VIRTUAL_ENV, $CONDA_PREFIX,
+//      ~/.local, pyenv and the system; one file once, however many names lead to it;
+//   2. a library that is not OpenBLAS, BLIS or MKL is the Netlib reference BLAS: set aside;
+//   3. each candidate and our BlockedSgemm run one 512^3 product with all cores; the fastest
+//      is used. The best rate is the machine's GEMM ceiling (`ceiling_gflops`);
+//   4. $SPARSE_CPU_BLAS forces a library file, or `builtin` for our BlockedSgemm (the others
+//      are still timed for the ceiling).
 struct CpuBlas {
   bool loaded = false;
   std::string path;     // the file loaded
   std::string name;     // e.g. "OpenBLAS 0.3.31" (from the library's config string when it has one)
   std::string symbol;   // the sgemm entry point used, e.g. "cblas_sgemm" or "scipy_cblas_sgemm64_"
-  std::string reason;   // when not loaded: what was tried
+  std::string reason;   // when not loaded (our GEMM is used): why
+  double gflops = 0;          // the chosen GEMM's rate at 512^3
+  double ceiling_gflops = 0;  // the best rate of all candidates
+  std::string choice;   // how it was chosen, with every candidate's rate, e.g. "the fastest; ceiling 61.2
+                        // GFLOP/s at 512^3 (measured: OpenBLAS 0.3.31 61.2, our GEMM 48.0 GFLOP/s)"
 };
 const CpuBlas& GetCpuBlas();
 
-// C = A op(B) with the CPU BLAS when one loaded, else BlockedSgemm. `threads` > 0 sets the
+// C = A op(B) with the chosen GEMM (a CPU BLAS or BlockedSgemm). `threads` > 0 sets the
 // BLAS's thread count where the library lets us (OpenBLAS, BLIS, MKL). Fills `*detail` (when
-// not null) with what ran, e.g. "OpenBLAS 0.3.31 cblas_sgemm (/usr/lib/.../libopenblas.so.0)".
+// not null) with what ran and why, e.g. "OpenBLAS 0.3.31 cblas_sgemm (/usr/lib/.../libopenblas.so.0),
+// 2 threads; the fastest; ceiling 61.2 GFLOP/s at 512^3 (measured: ...)".
 void DenseSgemm(const GemmArgs& g, int threads, std::string* detail);
 
 }  // namespace sparse

@@ -6,6 +6,8 @@ import chalk from 'chalk'
 import Table from 'cli-table3'
 
 import {writeAtomically, type WrittenFile} from '../formats/output.js'
+import {escapeText} from '../formats/limits.js'
+import {cpuGemm} from './cpu-baseline.js'
 import type {BenchCaseRecord, BenchReport} from './types.js'
 
 // ---------------------------------------------------------------------------------------
@@ -91,8 +93,10 @@ function pct(v: number | null | undefined): string {
   return v === null || v === undefined || !Number.isFinite(v) ? '-' : `${(100 * v).toFixed(1)}%`
 }
 
+/** A file (or model) name for a table cell: escaped (it is file text; the table keeps our styling), and cut to `width`. */
 function shortFile(file: string, width = 48): string {
-  return file.length <= width ? file : '…' + file.slice(file.length - width + 1)
+  const s = escapeText(file)
+  return s.length <= width ? s : '…' + s.slice(s.length - width + 1)
 }
 
 function table(head: string[]): Table.Table {
@@ -105,7 +109,7 @@ export function renderCases(report: BenchReport, cases: BenchCaseRecord[] = repo
   const t = table(['file', 'op', 'dtype', 'n', 'sparsity', 'ms', ...names.map((n) => `vs ${n}`), 'TFLOP/s', '%BW', 'mem saving', 'advice'])
   for (const c of cases) {
     if (c.status !== 'ok') {
-      t.push([shortFile(c.file), c.op, c.dtype, c.n, c.sparsity.toFixed(2), chalk.red('FAILED'), ...names.map(() => ''), '', '', '', c.error.slice(0, 60)])
+      t.push([shortFile(c.file), c.op, c.dtype, c.n, c.sparsity.toFixed(2), chalk.red('FAILED'), ...names.map(() => ''), '', '', '', escapeText(c.error).slice(0, 60)])
       continue
     }
     const advice = c.recommendation ? (c.recommendation.use === 'sparse' ? chalk.green(`sparse ${c.recommendation.factor.toFixed(2)}x`) : chalk.red(`DENSE ${c.recommendation.factor.toFixed(2)}x`)) : '-'
@@ -181,22 +185,19 @@ export function renderHeader(report: BenchReport): string {
   const d = report.device
   const c = d.ceilings
   const tf = (v: number | null) => (v === null ? '-' : v.toFixed(1))
+  const gemm = d.kind === 'cpu' ? cpuGemm(c) : null
   const lines = [
-    d.kind === 'cpu'
-      ? chalk.yellow(`CPU figures: ${d.name} (our CPU kernels against a dense fp32 product: ${cpuGemmName(d.ceilings.note)})`)
+    gemm
+      ? chalk.yellow(`CPU figures: ${d.name} (our CPU kernels against a dense fp32 product: ${gemm.name}${gemm.gflops === null ? '' : `, ${gemm.gflops.toFixed(1)} GFLOP/s`})`)
       : `GPU: ${d.name} (${d.smCount} SMs, cc ${d.computeCapability}, L2 ${((d.l2Bytes ?? 0) / 2 ** 20).toFixed(0)} MiB, driver ${d.driver})` +
         (d.clocks.smMhzSeen ? `, SM clock seen ${d.clocks.smMhzSeen.min}-${d.clocks.smMhzSeen.max} MHz` : ''),
-    `ceilings (measured): copy ${c.copyGBps.toFixed(0)} GB/s; dense f32 ${tf(c.f32Tflops)}, tf32 ${tf(c.tf32Tflops)}, f16 ${tf(c.f16Tflops)}, bf16 ${tf(c.bf16Tflops)} TFLOP/s`,
+    gemm
+      ? `ceilings (measured): copy ${c.copyGBps.toFixed(0)} GB/s; dense f32 ${tf(c.f32Tflops === null ? null : c.f32Tflops * 1000)} GFLOP/s at ${c.gemmSize}^3 (the machine's GEMM ceiling: ${tf(gemm.ceilingGflops)} GFLOP/s, the fastest of the GEMMs timed)`
+      : `ceilings (measured): copy ${c.copyGBps.toFixed(0)} GB/s; dense f32 ${tf(c.f32Tflops)}, tf32 ${tf(c.tf32Tflops)}, f16 ${tf(c.f16Tflops)}, bf16 ${tf(c.bf16Tflops)} TFLOP/s`,
     `timing: ${report.settings.timing.warmup} warm-up, >= ${report.settings.timing.minReps} reps and ${report.settings.timing.minMs} ms (max ${report.settings.timing.maxReps} reps); ${d.kind === 'cpu' ? 'steady clock' : 'CUDA events per launch, cold L2 (rotate/flush per case)'}`,
     `${report.summary.ok} cases ok, ${report.summary.failed} failed, ${(report.durationMs / 1000).toFixed(1)} s`,
   ]
   const tl = tuneLine(report)
   if (tl) lines.splice(3, 0, tl)
   return lines.join('\n')
-}
-
-/** The CPU dense product's name from the ceilings' note ("...GEMM: OpenBLAS 0.3.31 cblas_sgemm (/path), ..."). */
-function cpuGemmName(note: string | undefined): string {
-  const what = note?.split('GEMM: ')[1]
-  return what ? what.split(' (')[0] : 'a CPU BLAS or our blocked GEMM'
 }

@@ -74,7 +74,7 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
   else if (suite?.kind === 'attention') problems = problemsFromSuite(attentionSuite({sparsities: options.attentionSparsities, ns: options.ns, seed}))
   else problems = []
   if (options.inputs && options.inputs.length > 0) {
-    problems.push(...(await problemsFromInputs(options.inputs, {ns: options.ns ?? [DEFAULT_BENCH_N], sparsity: options.sparsity, pattern, include: options.include, exclude: options.exclude})))
+    problems.push(...(await problemsFromInputs(options.inputs, {ns: options.ns ?? [DEFAULT_BENCH_N], sparsity: options.sparsity, pattern, include: options.include, exclude: options.exclude, includeEmbeddings: options.includeEmbeddings})))
   }
   if (problems.length === 0) throw new UsageError('no-inputs', 'nothing to bench: give INPUT files or --suite', 'e.g. sparse bench layer.npz --n 16 or sparse bench --suite dlmc ../shared/dlmc')
   const compare = options.compare ? await loadCompare(options.compare) : undefined

@@ -38,6 +38,8 @@ export interface ProblemOptions {
   /** Tensor filter for model files (a RegExp source). */
   include?: string
   exclude?: string
+  /** Prune (and bench) embeddings and lm_head of dense models too (skipped by default, as in prune). */
+  includeEmbeddings?: boolean
 }
 
 /**
@@ -57,11 +59,26 @@ export async function problemsFromInputs(inputs: string[], opts: ProblemOptions)
   return out
 }
 
+/** --include/--exclude as a RegExp (as the pruner reads them), or undefined. */
+function compileFilter(source: string | undefined, which: string): RegExp | undefined {
+  if (source === undefined) return undefined
+  try {
+    return new RegExp(source)
+  } catch (error) {
+    throw new UsageError('bad-regex', `--${which} '${source}' is not a valid regular expression: ${(error as Error).message}`)
+  }
+}
+
 async function problemsFromFile(path: string, ns: number[], opts: ProblemOptions): Promise<BenchProblem[]> {
   const format = await detectFormat(path)
   if (!isDenseFormat(format)) {
-    const named = await readCsrInput(path)
-    const multi = named.length > 1
+    const all = await readCsrInput(path)
+    const multi = all.length > 1
+    // --include/--exclude select the tensors of a CSR folder as they do a dense model's.
+    const include = compileFilter(opts.include, 'include')
+    const exclude = compileFilter(opts.exclude, 'exclude')
+    const named = multi ? all.filter((t) => (!include || include.test(t.name)) && !(exclude && exclude.test(t.name))) : all
+    if (named.length === 0) throw new UsageError('no-tensors', `${path}: no tensor matches --include/--exclude (it has ${all.length})`, "check the patterns against the names 'sparse info' lists")
     return named.map((t) => {
       const csr = t.csr
       const nnz = csr.rowOffsets[csr.rows]
@@ -143,7 +160,7 @@ class SweepPruner {
     const src = await openTensorSource(this.path)
     try {
       const entries: TensorEntry[] = src.tensors.map((t) => ({name: t.name, shape: t.shape, dtype: t.dtype, load: () => src.read(t.name)}))
-      await pruneTensors(entries, {sparsity, pattern: this.opts.pattern, include: this.opts.include, exclude: this.opts.exclude, reorder: true}, (t) => {
+      await pruneTensors(entries, {sparsity, pattern: this.opts.pattern, include: this.opts.include, exclude: this.opts.exclude, includeEmbeddings: this.opts.includeEmbeddings, reorder: true}, (t) => {
         this.pruned.set(t.name, t.csr)
       })
     } finally {

@@ -5,6 +5,7 @@
 import type {CaseOutcome} from './case.js'
 import {type BenchPlan, implList} from './plan.js'
 import type {BenchDevice} from './types.js'
+import {denseBaselineWarning} from './cpu-baseline.js'
 import {summarizeCases} from './summary.js'
 import type {BenchReport, DeviceSummary, TuneSummary} from './types.js'
 
@@ -30,6 +31,7 @@ export function assembleReport(plan: BenchPlan & {device: BenchDevice}, device: 
     cases,
     summary: summarizeCases(cases),
     tune,
+    warnings: device.kind === 'cpu' ? [denseBaselineWarning(cases, device.ceilings)].filter((w): w is string => w !== null) : [],
     durationMs,
   }
 }

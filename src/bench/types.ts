@@ -227,6 +227,8 @@ export interface BenchOptions {
   pattern?: string
   include?: string
   exclude?: string
+  /** Dense models: bench embeddings and lm_head too (left dense by prune's default, so skipped here too). */
+  includeEmbeddings?: boolean
   /** llm suite sparsity levels (default 0.5 ... 0.95). */
   llmSparsities?: number[]
   /** attention suite sparsity levels (default 0.9). */
@@ -415,6 +417,8 @@ export interface BenchReport {
   cases: BenchCaseRecord[]
   summary: BenchSummary
   tune: TuneSummary | null
+  /** Warnings on the figures as a whole (CPU: a dense baseline far below the machine's GEMM ceiling). */
+  warnings: string[]
   durationMs: number
 }
 

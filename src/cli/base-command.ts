@@ -60,7 +60,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * characters are escaped (names in it come from files).
    */
   protected note(message: string): void {
-    if (!this.json) process.stderr.write(escapeReport(message) + '\n')
+    if (!this.json) process.stderr.write(escapeStyled(message, chalk.level > 0) + '\n')
   }
 
   /** Start (or retitle) the spinner; only on an interactive stderr with a known width. */
@@ -81,12 +81,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /**
-   * Write the human-readable report (tables, summaries) to stdout unless --json. Terminal
-   * control characters are escaped as a last line of defence (a tensor name is file text:
-   * commands escape names where they put them in a line, so a name cannot add a line).
+   * Write the human-readable report (tables, summaries) to stdout unless --json. Names from
+   * files (tensor names, paths) are escaped where a command puts them in a line; here, other
+   * control characters are escaped as a last line of defence, but the tool's own styling
+   * (SGR colour codes, only while colour is on) is kept, so a terminal shows colour.
    */
   protected report(text: string): void {
-    if (!this.json) process.stdout.write(escapeReport(text.endsWith('\n') ? text : text + '\n'))
+    if (!this.json) process.stdout.write(escapeStyled(text.endsWith('\n') ? text : text + '\n', chalk.level > 0))
   }
 
   /**
@@ -160,20 +161,45 @@ export function colourOff(argv: readonly string[], env: NodeJS.ProcessEnv, stder
   return argv.includes('--no-color') || (env.NO_COLOR ?? '') !== '' || !stderrIsTTY
 }
 
+/** chalk's styling: SGR sequences (ESC [ params m), the only escape sequences the tool writes itself. */
+// eslint-disable-next-line no-control-regex
+const SGR = /\u001b\[[0-9;]*m/g
+
+/**
+ * escapeReport for a report that may carry the tool's own colour: with `keepStyle` (colour on),
+ * SGR sequences pass and everything else is escaped; without it (colour off, so the tool wrote
+ * none) an SGR sequence can only come from a file and is escaped like any control character.
+ */
+export function escapeStyled(text: string, keepStyle: boolean): string {
+  if (!keepStyle) return escapeReport(text)
+  let out = ''
+  let last = 0
+  for (const m of text.matchAll(SGR)) {
+    out += escapeReport(text.slice(last, m.index)) + m[0]
+    last = m.index! + m[0].length
+  }
+  return out + escapeReport(text.slice(last))
+}
+
 /** JSON text (indented) with C1 controls, U+2028/2029 and bidi overrides written as \\u escapes. */
 export function jsonText(value: unknown): string {
   // eslint-disable-next-line no-control-regex
   return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
-/** oclif's parse errors span several lines; fold them into one, dropping its help hints. */
-function oneLine(s: string): string {
-  return s
+/**
+ * oclif's parse errors span several lines; fold them into one, dropping its help hints. A
+ * line that oclif wrapped at the terminal's width continues the previous one (issue 22:
+ * "('-' =: stdin)"); a line after one that ends a sentence or a label starts a new part.
+ */
+export function oneLine(s: string): string {
+  const lines = s
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && !/^See more help with/i.test(l))
-    .join(': ')
-    .replace(/:\s*:/g, ':')
+  let out = ''
+  for (const l of lines) out += out === '' ? l : /[:.;!?)]$/.test(out) ? (out.endsWith(':') ? ' ' : ': ') + l : ' ' + l
+  return out.replace(/:\s*:/g, ':')
 }
 
 function firstLine(s: string): string {

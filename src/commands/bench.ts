@@ -1,4 +1,5 @@
 import {Args, Flags, type Interfaces} from '@oclif/core'
+import chalk from 'chalk'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {benchAndWrite, type BenchRunResult} from '../bench/index.js'
@@ -8,6 +9,7 @@ import {DEFAULT_BENCH_N, DEFAULT_SEED} from '../bench/plan.js'
 import {ProgressClock} from '../bench/progress.js'
 import type {BenchOptions, FailedCase} from '../bench/types.js'
 import {UsageError} from '../errors.js'
+import {escapeText} from '../formats/limits.js'
 
 export default class Bench extends BaseCommand<typeof Bench> {
   static summary = 'Time pruned layers with our SpMM/SDDMM against dense cuBLAS and cuSPARSE on the same data (or on the CPU).'
@@ -49,8 +51,9 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     pattern: Flags.string({description: "prune --suite llm's layers and dense inputs to this N:M pattern (e.g. 2:4) instead of to a sparsity", default: 'unstructured'}),
     'attention-sparsity': Flags.string({description: 'sparsity levels of the --suite attention masks', default: '0.9'}),
     sparsity: Flags.string({char: 's', description: 'prune dense inputs to this sparsity first (e.g. 0.9), or to each of a list to sweep them (e.g. 0.5,0.7,0.9: one set of cases and model totals per sparsity)'}),
-    include: Flags.string({description: 'only tensors of model files whose name matches this RegExp'}),
-    exclude: Flags.string({description: 'skip tensors of model files whose name matches this RegExp'}),
+    include: Flags.string({description: 'only tensors of model files and CSR folders whose name matches this RegExp'}),
+    exclude: Flags.string({description: 'skip tensors of model files and CSR folders whose name matches this RegExp'}),
+    'include-embeddings': Flags.boolean({description: 'dense models: also prune and bench embeddings and lm_head (left dense by default, as prune does)', default: false}),
     csv: Flags.string({description: 'write one CSV row per case to FILE'}),
     jsonl: Flags.string({description: 'write one JSON line per case to FILE (what --compare reads)'}),
     plot: Flags.string({description: 'write the speedup-vs-sparsity plot to FILE (.svg or .png)'}),
@@ -92,12 +95,14 @@ Exit codes: 0 when at least one case ran (failed cases are reported with their e
     if (result.cases.some((c) => c.status === 'ok' && c.recommendation?.use === 'dense')) {
       parts.push('', '* the baseline is faster than sparse there; "DENSE" advice marks cases where dense of the same precision wins.')
     }
-    for (const o of result.outputs) parts.push(`wrote ${o.path} (${o.bytes} bytes)`)
+    for (const o of result.outputs) parts.push(`wrote ${escapeText(o.path)} (${o.bytes} bytes)`)
     this.report(parts.join('\n'))
-    for (const w of result.tune?.warnings ?? []) this.note(`warning: ${w}`)
+    // Warnings name files and tensors: escaped here, as names in a line are (the styling is ours).
+    for (const w of result.tune?.warnings ?? []) this.note(`warning: ${escapeText(w)}`)
+    for (const w of result.warnings) this.note(`${chalk.yellow('warning:')} ${escapeText(w)}`)
     if (result.allFailed) {
       const first = result.cases.find((c): c is FailedCase => c.status === 'failed')
-      this.note(`error: ${result.summary.total === 1 ? 'the only case' : `all ${result.summary.total} cases`} failed (first: ${first?.error ?? 'unknown'})`)
+      this.note(`error: ${result.summary.total === 1 ? 'the only case' : `all ${result.summary.total} cases`} failed (first: ${escapeText(first?.error ?? 'unknown')})`)
       process.exitCode = 1
     }
     return result
@@ -149,6 +154,7 @@ function buildOptions(inputs: string[], flags: BenchFlags): BenchOptions & {csv?
     sparsity,
     include: flags.include,
     exclude: flags.exclude,
+    includeEmbeddings: flags['include-embeddings'],
     timing: {minReps: flags.reps, minMs: flags['min-ms'], maxReps: flags['max-reps'], warmup: flags.warmup, threads: flags.threads ?? 0},
     compare: flags.compare,
     seed: flags.seed,

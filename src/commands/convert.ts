@@ -53,8 +53,8 @@ The input format comes from the file name or content (--from forces it); what to
     this.stopSpinner()
     // With -o -, stdout carries the data: the human summary goes to stderr.
     const lines: string[] = []
-    const where = result.output === '-' ? 'stdout' : result.output
-    const from = result.input === '-' ? 'stdin' : result.input
+    const where = result.output === '-' ? 'stdout' : escapeText(result.output)
+    const from = result.input === '-' ? 'stdin' : escapeText(result.input)
     lines.push(`${from} (${result.from}) -> ${where} (${result.outputFormat}, ${result.tensors.length} tensor${result.tensors.length === 1 ? '' : 's'}, ${result.bytes} bytes)`)
     for (const t of result.tensors) {
       const order = t.rowOrder ? ', row order kept' : ''

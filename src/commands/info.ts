@@ -5,7 +5,8 @@ import {TextChunks, writeChunks} from '../cli/chunks.js'
 import {fmtBytes} from '../cli/text.js'
 import {escapeReport, escapeText} from '../formats/limits.js'
 import {SAVING_NOTE} from '../sparse/memory.js'
-import {expandInputs, FORMAT_NAMES, inspectEach, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
+import {pace} from '../formats/pace.js'
+import {detectFormat, expandInputs, FORMAT_NAMES, inspectEach, type FormatName, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
 
 export default class Info extends BaseCommand<typeof Info> {
   static summary = 'Describe a dense or CSR file: shape, dtype, nnz, sparsity, row lengths, bytes per encoding.'
@@ -27,7 +28,9 @@ export default class Info extends BaseCommand<typeof Info> {
 
   static flags = {
     from: Flags.string({description: 'input format (default: from the name and content)', options: [...FORMAT_NAMES]}),
-    bins: Flags.integer({description: 'row-length histogram bins', default: 10, min: 1, max: 100}),
+    bins: Flags.integer({description: 'row-length histogram bins (--long)', default: 10, min: 1, max: 100}),
+    summary: Flags.boolean({description: 'one line per tensor (name, shape, dtype, nnz, sparsity, 2:4 pattern) and totals; the default for models (.safetensors, torch.save files, Hugging Face folders, CSR folders)', exclusive: ['long']}),
+    long: Flags.boolean({description: 'every figure of each tensor (row lengths, histogram, bytes per encoding); the default for single matrices (.npy, .npz, .smtx)', exclusive: ['summary']}),
   }
 
   /**
@@ -59,6 +62,26 @@ export default class Info extends BaseCommand<typeof Info> {
         const lead = several ? (i === 0 ? '\n    ' : ',\n    ') : ''
         out.insertAt(head, `${lead}{\n${pad}"file": ${jsonText(path)},\n${pad}"format": ${jsonText(format)},\n${pad}"tensors": [`)
         out.push(`${count === 0 ? '' : '\n' + pad}],\n${pad}"skipped": ${indented(jsonText(skipped), d + 1)}\n${'  '.repeat(d)}}`)
+      } else if (flags.summary || (!flags.long && MODEL_FORMATS.has(await detectFormat(path, flags.from)))) {
+        // One line per tensor and the totals: the rows are kept (a few short strings each)
+        // and drawn when the widths are known.
+        const rows: string[][] = []
+        const totals = {numel: 0, nnz: 0}
+        const {format, skipped} = await inspectEach(path, opts, (t) => {
+          count++
+          rows.push(summaryRow(t))
+          totals.numel += t.numel
+          totals.nnz += t.nnz
+        })
+        out.push(escapeReport(`${i > 0 ? '\n' : ''}${renderHead(path, format, count)}\n`))
+        if (count > 0) {
+          const sparsity = totals.numel === 0 ? 0 : 1 - totals.nnz / totals.numel
+          const footer = ['total', `${totals.numel} weights`, '', String(totals.nnz), `${(100 * sparsity).toFixed(2)}%`, '']
+          for await (const piece of boxTable(SUMMARY_HEAD, rows, footer, SUMMARY_RIGHT)) out.push(piece)
+          out.push('pattern: 2:4 when every group of 4 consecutive weights in a row has at most 2 nonzeros; --long for row lengths and bytes per encoding\n')
+        }
+        const tail = renderTail(skipped, 0).join('\n').trimEnd()
+        if (tail !== '') out.push(escapeReport(tail + '\n'))
       } else {
         // The text renderInfo() makes, piece by piece (a blank line between inputs).
         const {format, skipped} = await inspectEach(path, opts, (t) => {
@@ -74,6 +97,37 @@ export default class Info extends BaseCommand<typeof Info> {
     this.stopSpinner()
     await writeChunks(process.stdout, out.done())
   }
+}
+
+/** Inputs described one line per tensor by default: models of many tensors. */
+const MODEL_FORMATS = new Set<FormatName>(['safetensors', 'torch', 'sharded', 'csr-dir'])
+
+const SUMMARY_HEAD = ['tensor', 'shape', 'dtype', 'nnz', 'sparsity', 'pattern']
+const SUMMARY_RIGHT = [false, false, false, true, true, false]
+
+function summaryRow(t: InfoTensor): string[] {
+  return [escapeText(t.name), t.shape.join('x') || 'scalar', t.dtype, String(t.nnz), `${(100 * t.sparsity).toFixed(2)}%`, t.twoFourBytes === null ? '' : '2:4']
+}
+
+/**
+ * A box table like the other commands' (cli-table3's compact style), drawn in pieces that
+ * yield to the event loop: a model of a million tensors is a million rows.
+ */
+async function* boxTable(head: string[], rows: string[][], footer: string[], right: boolean[]): AsyncGenerator<string> {
+  const widths = head.map((h, i) => h.length)
+  for (const r of [...rows, footer]) for (let i = 0; i < r.length; i++) if (r[i].length > widths[i]) widths[i] = r[i].length
+  const rule = (l: string, m: string, r: string) => l + widths.map((w) => '─'.repeat(w + 2)).join(m) + r + '\n'
+  const line = (cells: string[]) => '│' + cells.map((c, i) => ' ' + (right[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])) + ' ').join('│') + '│\n'
+  let piece = rule('┌', '┬', '┐') + line(head) + rule('├', '┼', '┤')
+  for (const r of rows) {
+    piece += line(r)
+    if (piece.length > 1 << 16) {
+      yield piece
+      piece = ''
+      await pace()
+    }
+  }
+  yield piece + line(footer) + rule('└', '┴', '┘')
 }
 
 /** JSON text placed at `depth` levels of two spaces (its first line is placed by the caller). */

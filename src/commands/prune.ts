@@ -28,13 +28,14 @@ export default class Prune extends BaseCommand<typeof Prune> {
   }
 
   static flags = {
-    sparsity: Flags.string({char: 's', description: 'target sparsity S in [0, 1) (required unless --pattern N:M, which implies 1 - N/M)'}),
+    sparsity: Flags.string({char: 's', description: 'target sparsity S in [0, 1) (required unless --pattern N:M, which implies 1 - N/M, or --sparsity-map, whose patterns give each tensor its own; with a map, -s is for the tensors no pattern matches)'}),
     output: Flags.string({char: 'o', description: "output: a .npz for one tensor, a directory for several, '-' = stdout (omit for a report only)"}),
     scope: Flags.string({description: 'one threshold per tensor, or one across all selected tensors', options: ['tensor', 'global'], default: 'tensor'}),
     pattern: Flags.string({description: "'unstructured' or N:M (keep the N largest of every M consecutive weights in a row, e.g. 2:4)", default: 'unstructured'}),
     include: Flags.string({description: 'prune only tensors whose name matches this regular expression'}),
     exclude: Flags.string({description: 'skip tensors whose name matches this regular expression'}),
     'include-1d': Flags.boolean({description: 'also prune 1-D tensors (biases, norms), as one row each', default: false}),
+    'include-embeddings': Flags.boolean({description: 'also prune embeddings and the output head (lm_head, embed_tokens, wte, ...), which are left dense by default', default: false}),
     reorder: Flags.boolean({description: "store Sputnik's row order (row_indices)", allowNo: true, default: true}),
     dtype: Flags.string({aliases: ['value-dtype'], description: "value dtype of the CSR output (default: the input's; f64 becomes f32); f32 for SciPy, which cannot densify float16 (alias --value-dtype)", options: ['f32', 'f16', 'bf16']}),
     format: Flags.string({description: "output: 'csr' (SciPy CSR .npz files) or 'dense' (the masked model in the input's own format, dtype and names)", options: ['csr', 'dense'], default: 'csr'}),
@@ -43,6 +44,7 @@ export default class Prune extends BaseCommand<typeof Prune> {
     from: Flags.string({description: 'input format (default: from the name and content)', options: ['npy', 'npz', 'safetensors', 'torch', 'sharded']}),
     compress: Flags.boolean({description: 'deflate the .npz members (smaller, slower)', default: false}),
     force: Flags.boolean({char: 'f', description: 'replace an existing output', default: false}),
+    'serving-config': Flags.boolean({description: "--format dense of a Hugging Face folder: record the sparsity in config.json as compressed-tensors' sparsity_config, which transformers and vLLM read (--no-serving-config: copy config.json unchanged)", allowNo: true, default: true}),
   }
 
   public async run(): Promise<PruneFileResult> {
@@ -60,6 +62,7 @@ export default class Prune extends BaseCommand<typeof Prune> {
         include: flags.include,
         exclude: flags.exclude,
         include1d: flags['include-1d'],
+        includeEmbeddings: flags['include-embeddings'],
         reorder: flags.reorder,
         dtype: flags.dtype as 'f32' | 'f16' | 'bf16' | undefined,
         output: flags.output,
@@ -68,12 +71,14 @@ export default class Prune extends BaseCommand<typeof Prune> {
         compress: flags.compress,
         format: flags.format as 'csr' | 'dense',
         sparsityMapFile: flags['sparsity-map'],
+        servingConfig: flags['serving-config'],
         minDensity: parseFraction('--min-density', flags['min-density']),
       },
       (p) => this.spin(progressText(p)),
     )
     this.stopSpinner()
-    for (const w of result.warnings) this.note(`warning: ${w}`)
+    // Warnings name tensors and patterns from files: escaped here, as names in a line are.
+    for (const w of result.warnings) this.note(`warning: ${escapeText(w)}`)
     // NOTE: under --json no human report is built at all (it was half the time of a run).
     if (!this.json) {
       const text = renderPrune(result)
@@ -115,17 +120,23 @@ export function renderPrune(r: PruneFileResult): string {
   const input = r.input === '-' ? 'stdin' : r.input
   const scope = r.pattern === 'unstructured' ? `, ${r.scope} scope` : ''
   const target = r.sparsity === null ? 'the sparsities of the sparsity map' : `sparsity ${r.sparsity}`
-  const lines = [`${input}: ${r.pattern} pruning to ${target}${scope}; ${plural(r.tensors.length, 'tensor')} pruned, ${r.skipped.length} skipped`]
+  const lines = [`${escapeText(input)}: ${r.pattern} pruning to ${target}${scope}; ${plural(r.tensors.length, 'tensor')} pruned, ${r.skipped.length} skipped`]
   if (r.tensors.length > 0) {
+    // The sparsity-map pattern that gave each tensor its target, when a map was used.
+    const rules = r.tensors.some((t) => t.rule !== undefined)
+    // Under global scope a tensor's "target" is its share of the one cut, which is its
+    // achieved sparsity: the target stands in the total row only.
+    const global = r.scope === 'global' && r.pattern === 'unstructured'
     const table: string[][] = []
     for (const t of r.tensors) {
       const shape = t.shape.length === 2 ? `${t.rows}x${t.cols}` : `[${t.shape.join(', ')}] as ${t.rows}x${t.cols}`
       table.push([
         escapeText(t.name) + (t.overSparse ? ' *' : '') + (t.floored ? ' (floor)' : ''),
+        ...(rules ? [t.rule === undefined ? '-s' : escapeText(t.rule)] : []),
         shape,
         String(t.nnz),
         pct(t.sparsity),
-        pct(t.targetSparsity),
+        global && !t.floored ? '' : pct(t.targetSparsity),
         num(t.threshold),
         fmtBytes(t.denseBytes.f32),
         `${fmtBytes(t.csrBytes.f32)} (${ratio(t.memorySaving.f32)})`,
@@ -138,6 +149,7 @@ export function renderPrune(r: PruneFileResult): string {
     if (r.tensors.length > 1) {
       table.push([
         'total',
+        ...(rules ? [''] : []),
         `${s.numel} weights`,
         String(s.nnz),
         pct(s.sparsity),
@@ -152,12 +164,14 @@ export function renderPrune(r: PruneFileResult): string {
     }
     lines.push(
       renderTable(
-        ['tensor', 'shape', 'nnz', 'sparsity', 'target', 'threshold', 'dense f32', 'CSR f32', 'CSR f16', 'bitmap f16', '2:4 f16'],
+        ['tensor', ...(rules ? ['rule'] : []), 'shape', 'nnz', 'sparsity', 'target', 'threshold', 'dense f32', 'CSR f32', 'CSR f16', 'bitmap f16', '2:4 f16'],
         table,
-        ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+        ['left', ...(rules ? ['left' as const] : []), 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
       ),
     )
-    lines.push(`(x) ${SAVING_NOTE}; 2:4 n/a: not a 2:4 matrix`)
+    const na = r.tensors.some((t) => t.twoFourBytes === null)
+    lines.push(`(x) ${SAVING_NOTE}${na ? '; 2:4 n/a: not a 2:4 matrix' : ''}`)
+    if (rules) lines.push("rule: the --sparsity-map pattern that gave the tensor its target ('-s': none matched, -s applied)")
     if (r.tensors.some((t) => t.overSparse)) lines.push('* the input already had more zeros than the target: the achieved sparsity is higher (zeros are never stored)')
   }
   for (const s of r.skipped) lines.push(`skipped ${escapeText(s.name)} [${s.shape.join(', ')}]: ${escapeText(s.reason)}`)
@@ -170,6 +184,6 @@ export function renderPrune(r: PruneFileResult): string {
     const kind = ({sharded: 'sharded model', torch: 'torch.save file'} as Record<string, string>)[r.outputFormat ?? ''] ?? r.outputFormat
     lines.push(folder ? `wrote ${escapeText(dirLabel(r.output!))} (the masked model, ${kind}: ${escapeText(files.join(', '))})` : `wrote ${escapeText(r.output!)} (the masked model, ${kind})`)
   } else if (r.outputKind === 'dir') lines.push(`wrote ${escapeText(dirLabel(r.output!))} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
-  else lines.push(`wrote ${r.output}`)
+  else lines.push(`wrote ${escapeText(r.output!)}`)
   return lines.join('\n') + '\n'
 }

@@ -61,6 +61,6 @@ export function renderReorder(r: ReorderFileResult): string {
   for (const n of r.notes) lines.push(`note: ${escapeText(n)}`)
   if (r.outputKind === 'dir') lines.push(`wrote ${escapeText(dirLabel(r.output!))} (${plural(r.tensors.length, 'CSR .npz file')} + manifest.json)`)
   else if (r.output === '-') lines.push('wrote the CSR .npz to stdout')
-  else if (r.output) lines.push(`wrote ${r.output}`)
+  else if (r.output) lines.push(`wrote ${escapeText(r.output)}`)
   return lines.join('\n') + '\n'
 }

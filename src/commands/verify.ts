@@ -1,7 +1,9 @@
 import {Args, Flags} from '@oclif/core'
+import Table from 'cli-table3'
 
 import {BaseCommand} from '../cli/base-command.js'
 import {plural} from '../cli/text.js'
+import {escapeText} from '../formats/limits.js'
 import type {ValueDType} from '../types.js'
 import {DEFAULT_N, MAX_N, verifyInputs, type VerifyCase, type VerifyOp, type VerifyResult} from '../verify/index.js'
 
@@ -98,10 +100,12 @@ export function renderVerify(r: VerifyResult): string {
     c.ms.toFixed(1),
     c.passed ? 'pass' : c.nonFinite > 0 ? `FAIL (${c.nonFinite} NaN/inf)` : 'FAIL',
   ])
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()
-  const out = [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), '']
+  // A box table, as prune and bench draw (cli-table3, borders uncoloured: see STACK.md).
+  const numeric = new Set(['nnz', 'N', 'rel. error', 'rel. tolerance', 'max abs error', 'ms'])
+  const table = new Table({head: header, style: {head: [], border: [], compact: true}, colAligns: header.map((h) => (numeric.has(h) ? 'right' : 'left'))})
+  for (const row of rows) table.push(row.map((c) => escapeText(c)))
+  const out = [table.toString(), '']
   const status = r.ok ? 'all passed' : `${r.failed} FAILED`
-  out.push(`${r.input}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
+  out.push(`${escapeText(r.input)}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
   return out.join('\n')
 }

@@ -18,7 +18,7 @@
  * folder is assembled in a temporary folder and renamed at the end.
  */
 import type {Dirent} from 'node:fs'
-import {copyFile, mkdir, open, readdir, rm, stat} from 'node:fs/promises'
+import {copyFile, mkdir, open, readdir, readFile, rm, stat, writeFile} from 'node:fs/promises'
 import {basename, dirname, extname, join, resolve} from 'node:path'
 
 import {UsageError} from '../errors.js'
@@ -29,7 +29,7 @@ import {bytesOf, descrFor, npyChunks} from './npy.js'
 import {checkFolderDestination, FileSink, moveFolderIntoPlace, plainFilesOwner, registerTemp, tempName, unregisterTemp, writeAtomically, type FolderOwner, type OutputOptions} from './output.js'
 import {SafetensorsFile} from './safetensors.js'
 import {isDirectory, readShardIndex, type DenseFormat, type TensorSource} from './sources.js'
-import {TorchFile} from './torch.js'
+import {placeView, TorchFile} from './torch.js'
 import {readZipMember, ZipWriter, type ByteSink} from './zip.js'
 
 /** The dense tensor with every entry outside the CSR's pattern set to zero (same dtype and shape). */
@@ -50,8 +50,11 @@ export function maskDense(t: DenseTensor, csr: CsrMatrix): HostArray {
 export interface MaskedDenseWriter {
   /** A pruned tensor's masked values (the name, shape and dtype read from the source), in source order. */
   put(t: DenseTensor): Promise<void>
-  /** Copy what remains and move the output into place. */
-  commit(): Promise<{path: string; bytes: number; files: string[]}>
+  /**
+   * Copy what remains and move the output into place. A folder's config.json is copied
+   * through `editConfig` when given (the serving metadata: serving-config.ts).
+   */
+  commit(editConfig?: (text: string) => string): Promise<{path: string; bytes: number; files: string[]}>
   abort(): Promise<void>
 }
 
@@ -237,7 +240,7 @@ async function torchWriter(inputFile: string, sink: ByteSink, selected: Set<stri
         storage = new Uint8Array(await tf.storageBytes(e.storageKey))
         pending.set(e.storageKey, storage)
       }
-      storage.set(bytesOf(t.data), e.offset * e.itemSize)
+      placeView(e, storage, bytesOf(t.data))
       waiting.get(e.storageKey)!.delete(t.name)
       await flush(false)
     },
@@ -292,8 +295,9 @@ const OTHER_WEIGHTS = new Set(['.safetensors', '.bin', '.pt', '.pth', '.ckpt', '
  */
 export async function openMaskedDenseWriter(source: TensorSource, inputPath: string, output: string, selected: Set<string>, opts: OutputOptions): Promise<MaskedDenseWriter> {
   const folderIn = inputPath !== '-' && (await isDirectory(inputPath))
+  // A shard index (model.safetensors.index.json) given as the input stands for its folder.
+  if (!folderIn && source.format === 'sharded') return FolderWriter.open(source, dirname(inputPath), output, selected, opts)
   if (!folderIn) {
-    if (source.format === 'sharded') throw new Error('internal: a sharded source needs its folder')
     const push = await openPushSink(output, opts)
     let w: (FileWriter & {close(): Promise<void>}) | undefined
     try {
@@ -399,10 +403,14 @@ class FolderWriter implements MaskedDenseWriter {
     await this.current!.writer.put(t)
   }
 
-  async commit(): Promise<{path: string; bytes: number; files: string[]}> {
+  async commit(editConfig?: (text: string) => string): Promise<{path: string; bytes: number; files: string[]}> {
     try {
       await this.advance(this.weightFiles.length)
-      for (const f of this.copies) await copyFile(join(dirname(this.weightFiles[0].path), f), join(this.tmp, f))
+      for (const f of this.copies) {
+        const from = join(dirname(this.weightFiles[0].path), f)
+        if (f === 'config.json' && editConfig) await writeFile(join(this.tmp, f), editConfig(await readFile(from, 'utf8')), {flag: 'wx'})
+        else await copyFile(from, join(this.tmp, f))
+      }
       await moveFolderIntoPlace(this.tmp, this.dest, this.opts, this.owner)
       unregisterTemp(this.tmp)
     } catch (error) {

@@ -22,7 +22,7 @@
  * run once the process that made them is gone.
  */
 import {randomBytes} from 'node:crypto'
-import {constants as fsConstants, type Stats} from 'node:fs'
+import {constants as fsConstants, statfsSync, type Stats} from 'node:fs'
 import {access, type FileHandle, link, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, writeFile} from 'node:fs/promises'
 import {basename, dirname, join, resolve, sep} from 'node:path'
 
@@ -205,6 +205,10 @@ export async function checkOutputPath(output: string | undefined, force = false)
   if (!st.isFile() && !st.isDirectory() && !st.isSymbolicLink()) {
     throw new UsageError('output-not-regular', `refusing to write ${output}: it is ${kindOf(st)}, and outputs are regular files`, 'to write to a device or a pipe, use -o - and a shell redirect')
   }
+  if (!force && st.isDirectory()) {
+    // NOTE: --force would not help a single-file output here (issue 22: it then said "it is a directory").
+    throw new UsageError('output-exists', `refusing to overwrite ${output}: it is an existing directory`, "choose another -o path; --force replaces a directory only with a directory output (several tensors, or -o ending in '/'), and only an empty one or one sparse wrote")
+  }
   if (!force) throw new UsageError('output-exists', `refusing to overwrite ${output}${st.isSymbolicLink() ? ' (a symbolic link)' : ''}`, 'choose another -o path, or pass --force')
 }
 
@@ -344,6 +348,17 @@ async function checkCsrDirectory(dir: string, label: string): Promise<string[]> 
   return names
 }
 
+/** proc, sysfs, debugfs, cgroup2 and securityfs (statfs f_type), which refuse new files with ENOENT. */
+const PSEUDO_FS = new Set([0x9fa0, 0x62656572, 0x64626720, 0x63677270, 0x73636673])
+
+function isPseudoFs(dir: string): boolean {
+  try {
+    return PSEUDO_FS.has(Number(statfsSync(dir).type))
+  } catch {
+    return false
+  }
+}
+
 /**
  * A system error while writing `path` as a one-line SparseError: permission problems and
  * bad paths are usage errors (exit 2), a full disk or an I/O error exit 74.
@@ -354,7 +369,12 @@ function writeError(error: unknown, path: string): Error {
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
     return new UsageError('unwritable', `cannot write ${path}: permission denied${code === 'EROFS' ? ' (read-only file system)' : ''}`, 'choose a writable folder for -o')
   }
-  if (code === 'ENOENT') return new UsageError('output-dir-missing', `cannot write ${path}: its folder does not exist`, 'create the folder first')
+  if (code === 'ENOENT') {
+    // ENOENT in a kernel's pseudo file system (/proc, /sys): the folder is there, and takes no new files.
+    const parent = dirname(resolve(path))
+    if (isPseudoFs(parent)) return new UsageError('unwritable', `cannot write ${path}: ${parent} does not take new files`, 'choose a regular folder for -o')
+    return new UsageError('output-dir-missing', `cannot write ${path}: its folder does not exist`, 'create the folder first')
+  }
   if (code === 'EEXIST' || code === 'ENOTEMPTY') return new UsageError('output-exists', `refusing to overwrite ${path}: it appeared while this output was being written`, 'choose another -o path, or pass --force')
   if (code === 'ENOSPC' || code === 'EDQUOT') return new IoError('no-space', `cannot write ${path}: no space left on the device (${code})`, 'free some space, or write elsewhere')
   const mapped = fromSystemError(error, 'write', path)

@@ -90,6 +90,12 @@ export interface TorchEntry {
   numel: number
   /** Storage elements the view spans, from its first element to its last (0 when empty). */
   span: number
+  /**
+   * A non-contiguous view that does not overlap itself (a transposed or sliced tensor): its
+   * element strides. read() gathers it into a contiguous tensor (row-major over `shape`), and
+   * placeView() writes one back through them.
+   */
+  strides?: number[]
 }
 
 export const LEGACY_SUGGESTION =
@@ -120,12 +126,15 @@ export class TorchFile {
       throw new InputError('legacy-torch', `${label} is a legacy (pre-1.6, non-ZIP) PyTorch file, which is not read`, LEGACY_SUGGESTION)
     }
     const members = await readZipDirectory(src)
+    // NOTE: a TorchScript archive has a data.pkl too (its module's state), beside
+    // constants.pkl and code/: it is named for what it is before data.pkl is looked at
+    // (issue 22: it was refused for a global its pickle names, never as TorchScript).
+    if (members.some((m) => /^[^/]+\/constants\.pkl$/.test(m.name) || /^[^/]+\/code\//.test(m.name))) {
+      throw new InputError('torchscript', `${label} is a TorchScript archive (torch.jit.save), not a torch.save file`, "save the weights instead: torch.save(model.state_dict(), 'model.pt')")
+    }
     const pkls = members.filter((m) => /^[^/]+\/data\.pkl$/.test(m.name))
     const pkl = pkls[0]
     if (!pkl) {
-      if (members.some((m) => /(^|\/)constants\.pkl$/.test(m.name) || /(^|\/)code\//.test(m.name))) {
-        throw new InputError('torchscript', `${label} is a TorchScript archive (torch.jit.save), not a torch.save file`, "save the weights instead: torch.save(model.state_dict(), 'model.pt')")
-      }
       const stray = members.find((m) => /(^|\/)data\.pkl$/.test(m.name))
       if (stray) {
         throw new InputError('bad-torch', `${label}: a ZIP archive with ${safeText(stray.name)} but not in torch.save's layout (<folder>/data.pkl beside <folder>/data/), so not a torch.save file`, 'save it again with torch.save')
@@ -263,6 +272,11 @@ export class TorchFile {
       throw new InputError('unsupported-tensor', `${this.src.label}: tensor ${safeText(name)} cannot be read (${e.problem ?? `unsupported dtype ${e.dtypeWords}`})`, 'exclude it')
     }
     const bytes = await this.storageBytes(e.storageKey)
+    if (e.strides) {
+      const out = new Uint8Array(e.numel * e.itemSize)
+      forEachElement(e, (i, at) => out.set(bytes.subarray(at * e.itemSize, (at + 1) * e.itemSize), i * e.itemSize))
+      return {name, shape: e.shape.slice(), dtype: e.dtype, data: viewAs(out, e.dtype)}
+    }
     const begin = e.offset * e.itemSize
     const view = bytes.subarray(begin, begin + e.numel * e.itemSize)
     return {name, shape: e.shape.slice(), dtype: e.dtype, data: viewAs(view, e.dtype)}
@@ -299,8 +313,17 @@ function describe(t: TensorRef, name: string, seen: Map<string, string>): TorchE
   seen.set(id, name)
   if (!info) entry.problem = `unknown storage type torch.${t.storage.type}`
   else if (!info.dtype) entry.problem = 'not a float32/float16/bfloat16/float64 tensor'
-  else if (!isContiguous(t.shape, t.stride)) entry.problem = `a non-contiguous view (stride [${t.stride.join(', ')}]); save tensor.contiguous()`
-  else if (!Number.isSafeInteger(numel) || t.offset + numel > t.storage.numel) entry.problem = `its view (offset ${t.offset}, ${numel} elements) runs past its storage of ${t.storage.numel}`
+  else if (!isContiguous(t.shape, t.stride)) {
+    // A layout, not a dtype: a view that does not overlap itself (a transpose, a slice) is
+    // read through its strides; one that does (expand, as_strided) is refused by name.
+    const last = numel === 0 ? t.offset : t.offset + t.shape.reduce((a, d, i) => a + (d - 1) * t.stride[i], 0)
+    if (!nonOverlapping(t.shape, t.stride)) entry.problem = `a view whose elements overlap (stride [${t.stride.join(', ')}], e.g. expand()); save tensor.contiguous()`
+    else if (!Number.isSafeInteger(numel) || !Number.isSafeInteger(last) || (numel > 0 && last >= t.storage.numel)) entry.problem = `its strided view (offset ${t.offset}, stride [${t.stride.join(', ')}]) runs past its storage of ${t.storage.numel}`
+    else {
+      entry.strides = [...t.stride]
+      entry.problem = denseShapeProblem(t.shape)
+    }
+  } else if (!Number.isSafeInteger(numel) || t.offset + numel > t.storage.numel) entry.problem = `its view (offset ${t.offset}, ${numel} elements) runs past its storage of ${t.storage.numel}`
   else entry.problem = denseShapeProblem(t.shape)
   return entry
 }
@@ -363,6 +386,52 @@ function isContiguous(shape: number[], stride: number[]): boolean {
     expected *= shape[i]
   }
   return true
+}
+
+/**
+ * True when no two indices of the view reach one element: with the dimensions of size > 1
+ * sorted by stride, each stride is at least the extent of the smaller ones (a sufficient
+ * condition that holds for transposes, permutations and slices).
+ */
+function nonOverlapping(shape: number[], stride: number[]): boolean {
+  const dims = shape.map((d, i) => ({d, s: stride[i]})).filter((x) => x.d > 1).sort((a, b) => a.s - b.s)
+  let extent = 1
+  for (const {d, s} of dims) {
+    if (s < extent) return false
+    extent = s * (d - 1) + 1
+  }
+  return true
+}
+
+/** Calls fn(i, at) for each element of a strided entry: i its row-major index, at its element index in the storage. */
+function forEachElement(e: TorchEntry, fn: (i: number, at: number) => void): void {
+  const shape = e.shape
+  const strides = e.strides!
+  const nd = shape.length
+  const idx = new Array<number>(nd).fill(0)
+  let at = e.offset
+  for (let i = 0; i < e.numel; i++) {
+    fn(i, at)
+    for (let k = nd - 1; k >= 0; k--) {
+      idx[k]++
+      at += strides[k]
+      if (idx[k] < shape[k]) break
+      at -= strides[k] * shape[k]
+      idx[k] = 0
+    }
+  }
+}
+
+/**
+ * Writes a tensor's bytes (row-major over its shape) into its storage's bytes where the
+ * entry's view lies: contiguous at its offset, or through its strides.
+ */
+export function placeView(e: TorchEntry, storage: Uint8Array, data: Uint8Array): void {
+  if (!e.strides) {
+    storage.set(data, e.offset * e.itemSize)
+    return
+  }
+  forEachElement(e, (i, at) => storage.set(data.subarray(i * e.itemSize, (i + 1) * e.itemSize), at * e.itemSize))
 }
 
 function isInt(x: unknown): x is number {

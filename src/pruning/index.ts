@@ -7,6 +7,7 @@ export {
   pruneTensors,
   resolveOptions,
   skipReason,
+  isEmbeddingName,
   targetSparsity,
   type PrunedSink,
   type PrunedTensor,

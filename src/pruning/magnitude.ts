@@ -39,6 +39,11 @@ export interface PruneOptions {
   exclude?: string | RegExp
   /** Prune 1-D tensors too, as 1 x n matrices (default: skip them, they are biases and norms). */
   include1d?: boolean
+  /**
+   * Prune embeddings and the output head too (default: skip them, as Hugging Face and
+   * llm-compressor recipes do, whose targets are the Linear layers; see isEmbeddingName).
+   */
+  includeEmbeddings?: boolean
   /** Store Sputnik's row order (default true). */
   reorder?: boolean
   /** Value dtype of the output (default: the input's; f64 becomes f32). Applied after the selection. */
@@ -100,6 +105,7 @@ export interface ResolvedOptions {
   include?: NameTest
   exclude?: NameTest
   include1d: boolean
+  includeEmbeddings: boolean
   reorder: boolean
   dtype?: ValueDType
   sparsityMap?: readonly SparsityRule[]
@@ -157,6 +163,7 @@ export function resolveOptions(o: PruneOptions): ResolvedOptions {
     include: toRegExp(o.include, 'include'),
     exclude: toRegExp(o.exclude, 'exclude'),
     include1d: o.include1d ?? false,
+    includeEmbeddings: o.includeEmbeddings ?? false,
     reorder: o.reorder ?? true,
     dtype: checkDtype(o.dtype),
     sparsityMap: map && map.length > 0 ? map : undefined,
@@ -191,12 +198,23 @@ function toRegExp(re: string | RegExp | undefined, which: string): NameTest | un
   return regexMatcher(re, `--${which}`)
 }
 
+/**
+ * Embeddings and output heads by their usual names in Hugging Face and PyTorch checkpoints:
+ * a name part `lm_head`, `embed_out` (GPT-NeoX), `wte`/`wpe` (GPT-2), `shared` (T5's tied
+ * embedding), or any part containing `embed` (embed_tokens, word_embeddings,
+ * position_embeddings, tok_embeddings, embed_positions, patch_embed).
+ */
+export function isEmbeddingName(name: string): boolean {
+  return name.split('.').some((part) => /^(lm_head|embed_out|wte|wpe|shared)$/.test(part) || /embed/i.test(part))
+}
+
 /** Why a tensor is not pruned, or undefined when it is selected. */
 export function skipReason(name: string, shape: readonly number[], o: ResolvedOptions): string | undefined {
   if (o.include && !o.include.test(name)) return 'not matched by --include'
   if (o.exclude && o.exclude.test(name)) return 'matched by --exclude'
   if (shape.length === 0) return 'scalar'
   if (shape.length === 1 && !o.include1d) return '1-D tensor (bias or norm); --include-1d prunes it'
+  if (!o.includeEmbeddings && isEmbeddingName(name)) return 'embedding or output head; --include-embeddings prunes it'
   if (!targetSparsity(name, o)) return 'matched by no --sparsity-map pattern (and no -s)'
   return undefined
 }
@@ -367,8 +385,25 @@ export async function pruneTensors(
     skipped,
     totals: totalsOf(reports, globalThreshold),
     notes: notesFor(reports, skipped, o),
-    warnings: collapseWarnings(reports, o),
+    warnings: [...unusedRuleWarnings(all, o), ...collapseWarnings(reports, o)],
   }
+}
+
+/**
+ * --sparsity-map rules that give no tensor its target: a pattern that matches no name (a typo
+ * lets its tensors fall through to a later pattern such as "*", or to -s), or only names an
+ * earlier pattern takes. One warning each.
+ */
+function unusedRuleWarnings(all: readonly TensorEntry[], o: ResolvedOptions): string[] {
+  if (!o.sparsityMap) return []
+  const used = new Set<SparsityRule>()
+  for (const e of all) {
+    const rule = matchRule(o.sparsityMap, e.name)
+    if (rule) used.add(rule)
+  }
+  return o.sparsityMap
+    .filter((r) => !used.has(r))
+    .map((r) => `--sparsity-map pattern ${JSON.stringify(r.pattern)} gives no tensor its target: it matches no tensor name, or only names an earlier pattern takes (check it against the names 'sparse info' lists)`)
 }
 
 /**

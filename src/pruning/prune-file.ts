@@ -12,6 +12,7 @@ import {extname} from 'node:path'
 import {UsageError} from '../errors.js'
 import {CsrDirectoryWriter, isDirectory, openTensorSource, writeCsrNpz, type TensorSource} from '../formats/index.js'
 import {denseOutputExtensions, maskDense, openMaskedDenseWriter, type MaskedDenseWriter} from '../formats/masked-dense.js'
+import {sparsityConfigFor, withSparsityConfig} from '../formats/serving-config.js'
 import {readSparsityMap} from './sparsity-map.js'
 import {checkOutputPath, isDirectoryPath} from '../formats/output.js'
 import type {PrunedTensor, PruneOptions, PruneProgress} from './magnitude.js'
@@ -35,6 +36,11 @@ export interface PruneFileOptions extends PruneOptions {
   format?: 'csr' | 'dense'
   /** A JSON or YAML sparsity map file (read here; `sparsityMap` takes rules already read). */
   sparsityMapFile?: string
+  /**
+   * --format dense of a model folder: record the sparsity in its config.json as
+   * compressed-tensors' sparsity_config (default true; see formats/serving-config.ts).
+   */
+  servingConfig?: boolean
 }
 
 /** Extensions that name dense files, never a CSR result. */
@@ -112,12 +118,20 @@ export async function pruneFile(
     let sink: (p: PrunedTensor, dense: DenseTensor) => Promise<void> = async () => {}
     let dir: CsrDirectoryWriter | undefined
     let dense: MaskedDenseWriter | undefined
+    let modelFolder = false
     const writeOpts = {force: options.force, inputs: [input], compress: options.compress}
     if (output !== undefined) {
       if (selected.length === 0) {
-        throw new UsageError('nothing-selected', `no tensor of ${input} is selected for pruning, so there is nothing to write`, 'check --include/--exclude (1-D tensors need --include-1d)')
+        const missedByMap = resolved.sparsityMap !== undefined && source.tensors.some((t) => skipReason(t.name, t.shape, resolved)?.startsWith('matched by no --sparsity-map pattern'))
+        if (missedByMap) {
+          const patterns = resolved.sparsityMap!.map((r) => JSON.stringify(r.pattern)).join(', ')
+          throw new UsageError('nothing-selected', `no tensor of ${input} matches a --sparsity-map pattern (${patterns}) and no -s is given, so there is nothing to write`, "compare the patterns with the names 'sparse info' lists (a glob matches the whole name, re: a regular expression anywhere in it), or add -s for the tensors no pattern matches")
+        }
+        throw new UsageError('nothing-selected', `no tensor of ${input} is selected for pruning, so there is nothing to write`, 'check --include/--exclude (1-D tensors need --include-1d, embeddings and lm_head --include-embeddings)')
       }
-      const folderIn = input !== '-' && (await isDirectory(input))
+      // A shard index (model.safetensors.index.json) stands for its model folder.
+      const folderIn = source.format === 'sharded' || (input !== '-' && (await isDirectory(input)))
+      modelFolder = folderIn
       checkOutputName(output, format, source, folderIn, selected.length > 1)
       if (format === 'dense') {
         outputKind = 'dense'
@@ -152,6 +166,7 @@ export async function pruneFile(
     }
     let report: PruneReport
     let written: {files: string[]} | undefined
+    const servingNotes: string[] = []
     try {
       report = await pruneTensors(entries, resolvedInput(options, resolved), sink, onProgress)
       if (dir) {
@@ -160,21 +175,38 @@ export async function pruneFile(
           pruning: {sparsity: report.sparsity, scope: report.scope, pattern: report.pattern, reorder: resolved.reorder},
         })
       }
-      if (dense) written = await dense.commit()
+      if (dense) {
+        // A model folder's config.json records the sparsity as serving stacks read it.
+        const all = {...report, skipped: [...report.skipped, ...source.unsupported.map((u) => ({name: u.name, shape: u.shape, reason: u.reason}))]}
+        const sparsity = modelFolder && options.servingConfig !== false ? sparsityConfigFor(all) : undefined
+        written = await dense.commit(
+          sparsity &&
+            ((text) => {
+              const r = withSparsityConfig(text, sparsity)
+              servingNotes.push(r.note ?? `config.json records the sparsity for serving stacks (compressed-tensors sparsity_config: ${sparsity.sparsity_structure}, global_sparsity ${sparsity.global_sparsity}; --no-serving-config leaves config.json as it was)`)
+              return r.text
+            }),
+        )
+      }
     } catch (error) {
       await dir?.abort()
       await dense?.abort()
       throw error
     }
+    report.notes.push(...servingNotes)
     const tied = source.unsupported.filter((u) => u.tiedTo !== undefined)
     const unsupported = source.unsupported.filter((u) => u.tiedTo === undefined)
     for (const u of tied) report.skipped.push({name: u.name, shape: u.shape, reason: u.reason})
+    // A dtype we do not read, or a tensor we cannot take as it is stored (a layout, a limit):
+    // each is named for what it is (issue 22: an overlapping view was "unsupported dtype float32").
+    const byDtype = (u: (typeof unsupported)[number]) => /^(not a|not F|unknown storage)/.test(u.reason)
     for (const u of unsupported) {
-      report.skipped.push({name: u.name, shape: u.shape, reason: `unsupported dtype ${u.dtype} (${u.reason})`})
+      report.skipped.push({name: u.name, shape: u.shape, reason: byDtype(u) ? `unsupported dtype ${u.dtype} (${u.reason})` : `${u.dtype} tensor that cannot be read: ${u.reason}`})
     }
-    if (unsupported.length > 0) {
-      const n = unsupported.length
-      report.notes.push(`skipped ${n} tensor${n === 1 ? '' : 's'} of unsupported dtype: ${unsupported.map((u) => `${u.name} (${u.dtype})`).join(', ')}`)
+    const dtypes = unsupported.filter(byDtype)
+    if (dtypes.length > 0) {
+      const n = dtypes.length
+      report.notes.push(`skipped ${n} tensor${n === 1 ? '' : 's'} of unsupported dtype: ${dtypes.map((u) => `${u.name} (${u.dtype})`).join(', ')}`)
     }
     if (format === 'csr' && outputKind !== null && report.tensors.some((t) => t.dtype === 'f16' || t.dtype === 'bf16')) {
       report.notes.push('the CSR values are 16-bit: SciPy cannot call toarray() on float16 and reads bfloat16 as raw uint16 bits; --dtype f32 (alias --value-dtype) writes float32 values (see docs/checkpoints.md)')

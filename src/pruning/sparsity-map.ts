@@ -22,6 +22,7 @@ import {readTextFile} from '../formats/byte-source.js'
 import {MAX_NAME_CHARS, MAX_SPARSITY_MAP_BYTES, safeText} from '../formats/limits.js'
 import {validateSparsity} from './amount.js'
 import {globMatcher, MAX_PATTERN_CHARS, regexMatcher, type NameTest} from './name-match.js'
+import {refuseRecipe} from './recipe.js'
 
 /** The most rules a map may have, and how many of them may be globs or regexes. */
 export const MAX_SPARSITY_RULES = 1 << 18
@@ -66,6 +67,8 @@ export function sparsityRules(value: unknown, where = '--sparsity-map'): Sparsit
   const bad = (msg: string): never => {
     throw new UsageError('bad-sparsity-map', `${where}: ${msg}`, 'write a mapping of name patterns to sparsities, e.g. {"re:mlp": 0.7, "*": 0.5} (see docs/recipes.md)')
   }
+  // An llm-compressor recipe is refused with the nearest command (recipe.ts).
+  refuseRecipe(value, where)
   let pairs: [string, unknown][]
   if (Array.isArray(value)) {
     pairs = value.map((r, i) => {

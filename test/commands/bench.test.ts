@@ -133,11 +133,27 @@ describe('sparse bench', function () {
     const out = JSON.parse(r.stdout)
     // Tensors of both shards, named as in the index, totalled as one model.
     const names = out.cases.map((c: {name: string}) => c.name).sort()
-    expect(names).to.include('lm_head.weight') // shard 2
+    expect(names).to.include('model.layers.0.mlp.down_proj.weight') // shard 2
     expect(names).to.include('model.layers.0.mlp.up_proj.weight') // shard 1
+    // Embeddings and lm_head stay dense by default, as prune leaves them (issue 22).
+    expect(names).to.not.include('lm_head.weight')
+    expect(names).to.not.include('model.embed_tokens.weight')
     expect(out.summary.models).to.have.length(1)
     expect(out.summary.models[0].model).to.equal('fixtures/hf-tiny')
     expect(out.cases.every((c: {file: string}) => !c.file.includes('model-0000'))).to.equal(true)
+  })
+
+  it('--include and --exclude select the tensors of a CSR folder too (issue 22)', async () => {
+    const dir = tempDir()
+    const csr = join(dir, 'csr')
+    const p = await runCli(['prune', 'fixtures/hf-tiny', '-s', '0.5', '-o', csr])
+    expect(p.code, p.stderr).to.equal(0)
+    const r = await runCli(['bench', csr, '--include', 'up_proj', '--n', '8', '--device', 'cpu', ...FAST, '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(JSON.parse(r.stdout).cases.map((c: {name: string}) => c.name)).to.deep.equal(['model.layers.0.mlp.up_proj.weight'])
+    const x = await runCli(['bench', csr, '--exclude', 'proj', '--n', '8', '--device', 'cpu', ...FAST])
+    expect(x.code).to.equal(2)
+    expect(x.stderr).to.match(/no tensor matches --include\/--exclude \(it has 3\)/)
   })
 
   it('names the dense CPU baseline that ran: a CPU BLAS when one loads, else our blocked GEMM', async () => {

@@ -53,7 +53,7 @@ describe('sparse info', () => {
     const json = JSON.parse(r.stdout)
     expect(json.tensors.map((t: {name: string; dtype: string}) => `${t.name}:${t.dtype}`)).to.deep.equal(['a.f32:f32', 'b.f16:f16', 'c.bf16:bf16'])
     expect(json.skipped[0]).to.deep.include({name: 'd.i64', dtype: 'I64'})
-    const h = await runCli(['info', fixture('tiny-mlp.safetensors')])
+    const h = await runCli(['info', fixture('tiny-mlp.safetensors'), '--long'])
     expect(h.stdout).to.match(/6 tensors/)
     expect(h.stdout).to.match(/layers\.2\.weight {2}\[96, 64\]/)
   })
@@ -82,7 +82,8 @@ describe('sparse info', () => {
         const json = await runCli(['info', ...paths, '--json'])
         expect(json.code, json.stderr).to.equal(0)
         expect(json.stdout).to.equal(jsonText(results.length === 1 && paths.length === 1 ? results[0] : {files: results}) + '\n')
-        const text = await runCli(['info', ...paths])
+        // The long form (a model's default is one line per tensor: see wording.test.ts).
+        const text = await runCli(['info', ...paths, '--long'])
         expect(text.code, text.stderr).to.equal(0)
         expect(text.stdout).to.equal(escapeReport(results.map(renderInfo).join('\n')))
       })

@@ -92,7 +92,7 @@ describe('sparse prune: checkpoints in, usable models out', function () {
 
   it('--format dense on a Hugging Face folder writes a folder: same shards and index, config copied; global scope across shards', async () => {
     const out = join(tmp.dir, 'hf-pruned')
-    const r = await runCli(['prune', 'fixtures/hf-tiny', '-s', '0.5', '--scope', 'global', '--min-density', '0.1', '--format', 'dense', '-o', out, '--json'])
+    const r = await runCli(['prune', 'fixtures/hf-tiny', '-s', '0.5', '--scope', 'global', '--min-density', '0.1', '--include-embeddings', '--format', 'dense', '-o', out, '--json'])
     expect(r.code, r.stderr).to.equal(0)
     expect(readdirSync(out).sort()).to.deep.equal(['config.json', 'model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json'])
     expect(readFileSync(join(out, 'model.safetensors.index.json'), 'utf8')).to.equal(readFileSync(fixture('hf-tiny/model.safetensors.index.json'), 'utf8'))

@@ -38,7 +38,7 @@ describe('several inputs: info and verify', function () {
     expect(j.cases.map((c: {matrix: string}) => c.matrix)).to.deep.equal(j.inputs)
     expect(j).to.include({ok: true, passed: 4, failed: 0})
     const human = await runCli(['verify', SMTX, '--device', 'cpu', '--dtype', 'f32', '--op', 'spmm', '--n', '8'])
-    expect(human.stdout).to.match(/^matrix\s+op\s+dtype/)
+    expect(human.stdout).to.match(/^│ matrix\s+│ op\s+│ dtype/m)
     expect(human.stdout).to.match(/3 of 3 cases passed \(all passed\)/)
     const single = await runCli(['verify', `${SMTX}/initial_conv.smtx`, '--device', 'cpu', '--dtype', 'f32', '--op', 'spmm', '--n', '8'])
     expect(single.stdout).to.match(/1 of 1 case passed \(all passed\)/)

@@ -29,12 +29,15 @@ describe('sparse verify', function () {
     const r = await runCli(['verify', SMALL, '--device', 'cpu', '--n', '33'])
     expect(r.stderr).to.equal('')
     expect(r.code).to.equal(0)
+    // A box table (as prune and bench draw): the cells of each row between its bars.
     const lines = r.stdout.trim().split('\n')
+    const cells = (l: string) => l.split('│').slice(1, -1).map((c) => c.trim())
     // The tolerance bounds the relative error, and stands beside it.
-    expect(lines[0]).to.match(/^op\s+dtype\s+device\s+M x K\s+nnz\s+N\s+rel\. error\s+rel\. tolerance\s+max abs error\s+ms\s+result$/)
-    expect(lines.filter((l) => /^(spmm|sddmm)\s/.test(l))).to.have.length(6)
-    expect(lines.filter((l) => /\spass$/.test(l))).to.have.length(6)
-    expect(r.stdout).to.match(/spmm\s+f32\s+cpu\s+64 x 147\s+188\s+33\s/)
+    expect(cells(lines[1])).to.deep.equal(['op', 'dtype', 'device', 'M x K', 'nnz', 'N', 'rel. error', 'rel. tolerance', 'max abs error', 'ms', 'result'])
+    const rows = lines.map(cells).filter((c) => c[0] === 'spmm' || c[0] === 'sddmm')
+    expect(rows).to.have.length(6)
+    expect(rows.filter((c) => c.at(-1) === 'pass')).to.have.length(6)
+    expect(rows[0].slice(0, 6)).to.deep.equal(['spmm', 'f32', 'cpu', '64 x 147', '188', '33'])
     expect(lines.at(-1)).to.match(/6 of 6 cases passed \(all passed\) on cpu \(CPU \(\d+ threads\)\), N=33, seed 0$/)
   })
 

@@ -146,18 +146,28 @@ describe('magnitude pruning: several tensors', () => {
   it('skips 1-D tensors (listed with a reason) unless include1d; include/exclude by name', async () => {
     const w = randomTensor('layer.weight', [4, 4], 'f32', 'normal', 1)
     const bias = randomTensor('layer.bias', [4], 'f32', 'normal', 2)
-    const emb = randomTensor('embed.weight', [3, 4], 'f32', 'normal', 3)
+    const emb = randomTensor('proj.weight', [3, 4], 'f32', 'normal', 3)
     let r = await pruneModel([w, bias, emb], {sparsity: 0.5})
-    expect(r.tensors.map((t) => t.name)).to.deep.equal(['layer.weight', 'embed.weight'])
+    expect(r.tensors.map((t) => t.name)).to.deep.equal(['layer.weight', 'proj.weight'])
     expect(r.report.skipped).to.deep.equal([{name: 'layer.bias', shape: [4], reason: '1-D tensor (bias or norm); --include-1d prunes it'}])
     expect(r.report.notes.join('\n')).to.match(/skipped 1 tensor: layer\.bias/)
     r = await pruneModel([w, bias, emb], {sparsity: 0.5, include1d: true})
-    expect(r.tensors.map((t) => [t.name, t.csr.rows, t.csr.cols])).to.deep.equal([['layer.weight', 4, 4], ['layer.bias', 1, 4], ['embed.weight', 3, 4]])
+    expect(r.tensors.map((t) => [t.name, t.csr.rows, t.csr.cols])).to.deep.equal([['layer.weight', 4, 4], ['layer.bias', 1, 4], ['proj.weight', 3, 4]])
     r = await pruneModel([w, bias, emb], {sparsity: 0.5, include: '^layer\\.', exclude: 'bias'})
     expect(r.tensors.map((t) => t.name)).to.deep.equal(['layer.weight'])
     expect(r.report.skipped.map((s) => s.reason)).to.deep.equal(['matched by --exclude', 'not matched by --include'])
-    r = await pruneModel([w, bias, emb], {sparsity: 0.5, exclude: 'embed'})
+    r = await pruneModel([w, bias, emb], {sparsity: 0.5, exclude: 'proj'})
     expect(r.tensors.map((t) => t.name)).to.deep.equal(['layer.weight'])
+  })
+
+  it('leaves embeddings and output heads dense unless includeEmbeddings (issue 22)', async () => {
+    const names = ['model.embed_tokens.weight', 'lm_head.weight', 'transformer.wte.weight', 'gpt_neox.embed_out.weight', 'bert.embeddings.word_embeddings.weight', 'model.layers.0.mlp.up_proj.weight']
+    const tensors = names.map((n, i) => randomTensor(n, [4, 4], 'f32', 'normal', 10 + i))
+    let r = await pruneModel(tensors, {sparsity: 0.5})
+    expect(r.tensors.map((t) => t.name)).to.deep.equal(['model.layers.0.mlp.up_proj.weight'])
+    expect(r.report.skipped.map((s) => s.reason)).to.deep.equal(Array(5).fill('embedding or output head; --include-embeddings prunes it'))
+    r = await pruneModel(tensors, {sparsity: 0.5, includeEmbeddings: true})
+    expect(r.tensors.map((t) => t.name)).to.deep.equal(names)
   })
 
   it('stores the row swizzle by default and counts it in the CSR bytes', () => {
