@@ -30,6 +30,7 @@ import {checkTextFile, readTextFile} from '../formats/byte-source.js'
 import {MAX_TUNE_CACHE_BYTES} from '../formats/limits.js'
 import {spmmVariantName} from '../kernels/variant-name.js'
 import type {ValueDType} from '../types.js'
+import {indexBitsFor} from './metrics.js'
 import {writeText} from './output.js'
 import type {NativeTimingOptions} from './types.js'
 
@@ -97,13 +98,9 @@ export function rowClass(m: number, nnz: number): number {
   return 2 ** Math.round(Math.log2(nnz / m))
 }
 
-function defaultIndexBits(dtype: ValueDType, k: number): 16 | 32 {
-  return dtype !== 'f32' && k <= 32768 ? 16 : 32
-}
-
 /** The cache key, e.g. "NVIDIA H200|f16|i16|m4096|k11008|n16|r1024" (a 2:4 matrix: "...|r2048|s24"). */
 export function tuneKey(key: TuneKeyInput): string {
-  const bits = key.indexBits ?? defaultIndexBits(key.dtype, key.k)
+  const bits = key.indexBits ?? indexBitsFor('spmm', key.dtype, key.k)
   const s24 = key.structure === '2:4' && key.dtype !== 'f32' ? '|s24' : ''
   return `${key.gpu}|${key.dtype}|i${bits}|m${key.m}|k${key.k}|n${key.n}|r${rowClass(key.m, key.nnz)}${s24}`
 }
