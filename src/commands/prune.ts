@@ -44,7 +44,7 @@ export default class Prune extends BaseCommand<typeof Prune> {
     from: Flags.string({description: 'input format (default: from the name and content)', options: ['npy', 'npz', 'safetensors', 'torch', 'sharded']}),
     compress: Flags.boolean({description: 'deflate the .npz members (smaller, slower)', default: false}),
     force: Flags.boolean({char: 'f', description: 'replace an existing output', default: false}),
-    'serving-config': Flags.boolean({description: "--format dense of a Hugging Face folder: record the sparsity in config.json as compressed-tensors' sparsity_config, which transformers and vLLM read (--no-serving-config: copy config.json unchanged)", allowNo: true, default: true}),
+    'serving-config': Flags.boolean({description: "--format dense of a Hugging Face folder: also record the sparsity in config.json as compressed-tensors' sparsity_config (off by default: vLLM 0.22 and later refuse to load a config that has one, and transformers then needs the compressed-tensors package)", allowNo: true, default: false}),
   }
 
   public async run(): Promise<PruneFileResult> {

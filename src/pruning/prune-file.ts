@@ -38,7 +38,8 @@ export interface PruneFileOptions extends PruneOptions {
   sparsityMapFile?: string
   /**
    * --format dense of a model folder: record the sparsity in its config.json as
-   * compressed-tensors' sparsity_config (default true; see formats/serving-config.ts).
+   * compressed-tensors' sparsity_config (default false: recent vLLM releases refuse a config with
+   * one, and transformers then needs the compressed-tensors package; see formats/serving-config.ts).
    */
   servingConfig?: boolean
 }
@@ -176,14 +177,15 @@ export async function pruneFile(
         })
       }
       if (dense) {
-        // A model folder's config.json records the sparsity as serving stacks read it.
+        // Asked for (--serving-config): a model folder's config.json records the sparsity as
+        // compressed-tensors defines it.
         const all = {...report, skipped: [...report.skipped, ...source.unsupported.map((u) => ({name: u.name, shape: u.shape, reason: u.reason}))]}
-        const sparsity = modelFolder && options.servingConfig !== false ? sparsityConfigFor(all) : undefined
+        const sparsity = modelFolder && options.servingConfig === true ? sparsityConfigFor(all) : undefined
         written = await dense.commit(
           sparsity &&
             ((text) => {
               const r = withSparsityConfig(text, sparsity)
-              servingNotes.push(r.note ?? `config.json records the sparsity for serving stacks (compressed-tensors sparsity_config: ${sparsity.sparsity_structure}, global_sparsity ${sparsity.global_sparsity}; --no-serving-config leaves config.json as it was)`)
+              servingNotes.push(r.note ?? `config.json records the sparsity for serving stacks (compressed-tensors sparsity_config: ${sparsity.sparsity_structure}, global_sparsity ${sparsity.global_sparsity}, as --serving-config asked)`)
               return r.text
             }),
         )
