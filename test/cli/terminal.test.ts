@@ -28,6 +28,9 @@ function inTerminal(args: string[]): {output: string; code: number | null} {
   const env: NodeJS.ProcessEnv = {...process.env, TERM: 'xterm-256color', COLUMNS: '200'}
   delete env.NO_COLOR
   delete env.FORCE_COLOR
+  // A user's terminal, not a CI runner's: chalk (supports-color) turns colour off when these
+  // are set, whatever the terminal (CI runs this suite with CI=true).
+  for (const v of ['CI', 'CONTINUOUS_INTEGRATION', 'BUILD_NUMBER', 'RUN_ID']) delete env[v]
   const r = spawnSync('script', ['-qec', command, '/dev/null'], {cwd: ROOT, env, encoding: 'utf8', timeout: 120_000})
   return {output: r.stdout, code: r.status}
 }
