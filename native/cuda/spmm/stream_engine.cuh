@@ -26,6 +26,7 @@
 #include "common/dtype.h"
 #include "cuda/common/mma.cuh"
 #include "cuda/spmm/spmm_24_kernel.cuh"
+#include "cuda/spmm/wgmma.cuh"
 
 namespace sparse {
 namespace cuda {
@@ -110,6 +111,9 @@ struct Args {
   int b_read;             // BRead
   int b_stride;           // bytes per B row in shared memory (2 N)
   int b_swizzle;          // kBTma: the swizzle's 16-byte-chunk mask (1, 3 or 7), else 0
+  int b_cols;             // columns of B per staged row (kBTma: the box, N rounded up to 16/32/64
+                          // for the wgmma formats; else N)
+  unsigned long long b_desc;  // wgmma formats: B's matrix descriptor without its start address
   CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
 };
 
@@ -137,7 +141,7 @@ __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char*
   if (a.b_read == kBTma) {
     // One tensor copy of the box: rows past K arrive as zeros, and count.
     if (issue && lane == 0) TensorCopy2d(SmemAddr(dst), &a.b_map, 0, k0, bar);
-    return static_cast<uint32_t>(kKS) * 2 * a.n;
+    return static_cast<uint32_t>(kKS) * 2 * a.b_cols;
   }
   const int rows = min(kKS, a.k - k0);
   const unsigned short* b = static_cast<const unsigned short*>(a.b) + static_cast<int64_t>(k0) * a.n;
@@ -661,6 +665,51 @@ struct TwoFourTiled {
     Args p = a;
     p.a0 = a.a2, p.a1 = a.a3;
     TwoFour::Fix<kType, kCW, kMS, kNT8, kKS, kNG>(p, rb, ks0, ks1, acc);
+  }
+};
+
+
+// 2:4 tiles as TwoFourTiled, multiplied by warpgroup MMA (wgmma.mma_async.sp, sm_90a): each
+// warp loads its strip's A fragment and metadata from the stage into registers, and the
+// warpgroup issues one m64nNk32 per k-step with B read by the tensor cores from the stage
+// through a descriptor (B staged as kBTma, N rounded up to 16 / 32 / 64, or N = 8 as kBLd).
+// The four warps of a warpgroup own four strips of the row block (any four: rows need not be
+// contiguous); kNT8 8 is the instruction's N. Needs kNG == 1 and kCW % 4 == 0.
+struct TwoFourWg : TwoFourTiled {
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
+  __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    static_assert(kNG == 1 && kCW % 4 == 0, "whole warpgroups, no n-split");
+    constexpr int kSteps = kKS / 32;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int warp = threadIdx.x >> 5;
+    // Every k-step of the stage, every strip: the tiled stream pads a row block's last strips
+    // and a stage's k-steps past K with zero tiles (B's rows past K arrive as zeros), and a
+    // uniform path lets the wgmma chain run unserialised.
+    uint32_t af[kMS][kSteps][4], e[kMS][kSteps];
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+      for (int kt = 0; kt < kSteps; ++kt) {
+        const unsigned char* d = st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes;
+        const uint4 av = *reinterpret_cast<const uint4*>(d + 16 * lane);
+        af[ms][kt][0] = av.x, af[ms][kt][1] = av.y, af[ms][kt][2] = av.z, af[ms][kt][3] = av.w;
+        e[ms][kt] = *reinterpret_cast<const uint32_t*>(d + 512 + 4 * (g * 2 + (t & 1)));
+      }
+    const uint32_t b0 = SmemAddr(bs);
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
+    wg::Fence();
+#pragma unroll
+    for (int kt = 0; kt < kSteps; ++kt) {
+      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], af[ms][kt], desc, e[ms][kt]);
+    }
+    wg::Commit();
+    wg::Wait<0>();
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
   }
 };
 

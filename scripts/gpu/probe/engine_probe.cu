@@ -234,18 +234,40 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   a.kstages = (kdim + v.kks - 1) / v.kks;
   a.total = static_cast<long long>(a.row_blocks) * a.kstages;
   namespace en = sparse::cuda::engine;
-  a.b_stride = 2 * n, a.b_swizzle = 0;
+  a.b_stride = 2 * n, a.b_swizzle = 0, a.b_cols = n, a.b_desc = 0;
+  // wgmma: B's box is N rounded up to the instruction's N (16 / 32 / 64; the columns past N
+  // arrive as zeros), or N = 8 copied whole.
+  const int box_n = v.wg ? 8 * v.nt8 : n;
+  if (v.wg) {
+    // Descriptor of B (K x box_n, N contiguous: "MN-major", transposed for wgmma). Swizzled:
+    // 8 K-rows of 2 box_n bytes form one swizzle atom, the next 8 rows at the stride byte
+    // offset (8 x 2 box_n); box_n is one atom wide. N = 8: no swizzle, core matrices of
+    // 8 K-rows x 16 bytes, the next 8 K-rows at the leading byte offset (128).
+    // ENGINE_BDESC=lbo,sbo overrides the offsets (bytes), =swap swaps them: for probing the encoding.
+    uint64_t lbo = box_n == 8 ? 128 : 16, sbo = box_n == 8 ? 256 : 8 * 2 * box_n;
+    if (const char* o = std::getenv("ENGINE_BDESC")) {
+      unsigned long long x = 0, y = 0;
+      if (std::strcmp(o, "swap") == 0) {
+        std::swap(lbo, sbo);
+      } else if (std::sscanf(o, "%llu,%llu", &x, &y) == 2) {
+        lbo = x, sbo = y;
+      }
+    }
+    const uint64_t layout = box_n == 8 ? 0 : box_n == 16 ? 3 : box_n == 32 ? 2 : 1;
+    a.b_desc = (layout << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16);
+  }
   if (n % 8 != 0) {
     a.b_read = en::kBScalar;
-  } else if (n == 16 || n == 32 || n == 64) {
+  } else if (box_n == 16 || box_n == 32 || box_n == 64) {
     a.b_read = en::kBTma;
-    a.b_swizzle = n / 8 - 1;
+    a.b_swizzle = box_n / 8 - 1;
+    a.b_cols = box_n, a.b_stride = 2 * box_n;
     const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(k)};
     const cuuint64_t strides[1] = {static_cast<cuuint64_t>(n) * 2};
-    const cuuint32_t box[2] = {static_cast<cuuint32_t>(n), static_cast<cuuint32_t>(v.kks)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_n), static_cast<cuuint32_t>(v.kks)};
     const cuuint32_t estr[2] = {1, 1};
-    const CUtensorMapSwizzle sw = n == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : n == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                                                : CU_TENSOR_MAP_SWIZZLE_128B;
+    const CUtensorMapSwizzle sw = box_n == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : box_n == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                                                        : CU_TENSOR_MAP_SWIZZLE_128B;
     const CUresult r = EncodeTiled()(&a.b_map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(b), dims, strides, box,
                                      estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -270,7 +292,22 @@ static cudaError_t Run(const Launch& l, cudaStream_t s) {
 }
 
 // The variants that fit N (their n-tiles cover N, and N is not far below them).
-static bool Fits(const Variant& v, int n) { return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8); }
+// VARIANTS=a,b (substrings of names) narrows every mode to the variants that match one.
+static bool Fits(const Variant& v, int n) {
+  if (const char* f = std::getenv("VARIANTS")) {
+    bool hit = false;
+    for (std::string rest = f; !rest.empty();) {
+      const size_t c = rest.find(',');
+      const std::string part = rest.substr(0, c);
+      hit |= !part.empty() && std::strstr(v.name, part.c_str()) != nullptr;
+      rest = c == std::string::npos ? "" : rest.substr(c + 1);
+    }
+    if (!hit) return false;
+  }
+  // wgmma formats: B through TMA needs rows of whole 16 bytes (N % 8 == 0).
+  if (v.wg && n % 8 != 0) return false;
+  return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8);
+}
 
 static int Check(bool small) {
   std::mt19937_64 rng(20261201);

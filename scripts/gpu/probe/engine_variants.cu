@@ -20,8 +20,10 @@ static Variant Make(const char* fam) {
   char buf[96];
   std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
                 8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : kBudgetKB > 80 ? "2cta" : "3cta");
-  return Variant{strdup(buf), std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value, std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads,
-                 E::kSmemBytes, per_sm, fn};
+  constexpr bool wg = std::is_same<F, e::TwoFourWg>::value;
+  constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || wg;
+  constexpr bool tiled = std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value || wg;
+  return Variant{strdup(buf), two_four, tiled, wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes, per_sm, fn};
 }
 
 #define NT8S(F, T, CW, MS, KS, B, fam) \
@@ -64,6 +66,21 @@ std::vector<Variant> Group6() {
   return {Make<D, DType::kF16, 8, 1, 1, 128, 70>("dense_f16_tiled"), Make<D, DType::kF16, 4, 2, 1, 128, 100>("dense_f16_tiled"),
           Make<D, DType::kF16, 8, 1, 1, 256, 100>("dense_f16_tiled"), Make<D, DType::kF16, 16, 1, 1, 128, 200>("dense_f16_tiled"),
           Make<D, DType::kF16, 4, 1, 1, 128, 70>("dense_f16_tiled")};
+}
+#elif GROUP == 7 || GROUP == 8
+// wgmma.sp consumers (sm_90a): one warpgroup (4 consumer warps) or two per block.
+#if GROUP == 7
+#define WG_TYPE DType::kF16
+#define WG_NAME "s24_f16_wg"
+std::vector<Variant> Group7() {
+#else
+#define WG_TYPE DType::kBF16
+#define WG_NAME "s24_bf16_wg"
+std::vector<Variant> Group8() {
+#endif
+  using W = e::TwoFourWg;
+  return {NT8S(W, WG_TYPE, 4, 1, 256, 100, WG_NAME), NT8S(W, WG_TYPE, 8, 1, 256, 200, WG_NAME),
+          NT8S(W, WG_TYPE, 4, 2, 128, 100, WG_NAME), NT8S(W, WG_TYPE, 8, 2, 128, 200, WG_NAME)};
 }
 #endif
 

@@ -32,6 +32,7 @@ struct Variant {
   const char* name;
   bool two_four;
   bool tiled;
+  bool wg;  // wgmma format: B staged for the tensor cores' descriptor (N rounded up to 16/32/64)
   DType type;
   int nt8, rows, kks, threads, smem, per_sm;
   KernelFn fn;
@@ -50,11 +51,13 @@ std::vector<Variant> Group3();
 std::vector<Variant> Group4();
 std::vector<Variant> Group5();
 std::vector<Variant> Group6();
+std::vector<Variant> Group7();
+std::vector<Variant> Group8();
 
 inline const std::vector<Variant>& AllVariants() {
   static std::vector<Variant> all = [] {
     std::vector<Variant> v;
-    for (auto g : {Group0, Group1, Group2, Group3, Group4, Group5, Group6}) {
+    for (auto g : {Group0, Group1, Group2, Group3, Group4, Group5, Group6, Group7, Group8}) {
       std::vector<Variant> x = g();
       v.insert(v.end(), x.begin(), x.end());
     }
