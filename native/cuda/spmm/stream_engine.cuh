@@ -102,7 +102,8 @@ struct Args {
   const void* a3;         // tiled 2:4: the plain metadata
   const void* b;          // K x N, row-major, 16-byte aligned
   void* c;                // M x N, row-major
-  float* ws;              // row_blocks * rows * N fp32 partial sums, all zero between launches
+  float* ws;              // kFixupAtomic: row_blocks * rows * N fp32 partial sums, all zero between
+                          // launches; kFixupSlots: row_blocks * slots slots of rows * 8 kNT8 kNG floats
   int* counters;          // row_blocks stage counts, all zero between launches
   int m, k, n;
   int strips, ksteps;     // the format's 16-row strips and k-steps (of kKStep columns)
@@ -114,6 +115,8 @@ struct Args {
   int b_cols;             // columns of B per staged row (kBTma: the box, N rounded up to 16/32/64
                           // for the wgmma formats; else N)
   unsigned long long b_desc;  // wgmma formats: B's matrix descriptor without its start address
+  int fixup;              // Fixup
+  int slots;              // kFixupSlots: the most blocks that share one row block
   CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
 };
 
@@ -230,58 +233,99 @@ struct Partial {
   int rb = -1, stages = 0;
 };
 
-// The block's sums for row block rb over `stages` of its K stages: straight to C when that is
-// all of them, else added to the fp32 workspace (vector reductions, no wait) and noted in
-// `part` (at most two per block: the first and the last row block of its range).
+// How partial sums of a row block cut between blocks meet (Args::fixup).
+enum Fixup : int {
+  kFixupAtomic = 0,  // red.global.add into one fp32 copy of the row block, cleared by the
+                     // block that completes it
+  kFixupSlots = 1,   // each contributor stores its sums (plain, coalesced, in fragment order)
+                     // in its own slot; the completing block adds the slots
+  kFixupDrop = 2,    // timing experiments only: partial sums are dropped (C is wrong)
+};
+
+// The block (of gridDim.x, ranges cut as in StreamKernel) whose range holds item x.
+__device__ __forceinline__ int BlockOf(long long x, long long total) {
+  return static_cast<int>(((x + 1) * gridDim.x - 1) / total);
+}
+
+// Floats of one contributor's slot: every consumer warp's fragments.
+template <int kCW, int kMS, int kNT8>
+constexpr int SlotFloats() {
+  return kCW * kMS * kNT8 * 128;
+}
+
+// Stores one warp's sums of strip ms (fragment f) of row block rb to C.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
-__device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
-                                           Partial (&part)[2]) {
+__device__ __forceinline__ void StoreC(const Args& a, int rb, int ms, const float (&f)[kNT8][4]) {
   constexpr int kRows = 16 * (kCW / kNG) * kMS;
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
   const bool pairs = (a.n & 1) == 0;
+  unsigned short* c = static_cast<unsigned short*>(a.c);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = rb * kRows + (warp * kMS + ms) * 16 + g + 8 * h;
+    if (row >= a.m) continue;
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j) {
+      const int col = (jn + j) * 8 + 2 * t;
+      if (col >= a.n) continue;
+      unsigned short* q = c + static_cast<int64_t>(row) * a.n + col;
+      if (pairs) {
+        *reinterpret_cast<uint32_t*>(q) = PackOut<kType>(f[j][2 * h], f[j][2 * h + 1]);
+      } else {
+        q[0] = NarrowBits<kType>(f[j][2 * h]);
+        if (col + 1 < a.n) q[1] = NarrowBits<kType>(f[j][2 * h + 1]);
+      }
+    }
+  }
+}
+
+// The block's sums for row block rb over `stages` of its K stages: straight to C when that is
+// all of them, else into the workspace (Fixup) and noted in `part` (at most two per block:
+// the first and the last row block of its range).
+template <DType kType, int kCW, int kMS, int kNT8, int kNG>
+__device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4], Partial (&part)[2]) {
+  constexpr int kRows = 16 * (kCW / kNG) * kMS;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
   if (stages == a.kstages) {
-    unsigned short* c = static_cast<unsigned short*>(a.c);
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
+    return;
+  }
+  if (a.fixup == kFixupDrop) return;
+  if (a.fixup == kFixupSlots) {
+    // Slot: this block's place among the row block's contributors.
+    const int slot = blockIdx.x - BlockOf(static_cast<long long>(rb) * a.kstages, a.total);
+    float* ws = a.ws + (static_cast<int64_t>(rb) * a.slots + slot) * SlotFloats<kCW, kMS, kNT8>();
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j)
+        __stcg(reinterpret_cast<float4*>(ws + (((threadIdx.x >> 5) * kMS + ms) * kNT8 + j) * 128) + lane,
+               make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]));
+  } else {
+    const bool pairs = (a.n & 1) == 0;
+    float* ws = a.ws + static_cast<int64_t>(rb) * kRows * a.n;
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = rb * kRows + (warp * kMS + ms) * 16 + g + 8 * h;
-        if (row >= a.m) continue;
+        const int lr = (warp * kMS + ms) * 16 + g + 8 * h;
+        if (rb * kRows + lr >= a.m) continue;
 #pragma unroll
         for (int j = 0; j < kNT8; ++j) {
           const int col = (jn + j) * 8 + 2 * t;
-          if (col >= a.n) continue;
-          unsigned short* q = c + static_cast<int64_t>(row) * a.n + col;
-          if (pairs) {
-            *reinterpret_cast<uint32_t*>(q) = PackOut<kType>(acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
+          float* p = ws + static_cast<int64_t>(lr) * a.n + col;
+          if (pairs && col < a.n) {
+            RedAddV2(p, acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
           } else {
-            q[0] = NarrowBits<kType>(acc[ms][j][2 * h]);
-            if (col + 1 < a.n) q[1] = NarrowBits<kType>(acc[ms][j][2 * h + 1]);
+            if (col < a.n) atomicAdd(p, acc[ms][j][2 * h]);
+            if (col + 1 < a.n) atomicAdd(p + 1, acc[ms][j][2 * h + 1]);
           }
         }
       }
-    return;
   }
-  float* ws = a.ws + static_cast<int64_t>(rb) * kRows * a.n;
-#pragma unroll
-  for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int lr = (warp * kMS + ms) * 16 + g + 8 * h;
-      if (rb * kRows + lr >= a.m) continue;
-#pragma unroll
-      for (int j = 0; j < kNT8; ++j) {
-        const int col = (jn + j) * 8 + 2 * t;
-        float* p = ws + static_cast<int64_t>(lr) * a.n + col;
-        if (pairs && col < a.n) {
-          RedAddV2(p, acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
-        } else {
-          if (col < a.n) atomicAdd(p, acc[ms][j][2 * h]);
-          if (col + 1 < a.n) atomicAdd(p + 1, acc[ms][j][2 * h + 1]);
-        }
-      }
-    }
   if (part[0].rb < 0) {
     part[0] = Partial{rb, stages};
   } else {
@@ -290,8 +334,8 @@ __device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, fl
 }
 
 // At the end of the block's range: count the partial row blocks' stages; the block whose
-// count completes a row block writes its C rows from the workspace and clears them (and the
-// counter) for the next launch. All consumer threads call it.
+// count completes a row block writes its C rows from the workspace (clearing what the atomic
+// fixup needs cleared) and clears the counter for the next launch. All consumer threads call it.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ void Complete(const Args& a, const Partial (&part)[2], int* last) {
   constexpr int kRows = 16 * (kCW / kNG) * kMS;
@@ -305,42 +349,56 @@ __device__ __forceinline__ void Complete(const Args& a, const Partial (&part)[2]
     last[1] = part[1].rb >= 0 && atomicAdd(a.counters + part[1].rb, part[1].stages) + part[1].stages == a.kstages;
   }
   NamedBarrier(1, 32 * kCW);
-  unsigned short* c = static_cast<unsigned short*>(a.c);
-  const bool pairs = (a.n & 1) == 0;
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     if (!last[q]) continue;
     __threadfence();
     const int rb = part[q].rb;
-    float* ws = a.ws + static_cast<int64_t>(rb) * kRows * a.n;
+    if (a.fixup == kFixupSlots) {
+      const long long i0 = static_cast<long long>(rb) * a.kstages;
+      const int b0 = BlockOf(i0, a.total), nc = BlockOf(i0 + a.kstages - 1, a.total) - b0 + 1;
+      const float* ws = a.ws + static_cast<int64_t>(rb) * a.slots * SlotFloats<kCW, kMS, kNT8>();
 #pragma unroll
-    for (int ms = 0; ms < kMS; ++ms)
+      for (int ms = 0; ms < kMS; ++ms) {
+        float f[kNT8][4] = {};
+        for (int c = 0; c < nc; ++c) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int lr = (warp * kMS + ms) * 16 + g + 8 * h;
-        const int row = rb * kRows + lr;
-        if (row >= a.m) continue;
-#pragma unroll
-        for (int j = 0; j < kNT8; ++j) {
-          const int col = (jn + j) * 8 + 2 * t;
-          if (col >= a.n) continue;
-          float* p = ws + static_cast<int64_t>(lr) * a.n + col;
-          const float x = __ldcg(p);
-          __stcg(p, 0.f);
-          float y = 0.f;
-          if (col + 1 < a.n) {
-            y = __ldcg(p + 1);
-            __stcg(p + 1, 0.f);
-          }
-          unsigned short* o = c + static_cast<int64_t>(row) * a.n + col;
-          if (pairs) {
-            *reinterpret_cast<uint32_t*>(o) = PackOut<kType>(x, y);
-          } else {
-            o[0] = NarrowBits<kType>(x);
-            if (col + 1 < a.n) o[1] = NarrowBits<kType>(y);
+          for (int j = 0; j < kNT8; ++j) {
+            const float4 v = __ldcg(reinterpret_cast<const float4*>(
+                                        ws + static_cast<int64_t>(c) * SlotFloats<kCW, kMS, kNT8>() +
+                                        (((threadIdx.x >> 5) * kMS + ms) * kNT8 + j) * 128) +
+                                    lane);
+            f[j][0] += v.x, f[j][1] += v.y, f[j][2] += v.z, f[j][3] += v.w;
           }
         }
+        StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, f);
       }
+    } else {
+      float* ws = a.ws + static_cast<int64_t>(rb) * kRows * a.n;
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) {
+        float f[kNT8][4] = {};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int lr = (warp * kMS + ms) * 16 + g + 8 * h;
+          if (rb * kRows + lr >= a.m) continue;
+#pragma unroll
+          for (int j = 0; j < kNT8; ++j) {
+            const int col = (jn + j) * 8 + 2 * t;
+            float* p = ws + static_cast<int64_t>(lr) * a.n + col;
+            if (col < a.n) {
+              f[j][2 * h] = __ldcg(p);
+              __stcg(p, 0.f);
+            }
+            if (col + 1 < a.n) {
+              f[j][2 * h + 1] = __ldcg(p + 1);
+              __stcg(p + 1, 0.f);
+            }
+          }
+        }
+        StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, f);
+      }
+    }
     if (threadIdx.x == 0) a.counters[rb] = 0;
   }
 }

@@ -198,7 +198,7 @@ static Operand* Build(const std::vector<uint16_t>& a, int m, int k, const Varian
 }
 
 struct Workspace {
-  DevBuf ws{static_cast<size_t>(20000 + 512) * 64 * 4};
+  DevBuf ws{static_cast<size_t>(96) << 20};
   DevBuf counters{64 * 1024 * 4};
   Workspace() {
     CK(cudaMemset(ws.p, 0, ws.bytes));
@@ -282,6 +282,20 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   l.smem = v.smem;
   const long long cap = static_cast<long long>(SmCount()) * v.per_sm;
   l.grid = static_cast<int>(std::min<long long>(cap, a.total));
+  // ENGINE_FIXUP=0 atomics (default), 1 slots, 2 drop (timing only).
+  a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
+  auto block_of = [&](long long x) { return static_cast<int>(((x + 1) * l.grid - 1) / a.total); };
+  a.slots = 1;
+  for (int rb = 0; rb < a.row_blocks; ++rb) {
+    const long long i0 = static_cast<long long>(rb) * a.kstages;
+    a.slots = std::max(a.slots, block_of(i0 + a.kstages - 1) - block_of(i0) + 1);
+  }
+  const size_t need = a.fixup == 1 ? static_cast<size_t>(a.row_blocks) * a.slots * v.rows * 8 * v.nt8 * 4
+                                   : static_cast<size_t>(a.row_blocks) * v.rows * n * 4;
+  if (need > w.ws.bytes) {
+    std::printf("workspace too small: %zu bytes needed\n", need);
+    std::exit(1);
+  }
   l.threads = v.threads;
   return l;
 }
