@@ -11,9 +11,10 @@
 //     main loop;
 //   - the work is a flat list of (row block, K stage) pairs, row block major, cut into equal
 //     contiguous ranges, one per block (stream-K): every SM streams the same number of bytes
-//     whatever M and K; a row block cut between blocks is summed in an fp32 workspace by
-//     vector reductions, and the block that completes it (a counter per row block) writes C
-//     and clears the workspace and the counter for the next launch;
+//     whatever M and K; a row block cut between blocks is summed through an fp32 workspace:
+//     each contributor but the last stores its sums in a slot of its own, the last (a counter
+//     per row block tells) adds them to its sums, writes C and clears the counter for the
+//     next launch;
 //   - B is K x N row-major: a stage's B rows are one contiguous run, copied whole when its
 //     16-byte rows are conflict-free for ldmatrix (N = 8 or N / 8 odd), else row by row into
 //     rows padded by 16 bytes; N not a multiple of 8 is read element by element.
@@ -80,9 +81,6 @@ __device__ __forceinline__ void BulkCopyHint(uint32_t dst, const void* src, uint
 __device__ __forceinline__ void NamedBarrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-__device__ __forceinline__ void RedAddV2(float* p, float x, float y) {
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(x), "f"(y) : "memory");
-}
 
 // --- the shape of one launch ------------------------------------------------------------
 
@@ -102,8 +100,7 @@ struct Args {
   const void* a3;         // tiled 2:4: the plain metadata
   const void* b;          // K x N, row-major, 16-byte aligned
   void* c;                // M x N, row-major
-  float* ws;              // kFixupAtomic: row_blocks * rows * N fp32 partial sums, all zero between
-                          // launches; kFixupSlots: row_blocks * slots slots of rows * 8 kNT8 kNG floats
+  float* ws;              // row_blocks * slots slots of rows * 8 kNT8 kNG floats (partial sums)
   int* counters;          // row_blocks stage counts, all zero between launches
   int m, k, n;
   int strips, ksteps;     // the format's 16-row strips and k-steps (of kKStep columns)
@@ -227,19 +224,11 @@ struct Engine {
   static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
 };
 
-// A row block the block summed only in part: its partial sums went to the workspace, and
-// the stage count is added to the row block's counter at the end of the block's range.
-struct Partial {
-  int rb = -1, stages = 0;
-};
-
 // How partial sums of a row block cut between blocks meet (Args::fixup).
 enum Fixup : int {
-  kFixupAtomic = 0,  // red.global.add into one fp32 copy of the row block, cleared by the
-                     // block that completes it
-  kFixupSlots = 1,   // each contributor stores its sums (plain, coalesced, in fragment order)
-                     // in its own slot; the completing block adds the slots
-  kFixupDrop = 2,    // timing experiments only: partial sums are dropped (C is wrong)
+  kFixupSlots = 0,  // each contributor that is not the last stores its sums (plain, coalesced,
+                    // in fragment order) in its own slot; the last adds them to its own
+  kFixupDrop = 2,   // timing experiments only: partial sums are dropped (C is wrong)
 };
 
 // The block (of gridDim.x, ranges cut as in StreamKernel) whose range holds item x.
@@ -251,6 +240,12 @@ __device__ __forceinline__ int BlockOf(long long x, long long total) {
 template <int kCW, int kMS, int kNT8>
 constexpr int SlotFloats() {
   return kCW * kMS * kNT8 * 128;
+}
+
+__device__ __forceinline__ int LoadAcquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
 }
 
 // Stores one warp's sums of strip ms (fragment f) of row block rb to C.
@@ -280,127 +275,64 @@ __device__ __forceinline__ void StoreC(const Args& a, int rb, int ms, const floa
   }
 }
 
-// The block's sums for row block rb over `stages` of its K stages: straight to C when that is
-// all of them, else into the workspace (Fixup) and noted in `part` (at most two per block:
-// the first and the last row block of its range).
+// The block's sums for row block rb over `stages` of its K stages. All of them: straight to C.
+// Else the row block is shared with the neighbouring blocks, which count their stages on the
+// row block's counter: when the others have all counted (the usual case for the last row
+// block of a range: the next block summed its part first), this block adds their slots to
+// its own sums and writes C, without storing its own; otherwise it stores its sums in its
+// slot and counts its stages, and if that count completes the row block (the others finished
+// in between) it adds the slots after all. The block that writes C sets the counter back to
+// zero for the next launch (a CUDA graph too). All consumer threads call it; `flag` is a
+// shared int.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
-__device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4], Partial (&part)[2]) {
-  constexpr int kRows = 16 * (kCW / kNG) * kMS;
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
+__device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
+                                           int* flag) {
   if (stages == a.kstages) {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
     return;
   }
   if (a.fixup == kFixupDrop) return;
-  if (a.fixup == kFixupSlots) {
-    // Slot: this block's place among the row block's contributors.
-    const int slot = blockIdx.x - BlockOf(static_cast<long long>(rb) * a.kstages, a.total);
-    float* ws = a.ws + (static_cast<int64_t>(rb) * a.slots + slot) * SlotFloats<kCW, kMS, kNT8>();
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const long long i0 = static_cast<long long>(rb) * a.kstages;
+  const int b0 = BlockOf(i0, a.total), nc = BlockOf(i0 + a.kstages - 1, a.total) - b0 + 1;
+  const int own = blockIdx.x - b0;
+  constexpr int kSlot = SlotFloats<kCW, kMS, kNT8>();
+  float* ws = a.ws + static_cast<int64_t>(rb) * a.slots * kSlot;
+  int* counter = a.counters + rb;
+  NamedBarrier(1, 32 * kCW);  // the previous use of `flag` is over
+  if (threadIdx.x == 0) *flag = LoadAcquire(counter) + stages == a.kstages;
+  NamedBarrier(1, 32 * kCW);
+  if (!*flag) {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
       for (int j = 0; j < kNT8; ++j)
-        __stcg(reinterpret_cast<float4*>(ws + (((threadIdx.x >> 5) * kMS + ms) * kNT8 + j) * 128) + lane,
+        __stcg(reinterpret_cast<float4*>(ws + own * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) + lane,
                make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]));
-  } else {
-    const bool pairs = (a.n & 1) == 0;
-    float* ws = a.ws + static_cast<int64_t>(rb) * kRows * a.n;
+    NamedBarrier(1, 32 * kCW);
+    if (threadIdx.x == 0) {
+      __threadfence();  // release: every consumer's slot stores (ordered by the barrier) first
+      *flag = atomicAdd(counter, stages) + stages == a.kstages;
+      if (*flag) __threadfence();  // acquire the others' slots
+    }
+    NamedBarrier(1, 32 * kCW);
+    if (!*flag) return;
+  }
+  for (int c = 0; c < nc; ++c) {
+    if (c == own) continue;
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int lr = (warp * kMS + ms) * 16 + g + 8 * h;
-        if (rb * kRows + lr >= a.m) continue;
-#pragma unroll
-        for (int j = 0; j < kNT8; ++j) {
-          const int col = (jn + j) * 8 + 2 * t;
-          float* p = ws + static_cast<int64_t>(lr) * a.n + col;
-          if (pairs && col < a.n) {
-            RedAddV2(p, acc[ms][j][2 * h], acc[ms][j][2 * h + 1]);
-          } else {
-            if (col < a.n) atomicAdd(p, acc[ms][j][2 * h]);
-            if (col + 1 < a.n) atomicAdd(p + 1, acc[ms][j][2 * h + 1]);
-          }
-        }
+      for (int j = 0; j < kNT8; ++j) {
+        const float4 v =
+            __ldcg(reinterpret_cast<const float4*>(ws + c * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) + lane);
+        acc[ms][j][0] += v.x, acc[ms][j][1] += v.y, acc[ms][j][2] += v.z, acc[ms][j][3] += v.w;
       }
   }
-  if (part[0].rb < 0) {
-    part[0] = Partial{rb, stages};
-  } else {
-    part[1] = Partial{rb, stages};
-  }
-}
-
-// At the end of the block's range: count the partial row blocks' stages; the block whose
-// count completes a row block writes its C rows from the workspace (clearing what the atomic
-// fixup needs cleared) and clears the counter for the next launch. All consumer threads call it.
-template <DType kType, int kCW, int kMS, int kNT8, int kNG>
-__device__ __forceinline__ void Complete(const Args& a, const Partial (&part)[2], int* last) {
-  constexpr int kRows = 16 * (kCW / kNG) * kMS;
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
-  if (part[0].rb < 0) return;
-  __threadfence();
-  NamedBarrier(1, 32 * kCW);
-  if (threadIdx.x == 0) {
-    last[0] = atomicAdd(a.counters + part[0].rb, part[0].stages) + part[0].stages == a.kstages;
-    last[1] = part[1].rb >= 0 && atomicAdd(a.counters + part[1].rb, part[1].stages) + part[1].stages == a.kstages;
-  }
-  NamedBarrier(1, 32 * kCW);
 #pragma unroll
-  for (int q = 0; q < 2; ++q) {
-    if (!last[q]) continue;
-    __threadfence();
-    const int rb = part[q].rb;
-    if (a.fixup == kFixupSlots) {
-      const long long i0 = static_cast<long long>(rb) * a.kstages;
-      const int b0 = BlockOf(i0, a.total), nc = BlockOf(i0 + a.kstages - 1, a.total) - b0 + 1;
-      const float* ws = a.ws + static_cast<int64_t>(rb) * a.slots * SlotFloats<kCW, kMS, kNT8>();
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) {
-        float f[kNT8][4] = {};
-        for (int c = 0; c < nc; ++c) {
-#pragma unroll
-          for (int j = 0; j < kNT8; ++j) {
-            const float4 v = __ldcg(reinterpret_cast<const float4*>(
-                                        ws + static_cast<int64_t>(c) * SlotFloats<kCW, kMS, kNT8>() +
-                                        (((threadIdx.x >> 5) * kMS + ms) * kNT8 + j) * 128) +
-                                    lane);
-            f[j][0] += v.x, f[j][1] += v.y, f[j][2] += v.z, f[j][3] += v.w;
-          }
-        }
-        StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, f);
-      }
-    } else {
-      float* ws = a.ws + static_cast<int64_t>(rb) * kRows * a.n;
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) {
-        float f[kNT8][4] = {};
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int lr = (warp * kMS + ms) * 16 + g + 8 * h;
-          if (rb * kRows + lr >= a.m) continue;
-#pragma unroll
-          for (int j = 0; j < kNT8; ++j) {
-            const int col = (jn + j) * 8 + 2 * t;
-            float* p = ws + static_cast<int64_t>(lr) * a.n + col;
-            if (col < a.n) {
-              f[j][2 * h] = __ldcg(p);
-              __stcg(p, 0.f);
-            }
-            if (col + 1 < a.n) {
-              f[j][2 * h + 1] = __ldcg(p + 1);
-              __stcg(p + 1, 0.f);
-            }
-          }
-        }
-        StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, f);
-      }
-    }
-    if (threadIdx.x == 0) a.counters[rb] = 0;
-  }
+  for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
+  if (threadIdx.x == 0) *counter = 0;
 }
 
 template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
@@ -408,7 +340,7 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
   using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   constexpr int kStages = E::kStages;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  __shared__ int last[2];
+  __shared__ int flag;
   // The ring from a 1024-byte aligned address (the swizzled tensor copies of B need it).
   unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -456,14 +388,13 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
       for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
   };
   zero();
-  Partial part[2];
   int cur = -1, first = 0, s = 0;
   for (long long i = i0; i < i1; ++i, ++s) {
     const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
     if (rb != cur) {
       if (cur >= 0) {
         F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, a.kstages, acc);
-        Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, a.kstages - first, acc, part);
+        Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, a.kstages - first, acc, &flag);
         zero();
       }
       cur = rb, first = ks;
@@ -478,9 +409,8 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
   if (cur >= 0) {
     const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
     F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, end, acc);
-    Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, end - first, acc, part);
+    Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, end - first, acc, &flag);
   }
-  Complete<kType, kCW, kMS, kNT8, kNG>(a, part, last);
 }
 
 // --- formats ----------------------------------------------------------------------------

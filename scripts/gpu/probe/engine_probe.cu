@@ -282,7 +282,7 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   l.smem = v.smem;
   const long long cap = static_cast<long long>(SmCount()) * v.per_sm;
   l.grid = static_cast<int>(std::min<long long>(cap, a.total));
-  // ENGINE_FIXUP=0 atomics (default), 1 slots, 2 drop (timing only).
+  // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
   a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
   auto block_of = [&](long long x) { return static_cast<int>(((x + 1) * l.grid - 1) / a.total); };
   a.slots = 1;
@@ -290,8 +290,7 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
     const long long i0 = static_cast<long long>(rb) * a.kstages;
     a.slots = std::max(a.slots, block_of(i0 + a.kstages - 1) - block_of(i0) + 1);
   }
-  const size_t need = a.fixup == 1 ? static_cast<size_t>(a.row_blocks) * a.slots * v.rows * 8 * v.nt8 * 4
-                                   : static_cast<size_t>(a.row_blocks) * v.rows * n * 4;
+  const size_t need = static_cast<size_t>(a.row_blocks) * a.slots * v.rows * 8 * v.nt8 * 4;
   if (need > w.ws.bytes) {
     std::printf("workspace too small: %zu bytes needed\n", need);
     std::exit(1);
