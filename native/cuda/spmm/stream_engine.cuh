@@ -275,64 +275,119 @@ __device__ __forceinline__ void StoreC(const Args& a, int rb, int ms, const floa
   }
 }
 
-// The block's sums for row block rb over `stages` of its K stages. All of them: straight to C.
-// Else the row block is shared with the neighbouring blocks, which count their stages on the
-// row block's counter: when the others have all counted (the usual case for the last row
-// block of a range: the next block summed its part first), this block adds their slots to
-// its own sums and writes C, without storing its own; otherwise it stores its sums in its
-// slot and counts its stages, and if that count completes the row block (the others finished
-// in between) it adds the slots after all. The block that writes C sets the counter back to
-// zero for the next launch (a CUDA graph too). All consumer threads call it; `flag` is a
-// shared int.
-template <DType kType, int kCW, int kMS, int kNT8, int kNG>
-__device__ __forceinline__ void Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
-                                           int* flag) {
-  if (stages == a.kstages) {
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
-    return;
-  }
-  if (a.fixup == kFixupDrop) return;
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+// The shared state of one block's fixups (consumer threads; thread 0 writes, after a
+// NamedBarrier all read).
+struct FixupFlags {
+  int counted[2];  // by segment parity: the other contributors had all counted their stages
+                   // when the segment began
+  int last[2];     // by pending partial: its count completed the row block
+};
+
+// Where row block rb's slots are, and this block's place among its contributors.
+struct Slots {
+  float* ws;
+  int own, nc;
+};
+template <int kCW, int kMS, int kNT8>
+__device__ __forceinline__ Slots SlotsOf(const Args& a, int rb) {
   const long long i0 = static_cast<long long>(rb) * a.kstages;
-  const int b0 = BlockOf(i0, a.total), nc = BlockOf(i0 + a.kstages - 1, a.total) - b0 + 1;
-  const int own = blockIdx.x - b0;
+  const int b0 = BlockOf(i0, a.total);
+  return Slots{a.ws + static_cast<int64_t>(rb) * a.slots * SlotFloats<kCW, kMS, kNT8>(),
+               static_cast<int>(blockIdx.x) - b0, BlockOf(i0 + a.kstages - 1, a.total) - b0 + 1};
+}
+
+// At the start of a segment of row block rb that is not all of its stages: thread 0 looks
+// whether the other contributors have all counted theirs (then this block will add their
+// slots to its sums at the segment's end, with nothing to store or wait for).
+__device__ __forceinline__ void Peek(const Args& a, int rb, int stages, int* counted) {
+  if (threadIdx.x == 0) *counted = stages < a.kstages && LoadAcquire(a.counters + rb) + stages == a.kstages;
+}
+
+// Adds the slots of row block rb's contributors (all but `skip`) to acc and writes C; clears
+// the row block's counter for the next launch (a CUDA graph too).
+template <DType kType, int kCW, int kMS, int kNT8, int kNG>
+__device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&acc)[kMS][kNT8][4]) {
   constexpr int kSlot = SlotFloats<kCW, kMS, kNT8>();
-  float* ws = a.ws + static_cast<int64_t>(rb) * a.slots * kSlot;
-  int* counter = a.counters + rb;
-  NamedBarrier(1, 32 * kCW);  // the previous use of `flag` is over
-  if (threadIdx.x == 0) *flag = LoadAcquire(counter) + stages == a.kstages;
-  NamedBarrier(1, 32 * kCW);
-  if (!*flag) {
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-      for (int j = 0; j < kNT8; ++j)
-        __stcg(reinterpret_cast<float4*>(ws + own * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) + lane,
-               make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]));
-    NamedBarrier(1, 32 * kCW);
-    if (threadIdx.x == 0) {
-      __threadfence();  // release: every consumer's slot stores (ordered by the barrier) first
-      *flag = atomicAdd(counter, stages) + stages == a.kstages;
-      if (*flag) __threadfence();  // acquire the others' slots
-    }
-    NamedBarrier(1, 32 * kCW);
-    if (!*flag) return;
-  }
-  for (int c = 0; c < nc; ++c) {
-    if (c == own) continue;
+  const Slots sl = SlotsOf<kCW, kMS, kNT8>(a, rb);
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  // Four slots' loads in flight per fragment.
+  for (int c0 = 0; c0 < sl.nc; c0 += 4) {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
       for (int j = 0; j < kNT8; ++j) {
-        const float4 v =
-            __ldcg(reinterpret_cast<const float4*>(ws + c * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) + lane);
-        acc[ms][j][0] += v.x, acc[ms][j][1] += v.y, acc[ms][j][2] += v.z, acc[ms][j][3] += v.w;
+        float4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const int c = c0 + u;
+          v[u] = c < sl.nc && c != skip ? __ldcg(reinterpret_cast<const float4*>(
+                                                     sl.ws + c * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) +
+                                                 lane)
+                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          acc[ms][j][0] += v[u].x, acc[ms][j][1] += v[u].y, acc[ms][j][2] += v[u].z, acc[ms][j][3] += v[u].w;
       }
   }
 #pragma unroll
   for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
-  if (threadIdx.x == 0) *counter = 0;
+  if (threadIdx.x == 0) a.counters[rb] = 0;
+}
+
+// The block's sums for row block rb over `stages` of its K stages, at the end of its segment.
+// All of them: straight to C. Else the row block is shared with neighbouring blocks, which
+// count their stages on its counter: if Peek found the others all counted (the usual case
+// for the last segment of a range: the next block summed its part first), this block adds
+// their slots to its sums and writes C. Otherwise it stores its sums in its slot and thread 0
+// counts its stages; the count's answer is read in Finish, at the end of the range, so the
+// consumers do not wait for it here. Returns the row block left pending, or -1.
+template <DType kType, int kCW, int kMS, int kNT8, int kNG>
+__device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
+                                          FixupFlags* fl, int seg, int npending) {
+  if (stages == a.kstages) {
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
+    return -1;
+  }
+  if (a.fixup == kFixupDrop) return -1;
+  NamedBarrier(1, 32 * kCW);  // Peek's answer is visible
+  const Slots sl = SlotsOf<kCW, kMS, kNT8>(a, rb);
+  if (fl->counted[seg & 1]) {
+    Reduce<kType, kCW, kMS, kNT8, kNG>(a, rb, sl.own, acc);
+    return -1;
+  }
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  constexpr int kSlot = SlotFloats<kCW, kMS, kNT8>();
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j)
+      __stcg(reinterpret_cast<float4*>(sl.ws + sl.own * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) + lane,
+             make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]));
+  NamedBarrier(1, 32 * kCW);
+  if (threadIdx.x == 0) {
+    __threadfence();  // release: every consumer's slot stores (ordered by the barrier) first
+    fl->last[npending] = atomicAdd(a.counters + rb, stages) + stages == a.kstages;
+  }
+  return rb;
+}
+
+// At the end of the range: a pending row block whose count completed it (the others finished
+// after this block stored its part) is reduced here, from every slot.
+template <DType kType, int kCW, int kMS, int kNT8, int kNG>
+__device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, FixupFlags* fl) {
+  if (pend0 < 0) return;
+  NamedBarrier(1, 32 * kCW);
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const int rb = q == 0 ? pend0 : pend1;
+    if (rb < 0 || !fl->last[q]) continue;
+    if (threadIdx.x == 0) __threadfence();  // acquire the others' slots
+    NamedBarrier(1, 32 * kCW);
+    float f[kMS][kNT8][4] = {};
+    Reduce<kType, kCW, kMS, kNT8, kNG>(a, rb, -1, f);
+  }
 }
 
 template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
@@ -340,7 +395,6 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
   using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   constexpr int kStages = E::kStages;
   extern __shared__ __align__(128) unsigned char smem_raw[];
-  __shared__ int flag;
   // The ring from a 1024-byte aligned address (the swizzled tensor copies of B need it).
   unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -380,6 +434,7 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
   }
 
   // Consumers.
+  __shared__ FixupFlags fl;
   float acc[kMS][kNT8][4];
   auto zero = [&] {
 #pragma unroll
@@ -388,16 +443,24 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
       for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
   };
   zero();
-  int cur = -1, first = 0, s = 0;
+  int cur = -1, first = 0, s = 0, seg = 0, pend0 = -1, pend1 = -1;
+  auto contribute = [&](int stages) {
+    const int q = pend0 < 0 ? 0 : 1;
+    const int p = Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, stages, acc, &fl, seg, q);
+    if (p >= 0) (q == 0 ? pend0 : pend1) = p;
+  };
   for (long long i = i0; i < i1; ++i, ++s) {
     const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
     if (rb != cur) {
       if (cur >= 0) {
         F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, a.kstages, acc);
-        Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, a.kstages - first, acc, &flag);
+        contribute(a.kstages - first);
         zero();
+        ++seg;
       }
       cur = rb, first = ks;
+      const long long seg_end = min(i1, static_cast<long long>(rb + 1) * a.kstages);
+      Peek(a, rb, static_cast<int>(seg_end - i), &fl.counted[seg & 1]);
     }
     const int slot = s % kStages;
     MbarWait(full(slot), (s / kStages) & 1);
@@ -409,8 +472,9 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
   if (cur >= 0) {
     const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
     F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, end, acc);
-    Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, end - first, acc, &flag);
+    contribute(end - first);
   }
+  Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl);
 }
 
 // --- formats ----------------------------------------------------------------------------

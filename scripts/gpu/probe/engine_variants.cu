@@ -80,7 +80,7 @@ std::vector<Variant> Group8() {
 #endif
   using W = e::TwoFourWg;
   return {NT8S(W, WG_TYPE, 4, 1, 256, 100, WG_NAME), NT8S(W, WG_TYPE, 8, 1, 256, 200, WG_NAME),
-          NT8S(W, WG_TYPE, 4, 2, 128, 100, WG_NAME), NT8S(W, WG_TYPE, 8, 2, 128, 200, WG_NAME)};
+          NT8S(W, WG_TYPE, 4, 1, 256, 200, WG_NAME), NT8S(W, WG_TYPE, 8, 1, 128, 200, WG_NAME)};
 }
 #endif
 
