@@ -220,7 +220,7 @@ struct Engine {
   static constexpr int kStages = kFit < 2 ? 2 : kFit > 8 ? 8 : kFit;
   // The ring, its barriers, and room to align the dynamic shared memory to 1024 bytes.
   static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
-  static constexpr int kThreads = 32 * (kCW + 1);
+  static constexpr int kThreads = 32 * (kCW + 2);
   static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
 };
 
@@ -240,12 +240,6 @@ __device__ __forceinline__ int BlockOf(long long x, long long total) {
 template <int kCW, int kMS, int kNT8>
 constexpr int SlotFloats() {
   return kCW * kMS * kNT8 * 128;
-}
-
-__device__ __forceinline__ int LoadAcquire(const int* p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
 }
 
 // Stores one warp's sums of strip ms (fragment f) of row block rb to C.
@@ -278,9 +272,11 @@ __device__ __forceinline__ void StoreC(const Args& a, int rb, int ms, const floa
 // The shared state of one block's fixups (consumer threads; thread 0 writes, after a
 // NamedBarrier all read).
 struct FixupFlags {
-  int counted[2];  // by segment parity: the other contributors had all counted their stages
-                   // when the segment began
-  int last[2];     // by pending partial: its count completed the row block
+  int counted;       // the other contributors had all counted their stages (thread 0's Peek)
+  int rb[3];         // by pending partial: its row block (-1: no more), for the signaller
+  int stages[3];     //   and the stages this block counts
+  int last[2];       //   the signaller's answer: the count completed the row block
+  unsigned long long stored, signalled;  // mbarriers: consumers -> signaller -> consumers
 };
 
 // Where row block rb's slots are, and this block's place among its contributors.
@@ -296,11 +292,13 @@ __device__ __forceinline__ Slots SlotsOf(const Args& a, int rb) {
                static_cast<int>(blockIdx.x) - b0, BlockOf(i0 + a.kstages - 1, a.total) - b0 + 1};
 }
 
-// At the start of a segment of row block rb that is not all of its stages: thread 0 looks
-// whether the other contributors have all counted theirs (then this block will add their
-// slots to its sums at the segment's end, with nothing to store or wait for).
-__device__ __forceinline__ void Peek(const Args& a, int rb, int stages, int* counted) {
-  if (threadIdx.x == 0) *counted = stages < a.kstages && LoadAcquire(a.counters + rb) + stages == a.kstages;
+// At the start of a segment of row block rb that is not all of its stages: thread 0 loads
+// the row block's count (relaxed; the answer is needed only at the segment's end, so the
+// load's latency hides behind the segment). Contribute compares it.
+__device__ __forceinline__ int Peek(const Args& a, int rb) {
+  int v = 0;
+  if (threadIdx.x == 0) asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(a.counters + rb) : "memory");
+  return v;
 }
 
 // Adds the slots of row block rb's contributors (all but `skip`) to acc and writes C; clears
@@ -339,21 +337,27 @@ __device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&
 // All of them: straight to C. Else the row block is shared with neighbouring blocks, which
 // count their stages on its counter: if Peek found the others all counted (the usual case
 // for the last segment of a range: the next block summed its part first), this block adds
-// their slots to its sums and writes C. Otherwise it stores its sums in its slot and thread 0
-// counts its stages; the count's answer is read in Finish, at the end of the range, so the
-// consumers do not wait for it here. Returns the row block left pending, or -1.
+// their slots to its sums and writes C. Otherwise it stores its sums in its slot and hands
+// the count to the signaller warp (a release fence and an atomic add, which would stall a
+// consumer warp for a microsecond or two); the answer is read in Finish, at the end of the
+// range. Returns the row block left pending, or -1. `q`: the pending partials so far.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
-                                          FixupFlags* fl, int seg, int npending) {
+                                          FixupFlags* fl, int peeked, int q) {
   if (stages == a.kstages) {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
     return -1;
   }
   if (a.fixup == kFixupDrop) return -1;
-  NamedBarrier(1, 32 * kCW);  // Peek's answer is visible
+  NamedBarrier(1, 32 * kCW);  // the previous reader of fl->counted is done
+  if (threadIdx.x == 0) {
+    fl->counted = peeked + stages == a.kstages;
+    if (fl->counted) __threadfence();  // acquire the others' slots (they released theirs)
+  }
+  NamedBarrier(1, 32 * kCW);
   const Slots sl = SlotsOf<kCW, kMS, kNT8>(a, rb);
-  if (fl->counted[seg & 1]) {
+  if (fl->counted) {
     Reduce<kType, kCW, kMS, kNT8, kNG>(a, rb, sl.own, acc);
     return -1;
   }
@@ -365,24 +369,43 @@ __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, flo
     for (int j = 0; j < kNT8; ++j)
       __stcg(reinterpret_cast<float4*>(sl.ws + sl.own * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) + lane,
              make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]));
-  NamedBarrier(1, 32 * kCW);
-  if (threadIdx.x == 0) {
-    __threadfence();  // release: every consumer's slot stores (ordered by the barrier) first
-    fl->last[npending] = atomicAdd(a.counters + rb, stages) + stages == a.kstages;
-  }
+  if (threadIdx.x == 0) fl->rb[q] = rb, fl->stages[q] = stages;
+  __syncwarp();
+  if (lane == 0) MbarArrive(SmemAddr(&fl->stored));
   return rb;
 }
 
-// At the end of the range: a pending row block whose count completed it (the others finished
-// after this block stored its part) is reduced here, from every slot.
+// The signaller warp: for each partial the consumers stored, a release fence (their stores,
+// ordered by the mbarrier, first) and the count; the answer goes back through `signalled`.
+__device__ __forceinline__ void Signaller(const Args& a, FixupFlags* fl) {
+  const int lane = threadIdx.x & 31;
+  for (int q = 0; q < 3; ++q) {
+    MbarWait(SmemAddr(&fl->stored), q & 1);
+    const int rb = fl->rb[q];
+    if (rb < 0) return;
+    if (lane == 0) {
+      __threadfence();
+      fl->last[q] = atomicAdd(a.counters + rb, fl->stages[q]) + fl->stages[q] == a.kstages;
+      MbarArrive(SmemAddr(&fl->signalled));
+    }
+    __syncwarp();
+  }
+}
+
+// At the end of the range: tell the signaller there is no more, then reduce each pending row
+// block whose count completed it (the others finished after this block stored its part),
+// from every slot.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, FixupFlags* fl) {
-  if (pend0 < 0) return;
-  NamedBarrier(1, 32 * kCW);
+  if (threadIdx.x == 0) fl->rb[(pend0 >= 0) + (pend1 >= 0)] = -1;
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0) MbarArrive(SmemAddr(&fl->stored));
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     const int rb = q == 0 ? pend0 : pend1;
-    if (rb < 0 || !fl->last[q]) continue;
+    if (rb < 0) continue;
+    MbarWait(SmemAddr(&fl->signalled), q & 1);
+    if (!fl->last[q]) continue;
     if (threadIdx.x == 0) __threadfence();  // acquire the others' slots
     NamedBarrier(1, 32 * kCW);
     float f[kMS][kNT8][4] = {};
@@ -391,10 +414,11 @@ __device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, Fixu
 }
 
 template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
-__global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_constant__ Args a) {
+__global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_constant__ Args a) {
   using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   constexpr int kStages = E::kStages;
   extern __shared__ __align__(128) unsigned char smem_raw[];
+  __shared__ FixupFlags fl;
   // The ring from a 1024-byte aligned address (the swizzled tensor copies of B need it).
   unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -406,11 +430,17 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
       MbarInit(full(s), 1);
       MbarInit(empty(s), kCW);
     }
+    MbarInit(SmemAddr(&fl.stored), kCW);
+    MbarInit(SmemAddr(&fl.signalled), 1);
     FenceBarrierInit();
   }
   __syncthreads();
   const long long i0 = a.total * blockIdx.x / gridDim.x, i1 = a.total * (blockIdx.x + 1) / gridDim.x;
 
+  if (warp == kCW + 1) {
+    Signaller(a, &fl);
+    return;
+  }
   if (warp == kCW) {
     // Producer.
     const uint64_t policy = EvictFirstPolicy();
@@ -434,7 +464,6 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
   }
 
   // Consumers.
-  __shared__ FixupFlags fl;
   float acc[kMS][kNT8][4];
   auto zero = [&] {
 #pragma unroll
@@ -443,10 +472,10 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
       for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
   };
   zero();
-  int cur = -1, first = 0, s = 0, seg = 0, pend0 = -1, pend1 = -1;
+  int cur = -1, first = 0, s = 0, peeked = 0, pend0 = -1, pend1 = -1;
   auto contribute = [&](int stages) {
     const int q = pend0 < 0 ? 0 : 1;
-    const int p = Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, stages, acc, &fl, seg, q);
+    const int p = Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, stages, acc, &fl, peeked, q);
     if (p >= 0) (q == 0 ? pend0 : pend1) = p;
   };
   for (long long i = i0; i < i1; ++i, ++s) {
@@ -456,11 +485,9 @@ __global__ void __launch_bounds__(32 * (kCW + 1), 1) StreamKernel(const __grid_c
         F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, a.kstages, acc);
         contribute(a.kstages - first);
         zero();
-        ++seg;
       }
       cur = rb, first = ks;
-      const long long seg_end = min(i1, static_cast<long long>(rb + 1) * a.kstages);
-      Peek(a, rb, static_cast<int>(seg_end - i), &fl.counted[seg & 1]);
+      peeked = Peek(a, rb);
     }
     const int slot = s % kStages;
     MbarWait(full(slot), (s / kStages) & 1);
