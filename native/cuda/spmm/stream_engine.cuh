@@ -276,7 +276,9 @@ struct FixupFlags {
   int rb[3];         // by pending partial: its row block (-1: no more), for the signaller
   int stages[3];     //   and the stages this block counts
   int last[2];       //   the signaller's answer: the count completed the row block
-  unsigned long long stored, signalled;  // mbarriers: consumers -> signaller -> consumers
+  // mbarriers, each used for one phase (a barrier's waiter must not fall two phases behind):
+  unsigned long long stored[3];     // consumers -> signaller: partial q stored (or no more)
+  unsigned long long signalled[2];  // signaller -> consumers: partial q counted
 };
 
 // Where row block rb's slots are, and this block's place among its contributors.
@@ -371,7 +373,7 @@ __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, flo
              make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]));
   if (threadIdx.x == 0) fl->rb[q] = rb, fl->stages[q] = stages;
   __syncwarp();
-  if (lane == 0) MbarArrive(SmemAddr(&fl->stored));
+  if (lane == 0) MbarArrive(SmemAddr(&fl->stored[q]));
   return rb;
 }
 
@@ -380,13 +382,13 @@ __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, flo
 __device__ __forceinline__ void Signaller(const Args& a, FixupFlags* fl) {
   const int lane = threadIdx.x & 31;
   for (int q = 0; q < 3; ++q) {
-    MbarWait(SmemAddr(&fl->stored), q & 1);
+    MbarWait(SmemAddr(&fl->stored[q]), 0);
     const int rb = fl->rb[q];
     if (rb < 0) return;
     if (lane == 0) {
       __threadfence();
       fl->last[q] = atomicAdd(a.counters + rb, fl->stages[q]) + fl->stages[q] == a.kstages;
-      MbarArrive(SmemAddr(&fl->signalled));
+      MbarArrive(SmemAddr(&fl->signalled[q]));
     }
     __syncwarp();
   }
@@ -397,14 +399,15 @@ __device__ __forceinline__ void Signaller(const Args& a, FixupFlags* fl) {
 // from every slot.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, FixupFlags* fl) {
-  if (threadIdx.x == 0) fl->rb[(pend0 >= 0) + (pend1 >= 0)] = -1;
+  const int np = (pend0 >= 0) + (pend1 >= 0);
+  if (threadIdx.x == 0) fl->rb[np] = -1;
   __syncwarp();
-  if ((threadIdx.x & 31) == 0) MbarArrive(SmemAddr(&fl->stored));
+  if ((threadIdx.x & 31) == 0) MbarArrive(SmemAddr(&fl->stored[np]));
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     const int rb = q == 0 ? pend0 : pend1;
     if (rb < 0) continue;
-    MbarWait(SmemAddr(&fl->signalled), q & 1);
+    MbarWait(SmemAddr(&fl->signalled[q]), 0);
     if (!fl->last[q]) continue;
     if (threadIdx.x == 0) __threadfence();  // acquire the others' slots
     NamedBarrier(1, 32 * kCW);
@@ -430,8 +433,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       MbarInit(full(s), 1);
       MbarInit(empty(s), kCW);
     }
-    MbarInit(SmemAddr(&fl.stored), kCW);
-    MbarInit(SmemAddr(&fl.signalled), 1);
+    for (int q = 0; q < 3; ++q) MbarInit(SmemAddr(&fl.stored[q]), kCW);
+    for (int q = 0; q < 2; ++q) MbarInit(SmemAddr(&fl.signalled[q]), 1);
     FenceBarrierInit();
   }
   __syncthreads();
