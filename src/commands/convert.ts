@@ -27,7 +27,7 @@ The input format comes from the file name or content (--from forces it); what to
   }
 
   static flags = {
-    output: Flags.string({char: 'o', description: "output file or directory ('-' = stdout)", required: true}),
+    output: Flags.string({char: 'o', helpValue: 'PATH', description: "output file or directory ('-' = stdout)", required: true}),
     to: Flags.string({description: 'what to write (default: from the output name; 2:4 = the 2:4 tiles .npz)', options: ['csr', 'dense', 'smtx', '2:4']}),
     dtype: Flags.string({description: 'value dtype of the output (default: the input dtype; f64 becomes f32)', options: ['f32', 'f16', 'bf16']}),
     from: Flags.string({description: 'input format (default: from the name and content)', options: [...FORMAT_NAMES]}),

@@ -6,12 +6,12 @@ import {fmtBytes} from '../cli/text.js'
 import {escapeReport, escapeText} from '../formats/limits.js'
 import {SAVING_NOTE} from '../sparse/memory.js'
 import {pace} from '../formats/pace.js'
-import {detectFormat, expandInputs, FORMAT_NAMES, inspectEach, type FormatName, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
+import {detectFormat, expandInputs, FORMAT_NAMES, infoTotals, inspectEach, type FormatName, type HistogramBin, type InfoResult, type InfoTensor} from '../formats/index.js'
 
 export default class Info extends BaseCommand<typeof Info> {
   static summary = 'Describe a dense or CSR file: shape, dtype, nnz, sparsity, row lengths, bytes per encoding.'
 
-  static description = `For each tensor of a dense (.npy, .npz, .safetensors) or CSR (.npz, .smtx, CSR directory) input, or of a 2:4 .npz (its tiles and bytes per element too): shape, dtype, nnz, sparsity, row-length statistics (min, mean, max, coefficient of variation) with a histogram, bytes as dense and as CSR in fp32 (int32 indices) and fp16 (16-bit indices when the column count allows), and of the bitmap and 2:4 tensor-core forms (16-bit values; 2:4 only for a 2:4 matrix), each with its memory saving against the dense matrix of the same value dtype, and whether a row order is stored. Tensors with more than two dimensions are viewed as [shape[0], product of the rest]. '-' reads stdin (.npy, .npz or a CSR .npz).`
+  static description = `For each tensor of a dense (.npy, .npz, .safetensors) or CSR (.npz, .smtx, CSR directory) input, or of a 2:4 .npz (its tiles and bytes per element too): shape, dtype, nnz, sparsity, row-length statistics (min, mean, max, coefficient of variation) with a histogram, bytes as dense and as CSR in fp32 (int32 indices) and fp16 (16-bit indices when the column count allows), and of the bitmap and 2:4 tensor-core forms (16-bit values; 2:4 only for a 2:4 matrix), each with its memory saving against the dense matrix of the same value dtype, and whether a row order is stored. Tensors with more than two dimensions are viewed as [shape[0], product of the rest]. '-' reads stdin (.npy, .npz or a CSR .npz). --json prints {files: [...], totals}: one entry per input file, one or several, and the totals over them.`
 
   static examples = [
     '<%= config.bin %> info fixtures/tiny-mlp.safetensors',
@@ -34,34 +34,40 @@ export default class Info extends BaseCommand<typeof Info> {
   }
 
   /**
-   * One input: its InfoResult; several: {files: InfoResult[]}. The report (text or --json) is
-   * made tensor by tensor and written at the end, and nothing is kept of a tensor but its
-   * text: a file of a million tensors is described in the memory of its report. So run()
-   * writes the --json text itself (the same text as jsonText(result)) and returns nothing;
-   * the library's inspectInputs() returns the objects.
+   * Under --json: {files: [...], totals}, one entry per input file whatever their number (the
+   * library's inspectInputs() returns the same object). The report (text or --json) is made
+   * tensor by tensor and written at the end, and nothing is kept of a tensor but its text: a
+   * file of a million tensors is described in the memory of its report. So run() writes the
+   * --json text itself (the same text as jsonText(inspectInputs(...))) and returns nothing.
    */
   public async run(): Promise<void> {
     const {argv, flags} = await this.parse(Info)
     const inputs = argv as string[]
     this.spin(`reading ${inputs.join(' ')}`)
     const paths = await expandInputs(inputs)
-    const several = !(paths.length === 1 && inputs.length === 1)
     const out = new TextChunks()
-    if (this.json && several) out.push(paths.length === 0 ? '{\n  "files": []' : '{\n  "files": [')
+    if (this.json) out.push('{\n  "files": [')
+    const all = {tensors: 0, numel: 0, nnz: 0}
     const opts = {from: flags.from, bins: flags.bins}
     for (const [i, path] of paths.entries()) {
       // The format and the count are known once the input is read: they go in front.
       const head = out.mark()
       let count = 0
       if (this.json) {
-        const d = several ? 2 : 0
-        const pad = '  '.repeat(d + 1)
+        // Indented as jsonText() indents the whole report: a file is 2 levels deep, its tensors 4.
+        let numel = 0
+        let nnz = 0
         const {format, skipped} = await inspectEach(path, opts, (t) => {
-          out.push((count++ === 0 ? '\n' : ',\n') + pad + '  ' + indented(jsonText(t), d + 2))
+          out.push((count++ === 0 ? '\n' : ',\n') + '        ' + indented(jsonText(t), 4))
+          numel += t.numel
+          nnz += t.nnz
         })
-        const lead = several ? (i === 0 ? '\n    ' : ',\n    ') : ''
-        out.insertAt(head, `${lead}{\n${pad}"file": ${jsonText(path)},\n${pad}"format": ${jsonText(format)},\n${pad}"tensors": [`)
-        out.push(`${count === 0 ? '' : '\n' + pad}],\n${pad}"skipped": ${indented(jsonText(skipped), d + 1)}\n${'  '.repeat(d)}}`)
+        out.insertAt(head, `${i === 0 ? '\n' : ',\n'}    {\n      "file": ${jsonText(path)},\n      "format": ${jsonText(format)},\n      "tensors": [`)
+        const totals = infoTotals(count, numel, nnz)
+        out.push(`${count === 0 ? '' : '\n      '}],\n      "skipped": ${indented(jsonText(skipped), 3)},\n      "totals": ${indented(jsonText(totals), 3)}\n    }`)
+        all.tensors += count
+        all.numel += numel
+        all.nnz += nnz
       } else if (flags.summary || (!flags.long && MODEL_FORMATS.has(await detectFormat(path, flags.from)))) {
         // One line per tensor and the totals: the rows are kept (a few short strings each)
         // and drawn when the widths are known.
@@ -75,7 +81,7 @@ export default class Info extends BaseCommand<typeof Info> {
         })
         out.push(escapeReport(`${i > 0 ? '\n' : ''}${renderHead(path, format, count)}\n`))
         if (count > 0) {
-          const sparsity = totals.numel === 0 ? 0 : 1 - totals.nnz / totals.numel
+          const {sparsity} = infoTotals(count, totals.numel, totals.nnz)
           const footer = ['total', `${totals.numel} weights`, '', String(totals.nnz), `${(100 * sparsity).toFixed(2)}%`, '']
           for await (const piece of boxTable(SUMMARY_HEAD, rows, footer, SUMMARY_RIGHT)) out.push(piece)
           out.push('pattern: 2:4 when every group of 4 consecutive weights in a row has at most 2 nonzeros; --long for row lengths and bytes per encoding\n')
@@ -93,7 +99,7 @@ export default class Info extends BaseCommand<typeof Info> {
         if (tail !== '') out.push(escapeReport('\n' + tail + '\n'))
       }
     }
-    if (this.json) out.push(several ? (paths.length === 0 ? '\n}\n' : '\n  ]\n}\n') : '\n')
+    if (this.json) out.push(`\n  ],\n  "totals": ${indented(jsonText(infoTotals(all.tensors, all.numel, all.nnz)), 1)}\n}\n`)
     this.stopSpinner()
     await writeChunks(process.stdout, out.done())
   }

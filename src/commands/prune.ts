@@ -29,7 +29,7 @@ export default class Prune extends BaseCommand<typeof Prune> {
 
   static flags = {
     sparsity: Flags.string({char: 's', description: 'target sparsity S in [0, 1) (required unless --pattern N:M, which implies 1 - N/M, or --sparsity-map, whose patterns give each tensor its own; with a map, -s is for the tensors no pattern matches)'}),
-    output: Flags.string({char: 'o', description: "output: a .npz for one tensor, a directory for several, '-' = stdout (omit for a report only)"}),
+    output: Flags.string({char: 'o', helpValue: 'PATH', description: "output: a .npz for one tensor, a directory for several, '-' = stdout (omit for a report only)"}),
     scope: Flags.string({description: 'one threshold per tensor, or one across all selected tensors', options: ['tensor', 'global'], default: 'tensor'}),
     pattern: Flags.string({description: "'unstructured' or N:M (keep the N largest of every M consecutive weights in a row, e.g. 2:4)", default: 'unstructured'}),
     include: Flags.string({description: 'prune only tensors whose name matches this regular expression'}),
@@ -39,7 +39,7 @@ export default class Prune extends BaseCommand<typeof Prune> {
     reorder: Flags.boolean({description: "store Sputnik's row order (row_indices)", allowNo: true, default: true}),
     dtype: Flags.string({aliases: ['value-dtype'], description: "value dtype of the CSR output (default: the input's; f64 becomes f32); f32 for SciPy, which cannot densify float16 (alias --value-dtype)", options: ['f32', 'f16', 'bf16']}),
     format: Flags.string({description: "output: 'csr' (SciPy CSR .npz files) or 'dense' (the masked model in the input's own format, dtype and names)", options: ['csr', 'dense'], default: 'csr'}),
-    'sparsity-map': Flags.string({description: 'JSON or YAML file: name pattern -> sparsity, first match wins; unmatched tensors are skipped, or pruned to -s when given (docs/recipes.md)'}),
+    'sparsity-map': Flags.string({helpValue: 'FILE', description: 'JSON or YAML file: name pattern -> sparsity, first match wins; unmatched tensors are skipped, or pruned to -s when given (docs/recipes.md)'}),
     'min-density': Flags.string({description: 'with --scope global: every tensor keeps at least this fraction of its weights (a floor against layer collapse), in [0, 1]'}),
     from: Flags.string({description: 'input format (default: from the name and content)', options: ['npy', 'npz', 'safetensors', 'torch', 'sharded']}),
     compress: Flags.boolean({description: 'deflate the .npz members (smaller, slower)', default: false}),

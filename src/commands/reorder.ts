@@ -22,7 +22,7 @@ export default class Reorder extends BaseCommand<typeof Reorder> {
   }
 
   static flags = {
-    output: Flags.string({char: 'o', description: "output: a CSR .npz (a directory for a directory input; '-' = stdout); omit for a report only"}),
+    output: Flags.string({char: 'o', helpValue: 'PATH', description: "output: a CSR .npz (a directory for a directory input; '-' = stdout); omit for a report only"}),
     from: Flags.string({description: 'input format (default: from the name and content)', options: ['csr-npz', 'smtx', 'csr-dir']}),
     group: Flags.integer({description: 'rows that run side by side, for the spread figure', default: 4, min: 1}),
     seed: Flags.integer({description: 'seed of the values filled into pattern-only (.smtx) inputs', default: 0}),

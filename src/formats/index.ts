@@ -40,8 +40,9 @@
  *
  * Commands' cores
  *   convertFile(opts) -> ConvertResult      (`sparse convert`)
- *   inspectInput(path, opts) -> InfoResult  (`sparse info`); inspectEach(path, opts, each) tensor by
- *   tensor; inspectDense(t), inspectCsr(named)
+ *   inspectInputs(paths, opts) -> InfoReport  (`sparse info`: {files, totals}); inspectInput(path, opts)
+ *   -> InfoResult (one file); inspectEach(path, opts, each) tensor by tensor; inspectDense(t),
+ *   inspectCsr(named)
  *
  * Conversions and values (re-exported from src/sparse/)
  *   denseToCsr(tensor, dtype?), csrToDense(named, dtype?), matrixShape(shape), convertValues(...)
@@ -141,7 +142,23 @@ export {
 } from './limits.js'
 export {csrToDense, convertValues, defaultValueDtype, denseToCsr, matrixShape} from '../sparse/dense-to-csr.js'
 export {convertFile, type ConvertOptions, type ConvertResult, type ConvertTarget, type ConvertedTensor} from './convert.js'
-export {inspectCsr, inspectDense, inspectEach, inspectInput, inspectInputs, inspectSp24, rowLengthHistogram, type HistogramBin, type InfoOptions, type InfoResult, type InfoTensor, type Sp24Info} from './info.js'
+export {
+  infoTotals,
+  inspectCsr,
+  inspectDense,
+  inspectEach,
+  inspectInput,
+  inspectInputs,
+  inspectSp24,
+  rowLengthHistogram,
+  type HistogramBin,
+  type InfoOptions,
+  type InfoReport,
+  type InfoResult,
+  type InfoTensor,
+  type InfoTotals,
+  type Sp24Info,
+} from './info.js'
 export {createRng, fillNormal, randomValues, type Rng} from '../sparse/random.js'
 
 /** Write a CSR matrix as a SciPy-compatible `.npz` (validated; `out` '-' = stdout). */

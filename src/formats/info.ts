@@ -69,6 +69,7 @@ export interface Sp24Info {
   savingVsF16: number
 }
 
+/** One input file. */
 export interface InfoResult {
   /** The input path ('-' for stdin). */
   file: string
@@ -76,6 +77,26 @@ export interface InfoResult {
   tensors: InfoTensor[]
   /** Tensors of unsupported dtypes (e.g. int64 buffers), not analysed. */
   skipped: UnsupportedTensor[]
+  /** Over `tensors` (the total row of the text summary). */
+  totals: InfoTotals
+}
+
+/**
+ * What `sparse info --json` prints: one entry per input file whatever their number (a
+ * consumer reads `.files[0]` for one input), and the totals over every file.
+ */
+export interface InfoReport {
+  files: InfoResult[]
+  totals: InfoTotals
+}
+
+/** Totals over described tensors (skipped ones are not counted). */
+export interface InfoTotals {
+  tensors: number
+  numel: number
+  nnz: number
+  /** 1 - nnz / numel (0 when numel is 0). */
+  sparsity: number
 }
 
 export interface InfoOptions {
@@ -205,20 +226,33 @@ export function inspectSp24(m: Sp24Matrix, bins = 10, label = m.name): InfoTenso
   }
 }
 
-/** Several inputs (folders expanded, see expandInputs): one InfoResult per input read. */
-export async function inspectInputs(paths: readonly string[], opts: InfoOptions = {}): Promise<InfoResult[]> {
-  const out: InfoResult[] = []
-  for (const p of await expandInputs(paths)) out.push(await inspectInput(p, opts))
-  return out
+/** The totals of `tensors` tensors holding `numel` elements of which `nnz` are nonzero. */
+export function infoTotals(tensors: number, numel: number, nnz: number): InfoTotals {
+  return {tensors, numel, nnz, sparsity: numel === 0 ? 0 : 1 - nnz / numel}
+}
+
+/**
+ * One or more inputs (folders expanded, see expandInputs) as `sparse info --json` prints them:
+ * one InfoResult per input read, and the totals over all of them.
+ */
+export async function inspectInputs(paths: readonly string[], opts: InfoOptions = {}): Promise<InfoReport> {
+  const files: InfoResult[] = []
+  for (const p of await expandInputs(paths)) files.push(await inspectInput(p, opts))
+  const sum = (k: 'tensors' | 'numel' | 'nnz') => files.reduce((a, f) => a + f.totals[k], 0)
+  return {files, totals: infoTotals(sum('tensors'), sum('numel'), sum('nnz'))}
 }
 
 /** Inspect every tensor of an input file (dense or CSR). */
 export async function inspectInput(path: string, opts: InfoOptions = {}): Promise<InfoResult> {
   const tensors: InfoTensor[] = []
+  let numel = 0
+  let nnz = 0
   const {format, skipped} = await inspectEach(path, opts, (t) => {
     tensors.push(t)
+    numel += t.numel
+    nnz += t.nnz
   })
-  return {file: path, format, tensors, skipped}
+  return {file: path, format, tensors, skipped, totals: infoTotals(tensors.length, numel, nnz)}
 }
 
 /**

@@ -49,17 +49,6 @@ describe('CLI conventions', function () {
     expect(j.addon).to.have.keys(j.addon.gpu === null ? ['loaded', 'cuda', 'gpu', 'reason'] : ['loaded', 'cuda', 'gpu'])
   })
 
-  it('shell completion: sparse autocomplete prints the set-up script for bash', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'sparse-ac-'))
-    try {
-      const r = await runCli(['autocomplete', 'script', 'bash'], {env: {HOME: home, XDG_CACHE_HOME: join(home, '.cache')}})
-      expect(r.code).to.equal(0)
-      expect(r.stdout).to.match(/SPARSE_AC_BASH_SETUP_PATH/)
-    } finally {
-      rmSync(home, {recursive: true, force: true})
-    }
-  })
-
   it('a directory output is reported with one slash, and one file in the singular', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sparse-word-'))
     try {

@@ -132,7 +132,7 @@ describe('sparse convert --to 2:4, and 2:4 files as inputs', () => {
     expect(r.stdout).to.match(/\(sp24-npz, 1 tensor\)/)
     expect(r.stdout).to.match(/format {2}2:4 tiles \(2 x 3 tiles of 16 x 32\) {2}3\.4 KiB {2}2\.469 bytes per element vs 2 for dense f16/)
     const j = await runCli(['info', out('w24.npz'), '--json'])
-    const t = JSON.parse(j.stdout).tensors[0]
+    const t = JSON.parse(j.stdout).files[0].tensors[0]
     expect(t).to.deep.include({storage: '2:4', dtype: 'f16', nnz: 700, rows: 20, cols: 70})
     expect(t.sp24).to.deep.include({strips: 2, ksteps: 3, bytes: 6 * 576, denseF16BytesPerElement: 2})
   })
@@ -163,7 +163,7 @@ describe('sparse convert --to 2:4, and 2:4 files as inputs', () => {
     expect(pruned.twoFourBytes).to.equal(2 * 576)
     expect(pruned.memorySaving.twoFour).to.equal(twoFour)
     for (const file of ['pruned.npz', 'pruned24.npz']) {
-      const t = JSON.parse((await runCli(['info', out(file), '--json'])).stdout).tensors[0]
+      const t = JSON.parse((await runCli(['info', out(file), '--json'])).stdout).files[0].tensors[0]
       expect([t.twoFourBytes, t.memorySaving.twoFour], file).to.deep.equal([2 * 576, twoFour])
       // CSR in 16-bit values: prune's bytes and saving for prune's file (it holds the row order;
       // the 2:4 file does not, so its CSR is 4 bytes a row smaller).
@@ -171,8 +171,8 @@ describe('sparse convert --to 2:4, and 2:4 files as inputs', () => {
       expect(t.csrBytes.f16, file).to.equal(pruned.csrBytes.f16 - rowOrder)
       expect(t.memorySaving.f16, file).to.equal((16 * 64 * 2) / t.csrBytes.f16)
     }
-    expect(JSON.parse((await runCli(['info', out('pruned.npz'), '--json'])).stdout).tensors[0].memorySaving.f16).to.equal(pruned.memorySaving.f16)
-    const info24 = JSON.parse((await runCli(['info', out('pruned24.npz'), '--json'])).stdout).tensors[0]
+    expect(JSON.parse((await runCli(['info', out('pruned.npz'), '--json'])).stdout).files[0].tensors[0].memorySaving.f16).to.equal(pruned.memorySaving.f16)
+    const info24 = JSON.parse((await runCli(['info', out('pruned24.npz'), '--json'])).stdout).files[0].tensors[0]
     expect(info24.sp24.savingVsF16).to.equal(twoFour)
     expect(bench.cases[0].memory).to.deep.include({twoFourBytes: 2 * 576, twoFourSaving: twoFour, saving: pruned.memorySaving.f16})
     const human = await runCli(['info', out('pruned24.npz')])

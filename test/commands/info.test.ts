@@ -29,12 +29,16 @@ describe('sparse info', () => {
     expect(r.stdout).to.match(/row order {2}none/)
   })
 
-  it('--json prints only the result object: {file, format, tensors}', async () => {
+  it('--json prints only the result object: {files: [{file, format, tensors, skipped, totals}], totals}', async () => {
     const r = await runCli(['info', fixture('dense-f32.npy'), '--json'])
     expect(r.code).to.equal(0)
-    const json = JSON.parse(r.stdout)
-    expect(Object.keys(json).sort()).to.deep.equal(['file', 'format', 'skipped', 'tensors'])
+    const report = JSON.parse(r.stdout)
+    expect(Object.keys(report)).to.deep.equal(['files', 'totals'])
+    const json = report.files[0]
+    expect(Object.keys(json)).to.deep.equal(['file', 'format', 'tensors', 'skipped', 'totals'])
     expect(json.format).to.equal('npy')
+    expect(json.totals).to.deep.equal({tensors: 1, numel: 672, nnz: 405, sparsity: 1 - 405 / 672})
+    expect(report.totals).to.deep.equal(json.totals)
     const t = json.tensors[0]
     expect(t).to.deep.include({name: 'dense-f32', shape: [7, 96], rows: 7, cols: 96, dtype: 'f32', storage: 'dense', nnz: 405, numel: 672, rowOrder: false, indices16: true})
     expect(t.rowLengths.min).to.equal(0)
@@ -50,7 +54,7 @@ describe('sparse info', () => {
   it('every tensor of a safetensors model; skipped dtypes listed', async () => {
     const r = await runCli(['info', fixture('mixed.safetensors'), '--json'])
     expect(r.code, r.stderr).to.equal(0)
-    const json = JSON.parse(r.stdout)
+    const json = JSON.parse(r.stdout).files[0]
     expect(json.tensors.map((t: {name: string; dtype: string}) => `${t.name}:${t.dtype}`)).to.deep.equal(['a.f32:f32', 'b.f16:f16', 'c.bf16:bf16'])
     expect(json.skipped[0]).to.deep.include({name: 'd.i64', dtype: 'I64'})
     const h = await runCli(['info', fixture('tiny-mlp.safetensors'), '--long'])
@@ -78,35 +82,35 @@ describe('sparse info', () => {
     for (const [what, inputs] of cases) {
       it(`${what}: text and --json`, async () => {
         const paths = inputs()
-        const results = await inspectInputs(paths)
+        const report = await inspectInputs(paths)
         const json = await runCli(['info', ...paths, '--json'])
         expect(json.code, json.stderr).to.equal(0)
-        expect(json.stdout).to.equal(jsonText(results.length === 1 && paths.length === 1 ? results[0] : {files: results}) + '\n')
+        expect(json.stdout).to.equal(jsonText(report) + '\n')
         // The long form (a model's default is one line per tensor: see wording.test.ts).
         const text = await runCli(['info', ...paths, '--long'])
         expect(text.code, text.stderr).to.equal(0)
-        expect(text.stdout).to.equal(escapeReport(results.map(renderInfo).join('\n')))
+        expect(text.stdout).to.equal(escapeReport(report.files.map(renderInfo).join('\n')))
       })
     }
   })
 
   it('CSR inputs: SciPy .npz, .smtx (pattern), a stored row order, a directory', async () => {
-    const s = JSON.parse((await runCli(['info', fixture('scipy-csr.npz'), '--json'])).stdout)
+    const s = JSON.parse((await runCli(['info', fixture('scipy-csr.npz'), '--json'])).stdout).files[0]
     expect(s.format).to.equal('csr-npz')
     expect(s.tensors[0]).to.deep.include({storage: 'csr', nnz: 323, rowOrder: false})
     expect(s.tensors[0].rowLengths.min).to.equal(0)
-    const d = JSON.parse((await runCli(['info', fixture('dlmc-rn50-0.98-initial_conv.smtx'), '--json'])).stdout)
+    const d = JSON.parse((await runCli(['info', fixture('dlmc-rn50-0.98-initial_conv.smtx'), '--json'])).stdout).files[0]
     expect(d.tensors[0]).to.deep.include({dtype: 'pattern', nnz: 188, rows: 64, cols: 147})
     const p = join(tmp.dir, 'ordered.npz')
     await writeCsrNpz({name: 'o', shape: [2, 3], csr: {rows: 2, cols: 3, rowOffsets: Int32Array.of(0, 1, 3), columnIndices: Int32Array.of(1, 0, 2), values: Float32Array.of(1, 2, 3), dtype: 'f32', rowIndices: Int32Array.of(1, 0)}}, p)
     const o = await runCli(['info', p])
     expect(o.stdout).to.match(/row order {2}stored/)
-    const oj = JSON.parse((await runCli(['info', p, '--json'])).stdout)
+    const oj = JSON.parse((await runCli(['info', p, '--json'])).stdout).files[0]
     expect(oj.tensors[0].rowOrder).to.equal(true)
     expect(oj.tensors[0].csrBytes.f32).to.equal(3 * 8 + 3 * 4 + 2 * 4)
     const dir = join(tmp.dir, 'mlp')
     expect((await runCli(['convert', fixture('tiny-mlp.safetensors'), '-o', dir])).code).to.equal(0)
-    const dj = JSON.parse((await runCli(['info', dir, '--json'])).stdout)
+    const dj = JSON.parse((await runCli(['info', dir, '--json'])).stdout).files[0]
     expect(dj.format).to.equal('csr-dir')
     expect(dj.tensors).to.have.length(6)
   })
@@ -114,10 +118,10 @@ describe('sparse info', () => {
   it('reads stdin: info - (a .npy, or a CSR .npz piped from convert)', async () => {
     const r = await runCli(['info', '-', '--json'], {input: readFileSync(fixture('dense-f16.npy'))})
     expect(r.code, r.stderr).to.equal(0)
-    expect(JSON.parse(r.stdout)).to.deep.include({file: '-', format: 'npy'})
+    expect(JSON.parse(r.stdout).files[0]).to.deep.include({file: '-', format: 'npy'})
     const c = await runCli(['convert', '-', '-o', '-'], {input: readFileSync(fixture('dense-f32.npy'))})
     const i = await runCli(['info', '-', '--json'], {input: c.stdoutBytes})
-    expect(JSON.parse(i.stdout).tensors[0]).to.deep.include({name: 'stdin', storage: 'csr', nnz: 405})
+    expect(JSON.parse(i.stdout).files[0].tensors[0]).to.deep.include({name: 'stdin', storage: 'csr', nnz: 405})
   })
 
   it('errors: bad data exit 1, missing file exit 2, JSON error object under --json', async () => {
@@ -132,6 +136,6 @@ describe('sparse info', () => {
     expect(missing.code).to.equal(2)
     const nan = await runCli(['info', fixture('nan.npy'), '--json'])
     expect(nan.code).to.equal(0) // info describes NaN tensors; pruning refuses them
-    expect(JSON.parse(nan.stdout).tensors[0].nnz).to.equal(32)
+    expect(JSON.parse(nan.stdout).files[0].tensors[0].nnz).to.equal(32)
   })
 })

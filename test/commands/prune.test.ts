@@ -138,7 +138,7 @@ describe('sparse prune', () => {
     expect(p.stderr).to.match(/wrote the CSR \.npz to stdout/)
     const info = await runCli(['info', '-', '--json'], {input: p.stdoutBytes})
     expect(info.code, info.stderr).to.equal(0)
-    const ij = JSON.parse(info.stdout)
+    const ij = JSON.parse(info.stdout).files[0]
     expect(ij.tensors[0]).to.deep.include({nnz: 67, shape: [7, 96], rowOrder: true})
   })
 

@@ -12,7 +12,7 @@ describe('several inputs: info and verify', function () {
   const tmp = makeTmp('sparse-multi-')
   after(() => tmp.cleanup())
 
-  it('info: files and folders (searched recursively); one input keeps the single-file JSON', async () => {
+  it('info: files and folders (searched recursively); --json is {files, totals} for one input as for several', async () => {
     const r = await runCli(['info', MINI, 'fixtures/scipy-csr.npz', '--json'])
     expect(r.code, r.stderr).to.equal(0)
     const j = JSON.parse(r.stdout)
@@ -22,12 +22,21 @@ describe('several inputs: info and verify', function () {
       `${SMTX}/initial_conv.smtx`,
       'fixtures/scipy-csr.npz',
     ])
+    // One shape whatever the number of inputs: a script written against one file reads two.
     const one = JSON.parse((await runCli(['info', 'fixtures/scipy-csr.npz', '--json'])).stdout)
-    expect(one).to.include({file: 'fixtures/scipy-csr.npz', format: 'csr-npz'})
+    const two = JSON.parse((await runCli(['info', 'fixtures/scipy-csr.npz', 'fixtures/dense-f32.npy', '--json'])).stdout)
+    expect(Object.keys(one)).to.deep.equal(['files', 'totals'])
+    expect(Object.keys(two)).to.deep.equal(Object.keys(one))
+    expect(one.files).to.have.length(1)
+    expect(two.files).to.have.length(2)
+    expect(two.files[0]).to.deep.equal(one.files[0])
+    expect(one.files[0]).to.include({file: 'fixtures/scipy-csr.npz', format: 'csr-npz'})
+    expect(two.totals).to.deep.include({tensors: 2, nnz: one.totals.nnz + two.files[1].totals.nnz, numel: one.totals.numel + two.files[1].totals.numel})
     // A model folder is one input, not its shards.
     const hf = JSON.parse((await runCli(['info', 'fixtures/hf-tiny', '--json'])).stdout)
-    expect(hf).to.include({file: 'fixtures/hf-tiny', format: 'sharded'})
-    expect(hf.tensors).to.have.length(6)
+    expect(hf.files).to.have.length(1)
+    expect(hf.files[0]).to.include({file: 'fixtures/hf-tiny', format: 'sharded'})
+    expect(hf.files[0].tensors).to.have.length(6)
   })
 
   it('verify: every matrix of every input, named file:tensor; an empty folder is exit 2', async () => {

@@ -97,6 +97,9 @@ describe('wording (issue 22)', function () {
     const one = await runCli(['info', 'fixtures/dense-f32.npy', '--summary'])
     expect(one.stdout).to.match(/│ total/)
     const j = JSON.parse((await runCli(['info', 'fixtures/hf-tiny', '--json'])).stdout)
-    expect(j.tensors).to.have.length(6)
+    expect(j.files[0].tensors).to.have.length(6)
+    // The summary's total row, as numbers.
+    expect(j.totals).to.deep.include({tensors: 6})
+    expect(j.totals.nnz).to.equal(j.files[0].tensors.reduce((a: number, t: {nnz: number}) => a + t.nnz, 0))
   })
 })

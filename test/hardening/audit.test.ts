@@ -399,7 +399,7 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
       const j = await runCli(['info', p, '--json'])
       expect(j.stdout).to.not.match(/[\u009b\u0085\u2028]/)
       // The JSON value is the true name (here as the archive's latin-1 bytes decode), escapes and all.
-      expect((JSON.parse(j.stdout) as {tensors: {name: string}[]}).tensors[0].name.startsWith('\x1b[31mred\nline')).to.equal(true)
+      expect((JSON.parse(j.stdout) as {files: {tensors: {name: string}[]}[]}).files[0].tensors[0].name.startsWith('\x1b[31mred\nline')).to.equal(true)
       const e = await runCli(['info', join(dir, 'no\u009bsuch\u2028file.npy')])
       expect(e.stderr).to.not.match(/[\u009b\u2028]/)
       oneLine(e.stderr)
@@ -594,7 +594,7 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
       const r = await runCli(['info', p, '--json'], {timeoutMs: 60_000})
       expect(r.signal, 'killed by the test timeout').to.equal(null)
       expect(r.code, r.stderr).to.equal(0)
-      const t = (JSON.parse(r.stdout) as {tensors: {rows: number; cols: number; nnz: number}[]}).tensors[0]
+      const t = (JSON.parse(r.stdout) as {files: {tensors: {rows: number; cols: number; nnz: number}[]}[]}).files[0].tensors[0]
       expect([t.rows, t.cols, t.nnz]).to.deep.equal([rows, 2 ** 31 - 1, 3])
     })
   })
