@@ -2,6 +2,7 @@
 #include "common/sparse24.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace sparse {
 namespace {
@@ -139,6 +140,27 @@ void Sp24TilesToCsr(const Sp24Tiles& t, std::vector<int>* row_offsets, std::vect
     }
     (*row_offsets)[row + 1] = static_cast<int>(column_indices->size());
   }
+}
+
+std::vector<uint8_t> StageSp24Tiles(const Sp24Tiles& t, int strips, int steps) {
+  const int64_t rbs = (t.strips + strips - 1) / strips, kst = (t.ksteps + steps - 1) / steps;
+  std::vector<uint8_t> out(static_cast<size_t>(rbs * kst * strips * steps) * kSp24StagedTileBytes, 0);
+  for (int64_t rb = 0; rb < rbs; ++rb)
+    for (int64_t ks = 0; ks < kst; ++ks)
+      for (int q = 0; q < strips; ++q)
+        for (int kt = 0; kt < steps; ++kt) {
+          uint8_t* d = out.data() + (((rb * kst + ks) * strips + q) * steps + kt) * kSp24StagedTileBytes;
+          const int64_t strip = rb * strips + q, step = ks * steps + kt;
+          if (strip < t.strips && step < t.ksteps) {
+            const size_t tile = static_cast<size_t>(strip * t.ksteps + step);
+            std::memcpy(d, t.values.data() + tile * 256, 512);
+            std::memcpy(d + 512, t.meta.data() + tile * 16, 64);
+          } else {
+            const uint32_t pad = 0x44444444u;
+            for (int w = 0; w < 16; ++w) std::memcpy(d + 512 + 4 * w, &pad, 4);
+          }
+        }
+  return out;
 }
 
 }  // namespace sparse

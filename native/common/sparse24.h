@@ -48,6 +48,17 @@ std::string BuildSp24Tiles(int m, int k, const int* row_offsets, const int* colu
 // +-0; every entry when values16 is null) in each group of four columns of every row.
 bool IsTwoFour(int m, const int* row_offsets, const int* column_indices, const uint16_t* values16);
 
+// One tile of the staged form: its 512 bytes of values, then its 64 bytes of metadata.
+constexpr int kSp24StagedTileBytes = 512 + 64;
+
+// The tiles staged for the streaming engine (cuda/spmm/stream_engine.cuh, TwoFourTiled and
+// TwoFourWg): the matrix cut into row blocks of `strips` strips and K stages of `steps`
+// k-steps, ceil(strips_total / strips) x ceil(ksteps / steps) stages; stage (rb, ks) is one
+// contiguous run, at (rb * kstages + ks) * strips * steps tiles, holding tile (strip
+// rb * strips + q, k-step ks * steps + kt) at (q * steps + kt) tiles. Tiles past the matrix
+// are zero with metadata 0x44444444 (indices 0 and 1 in every group).
+std::vector<uint8_t> StageSp24Tiles(const Sp24Tiles& t, int strips, int steps);
+
 // The CSR of the tiles' nonzeros (rows in order, columns ascending; zeros left out).
 void Sp24TilesToCsr(const Sp24Tiles& t, std::vector<int>* row_offsets, std::vector<int>* column_indices,
                     std::vector<uint16_t>* values16);

@@ -31,6 +31,10 @@ struct Sp24Args {
   void* c;              // m x n
   int m, k, n, strips, ksteps, splits;
   int b_mode;           // BMode (tc_stream.cuh)
+  // stage_strips > 0: the tiles are staged for the streaming engine (StageSp24Tiles in
+  // common/sparse24.h; values = the staged bytes, meta unused) in row blocks of stage_strips
+  // strips and K stages of stage_steps k-steps, kstages of them per row block.
+  int stage_strips, stage_steps, kstages;
 };
 
 constexpr int kSp24TileBytes = 512 + 64;
@@ -51,22 +55,34 @@ template <DType kType, int kNT8>
 __device__ __forceinline__ void Sp24ExactSums(const Sp24Args& a, int strip, int j0, int j1, int n0,
                                               float (&acc)[kNT8][4]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const unsigned short* vals = reinterpret_cast<const unsigned short*>(a.values);
-  const uint32_t* meta = reinterpret_cast<const uint32_t*>(a.meta);
   const unsigned short* b16 = static_cast<const unsigned short*>(a.b);
 #pragma unroll
   for (int j = 0; j < kNT8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
   for (int step = j0; step < j1; ++step) {
-    const int64_t tile = static_cast<int64_t>(strip) * a.ksteps + step;
+    const unsigned short* vals;
+    const uint32_t* meta;
+    if (a.stage_strips > 0) {
+      const int rb = strip / a.stage_strips, q = strip % a.stage_strips;
+      const int ks = step / a.stage_steps, kt = step % a.stage_steps;
+      const unsigned char* p = reinterpret_cast<const unsigned char*>(a.values) +
+                               (((static_cast<int64_t>(rb) * a.kstages + ks) * a.stage_strips + q) * a.stage_steps + kt) *
+                                   kSp24TileBytes;
+      vals = reinterpret_cast<const unsigned short*>(p);
+      meta = reinterpret_cast<const uint32_t*>(p + 512);
+    } else {
+      const int64_t tile = static_cast<int64_t>(strip) * a.ksteps + step;
+      vals = reinterpret_cast<const unsigned short*>(a.values) + tile * 256;
+      meta = reinterpret_cast<const uint32_t*>(a.meta) + tile * 16;
+    }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = g + 8 * h;
       for (int cc = 0; cc < 16; ++cc) {
         const int slot = ((r & 7) * 4 + ((cc & 7) >> 1)) * 8 + ((cc >> 3) * 2 + (r >> 3)) * 2 + (cc & 1);
-        const unsigned short bits = vals[tile * 256 + slot];
+        const unsigned short bits = vals[slot];
         if ((bits & 0x7fffu) == 0) continue;
         const int grp = cc >> 1;
-        const uint32_t nib = meta[tile * 16 + (r & 7) * 2 + (grp >> 2)] >> ((r >> 3) * 16 + (grp & 3) * 4);
+        const uint32_t nib = meta[(r & 7) * 2 + (grp >> 2)] >> ((r >> 3) * 16 + (grp & 3) * 4);
         const int col = step * 32 + grp * 4 + static_cast<int>(nib >> (2 * (cc & 1)) & 3u);
         AccumulateExact<kType, kNT8>(acc, b16, a.n, n0, t, h, col, Widen<kType>(bits));
       }

@@ -96,8 +96,6 @@ enum BRead : int {
 struct Args {
   const void* a0;         // the format's first array (dense: the weights; 2:4: values)
   const void* a1;         // the format's second array (2:4: metadata), or null
-  const void* a2;         // tiled 2:4: the plain values (common/sparse24.h), for the exact sums
-  const void* a3;         // tiled 2:4: the plain metadata
   const void* b;          // K x N, row-major, 16-byte aligned
   void* c;                // M x N, row-major
   float* ws;              // row_blocks * slots slots of rows * 8 kNT8 kNG floats (partial sums)
@@ -742,11 +740,19 @@ struct TwoFourTiled {
       }
     }
   }
+  // The exact sums read the staged tiles themselves (Sp24Args' stage geometry).
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
-    Args p = a;
-    p.a0 = a.a2, p.a1 = a.a3;
-    TwoFour::Fix<kType, kCW, kMS, kNT8, kKS, kNG>(p, rb, ks0, ks1, acc);
+    const int warp = (threadIdx.x >> 5) / kNG, n0 = ((threadIdx.x >> 5) % kNG) * kNT8 * 8;
+    Sp24Args s{static_cast<const uint4*>(a.a0), nullptr, a.b, a.c, a.m, a.k, a.n, a.strips, a.ksteps, 1, 0,
+               (kCW / kNG) * kMS, kKS / 32, a.kstages};
+    const int j0 = ks0 * (kKS / 32), j1 = min(a.ksteps, ks1 * (kKS / 32));
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) {
+      const int strip = rb * (kCW / kNG) * kMS + warp * kMS + ms;
+      if (strip < a.strips && n0 < a.n && !WarpAllFinite<kNT8>(acc[ms]))
+        Sp24ExactSums<kType, kNT8>(s, strip, j0, j1, n0, acc[ms]);
+    }
   }
 };
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/sparse24.h"
+#include "cuda/spmm/stream_engine_host.h"
 
 using namespace sparse;
 using namespace sparse::probe;
@@ -116,7 +117,7 @@ static double Compare(const std::vector<uint16_t>& c, const std::vector<double>&
 // The operand of one format on the device (tiled formats: laid out for the variant's row
 // block of `rows` rows and stage of `kks` columns).
 struct Operand {
-  DevBuf a0{0}, a1{0}, a2{0}, a3{0};
+  DevBuf a0{0}, a1{0};
   int strips = 0, ksteps = 0;
   size_t bytes = 0;  // bytes of the weight stream
   static void Put(DevBuf& d, const void* src, size_t bytes) {
@@ -170,25 +171,7 @@ struct Operand {
       Put(a1, tl.meta.data(), tl.meta.size() * 4);
       return;
     }
-    Put(a2, tl.values.data(), tl.values.size() * 2);
-    Put(a3, tl.meta.data(), tl.meta.size() * 4);
-    const int sp = rows / 16, tt = kks / 32;
-    const int rbs = (strips + sp - 1) / sp, kst = (ksteps + tt - 1) / tt;
-    std::vector<unsigned char> out(static_cast<size_t>(rbs) * kst * sp * tt * 576, 0);
-    for (int rb = 0; rb < rbs; ++rb)
-      for (int ks = 0; ks < kst; ++ks)
-        for (int q = 0; q < sp; ++q)
-          for (int kt = 0; kt < tt; ++kt) {
-            unsigned char* d = out.data() + ((((static_cast<size_t>(rb) * kst + ks) * sp + q) * tt) + kt) * 576;
-            const int strip = rb * sp + q, step = ks * tt + kt;
-            if (strip < strips && step < ksteps) {
-              const size_t tile = static_cast<size_t>(strip) * ksteps + step;
-              std::memcpy(d, tl.values.data() + tile * 256, 512);
-              std::memcpy(d + 512, tl.meta.data() + tile * 16, 64);
-            } else {
-              for (int w = 0; w < 16; ++w) reinterpret_cast<uint32_t*>(d + 512)[w] = 0x44444444u;
-            }
-          }
+    const std::vector<uint8_t> out = StageSp24Tiles(tl, rows / 16, kks / 32);
     Put(a0, out.data(), out.size());
   }
 };
@@ -206,26 +189,11 @@ struct Workspace {
   }
 };
 
-// The driver's tensor-map encoder, through the runtime (no libcuda at link time).
-static PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
-    if (!p) {
-      std::printf("cuTensorMapEncodeTiled not found\n");
-      std::exit(1);
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  }();
-  return fn;
-}
-
 static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, void* c, int m, int k, int n,
                          Workspace& w) {
   Launch l;
   sparse::cuda::engine::Args& a = l.args;
-  a.a0 = op.a0.p, a.a1 = op.a1.p, a.a2 = op.a2.p, a.a3 = op.a3.p, a.b = b, a.c = c;
+  a.a0 = op.a0.p, a.a1 = op.a1.p, a.b = b, a.c = c;
   a.ws = static_cast<float*>(w.ws.p), a.counters = static_cast<int*>(w.counters.p);
   a.m = m, a.k = k, a.n = n;
   a.strips = op.strips, a.ksteps = op.ksteps;
@@ -233,50 +201,9 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   const int kdim = v.two_four ? op.ksteps * 32 : k;
   a.kstages = (kdim + v.kks - 1) / v.kks;
   a.total = static_cast<long long>(a.row_blocks) * a.kstages;
-  namespace en = sparse::cuda::engine;
-  a.b_stride = 2 * n, a.b_swizzle = 0, a.b_cols = n, a.b_desc = 0;
-  // wgmma: B's box is N rounded up to the instruction's N (16 / 32 / 64; the columns past N
-  // arrive as zeros), or N = 8 copied whole.
-  const int box_n = v.wg ? 8 * v.nt8 : n;
-  if (v.wg) {
-    // Descriptor of B (K x box_n, N contiguous: "MN-major", transposed for wgmma). Swizzled:
-    // 8 K-rows of 2 box_n bytes form one swizzle atom, the next 8 rows at the stride byte
-    // offset (8 x 2 box_n); box_n is one atom wide. N = 8: no swizzle, core matrices of
-    // 8 K-rows x 16 bytes, the next 8 K-rows at the leading byte offset (128).
-    // ENGINE_BDESC=lbo,sbo overrides the offsets (bytes), =swap swaps them: for probing the encoding.
-    uint64_t lbo = box_n == 8 ? 128 : 16, sbo = box_n == 8 ? 256 : 8 * 2 * box_n;
-    if (const char* o = std::getenv("ENGINE_BDESC")) {
-      unsigned long long x = 0, y = 0;
-      if (std::strcmp(o, "swap") == 0) {
-        std::swap(lbo, sbo);
-      } else if (std::sscanf(o, "%llu,%llu", &x, &y) == 2) {
-        lbo = x, sbo = y;
-      }
-    }
-    const uint64_t layout = box_n == 8 ? 0 : box_n == 16 ? 3 : box_n == 32 ? 2 : 1;
-    a.b_desc = (layout << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16);
-  }
-  if (n % 8 != 0) {
-    a.b_read = en::kBScalar;
-  } else if (box_n == 16 || box_n == 32 || box_n == 64) {
-    a.b_read = en::kBTma;
-    a.b_swizzle = box_n / 8 - 1;
-    a.b_cols = box_n, a.b_stride = 2 * box_n;
-    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(k)};
-    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(n) * 2};
-    const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_n), static_cast<cuuint32_t>(v.kks)};
-    const cuuint32_t estr[2] = {1, 1};
-    const CUtensorMapSwizzle sw = box_n == 16 ? CU_TENSOR_MAP_SWIZZLE_32B : box_n == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                                                                        : CU_TENSOR_MAP_SWIZZLE_128B;
-    const CUresult r = EncodeTiled()(&a.b_map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(b), dims, strides, box,
-                                     estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) {
-      std::printf("cuTensorMapEncodeTiled failed (%d) for n=%d k=%d box %d\n", static_cast<int>(r), n, k, v.kks);
-      std::exit(1);
-    }
-  } else {
-    a.b_read = en::kBLd;
+  if (sparse::engine_host::SetupB(&a, b, n, k, v.kks, v.wg) != cudaSuccess) {
+    std::printf("cannot stage B for n=%d k=%d box %d\n", n, k, v.kks);
+    std::exit(1);
   }
   l.fn = v.fn;
   l.smem = v.smem;
@@ -284,12 +211,7 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   l.grid = static_cast<int>(std::min<long long>(cap, a.total));
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
   a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
-  auto block_of = [&](long long x) { return static_cast<int>(((x + 1) * l.grid - 1) / a.total); };
-  a.slots = 1;
-  for (int rb = 0; rb < a.row_blocks; ++rb) {
-    const long long i0 = static_cast<long long>(rb) * a.kstages;
-    a.slots = std::max(a.slots, block_of(i0 + a.kstages - 1) - block_of(i0) + 1);
-  }
+  a.slots = sparse::engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
   const size_t need = static_cast<size_t>(a.row_blocks) * a.slots * v.rows * 8 * v.nt8 * 4;
   if (need > w.ws.bytes) {
     std::printf("workspace too small: %zu bytes needed\n", need);

@@ -1,0 +1,92 @@
+#ifndef SPARSE_CUDA_SPMM_STREAM_ENGINE_HOST_H_
+#define SPARSE_CUDA_SPMM_STREAM_ENGINE_HOST_H_
+// Host side of the streaming engine (stream_engine.cuh): how a launch stages B (the tensor
+// map and the wgmma descriptor), how many slots the fixup needs, and the grid. Shared by the
+// addon's family (spmm_24_engine_sm90a.cu) and the workbench (scripts/gpu/probe).
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/spmm/stream_engine.cuh"
+
+namespace sparse {
+namespace engine_host {
+
+// The driver's tensor-map encoder, through the runtime (no libcuda at link time); null when
+// the driver does not have it.
+inline PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// Fills how the kernel stages B (K x N row-major, 16-byte aligned) in stages of kks rows:
+//   wgmma formats (`wg`): N % 8 == 0; B's box is N rounded up to 16 / 32 / 64 (columns past N
+//   arrive as zeros) through a swizzled tensor copy, or N = 8 copied whole; b_desc is B's
+//   wgmma descriptor ("MN-major": N contiguous) without its start address;
+//   else: N = 16 / 32 / 64 by tensor copy, other multiples of 8 whole, others element-wise.
+// cudaErrorInvalidValue when the tensor map cannot be made.
+inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg) {
+  namespace en = cuda::engine;
+  const int box_n = wg ? (n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64) : n;
+  a->b_stride = 2 * n, a->b_swizzle = 0, a->b_cols = n, a->b_desc = 0;
+  if (wg) {
+    if (n % 8 != 0 || n > 64) return cudaErrorInvalidValue;
+    // Swizzled: 8 K-rows of 2 box_n bytes form one swizzle atom, the next 8 rows at the
+    // stride byte offset; box_n is one atom wide. N = 8: core matrices of 8 K-rows x 16
+    // bytes, the next 8 K-rows at the leading byte offset.
+    const uint64_t lbo = box_n == 8 ? 128 : 16, sbo = box_n == 8 ? 256 : 16 * box_n;
+    const uint64_t layout = box_n == 8 ? 0 : box_n == 16 ? 3 : box_n == 32 ? 2 : 1;
+    a->b_desc = (layout << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16);
+  }
+  if (n % 8 != 0) {
+    a->b_read = en::kBScalar;
+    return cudaSuccess;
+  }
+  if (box_n != 16 && box_n != 32 && box_n != 64) {
+    a->b_read = en::kBLd;
+    return cudaSuccess;
+  }
+  a->b_read = en::kBTma;
+  a->b_swizzle = box_n / 8 - 1;
+  a->b_cols = box_n, a->b_stride = 2 * box_n;
+  PFN_cuTensorMapEncodeTiled_v12000 encode = EncodeTiled();
+  if (!encode) return cudaErrorInvalidValue;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(k)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(n) * 2};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_n), static_cast<cuuint32_t>(kks)};
+  const cuuint32_t estr[2] = {1, 1};
+  const CUtensorMapSwizzle sw = box_n == 16   ? CU_TENSOR_MAP_SWIZZLE_32B
+                                : box_n == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                              : CU_TENSOR_MAP_SWIZZLE_128B;
+  const CUresult r = encode(&a->b_map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(b), dims, strides, box,
+                            estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// The most blocks of a grid of `grid` that share one row block (the fixup's slots per row
+// block), with the work cut as StreamKernel cuts it.
+inline int MaxSlots(int row_blocks, int kstages, int grid) {
+  const long long total = static_cast<long long>(row_blocks) * kstages;
+  auto block_of = [&](long long x) { return static_cast<int>(((x + 1) * grid - 1) / total); };
+  int slots = 1;
+  for (int rb = 0; rb < row_blocks; ++rb) {
+    const long long i0 = static_cast<long long>(rb) * kstages;
+    slots = std::max(slots, block_of(i0 + kstages - 1) - block_of(i0) + 1);
+  }
+  return slots;
+}
+
+}  // namespace engine_host
+}  // namespace sparse
+#endif  // SPARSE_CUDA_SPMM_STREAM_ENGINE_HOST_H_
