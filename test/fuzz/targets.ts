@@ -1388,8 +1388,8 @@ const manyArb: fc.Arbitrary<FuzzCase> = fc
 export const manyTarget: Target = {
   name: 'many',
   allocFactor: 8,
-  // About 6 s a case on a loaded 2-core machine (the tenth is read 11 times, the whole once
-  // or twice): a thousandth of the runs (100 at the default).
+  // About 4-6 s a case on a loaded 2-core machine (the tenth is read 11 times, the whole
+  // once or twice): a thousandth of the runs (100 at the default).
   share: 0.001,
   minRuns: 2,
   caseTimeMs: 180_000,
