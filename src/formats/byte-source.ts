@@ -134,6 +134,9 @@ export class FileSource implements ByteSource {
       // of 100,000 members is a few hundred thousand of them, each a system call otherwise.
       const {block, at} = await this.blockFor(position, length)
       new Uint8Array(buffer, 0, length).set(block.subarray(position - at, position - at + length))
+      // NOTE: most come from the block already read, at once (65,536 four-byte tensors a
+      // block): like reads from memory they must yield now and then (see BufferSource.read).
+      await pace()
       return buffer
     }
     await this.fill(buffer, position, length)

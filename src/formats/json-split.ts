@@ -46,10 +46,11 @@ function valueEnd(s: string, i: number): number {
     let depth = 0
     let j = i
     for (;;) {
+      // NOTE: test() and lastIndex, not exec(): exec() allocates a match array for every
+      // bracket and quote (a kilobyte per safetensors entry, and scavenges on a large header).
       STRUCT.lastIndex = j
-      const m = STRUCT.exec(s)
-      if (!m) throw new JsonSplitError(`unterminated ${c === '{' ? 'object' : 'array'} at ${i}`)
-      const k = m.index
+      if (!STRUCT.test(s)) throw new JsonSplitError(`unterminated ${c === '{' ? 'object' : 'array'} at ${i}`)
+      const k = STRUCT.lastIndex - 1
       const ch = s[k]
       if (ch === '"') {
         j = stringEnd(s, k)
@@ -61,8 +62,7 @@ function valueEnd(s: string, i: number): number {
     }
   }
   PRIMITIVE_END.lastIndex = i
-  const m = PRIMITIVE_END.exec(s)
-  const end = m ? m.index : s.length
+  const end = PRIMITIVE_END.test(s) ? PRIMITIVE_END.lastIndex - 1 : s.length
   if (end === i) throw new JsonSplitError(`expected a value at ${i}`)
   return end
 }

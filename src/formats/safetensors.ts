@@ -74,7 +74,9 @@ export class SafetensorsFile {
     const dataStart = 8 + n
     const dataSize = src.size - dataStart
     const entries: SafetensorsEntry[] = []
-    const seen = new Set<string>()
+    // The lookup by name, built as the header is read: it also finds duplicate names (one
+    // hash table for both; a header may list a million tensors).
+    const byName = new Map<string, SafetensorsEntry>()
     let metadata: Record<string, string> | undefined
     // NOTE: member by member (json-split.ts), not one JSON.parse: a header may list a million
     // tensors, and Ctrl-C must still act within ~100 ms; duplicate names are seen (and refused).
@@ -82,8 +84,7 @@ export class SafetensorsFile {
       for await (const batch of jsonObjectMembers(text)) {
         for (const [name, v] of batch) {
           if (name.length > MAX_NAME_CHARS) bad(`a tensor name of ${name.length} characters (${safeText(name, 40)}); names have at most ${MAX_NAME_CHARS}`)
-          if (seen.has(name)) bad(`tensor ${safeText(name)} appears twice in the header`)
-          seen.add(name)
+          if (byName.has(name) || (name === '__metadata__' && metadata !== undefined)) bad(`tensor ${safeText(name)} appears twice in the header`)
           if (name === '__metadata__') {
             // The format defines it as a map of strings to strings.
             if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.values(v).every((x) => typeof x === 'string')) {
@@ -92,7 +93,9 @@ export class SafetensorsFile {
             metadata = v as Record<string, string>
             continue
           }
-          entries.push(checkEntry(name, v, dataStart, dataSize, bad, label))
+          const entry = checkEntry(name, v, dataStart, dataSize, bad, label)
+          entries.push(entry)
+          byName.set(name, entry)
         }
       }
     } catch (error) {
@@ -100,12 +103,9 @@ export class SafetensorsFile {
       throw error
     }
     entries.sort((x, y) => x.begin - y.begin || x.end - y.end)
-    // The lookup by name is built here, in a loop that yields (not at the first read).
-    const byName = new Map<string, SafetensorsEntry>()
-    for (let i = 0; i < entries.length; i++) {
+    for (let i = 1; i < entries.length; i++) {
       const cur = entries[i]
-      if (i > 0 && cur.begin < entries[i - 1].end) bad(`tensors ${safeText(entries[i - 1].name)} and ${safeText(cur.name)} overlap in the data area`)
-      byName.set(cur.name, cur)
+      if (cur.begin < entries[i - 1].end) bad(`tensors ${safeText(entries[i - 1].name)} and ${safeText(cur.name)} overlap in the data area`)
       if ((i & 4095) === 4095) await pace()
     }
     return new SafetensorsFile(src, entries, metadata, byName)

@@ -85,15 +85,15 @@ export function tileStats(
   const arrayCap = Math.max(1 << 16, maxEntries)
   const empty = bitmapTileBytes(0)
   const dense = ktiles <= Math.min(1 << 22, arrayCap)
-  // Made at the first entry: a file may hold a million empty tensors.
+  // Made at the first entry (the maps too): a file may hold a million empty tensors.
   let counts = null as Uint32Array | null
-  const sparseCounts = new Map<number, number>()
+  let sparseCounts = null as Map<number, number> | null
   const touchedTiles: number[] = []
   // The 2:4 test's per-row group counts: an array up to 2^24 groups (16 MB) within the same
   // cap, a map beyond.
   const groupsInArray = Math.ceil(cols / 4) <= Math.min(1 << 24, arrayCap)
   let groupArray = null as Uint8Array | null
-  const groupMap = new Map<number, number>()
+  let groupMap = null as Map<number, number> | null
   const touchedGroups: number[] = []
   let bytes = 4 * (strips * ktiles + 1) + strips * ktiles * empty
   let twoFour = true
@@ -105,6 +105,7 @@ export function tileStats(
           counts ??= new Uint32Array(ktiles)
           if (counts[t]++ === 0) touchedTiles.push(t)
         } else {
+          sparseCounts ??= new Map()
           const c = sparseCounts.get(t) ?? 0
           if (c === 0) touchedTiles.push(t)
           sparseCounts.set(t, c + 1)
@@ -117,6 +118,7 @@ export function tileStats(
             if (groupArray[g] === 0) touchedGroups.push(g)
             n = ++groupArray[g]
           } else {
+            groupMap ??= new Map()
             n = (groupMap.get(g) ?? 0) + 1
             groupMap.set(g, n)
           }
@@ -125,14 +127,14 @@ export function tileStats(
       })
       if (groupArray) for (const g of touchedGroups) groupArray[g] = 0
       touchedGroups.length = 0
-      groupMap.clear()
+      groupMap?.clear()
     }
     for (const t of touchedTiles) {
-      bytes += bitmapTileBytes(counts ? counts[t] : sparseCounts.get(t)!) - empty
+      bytes += bitmapTileBytes(counts ? counts[t] : sparseCounts!.get(t)!) - empty
       if (counts) counts[t] = 0
     }
     touchedTiles.length = 0
-    sparseCounts.clear()
+    sparseCounts?.clear()
   }
   return {bitmapBytes: bytes, twoFour}
 }

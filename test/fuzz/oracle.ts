@@ -180,6 +180,11 @@ export function loadFactor(): number {
 /** The most the time per tensor may grow from a file to one 10x larger (linear: about 1; quadratic: 10). */
 export const MAX_PER_ITEM_GROWTH = 4
 
+/** How many times the time per item of the large run is that of the small one. */
+export function perItemGrowth(small: {n: number; run: Timed<unknown>}, large: {n: number; run: Timed<unknown>}): number {
+  return large.run.ms / large.n / (small.run.ms / small.n)
+}
+
 /**
  * Linear time and prompt interrupts: the time per item of the large run may be at most
  * MAX_PER_ITEM_GROWTH times that of the small one, and neither may stall the event loop for
@@ -187,10 +192,10 @@ export const MAX_PER_ITEM_GROWTH = 4
  * best of two (the first run warms up; a garbage collection or a busy machine can slow one
  * run, not the code).
  */
-export function scaleProblem(what: string, small: {n: number; run: Timed<unknown>}, large: {n: number; run: Timed<unknown>}): string | null {
-  const growth = large.run.ms / large.n / (small.run.ms / small.n)
+export function scaleProblem(what: string, small: {n: number; run: Timed<unknown>}, large: {n: number; run: Timed<unknown>}, smallItems = String(small.n)): string | null {
+  const growth = perItemGrowth(small, large)
   if (growth > MAX_PER_ITEM_GROWTH) {
-    return `${what}: not linear: ${large.n} items took ${large.run.ms.toFixed(0)} ms, ${small.n} took ${small.run.ms.toFixed(0)} ms (${growth.toFixed(1)}x the time per item)`
+    return `${what}: not linear: ${large.n} items took ${large.run.ms.toFixed(0)} ms, ${smallItems} took ${small.run.ms.toFixed(0)} ms (${growth.toFixed(1)}x the time per item)`
   }
   const load = loadFactor()
   for (const [n, r] of [[small.n, small.run], [large.n, large.run]] as const) {
@@ -204,6 +209,63 @@ export function scaleProblem(what: string, small: {n: number; run: Timed<unknown
 /** The better of two runs of one call: the shorter time and the shorter stall. */
 export function bestOf<T>(a: Timed<T>, b: Timed<T>): Timed<T> {
   return {...(a.ms <= b.ms ? a : b), stallMs: Math.min(a.stallMs, b.stallMs)}
+}
+
+/** An input of `n` items for linearity(): `load` puts it in place (untimed: stdin must hold it), `read` reads it whole. */
+export interface Measured<T> {
+  n: number
+  load?: () => void
+  read: () => Promise<T>
+}
+
+/** How many times linearity() reads the tenth in one timed run: as many items as the whole. */
+export const TENTH_READS = 10
+
+/**
+ * Linear time, measured: `tenth.read` (n/10 items) and `whole.read` (n items) are timed and
+ * compared by scaleProblem. The tenth is read once to warm up, then TENTH_READS times in
+ * one timed run, so that both runs handle as many items in about as much time; then the
+ * whole once. Only when that looks wrong are both timed again (best of two): a slow step in
+ * the code shows twice, a busy machine rarely. The tenth's errors are not its concern (the
+ * whole's outcome is checked by the caller). Returns what is wrong (or null), the growth of
+ * the time per item (perItemGrowth) and the whole's run.
+ *
+ * NOTE: one read of a tenth of 10^4 tensors takes ~2 ms, less than a young-generation
+ * collection's interval and a scheduler time slice: its best of two ran with no collection
+ * while the whole (40-70 ms) had 3-6 of them (8-50 ms), and on a loaded machine the whole
+ * is preempted where 2 ms are not. That alone made the time per tensor "grow" 2-10x. Ten
+ * reads of the tenth allocate as much as the whole and last as long; a quadratic step
+ * still grows 10x (10 (n/10)^2 against n^2).
+ */
+export async function linearity<T>(what: string, tenth: Measured<unknown>, whole: Measured<T>): Promise<{problem: string | null; growth: number; whole: Timed<T>}> {
+  const readTenth = async () => {
+    try {
+      await tenth.read()
+    } catch {
+      // The tenth of a file that must be refused is refused too; only its time counts here.
+    }
+  }
+  const batch = async () => {
+    for (let i = 0; i < TENTH_READS; i++) await readTenth()
+  }
+  const timeTenth = () => {
+    tenth.load?.()
+    return timed(batch)
+  }
+  const timeWhole = () => {
+    whole.load?.()
+    return timed(whole.read)
+  }
+  tenth.load?.()
+  await readTenth()
+  let small = await timeTenth()
+  let large = await timeWhole()
+  const runs = () => [{n: TENTH_READS * tenth.n, run: small}, {n: whole.n, run: large}] as const
+  const problem = () => scaleProblem(what, ...runs(), `${TENTH_READS} reads of ${tenth.n}`)
+  if (problem() === null) return {problem: null, growth: perItemGrowth(...runs()), whole: large}
+  small = bestOf(small, await timeTenth())
+  large = bestOf(large, await timeWhole())
+  return {problem: problem(), growth: perItemGrowth(...runs()), whole: large}
 }
 
 // ---------------------------------------------------------------------------------------

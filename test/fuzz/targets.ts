@@ -47,7 +47,7 @@ import type {DenseTensor, NamedCsr} from '../../src/types.js'
 import {buildManyNpz, buildManySafetensors, buildNpy, buildSafetensors, buildZip, bytesOf, concat, npyDict, safetensorsHeader, seededBytes, type Built, type ManySpec, type ZipMemberSpec} from './builders.js'
 import {applyMutations, mutationsArb, type Mutation} from './mutate.js'
 import {indexTarget, mapTarget, torchTarget} from './targets-21.js'
-import {bestOf, checkCsrResult, checkDataIsTail, checkDenseResult, checkRace, csrProblem, fail, matrixOf, type RaceOutcome, sameBytes, scaleProblem, snapshot, timed, viewBytes} from './oracle.js'
+import {checkCsrResult, checkDataIsTail, checkDenseResult, checkRace, csrProblem, fail, linearity, matrixOf, type RaceOutcome, sameBytes, snapshot, viewBytes} from './oracle.js'
 
 // ---------------------------------------------------------------------------------------
 // Cases
@@ -1388,34 +1388,29 @@ const manyArb: fc.Arbitrary<FuzzCase> = fc
 export const manyTarget: Target = {
   name: 'many',
   allocFactor: 8,
-  // About 4 s a case on a loaded 2-core machine: a thousandth of the runs (100 at the default).
+  // About 4-6 s a case on a loaded 2-core machine (the tenth is read 11 times, the whole
+  // once or twice): a thousandth of the runs (100 at the default).
   share: 0.001,
   minRuns: 2,
   caseTimeMs: 180_000,
   arbitrary: manyArb,
   async parse(c, ctx) {
     const m = (c as ManyCase).many
-    const at = (bytes: Uint8Array, stem: string) => {
-      if (!c.viaFile) {
-        setStdinForTesting(bytes)
-        return '-'
-      }
-      const p = join(ctx.tmp, `${stem}.${m.format}`)
-      writeFileSync(p, bytes)
-      return p
+    // Each from its own file, or from stdin (which load() fills before each timed run).
+    const input = (bytes: Uint8Array, stem: string) => {
+      if (!c.viaFile) return {load: () => setStdinForTesting(bytes), path: '-'}
+      const path = join(ctx.tmp, `${stem}.${m.format}`)
+      writeFileSync(path, bytes)
+      return {path}
     }
-    // The tenth twice (the first run warms up), then the whole file; the whole file again
-    // only if that looks wrong (a slow step in the code shows twice, a busy machine rarely).
-    const small = at(m.small, 'small')
-    const tenth = {n: m.nSmall, run: bestOf(await timed(() => readDenseAll(small, m.format)), await timed(() => readDenseAll(small, m.format)))}
-    const whole = at(c.bytes, 'many')
-    let large = await timed(() => readDenseAll(whole, m.format))
-    const what = `${m.format} via ${c.viaFile ? 'a file' : 'stdin'}`
-    if (scaleProblem(what, tenth, {n: m.n, run: large}) !== null) {
-      large = bestOf(large, await timed(() => readDenseAll(at(c.bytes, 'many'), m.format)))
-      const problem = scaleProblem(what, tenth, {n: m.n, run: large})
-      if (problem !== null) fail(problem)
-    }
+    const small = input(m.small, 'small')
+    const whole = input(c.bytes, 'many')
+    const {problem, whole: large} = await linearity(
+      `${m.format} via ${c.viaFile ? 'a file' : 'stdin'}`,
+      {n: m.nSmall, load: small.load, read: () => readDenseAll(small.path, m.format)},
+      {n: m.n, load: whole.load, read: () => readDenseAll(whole.path, m.format)},
+    )
+    if (problem !== null) fail(problem)
     if (large.error !== undefined) throw large.error
     return large.value
   },
