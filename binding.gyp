@@ -28,11 +28,8 @@
               "inputs": ["<(RULE_INPUT_PATH)"],
               "outputs": ["<(INTERMEDIATE_DIR)/<(RULE_INPUT_ROOT).cu.o"],
               "action": [
-                "<(cuda_home)/bin/nvcc", "-std=c++17", "-O3", "-Xcompiler", "-fPIC",
-                "-DSPARSE_WITH_CUDA=1", "-Inative",
-                "<!@(node native/scripts/cuda-archs.cjs)",
-                "--expt-relaxed-constexpr", "-lineinfo",
-                "-c", "<(RULE_INPUT_PATH)", "-o", "<@(_outputs)"
+                "node", "native/scripts/nvcc.cjs", "<(cuda_home)/bin/nvcc",
+                "<(RULE_INPUT_PATH)", "<@(_outputs)"
               ],
               "message": "nvcc <(RULE_INPUT_PATH)",
               "process_outputs_as_sources": 1

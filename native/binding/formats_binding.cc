@@ -76,6 +76,22 @@ Napi::Value Sp24FormatJs(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// sp24Staged({m, k, rowOffsets, columnIndices, values: Uint16Array, strips, steps}) ->
+// Uint8Array: the 2:4 tiles staged for the streaming engine (StageSp24Tiles in
+// common/sparse24.h) in row blocks of `strips` strips and K stages of `steps` k-steps.
+// Synchronous; pure C++.
+Napi::Value Sp24StagedJs(const Napi::CallbackInfo& info) {
+  Args a(info, "sp24Staged");
+  const Csr16Args c = ParseCsr16(a);
+  const int strips = a.Dim("strips"), steps = a.Dim("steps");
+  if (strips < 1 || strips > 64 || steps < 1 || steps > 64) a.RangeFail("strips and steps must be in [1, 64]");
+  Sp24Tiles t;
+  const std::string err = BuildSp24Tiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
+  if (!err.empty()) a.RangeFail(err);
+  const std::vector<uint8_t> staged = StageSp24Tiles(t, strips, steps);
+  return CopyToJs<Napi::Uint8Array>(info.Env(), staged.data(), staged.size());
+}
+
 // sp24ToCsr({m, k, values: Uint16Array, meta: Uint32Array}) -> {rowOffsets, columnIndices,
 // values}: the nonzeros of 2:4 tiles (zeros left out, columns ascending). Synchronous.
 Napi::Value Sp24ToCsrJs(const Napi::CallbackInfo& info) {
@@ -127,6 +143,7 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                   {{"tcFormat", TcFormatJs},
                    {"bitmapFormat", BitmapFormatJs},
                    {"sp24Format", Sp24FormatJs},
+                   {"sp24Staged", Sp24StagedJs},
                    {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs}});
 }

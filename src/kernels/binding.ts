@@ -196,6 +196,20 @@ export interface NativeKernels {
     strips: number
     ksteps: number
   }
+  /**
+   * The 2:4 tiles staged for the streaming engine (native/common/sparse24.h, StageSp24Tiles): row
+   * blocks of `strips` strips, K stages of `steps` k-steps, each stage one contiguous run of
+   * 576-byte tiles (values, then metadata); tiles past the matrix zero with metadata 0x44444444.
+   */
+  sp24Staged(args: {
+    m: number
+    k: number
+    rowOffsets: Int32Array
+    columnIndices: Int32Array
+    values: Uint16Array
+    strips: number
+    steps: number
+  }): Uint8Array
   /** The nonzeros of 2:4 tiles as CSR (zeros left out); a RangeError on metadata mma.sp rejects. */
   sp24ToCsr(args: {m: number; k: number; values: Uint16Array; meta: Uint32Array}): {
     rowOffsets: Int32Array

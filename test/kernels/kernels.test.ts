@@ -226,6 +226,34 @@ describe('kernels on CUDA against the float64 reference', function () {
       })
     }
   }
+  // The 2:4 kernel on the streaming engine (wgmma, sm_90a): listed on compute capability 9.0
+  // for N = 8..64 in steps of 8 only; forced, right at N = 8, 24 (instruction N 32, B's box
+  // wider than B) and 64, each called twice. (That one operand's counters are zero again
+  // after every launch is checked in the workbench, which launches each operand twice.)
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`SpMM ${dtype}, 2:4: the streaming engine's variant (s24e) where it can run`, async function () {
+      const {csr} = twoFourShapes()[1]
+      const nnz = csr.columnIndices.length
+      const listed = (n: number) => spmmVariants({m: csr.rows, k: csr.cols, n, nnz, dtype, structure: '2:4'}).variants.includes('s24e_w8_k256')
+      if (cudaInfo().computeCapability !== '9.0') {
+        expect(listed(16), 'only compute capability 9.0 runs sm_90a code').to.equal(false)
+        return
+      }
+      expect([1, 8, 12, 16, 24, 40, 64, 72].map(listed)).to.deep.equal([false, true, false, true, true, true, true, false])
+      for (const n of [8, 24, 64]) {
+        const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 40 + n), dtype), dtype}
+        const b = {rows: csr.cols, cols: n, dtype, data: encode(uniform(csr.cols * n, 41 + n), dtype)}
+        const ref = await spmmReference(a, b)
+        for (let rep = 0; rep < 2; rep++) {
+          const out = poisoned(dtype, csr.rows * n)
+          await spmm(a, b, {device: 'cuda', out, variant: 's24e_w8_k256'})
+          const r = compare(out, dtype, ref)
+          expect(r.nonFinite, `N=${n} run ${rep}: unwritten outputs`).to.equal(0)
+          expect(r.relativeError, `N=${n} run ${rep}`).to.be.a('number').and.at.most(TOLERANCE[dtype])
+        }
+      }
+    })
+  }
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4 matrix: the selection runs the 2:4 kernel at small N`, () => {
       const {csr, n} = twoFourShapes()[1]

@@ -97,6 +97,43 @@ describe('bitmap and 2:4 formats (built on the host)', () => {
     )
   })
 
+  for (const [m, k, strips, steps] of [
+    [45, 300, 2, 3],
+    [16, 32, 1, 1],
+    [130, 1000, 8, 8],
+  ] as const) {
+    it(`2:4 tiles staged for the streaming engine: M=${m} K=${k}, ${strips} strips x ${steps} k-steps per stage`, () => {
+      const csr = random24(m, k, 11, (r: number, g: number) => (r + g) % 3)
+      const t = addon.sp24Format({m, k, ...csr})
+      const staged = addon.sp24Staged({m, k, ...csr, strips, steps})
+      const rbs = Math.ceil(t.strips / strips)
+      const kst = Math.ceil(t.ksteps / steps)
+      expect(staged.length).to.equal(rbs * kst * strips * steps * 576)
+      const words = new DataView(staged.buffer, staged.byteOffset, staged.byteLength)
+      for (let rb = 0; rb < rbs; rb++)
+        for (let ks = 0; ks < kst; ks++)
+          for (let q = 0; q < strips; q++)
+            for (let kt = 0; kt < steps; kt++) {
+              const at = (((rb * kst + ks) * strips + q) * steps + kt) * 576
+              const strip = rb * strips + q
+              const step = ks * steps + kt
+              const inside = strip < t.strips && step < t.ksteps
+              const tile = strip * t.ksteps + step
+              for (let i = 0; i < 256; i++) expect(words.getUint16(at + 2 * i, true)).to.equal(inside ? t.values[tile * 256 + i] : 0)
+              for (let w = 0; w < 16; w++) expect(words.getUint32(at + 512 + 4 * w, true)).to.equal(inside ? t.meta[tile * 16 + w] : 0x44444444)
+            }
+    })
+  }
+
+  it('sp24Staged refuses stage shapes out of range and matrices that are not 2:4', () => {
+    const csr = random24(16, 32, 5, () => 2)
+    expect(() => addon.sp24Staged({m: 16, k: 32, ...csr, strips: 0, steps: 8})).to.throw(RangeError, /strips and steps/)
+    const rowOffsets = Int32Array.from([0, 3])
+    const columnIndices = Int32Array.from([0, 1, 2])
+    const values = Uint16Array.from([0x3c00, 0x3c00, 0x3c00])
+    expect(() => addon.sp24Staged({m: 1, k: 4, rowOffsets, columnIndices, values, strips: 1, steps: 1})).to.throw(RangeError, /not 2:4/)
+  })
+
   for (const [m, k, seed, label, keep] of [
     [16, 32, 1, 'one tile, exactly two per group', () => 2],
     [45, 300, 2, 'M and K not multiples of 16 and 32', () => 2],

@@ -38,11 +38,25 @@ describe('CUDA architectures of the build (cuda-archs.cjs)', () => {
     expect(() => archs.choose({SPARSE_CUDA_ARCHS: 'hopper'}, () => [])).to.throw(/not a compute capability/)
   })
 
-  it('binding.gyp takes its -gencode flags from the script, and the install compiles in parallel', () => {
+  it('binding.gyp compiles each .cu through nvcc.cjs (flags from cuda-archs.cjs), and the install compiles in parallel', () => {
     const gyp = readFileSync(join(ROOT, 'binding.gyp'), 'utf8')
-    expect(gyp).to.include('<!@(node native/scripts/cuda-archs.cjs)')
+    expect(gyp).to.include('"node", "native/scripts/nvcc.cjs", "<(cuda_home)/bin/nvcc"')
     expect(gyp).to.not.match(/arch=compute_\d+/)
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
     expect(pkg.scripts.install).to.match(/node-gyp rebuild (-j|--jobs) max/)
+  })
+
+  it('nvcc.cjs: files named *_sm90a.cu are built for sm_90a alone (with SPARSE_SM90A) when sm_90 is wanted, others for every architecture', () => {
+    const nvcc = require(join(ROOT, 'native', 'scripts', 'nvcc.cjs')) as {flagsFor: (input: string, archs: number[]) => string[]}
+    const wg = nvcc.flagsFor('native/cuda/spmm/spmm_24_engine_sm90a.cu', [80, 90])
+    expect(wg.join(' ')).to.include('-gencode arch=compute_90a,code=sm_90a -DSPARSE_SM90A=1')
+    expect(wg.join(' ')).to.not.include('compute_80')
+    const without = nvcc.flagsFor('native/cuda/spmm/spmm_24_engine_sm90a.cu', [80]).join(' ')
+    expect(without).to.include('arch=compute_80,code=sm_80')
+    expect(without).to.not.include('SPARSE_SM90A')
+    const plain = nvcc.flagsFor('native/cuda/spmm/spmm_24.cu', [80, 90]).join(' ')
+    expect(plain).to.include('arch=compute_80,code=sm_80')
+    expect(plain).to.include('arch=compute_90,code=sm_90')
+    expect(plain).to.not.include('90a')
   })
 })

@@ -1,0 +1,232 @@
+// The 2:4 family on the streaming engine (stream_engine.cuh, format TwoFourWg): decode-sized
+// N (8 to 64, N % 8 == 0) on Hopper, warpgroup MMA (wgmma.mma_async.sp) from a ring of bulk
+// copies, stream-K over (row block, K stage). Its prepared operand is the 2:4 tiles staged
+// once per matrix (StageSp24Tiles: one contiguous run per stage) with the fixup's workspace.
+//
+// This file is compiled for sm_90a only (native/scripts/nvcc.cjs, from the "_sm90a" in its
+// name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
+// A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
+//
+// Variants "s24e_w8_k256": 8 consumer warps (two warpgroups: 128 rows per row block), K
+// stages of 256 columns; the instruction's N is N rounded up to 8 / 16 / 32 / 64.
+// The selection rule does not pick it yet: it runs when forced (--variant, a tuned winner)
+// while its figures in the addon are measured (docs/stream-engine.md; issue 23).
+//
+// A prepared operand holds one workspace: launches on it run one at a time (stream order).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/sparse24.h"
+#include "cuda/common/device_buffer.h"
+#include "cuda/common/device_info.h"
+#include "cuda/spmm/spmm_family.h"
+#if defined(SPARSE_SM90A)
+#include "cuda/spmm/stream_engine_host.h"
+#endif
+
+namespace sparse {
+namespace engine24 {
+
+constexpr int kWarps = 8;     // consumer warps (two warpgroups)
+constexpr int kKStage = 256;  // K columns per stage
+constexpr int kRows = 16 * kWarps;
+constexpr int kMaxN = 64;
+
+// The staged 2:4 tiles, the fixup's slots (sized for the widest instruction, N = 64) and the
+// row blocks' counters (zero between launches).
+class Sp24EngineMatrix : public SpmmOperand {
+ public:
+  cudaError_t Prepare(const Sp24Tiles& t, DType dtype, cudaStream_t stream) {
+    m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype;
+    row_blocks_ = (t.strips + kWarps - 1) / kWarps;
+    kstages_ = (t.ksteps + kKStage / 32 - 1) / (kKStage / 32);
+    grid_ = static_cast<int>(std::min<long long>(SmCount(), static_cast<long long>(row_blocks_) * kstages_));
+    const std::vector<uint8_t> staged = StageSp24Tiles(t, kWarps, kKStage / 32);
+    cudaError_t e = staged_.Upload(staged.data(), staged.size(), stream);
+    if (e == cudaSuccess) e = AllocateWorkspace(stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    return e;
+  }
+  cudaError_t CopyFrom(const Sp24EngineMatrix& o, cudaStream_t stream) {
+    m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ksteps_ = o.ksteps_, dtype_ = o.dtype_;
+    row_blocks_ = o.row_blocks_, kstages_ = o.kstages_, grid_ = o.grid_;
+    cudaError_t e = CopyParts({{&staged_, &o.staged_}}, stream);
+    if (e == cudaSuccess) e = AllocateWorkspace(stream);
+    return e;
+  }
+  size_t Bytes() const override { return staged_.bytes() + ws_.bytes() + counters_.bytes(); }
+  cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
+    return CloneOperand(*this, out, stream);
+  }
+  // One block per multiprocessor (of the device it was prepared on), at most one per item;
+  // the fixup's slots are counted for this grid.
+  int Grid() const { return grid_; }
+  int Slots() const { return slots_; }
+
+  const void* staged() const { return staged_.get(); }
+  float* ws() const { return ws_.as<float>(); }
+  int* counters() const { return counters_.as<int>(); }
+  int m() const { return m_; }
+  int k() const { return k_; }
+  int strips() const { return strips_; }
+  int ksteps() const { return ksteps_; }
+  int row_blocks() const { return row_blocks_; }
+  int kstages() const { return kstages_; }
+  DType dtype() const { return dtype_; }
+
+ private:
+  cudaError_t AllocateWorkspace(cudaStream_t stream) {
+    slots_ = 1;
+#if defined(SPARSE_SM90A)
+    slots_ = engine_host::MaxSlots(row_blocks_, kstages_, Grid());
+#endif
+    cudaError_t e = ws_.Allocate(static_cast<size_t>(row_blocks_) * slots_ * kRows * kMaxN * sizeof(float));
+    if (e == cudaSuccess) e = counters_.Allocate(static_cast<size_t>(row_blocks_) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream);
+    return e;
+  }
+
+  DeviceBuffer staged_, ws_, counters_;
+  int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0, row_blocks_ = 0, kstages_ = 0, grid_ = 1, slots_ = 1;
+  DType dtype_ = DType::kF16;
+};
+
+}  // namespace engine24
+
+namespace {
+
+using engine24::kKStage;
+using engine24::kMaxN;
+using engine24::kWarps;
+using engine24::Sp24EngineMatrix;
+
+#if defined(SPARSE_SM90A)
+namespace e = cuda::engine;
+
+template <DType kType, int kNT8>
+constexpr auto KernelOf() {
+  return &e::StreamKernel<e::TwoFourWg, kType, kWarps, 1, kNT8, kKStage, 200>;
+}
+template <DType kType, int kNT8>
+using EngineOf = e::Engine<e::TwoFourWg, kType, kWarps, 1, kNT8, kKStage, 200>;
+
+struct KernelRef {
+  void (*fn)(e::Args);
+  int smem, threads;
+};
+template <DType kType, int kNT8>
+KernelRef RefOf() {
+  return KernelRef{KernelOf<kType, kNT8>(), EngineOf<kType, kNT8>::kSmemBytes, EngineOf<kType, kNT8>::kThreads};
+}
+// The kernel for a dtype and an instruction N of 8 nt8 (1, 2, 4, 8).
+KernelRef KernelFor(DType t, int nt8) {
+  const int i = nt8 == 1 ? 0 : nt8 == 2 ? 1 : nt8 == 4 ? 2 : 3;
+  static const KernelRef f16[4] = {RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(), RefOf<DType::kF16, 4>(),
+                                   RefOf<DType::kF16, 8>()};
+  static const KernelRef bf16[4] = {RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(), RefOf<DType::kBF16, 4>(),
+                                    RefOf<DType::kBF16, 8>()};
+  return t == DType::kBF16 ? bf16[i] : f16[i];
+}
+// Every kernel's shared-memory limit raised once (outside any graph capture: at prepare).
+cudaError_t RaiseSmemLimits() {
+  static const cudaError_t result = [] {
+    for (DType t : {DType::kF16, DType::kBF16})
+      for (int nt8 : {1, 2, 4, 8}) {
+        const KernelRef r = KernelFor(t, nt8);
+        const cudaError_t e = cudaFuncSetAttribute(r.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, r.smem);
+        if (e != cudaSuccess) return e;
+      }
+    return cudaSuccess;
+  }();
+  return result;
+}
+#endif
+
+// Compute capability 9.0 exactly (sm_90a code runs there only).
+bool IsSm90() {
+#if defined(SPARSE_SM90A)
+  static thread_local int device = -1, value = 0;
+  return ComputeMajor() == 9 &&
+         detail::CachedDeviceAttribute(cudaDevAttrComputeCapabilityMinor, &device, &value, -1) == 0;
+#else
+  return false;
+#endif
+}
+
+bool ParseEngineFamily(const char* name, SpmmChoice* ch) {
+  if (std::strcmp(name, "s24e_w8_k256") != 0) return false;
+  ch->Set(0);
+  return true;
+}
+std::string EngineFamilyName(const SpmmChoice&) { return "s24e_w8_k256"; }
+
+bool EngineFamilyCanRun(const SpmmProblem& p, const SpmmChoice&) {
+  return p.structure == SpmmProblem::k24 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 &&
+         p.k >= 1 && p.n >= 8 && p.n <= kMaxN && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 4) && IsSm90();
+}
+
+void EngineFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
+  SpmmChoice ch;
+  if (EngineFamilyCanRun(p, ch)) out->push_back("s24e_w8_k256");
+}
+
+cudaError_t EnginePrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
+                          std::string* why) {
+  std::vector<int> offsets, cols;
+  std::vector<uint16_t> vals;
+  cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
+  if (e != cudaSuccess) return e;
+  Sp24Tiles t;
+  const std::string err = BuildSp24Tiles(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t);
+  if (!err.empty()) {
+    if (why) *why = err;
+    return cudaErrorInvalidValue;
+  }
+#if defined(SPARSE_SM90A)
+  e = RaiseSmemLimits();
+  if (e != cudaSuccess) return e;
+#endif
+  auto a = std::make_unique<Sp24EngineMatrix>();
+  e = a->Prepare(t, p.dtype, stream);
+  if (e == cudaSuccess) *out = std::move(a);
+  return e;
+}
+
+cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int, cudaStream_t stream) {
+  if (!EngineFamilyCanRun(p, ch) || op == nullptr) return cudaErrorInvalidValue;
+#if defined(SPARSE_SM90A)
+  const Sp24EngineMatrix& a = *static_cast<const Sp24EngineMatrix*>(op);
+  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype) return cudaErrorInvalidValue;
+  e::Args args{};
+  args.a0 = a.staged(), args.a1 = nullptr, args.b = p.b, args.c = p.c;
+  args.ws = a.ws(), args.counters = a.counters();
+  args.m = p.m, args.k = p.k, args.n = p.n;
+  args.strips = a.strips(), args.ksteps = a.ksteps();
+  args.row_blocks = a.row_blocks(), args.kstages = a.kstages();
+  args.total = static_cast<long long>(a.row_blocks()) * a.kstages();
+  args.fixup = e::kFixupSlots, args.slots = a.Slots();
+  cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true);
+  if (err != cudaSuccess) return err;
+  const int nt8 = p.n <= 8 ? 1 : p.n <= 16 ? 2 : p.n <= 32 ? 4 : 8;
+  const KernelRef r = KernelFor(p.dtype, nt8);
+  r.fn<<<a.Grid(), r.threads, r.smem, stream>>>(args);
+  return cudaGetLastError();
+#else
+  (void)stream;
+  return cudaErrorInvalidValue;
+#endif
+}
+
+const SpmmFamily kSp24EngineFamily = {
+    "s24e", "s24e_w8_k256", 9, nullptr, ParseEngineFamily, EngineFamilyName, EngineFamilyCanRun,
+    EngineFamilyVariants, "2:4 tiles, staged", EnginePrepare, EngineLaunch,
+};
+
+}  // namespace
+
+SPARSE_SPMM_FAMILY(kSp24EngineFamily);
+
+}  // namespace sparse
