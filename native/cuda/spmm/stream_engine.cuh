@@ -160,6 +160,24 @@ __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char*
   return static_cast<uint32_t>(bulk);
 }
 
+// Whether StageB moves the stage's B rows [k0, k0 + kKS) by bulk copies alone (no plain
+// stores), and the bytes those copies bring.
+template <int kKS>
+__device__ __forceinline__ bool StageBBulkOnly(const Args& a, int k0) {
+  if (a.b_read == kBTma) return true;
+  if (a.b_read == kBScalar) return false;
+  return k0 + kKS <= a.k;  // kBLd: a whole stage of rows of 16-byte multiples (N % 8 == 0)
+}
+template <int kKS>
+__device__ __forceinline__ uint32_t StageBBulkBytes(const Args& a, int k0) {
+  if (a.b_read == kBTma) return static_cast<uint32_t>(kKS) * 2 * a.b_cols;
+  return static_cast<uint32_t>(min(kKS, a.k - k0)) * a.n * 2 & ~15u;
+}
+
+// Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
+__device__ __forceinline__ void GridDependencyWait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void GridDependencyLaunch() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+
 // Shared-memory offset of B's row r, 16-byte chunk j (the copy engine's swizzle for kBTma).
 __device__ __forceinline__ int BOffset(const Args& a, int r, int j) {
   const int off = r * a.b_stride + j * 16;
@@ -436,17 +454,35 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     FenceBarrierInit();
   }
   __syncthreads();
+  // The next kernel (launched with programmatic dependent launch) may start its blocks as
+  // this grid's blocks finish: its producers then fetch their weights during this tail.
+  GridDependencyLaunch();
   const long long i0 = a.total * blockIdx.x / gridDim.x, i1 = a.total * (blockIdx.x + 1) / gridDim.x;
 
   if (warp == kCW + 1) {
+    GridDependencyWait();
     Signaller(a, &fl);
     return;
   }
   if (warp == kCW) {
     // Producer.
     const uint64_t policy = EvictFirstPolicy();
+    // Launched after another kernel with programmatic dependent launch, the first stages' A
+    // (the weights: nothing the previous kernel writes) is requested before waiting for it;
+    // their B after. Not past a stage whose B needs plain stores (a ragged end).
     int s = 0;
-    for (long long i = i0; i < i1; ++i, ++s) {
+    for (long long i = i0; i < i1 && s < kStages; ++i, ++s) {
+      const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
+      if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
+      const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
+      if (lane == 0) MbarArriveExpectTx(full(s), bytes);
+      __syncwarp();
+      F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
+    }
+    GridDependencyWait();
+    for (int q = 0; q < s; ++q)
+      StageB<kKS>(a, static_cast<int>((i0 + q) % a.kstages) * kKS, smem + q * E::kStageBytes, full(q), lane, true);
+    for (long long i = i0 + s; i < i1; ++i, ++s) {
       const int slot = s % kStages;
       if (s >= kStages) MbarWait(empty(slot), ((s / kStages) & 1) ^ 1);
       const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
@@ -464,7 +500,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     return;
   }
 
-  // Consumers.
+  // Consumers: B, C, the workspace and the counters may be the previous kernel's.
+  GridDependencyWait();
   float acc[kMS][kNT8][4];
   auto zero = [&] {
 #pragma unroll

@@ -221,9 +221,17 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   return l;
 }
 
+// ENGINE_PDL=1: launched with programmatic dependent launch (the kernel's producer fetches its
+// first stages' weights while the previous kernel on the stream finishes).
 static cudaError_t Run(const Launch& l, cudaStream_t s) {
-  l.fn<<<l.grid, l.threads, l.smem, s>>>(l.args);
-  return cudaGetLastError();
+  static const bool pdl = std::getenv("ENGINE_PDL") && std::atoi(std::getenv("ENGINE_PDL")) != 0;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(l.grid), cfg.blockDim = dim3(l.threads), cfg.dynamicSmemBytes = l.smem, cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr, cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, l.fn, l.args);
 }
 
 // The variants that fit N (their n-tiles cover N, and N is not far below them).
