@@ -595,6 +595,22 @@ struct DenseRows {
 };
 
 
+// Sparse semantics with non-finite B, for the 2:4 formats: the padded zeros of a group
+// multiply B too (0 x Inf = NaN); a strip whose sums over stages [ks0, ks1) are not all finite
+// is summed again from its nonzeros alone (tiles read through `s`).
+template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
+__device__ __forceinline__ void FixSp24(const Args& a, const Sp24Args& s, int rb, int ks0, int ks1,
+                                        float (&acc)[kMS][kNT8][4]) {
+  const int warp = (threadIdx.x >> 5) / kNG, n0 = ((threadIdx.x >> 5) % kNG) * kNT8 * 8;
+  const int j0 = ks0 * (kKS / 32), j1 = min(a.ksteps, ks1 * (kKS / 32));
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms) {
+    const int strip = rb * (kCW / kNG) * kMS + warp * kMS + ms;
+    if (strip < a.strips && n0 < a.n && !WarpAllFinite<kNT8>(acc[ms]))
+      Sp24ExactSums<kType, kNT8>(s, strip, j0, j1, n0, acc[ms]);
+  }
+}
+
 // The 2:4 tiles of common/sparse24.h (values in mma.sp fragment order, metadata beside):
 // a strip's k-steps are contiguous, so a stage is two bulk copies per strip.
 struct TwoFour {
@@ -660,16 +676,10 @@ struct TwoFour {
   // NaN); a strip whose sums are not all finite is summed again from its nonzeros alone.
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
-    const int warp = (threadIdx.x >> 5) / kNG, n0 = ((threadIdx.x >> 5) % kNG) * kNT8 * 8;
-    Sp24Args s{static_cast<const uint4*>(a.a0), static_cast<const uint4*>(a.a1), a.b, a.c, a.m, a.k, a.n, a.strips,
-               a.ksteps, 1, 0};
-    const int j0 = ks0 * (kKS / 32), j1 = min(a.ksteps, ks1 * (kKS / 32));
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) {
-      const int strip = rb * (kCW / kNG) * kMS + warp * kMS + ms;
-      if (strip < a.strips && n0 < a.n && !WarpAllFinite<kNT8>(acc[ms]))
-        Sp24ExactSums<kType, kNT8>(s, strip, j0, j1, n0, acc[ms]);
-    }
+    FixSp24<kType, kCW, kMS, kNT8, kKS, kNG>(
+        a, Sp24Args{static_cast<const uint4*>(a.a0), static_cast<const uint4*>(a.a1), a.b, a.c, a.m, a.k, a.n,
+                    a.strips, a.ksteps, 1, 0},
+        rb, ks0, ks1, acc);
   }
 };
 
@@ -780,16 +790,10 @@ struct TwoFourTiled {
   // The exact sums read the staged tiles themselves (Sp24Args' stage geometry).
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
-    const int warp = (threadIdx.x >> 5) / kNG, n0 = ((threadIdx.x >> 5) % kNG) * kNT8 * 8;
-    Sp24Args s{static_cast<const uint4*>(a.a0), nullptr, a.b, a.c, a.m, a.k, a.n, a.strips, a.ksteps, 1, 0,
-               (kCW / kNG) * kMS, kKS / 32, a.kstages};
-    const int j0 = ks0 * (kKS / 32), j1 = min(a.ksteps, ks1 * (kKS / 32));
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) {
-      const int strip = rb * (kCW / kNG) * kMS + warp * kMS + ms;
-      if (strip < a.strips && n0 < a.n && !WarpAllFinite<kNT8>(acc[ms]))
-        Sp24ExactSums<kType, kNT8>(s, strip, j0, j1, n0, acc[ms]);
-    }
+    FixSp24<kType, kCW, kMS, kNT8, kKS, kNG>(a,
+                                             Sp24Args{static_cast<const uint4*>(a.a0), nullptr, a.b, a.c, a.m, a.k, a.n,
+                                                      a.strips, a.ksteps, 1, 0, (kCW / kNG) * kMS, kKS / 32, a.kstages},
+                                             rb, ks0, ks1, acc);
   }
 };
 
