@@ -14,7 +14,7 @@
 # $OUT/summary.txt, which is printed last. A word that is a task name starts the next task.
 #
 # Tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile
-# enums probe sh. Environment variables set before run.sh reach every task (e.g.
+# enums probe engine sh (engine alone needs no pack: it builds its workbench there). Environment variables set before run.sh reach every task (e.g.
 # SPARSE_SDDMM_VARIANT=simt for an A/B run; TASK_TIMEOUT=S overrides each step's limit).
 # Exit status: 0 when every task succeeded, 1 when one failed (the others still ran),
 # 2 for bad usage (unknown task, too many tasks, a missing data set), 3 when the packed
@@ -25,7 +25,7 @@ ROOT=$PWD
 GPU_DIR=${GPU_DIR:-.gpu}
 SHARED=${SHARED:-$ROOT/../shared}
 GPU_TMP=${GPU_TMP:-/tmp/sparse-gpu}
-TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe sh)
+TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine sh)
 # $OUT brings back at most 8 files: one archive per task and summary.txt.
 MAX_TASKS=7
 CARRY_LIMIT=$((64 * 1024 * 1024))
@@ -368,6 +368,49 @@ task_probe() {
   return $rc
 }
 
+# engine MODE [ARGS]: the streaming engine's workbench (scripts/gpu/probe/engine_probe.cu;
+# docs/stream-engine.md), built on the GPU machine with nvcc for sm_90a into $GPU_TMP/eb (again
+# only when its sources changed), then run. MODE: the workbench's own (check, checksmall, list,
+# time FILTER [MxK ...], timeall FILTER [MxK ...], one VARIANT M K N), or
+#   memcheck            checksmall under compute-sanitizer memcheck
+#   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
+#                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
+# NS, VARIANTS, ENGINE_FIXUP and ENGINE_PDL set before run.sh reach the workbench.
+ENGINE_MODES="check checksmall list time timeall one memcheck ncu"
+task_engine() {
+  local mode=${1:-check} eb=$GPU_TMP/eb stamp rc
+  [ $# -gt 0 ] && shift
+  case " $ENGINE_MODES " in *" $mode "*) ;; *)
+    note "  engine: unknown mode '$mode' (modes: $ENGINE_MODES)"
+    return 2
+    ;;
+  esac
+  stamp=$(cat native/cuda/spmm/*.cuh native/cuda/spmm/*.h native/common/sparse24.* scripts/gpu/probe/engine_* 2>/dev/null | md5sum | cut -c1-32)
+  if [ ! -x "$eb/engine_probe" ] || [ "$(cat "$eb/stamp" 2>/dev/null)" != "$stamp" ]; then
+    step "$(task_timeout 300)" build bash scripts/gpu/probe/engine_build.sh "$eb" || {
+      outputs build | tail -20 | sed 's/^/  /' | tee -a "$SUMMARY"
+      return 1
+    }
+    echo "$stamp" >"$eb/stamp"
+    cp "$eb/engine_probe.regs.txt" "$W/" 2>/dev/null
+  fi
+  case $mode in
+    memcheck) step "$(task_timeout 300)" memcheck compute-sanitizer --tool memcheck "$eb/engine_probe" checksmall ;;
+    ncu)
+      step "$(task_timeout 300)" ncu ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+        --section MemoryWorkloadAnalysis -k regex:StreamKernel --launch-skip 2 --launch-count 1 "$eb/engine_probe" one "$@"
+      ;;
+    *) step "$(task_timeout 300)" "$mode" "$eb/engine_probe" "$mode" "$@" ;;
+  esac
+  rc=$?
+  case $mode in
+    memcheck) outputs memcheck | grep -E 'ERROR SUMMARY|^check:|FAIL' | head -5 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
+    ncu) outputs ncu | grep -E 'Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\)|Warp Cycles Per Issued' | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
+    *) outputs "$mode" | tail -40 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
+  esac
+  return $rc
+}
+
 # sh COMMAND: any shell command, after the unpacking (node on the PATH, $W its folder).
 task_sh() {
   [ $# -gt 0 ] || { note "  sh needs a command, e.g. sh 'node bin/run.js verify ../shared/dlmc/rn50 --device cuda'"; return 2; }
@@ -408,8 +451,15 @@ run_tasks() {
   SUMMARY=$GPU_TMP/summary.txt
   : >"$SUMMARY"
 
-  setup
-  note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), packed from commit $(cat "$GPU_DIR/commit" 2>/dev/null || echo unknown), node $("$NODE" --version)"
+  # The engine's workbench needs no pack; every other task runs on the unpacked one.
+  local t packed=0
+  for t in "${names[@]}"; do [ "$t" = engine ] || packed=1; done
+  if [ $packed = 1 ]; then
+    setup
+    note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), packed from commit $(cat "$GPU_DIR/commit" 2>/dev/null || echo unknown), node $("$NODE" --version)"
+  else
+    note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), the engine's workbench (no pack)"
+  fi
   if command -v nvidia-smi >/dev/null; then
     note "GPU: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>&1 | head -1)"
   else

@@ -228,7 +228,7 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
   it('refuses bad usage with one line and exit 2 before unpacking anything; a missing pack exits 3', () => {
     const w = world()
     let r = runner(w, ['bench-everything'])
-    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe sh; here: pack)\n"])
+    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine sh; here: pack)\n"])
     r = runner(w, ['test', 'test', 'test', 'test', 'test', 'test', 'test', 'test'])
     expect(r.code).to.equal(2)
     expect(r.stderr).to.match(/^run\.sh: 8 tasks in one call, but \$OUT brings back 8 files: at most 7 tasks/)
@@ -255,5 +255,39 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(r.code).to.equal(0)
     expect(r.stdout).to.match(/^The GPU runner: packs here, runs there\. Reference: docs\/gpu-runs\.md\./)
     expect(r.stdout).to.include('bash scripts/gpu/run.sh pack [DATASET...] [-- TASK [ARGS]...]')
+  })
+
+  it('engine: builds the workbench there without a pack (again only when its sources change) and runs its modes', () => {
+    const w = world()
+    rmSync(join(w.repo, '.gpu'), {recursive: true, force: true})
+    const probe = join(w.repo, 'scripts', 'gpu', 'probe')
+    cpSync(join(ROOT, 'scripts', 'gpu', 'probe', 'engine_build.sh'), join(probe, 'engine_build.sh'))
+    write(join(probe, 'engine_probe.cu'), '// stub\n')
+    write(join(probe, 'engine_variants.cu'), '// stub\n')
+    write(join(w.repo, 'native', 'common', 'sparse24.cc'), '// stub\n')
+    // nvcc: objects are empty files; the linked workbench is a script that answers its modes.
+    const linked = '#!/usr/bin/env bash\necho "engine_probe $*" >> "$CALLS"; echo "check: 3 runs, 0 failures"\n'
+    write(
+      join(w.base, 'bin', 'nvcc'),
+      stub('nvcc', `out=""; while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+case "$out" in *engine_probe) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$out"; chmod +x "$out" ;; *) : > "$out" ;; esac`),
+      0o755,
+    )
+    const r = runner(w, ['engine', 'check', 'engine', 'timeall', 's24_f16', '11008x4096'], {NS: '8,64'})
+    expect(r.code, r.stderr + r.stdout).to.equal(0)
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.match(/the engine's workbench \(no pack\)/)
+    expect(summary).to.include('check: 3 runs, 0 failures')
+    expect(r.calls.filter((c) => c.startsWith('nvcc ') && c.includes('-DGROUP='))).to.have.length(9)
+    expect(r.calls).to.include.members(['engine_probe check', 'engine_probe timeall s24_f16 11008x4096'])
+    expect(readdirSync(w.out).sort()).to.deep.equal(['engine-2.tar.xz', 'engine.tar.xz', 'summary.txt'])
+    // Built once for both tasks; a later call with the same sources builds nothing.
+    expect(r.calls.filter((c) => c.startsWith('nvcc ') && c.includes('-o ') && c.endsWith('engine_probe -ldl |SWEEP=|'))).to.have.length(1)
+    const again = runner(w, ['engine', 'list'])
+    expect(again.code).to.equal(0)
+    expect(again.calls.filter((c) => c.startsWith('nvcc ')).length).to.equal(r.calls.filter((c) => c.startsWith('nvcc ')).length)
+    const bad = runner(w, ['engine', 'bogus'])
+    expect(bad.code).to.equal(1)
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("engine: unknown mode 'bogus'")
   })
 })
