@@ -35,12 +35,16 @@ constexpr int kKStage = 256;  // K columns per stage
 constexpr int kRows = 16 * kWarps;
 constexpr int kMaxN = 64;
 
-// The staged 2:4 tiles, the fixup's slots (sized for the widest instruction, N = 64) and the
-// row blocks' counters (zero between launches).
+// The instruction's N for a problem's N: N rounded up to 8, 16, 32 or 64.
+inline int BoxColumns(int n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+
+// The staged 2:4 tiles, the fixup's slots (sized for the instruction N of the N it was
+// prepared for: launches up to that N run) and the row blocks' counters (zero between
+// launches).
 class Sp24EngineMatrix : public SpmmOperand {
  public:
-  cudaError_t Prepare(const Sp24Tiles& t, DType dtype, cudaStream_t stream) {
-    m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype;
+  cudaError_t Prepare(const Sp24Tiles& t, DType dtype, int n, cudaStream_t stream) {
+    m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype, box_n_ = BoxColumns(n);
     row_blocks_ = (t.strips + kWarps - 1) / kWarps;
     kstages_ = (t.ksteps + kKStage / 32 - 1) / (kKStage / 32);
     grid_ = static_cast<int>(std::min<long long>(SmCount(), static_cast<long long>(row_blocks_) * kstages_));
@@ -51,7 +55,7 @@ class Sp24EngineMatrix : public SpmmOperand {
     return e;
   }
   cudaError_t CopyFrom(const Sp24EngineMatrix& o, cudaStream_t stream) {
-    m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ksteps_ = o.ksteps_, dtype_ = o.dtype_;
+    m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ksteps_ = o.ksteps_, dtype_ = o.dtype_, box_n_ = o.box_n_;
     row_blocks_ = o.row_blocks_, kstages_ = o.kstages_, grid_ = o.grid_;
     cudaError_t e = CopyParts({{&staged_, &o.staged_}}, stream);
     if (e == cudaSuccess) e = AllocateWorkspace(stream);
@@ -76,6 +80,7 @@ class Sp24EngineMatrix : public SpmmOperand {
   int row_blocks() const { return row_blocks_; }
   int kstages() const { return kstages_; }
   DType dtype() const { return dtype_; }
+  int box_n() const { return box_n_; }
 
  private:
   cudaError_t AllocateWorkspace(cudaStream_t stream) {
@@ -83,14 +88,14 @@ class Sp24EngineMatrix : public SpmmOperand {
 #if defined(SPARSE_SM90A)
     slots_ = engine_host::MaxSlots(row_blocks_, kstages_, Grid());
 #endif
-    cudaError_t e = ws_.Allocate(static_cast<size_t>(row_blocks_) * slots_ * kRows * kMaxN * sizeof(float));
+    cudaError_t e = ws_.Allocate(static_cast<size_t>(row_blocks_) * slots_ * kRows * box_n_ * sizeof(float));
     if (e == cudaSuccess) e = counters_.Allocate(static_cast<size_t>(row_blocks_) * sizeof(int));
     if (e == cudaSuccess) e = cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream);
     return e;
   }
 
   DeviceBuffer staged_, ws_, counters_;
-  int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0, row_blocks_ = 0, kstages_ = 0, grid_ = 1, slots_ = 1;
+  int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0, row_blocks_ = 0, kstages_ = 0, grid_ = 1, slots_ = 1, box_n_ = 8;
   DType dtype_ = DType::kF16;
 };
 
@@ -99,6 +104,7 @@ class Sp24EngineMatrix : public SpmmOperand {
 namespace {
 
 using engine24::kKStage;
+using engine24::BoxColumns;
 using engine24::kMaxN;
 using engine24::kWarps;
 using engine24::Sp24EngineMatrix;
@@ -190,7 +196,7 @@ cudaError_t EnginePrepare(const SpmmProblem& p, cudaStream_t stream, std::unique
   if (e != cudaSuccess) return e;
 #endif
   auto a = std::make_unique<Sp24EngineMatrix>();
-  e = a->Prepare(t, p.dtype, stream);
+  e = a->Prepare(t, p.dtype, p.n, stream);
   if (e == cudaSuccess) *out = std::move(a);
   return e;
 }
@@ -199,7 +205,7 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   if (!EngineFamilyCanRun(p, ch) || op == nullptr) return cudaErrorInvalidValue;
 #if defined(SPARSE_SM90A)
   const Sp24EngineMatrix& a = *static_cast<const Sp24EngineMatrix*>(op);
-  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype) return cudaErrorInvalidValue;
+  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype || BoxColumns(p.n) > a.box_n()) return cudaErrorInvalidValue;
   e::Args args{};
   args.a0 = a.staged(), args.a1 = nullptr, args.b = p.b, args.c = p.c;
   args.ws = a.ws(), args.counters = a.counters();
@@ -210,7 +216,7 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.fixup = e::kFixupSlots, args.slots = a.Slots();
   cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true);
   if (err != cudaSuccess) return err;
-  const int nt8 = p.n <= 8 ? 1 : p.n <= 16 ? 2 : p.n <= 32 ? 4 : 8;
+  const int nt8 = BoxColumns(p.n) / 8;
   const KernelRef r = KernelFor(p.dtype, nt8);
   r.fn<<<a.Grid(), r.threads, r.smem, stream>>>(args);
   return cudaGetLastError();
