@@ -41,109 +41,45 @@ __device__ __forceinline__ uint64_t Desc(uint64_t fixed, uint32_t smem_addr) {
 template <DType kType, int kN>
 struct WgmmaSp;
 
-template <>
-struct WgmmaSp<DType::kF16, 8> {
-  __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %11, 0;\n"
-        "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 "
-        "{%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, %8, %9, %10, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));
-  }
-};
+// One instruction per dtype and N: D's N / 2 accumulators, A's four registers, B's
+// descriptor, the metadata, selector 0, scale-d (1: accumulate), scales 1, B transposed (N
+// contiguous). The operand lists below are the only part that depends on N.
+#define SPARSE_WG_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define SPARSE_WG_D8(i) SPARSE_WG_D4(i), SPARSE_WG_D4(i + 4)
+#define SPARSE_WG_D16(i) SPARSE_WG_D8(i), SPARSE_WG_D8(i + 8)
+#define SPARSE_WG_D32(i) SPARSE_WG_D16(i), SPARSE_WG_D16(i + 16)
 
-template <>
-struct WgmmaSp<DType::kBF16, 8> {
-  __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %11, 0;\n"
-        "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16 "
-        "{%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, %8, %9, %10, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));
-  }
-};
+#define SPARSE_WG_OPERANDS_8 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, %9, %10, p, 1, 1, 1;\n}\n"
+#define SPARSE_WG_SCALE_8 "%11"
+#define SPARSE_WG_OPERANDS_16 "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, %13, %14, p, 1, 1, 1;\n}\n"
+#define SPARSE_WG_SCALE_16 "%15"
+#define SPARSE_WG_OPERANDS_32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, %21, %22, p, 1, 1, 1;\n}\n"
+#define SPARSE_WG_SCALE_32 "%23"
+#define SPARSE_WG_OPERANDS_64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, %37, %38, p, 1, 1, 1;\n}\n"
+#define SPARSE_WG_SCALE_64 "%39"
 
-template <>
-struct WgmmaSp<DType::kF16, 16> {
-  __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %15, 0;\n"
-        "wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, "
-        "{%8, %9, %10, %11}, %12, %13, %14, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));
-  }
-};
+#define SPARSE_WGMMA_SP(NN, TYPE, PTX, DOPS)                                                            \
+  template <>                                                                                         \
+  struct WgmmaSp<DType::TYPE, NN> {                                                                   \
+    __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) { \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SPARSE_WG_SCALE_##NN ", 0;\n"                     \
+                   "wgmma.mma_async.sp.sync.aligned.m64n" #NN "k32.f32." PTX "." PTX " "               \
+                   SPARSE_WG_OPERANDS_##NN                                                            \
+                   : DOPS                                                                             \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));      \
+    }                                                                                                 \
+  };
 
-template <>
-struct WgmmaSp<DType::kBF16, 16> {
-  __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %15, 0;\n"
-        "wgmma.mma_async.sp.sync.aligned.m64n16k32.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7}, "
-        "{%8, %9, %10, %11}, %12, %13, %14, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));
-  }
-};
+SPARSE_WGMMA_SP(8, kF16, "f16", SPARSE_WG_D4(0))
+SPARSE_WGMMA_SP(8, kBF16, "bf16", SPARSE_WG_D4(0))
+SPARSE_WGMMA_SP(16, kF16, "f16", SPARSE_WG_D8(0))
+SPARSE_WGMMA_SP(16, kBF16, "bf16", SPARSE_WG_D8(0))
+SPARSE_WGMMA_SP(32, kF16, "f16", SPARSE_WG_D16(0))
+SPARSE_WGMMA_SP(32, kBF16, "bf16", SPARSE_WG_D16(0))
+SPARSE_WGMMA_SP(64, kF16, "f16", SPARSE_WG_D32(0))
+SPARSE_WGMMA_SP(64, kBF16, "bf16", SPARSE_WG_D32(0))
 
-template <>
-struct WgmmaSp<DType::kF16, 32> {
-  __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %23, 0;\n"
-        "wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "{%16, %17, %18, %19}, %20, %21, %22, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));
-  }
-};
-
-template <>
-struct WgmmaSp<DType::kBF16, 32> {
-  __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %23, 0;\n"
-        "wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-        "{%16, %17, %18, %19}, %20, %21, %22, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));
-  }
-};
-
-template <>
-struct WgmmaSp<DType::kF16, 64> {
-  __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %39, 0;\n"
-        "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "{%32, %33, %34, %35}, %36, %37, %38, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));
-  }
-};
-
-template <>
-struct WgmmaSp<DType::kBF16, 64> {
-  __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %39, 0;\n"
-        "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "{%32, %33, %34, %35}, %36, %37, %38, p, 1, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));
-  }
-};
+#undef SPARSE_WGMMA_SP
 
 }  // namespace wg
 }  // namespace cuda
