@@ -112,6 +112,8 @@ struct Args {
   unsigned long long b_desc;  // wgmma formats: B's matrix descriptor without its start address
   int fixup;              // Fixup
   int slots;              // kFixupSlots: the most blocks that share one row block
+  int cluster;            // > 1: split-K in clusters of this many blocks (see StreamKernel); the
+                          // grid is row_blocks x cluster, launched with that cluster size
   CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
 };
 
@@ -283,6 +285,65 @@ __device__ __forceinline__ void StoreC(const Args& a, int rb, int ms, const floa
       }
     }
   }
+}
+
+// --- split-K in clusters: partial sums meet in distributed shared memory ----------------
+
+__device__ __forceinline__ uint32_t ClusterRank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Every thread of every block of the cluster (exited threads would never arrive).
+__device__ __forceinline__ void ClusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ float4 LoadCluster(uint32_t local, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+
+// The end of a block in split-K clusters (Args::cluster > 1): the cluster's blocks hold the
+// same row block's sums over different K ranges. Each consumer warp puts its fragments in
+// its block's shared memory (`buf`, the ring's start: every stage has been consumed), and after
+// a cluster barrier warp w of block w % cluster adds warp w's fragments of every block (read
+// through distributed shared memory) and writes C; a second barrier keeps every block's
+// shared memory alive until the reads are done. Consumer threads; the producer and the
+// signaller only take part in the two barriers.
+template <DType kType, int kCW, int kMS, int kNT8, int kNG>
+__device__ __forceinline__ void ClusterReduce(const Args& a, int rb, const float (&acc)[kMS][kNT8][4],
+                                              unsigned char* buf) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  float* f = reinterpret_cast<float*>(buf);
+  NamedBarrier(1, 32 * kCW);  // every consumer warp is done with the ring
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j)
+      reinterpret_cast<float4*>(f + ((w * kMS + ms) * kNT8 + j) * 128)[lane] =
+          make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]);
+  ClusterSync();
+  if (w % a.cluster == static_cast<int>(ClusterRank())) {
+    float g[kMS][kNT8][4] = {};
+    for (int c = 0; c < a.cluster; ++c) {
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+        for (int j = 0; j < kNT8; ++j) {
+          const float4 v = LoadCluster(SmemAddr(f + ((w * kMS + ms) * kNT8 + j) * 128 + 4 * lane), c);
+          g[ms][j][0] += v.x, g[ms][j][1] += v.y, g[ms][j][2] += v.z, g[ms][j][3] += v.w;
+        }
+    }
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, g[ms]);
+  }
+  ClusterSync();
 }
 
 // The shared state of one block's fixups (consumer threads; thread 0 writes, after a
@@ -457,11 +518,25 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
   // this grid's blocks finish: its producers then fetch their weights during this tail.
   GridDependencyLaunch();
-  const long long i0 = a.total * blockIdx.x / gridDim.x, i1 = a.total * (blockIdx.x + 1) / gridDim.x;
+  // The block's items: a stream-K range, or in split-K clusters the cluster's row block's K
+  // stages cut in `cluster` ranges (blockIdx.x % cluster is the block's rank).
+  const bool clustered = a.cluster > 1;
+  const int crb = clustered ? static_cast<int>(blockIdx.x) / a.cluster : 0;
+  long long i0 = a.total * blockIdx.x / gridDim.x, i1 = a.total * (blockIdx.x + 1) / gridDim.x;
+  if (clustered) {
+    const int r = static_cast<int>(blockIdx.x) % a.cluster;
+    i0 = static_cast<long long>(crb) * a.kstages + static_cast<long long>(a.kstages) * r / a.cluster;
+    i1 = static_cast<long long>(crb) * a.kstages + static_cast<long long>(a.kstages) * (r + 1) / a.cluster;
+  }
 
   if (warp == kCW + 1) {
     GridDependencyWait();
-    Signaller(a, &fl);
+    if (clustered) {
+      ClusterSync();
+      ClusterSync();
+    } else {
+      Signaller(a, &fl);
+    }
     return;
   }
   if (warp == kCW) {
@@ -496,6 +571,10 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
       StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
+    }
+    if (clustered) {
+      ClusterSync();
+      ClusterSync();
     }
     return;
   }
@@ -537,7 +616,12 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   if (cur >= 0) {
     const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
     F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, end, acc);
-    contribute(end - first);
+    if (!clustered) contribute(end - first);
+  }
+  if (clustered) {
+    static_assert(SlotFloats<kCW, kMS, kNT8>() * 4 <= kStages * E::kStageBytes, "the sums fit in the ring");
+    ClusterReduce<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, smem);
+    return;
   }
   Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl);
 }

@@ -212,6 +212,17 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
   a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
   a.slots = sparse::engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
+  // ENGINE_CLUSTER=C (2, 4, 8): split-K in clusters of C blocks, one row block per cluster,
+  // where row_blocks x C blocks fit in one wave; else stream-K.
+  a.cluster = 0;
+  if (const char* c = std::getenv("ENGINE_CLUSTER")) {
+    const int cl = std::atoi(c);
+    if (cl > 1 && static_cast<long long>(a.row_blocks) * cl <= cap) {
+      a.cluster = cl;
+      l.grid = a.row_blocks * cl;
+      l.cluster = cl;
+    }
+  }
   const size_t need = static_cast<size_t>(a.row_blocks) * a.slots * v.rows * 8 * v.nt8 * 4;
   if (need > w.ws.bytes) {
     std::printf("workspace too small: %zu bytes needed\n", need);
@@ -227,10 +238,18 @@ static cudaError_t Run(const Launch& l, cudaStream_t s) {
   static const bool pdl = std::getenv("ENGINE_PDL") && std::atoi(std::getenv("ENGINE_PDL")) != 0;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(l.grid), cfg.blockDim = dim3(l.threads), cfg.dynamicSmemBytes = l.smem, cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr, cfg.numAttrs = pdl ? 1 : 0;
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
+  if (pdl) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (l.cluster > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = l.cluster, attr[n].val.clusterDim.y = 1, attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
+  cfg.attrs = attr, cfg.numAttrs = n;
   return cudaLaunchKernelEx(&cfg, l.fn, l.args);
 }
 

@@ -41,7 +41,7 @@ struct Variant {
 struct Launch {
   cuda::engine::Args args{};
   KernelFn fn = nullptr;
-  int grid = 0, threads = 0, smem = 0;
+  int grid = 0, threads = 0, smem = 0, cluster = 0;
 };
 
 std::vector<Variant> Group0();
