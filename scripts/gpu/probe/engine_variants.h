@@ -13,15 +13,8 @@
 
 #include "common/dtype.h"
 #include "cuda/spmm/stream_engine.cuh"
+#include "scripts/gpu/probe/probe_util.h"
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #x); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
 
 namespace sparse {
 namespace probe {

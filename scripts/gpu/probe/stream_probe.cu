@@ -26,26 +26,10 @@
 #include "cuda/spmm/spmm_stream.cu"
 // The table of families the three files above register into, and its helpers.
 #include "cuda/spmm/spmm.cu"
+#include "scripts/gpu/probe/probe_util.h"
 
 using namespace sparse;
-
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #x); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
-
-static uint16_t ToBits(float x, DType t) {
-  if (t == DType::kF16) return __half_as_ushort(__float2half_rn(x));
-  return __bfloat16_as_ushort(__float2bfloat16_rn(x));
-}
-static double FromBits(uint16_t b, DType t) {
-  if (t == DType::kF16) return __half2float(__ushort_as_half(b));
-  return __bfloat162float(__ushort_as_bfloat16(b));
-}
+using namespace sparse::probe;
 
 struct Csr {
   int m = 0, k = 0;
@@ -118,13 +102,6 @@ static void Reference(const Csr& a, const std::vector<uint16_t>& b, int n, DType
     }
   }
 }
-
-struct DevBuf {
-  void* p = nullptr;
-  size_t bytes = 0;
-  explicit DevBuf(size_t n) : bytes(n) { CK(cudaMalloc(&p, n ? n : 1)); }
-  ~DevBuf() { cudaFree(p); }
-};
 
 // Returns the relative error (inf when a non-finite class differs or an output is unwritten).
 static double Compare(const std::vector<uint16_t>& c, int n, DType t, const std::vector<int>& rows,
@@ -289,64 +266,9 @@ static int Check() {
 // ---------------------------------------------------------------------------------------
 // Timing
 
-struct CublasLt {
-  void* h = nullptr;
-  int (*Create)(void**) = nullptr;
-  int (*GemmEx)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int, const void*,
-                void*, int, int, int, int) = nullptr;
-  void* handle = nullptr;
-  bool Load() {
-    h = dlopen("libcublas.so.13", RTLD_NOW);
-    if (!h) h = dlopen("libcublas.so", RTLD_NOW);
-    if (!h) return false;
-    Create = reinterpret_cast<int (*)(void**)>(dlsym(h, "cublasCreate_v2"));
-    GemmEx = reinterpret_cast<decltype(GemmEx)>(dlsym(h, "cublasGemmEx"));
-    return Create && GemmEx && Create(&handle) == 0;
-  }
-};
-
-// Reads a buffer larger than L2 (clean lines only: a memset would leave dirty lines whose
-// write-back lands in the next timed kernel).
-__global__ void FlushRead(const uint4* p, size_t n, unsigned* sink) {
-  uint32_t x = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const uint4 v = p[i];
-    x ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (x == 0x9e3779b9u) *sink = x;
-}
-
-struct Timer {
-  DevBuf flush{256u << 20};
-  DevBuf sink{4};
-  cudaEvent_t e0, e1;
-  Timer() {
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-  }
-  template <typename F>
-  double Median(F f, int reps = 25) {
-    std::vector<float> ts;
-    for (int i = 0; i < 3; ++i) CK(f());
-    for (int i = 0; i < reps; ++i) {
-      FlushRead<<<1056, 512>>>(static_cast<const uint4*>(flush.p), flush.bytes / 16, static_cast<unsigned*>(sink.p));
-      CK(cudaGetLastError());
-      CK(cudaEventRecord(e0, 0));
-      CK(f());
-      CK(cudaEventRecord(e1, 0));
-      CK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      ts.push_back(ms * 1000.f);
-    }
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
-  }
-};
-
 static int Time(const char* filter) {
-  CublasLt cb;
-  const bool have_cublas = cb.Load();
+  Cublas cb;
+  const bool have_cublas = cb.Load(0);
   if (!have_cublas) std::printf("cuBLAS not loaded: dense column empty\n");
   Timer timer;
   std::mt19937_64 rng(7);
@@ -382,19 +304,13 @@ static int Time(const char* filter) {
             op.n = n, op.b = db.p, op.c = dc.p;
             double dense_us = 0;
             if (have_cublas) {
-              const float one = 1.f, zero = 0.f;
-              const int ty = t == DType::kF16 ? 2 : 14;  // CUDA_R_16F, CUDA_R_16BF
-              dense_us = timer.Median([&] {
-                int st = cb.GemmEx(cb.handle, 0, 0, n, a.m, a.k, &one, db.p, ty, n, da.p, ty, a.k, &zero, dc.p, ty, n,
-                                   68, -1);
-                return st == 0 ? cudaSuccess : cudaErrorUnknown;
-              });
+              dense_us = timer.Events([&](int) { return cb.Gemm(da.p, db.p, dc.p, a.m, a.k, n, t); }, 25);
             }
-            const double auto_us = timer.Median([&] { return Run(p, "auto", op); });
+            const double auto_us = timer.Events([&](int) { return Run(p, "auto", op); }, 25);
             double best = 1e30;
             std::string best_name;
             for (const std::string& v : p.variants) {
-              const double us = timer.Median([&] { return Run(p, v, op); }, 11);
+              const double us = timer.Events([&](int) { return Run(p, v, op); }, 11);
               if (us < best) best = us, best_name = v;
             }
             const double floor_us = (p.bytes + (static_cast<double>(a.k) + a.m) * n * 2) / 4.24e6;

@@ -1,0 +1,143 @@
+// What the GPU workbenches share (engine_probe.cu, engine_variants.cu, stream_probe.cu): the
+// error check, 16-bit conversions, device buffers, cuBLAS loaded at run time (none at link
+// time), and the timer: CUDA-event medians after an L2 flush, and the CUDA-graph time per
+// launch. Host code, plus one kernel (FlushRead, internal to each object).
+#ifndef SPARSE_SCRIPTS_PROBE_UTIL_H_
+#define SPARSE_SCRIPTS_PROBE_UTIL_H_
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "common/dtype.h"
+
+#define CK(x)                                                                                   \
+  do {                                                                                          \
+    cudaError_t e_ = (x);                                                                       \
+    if (e_ != cudaSuccess) {                                                                    \
+      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #x); \
+      std::exit(1);                                                                             \
+    }                                                                                           \
+  } while (0)
+
+namespace sparse {
+namespace probe {
+
+inline uint16_t ToBits(float x, DType t) {
+  if (t == DType::kF16) return __half_as_ushort(__float2half_rn(x));
+  return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+}
+inline double FromBits(uint16_t b, DType t) {
+  if (t == DType::kF16) return __half2float(__ushort_as_half(b));
+  return __bfloat162float(__ushort_as_bfloat16(b));
+}
+
+struct DevBuf {
+  void* p = nullptr;
+  size_t bytes = 0;
+  explicit DevBuf(size_t n) : bytes(n) { CK(cudaMalloc(&p, n ? n : 16)); }
+  ~DevBuf() { cudaFree(p); }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+};
+
+// cublasGemmEx through dlopen: C[m x n] = A[m x k] * B[k x n], all row-major, fp32 compute.
+struct Cublas {
+  void* h = nullptr;
+  int (*Create)(void**) = nullptr;
+  int (*SetStream)(void*, cudaStream_t) = nullptr;
+  int (*GemmEx)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int, const void*,
+                void*, int, int, int, int) = nullptr;
+  void* handle = nullptr;
+  bool Load(cudaStream_t s) {
+    h = dlopen("libcublas.so.13", RTLD_NOW);
+    if (!h) h = dlopen("libcublas.so", RTLD_NOW);
+    if (!h) return false;
+    Create = reinterpret_cast<int (*)(void**)>(dlsym(h, "cublasCreate_v2"));
+    SetStream = reinterpret_cast<int (*)(void*, cudaStream_t)>(dlsym(h, "cublasSetStream_v2"));
+    GemmEx = reinterpret_cast<decltype(GemmEx)>(dlsym(h, "cublasGemmEx"));
+    return Create && GemmEx && SetStream && Create(&handle) == 0 && SetStream(handle, s) == 0;
+  }
+  cudaError_t Gemm(const void* a, const void* b, void* c, int m, int k, int n, DType t) {
+    const float one = 1.f, zero = 0.f;
+    const int ty = t == DType::kF16 ? 2 : 14;  // CUDA_R_16F, CUDA_R_16BF
+    return GemmEx(handle, 0, 0, n, m, k, &one, b, ty, n, a, ty, k, &zero, c, ty, n, 68, -1) == 0 ? cudaSuccess
+                                                                                                : cudaErrorUnknown;
+  }
+};
+
+// Reads a buffer larger than L2 (clean lines only: a memset would leave dirty lines whose
+// write-back lands in the next timed kernel).
+static __global__ void FlushRead(const uint4* p, size_t n, unsigned* sink) {
+  uint32_t x = 0;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint4 v = p[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0x9e3779b9u) *sink = x;
+}
+
+struct Timer {
+  cudaStream_t s;
+  DevBuf flush{256u << 20};
+  DevBuf sink{4};
+  cudaEvent_t e0, e1;
+  explicit Timer(cudaStream_t st = 0) : s(st) {
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+  }
+  // Median of CUDA-event times of f(i) (i: the rotation index), each after an L2 flush.
+  template <typename F>
+  double Events(F f, int reps = 30) {
+    std::vector<float> ts;
+    for (int i = 0; i < 3; ++i) CK(f(i));
+    for (int i = 0; i < reps; ++i) {
+      FlushRead<<<1056, 512, 0, s>>>(static_cast<const uint4*>(flush.p), flush.bytes / 16, static_cast<unsigned*>(sink.p));
+      CK(cudaGetLastError());
+      CK(cudaEventRecord(e0, s));
+      CK(f(i));
+      CK(cudaEventRecord(e1, s));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      ts.push_back(ms * 1000.f);
+    }
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+  }
+  // Time per launch of a CUDA graph of `count` launches f(0..count-1) (rotated operands:
+  // nothing stays in L2 between a copy's uses), median of 9 replays.
+  template <typename F>
+  double Graph(F f, int count) {
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < count; ++i) CK(f(i));
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    std::vector<float> ts;
+    for (int r = 0; r < 9; ++r) {
+      CK(cudaEventRecord(e0, s));
+      CK(cudaGraphLaunch(ge, s));
+      CK(cudaEventRecord(e1, s));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      ts.push_back(ms * 1000.f / count);
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+  }
+};
+
+}  // namespace probe
+}  // namespace sparse
+#endif  // SPARSE_SCRIPTS_PROBE_UTIL_H_
