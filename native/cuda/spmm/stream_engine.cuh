@@ -628,6 +628,64 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
 
 // --- formats ----------------------------------------------------------------------------
 
+// --- the mma.sync formats' k-step loops (the formats differ only in where A's fragments are)
+
+// One warp's dense k-steps of a stage: `steps` steps of 16 columns; load_a(ms, kk, af) loads
+// the A fragment of the warp's strip ms at step kk (ldmatrix).
+template <DType kType, int kMS, int kNT8, int kNG, class LoadA>
+__device__ __forceinline__ void DenseSteps(const Args& a, const unsigned char* bs, int steps, LoadA load_a,
+                                           float (&acc)[kMS][kNT8][4]) {
+  const int jn = ((threadIdx.x >> 5) % kNG) * kNT8;
+#pragma unroll 4
+  for (int kk = 0; kk < steps; ++kk) {
+    uint32_t af[kMS][4];
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) load_a(ms, kk, af[ms]);
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j) {
+      if ((jn + j) * 8 >= a.n) break;
+      uint32_t b0, b1;
+      BFrag16<kNT8>(a, bs, kk * 16, jn + j, b0, b1);
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][j], af[ms], b0, b1);
+    }
+  }
+}
+
+// Where one 2:4 tile's values (512 bytes in fragment order) and metadata (64 bytes) are.
+struct Sp24TileAt {
+  const unsigned char* values;
+  const unsigned char* meta;
+};
+
+// One warp's 2:4 k-steps of a stage: `steps` steps of 32 columns; tile(ms, kt) locates the
+// tile of the warp's strip ms at step kt.
+template <DType kType, int kMS, int kNT8, int kNG, class Tile>
+__device__ __forceinline__ void Sp24Steps(const Args& a, const unsigned char* bs, int steps, Tile tile,
+                                          float (&acc)[kMS][kNT8][4]) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int jn = ((threadIdx.x >> 5) % kNG) * kNT8;
+#pragma unroll 2
+  for (int kt = 0; kt < steps; ++kt) {
+    uint32_t af[kMS][4], e[kMS];
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) {
+      const Sp24TileAt at = tile(ms, kt);
+      const uint4 av = *reinterpret_cast<const uint4*>(at.values + 16 * lane);
+      af[ms][0] = av.x, af[ms][1] = av.y, af[ms][2] = av.z, af[ms][3] = av.w;
+      e[ms] = *reinterpret_cast<const uint32_t*>(at.meta + 4 * (g * 2 + (t & 1)));
+    }
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j) {
+      if ((jn + j) * 8 >= a.n) break;
+      uint32_t bf[4];
+      BFrag32<kNT8>(a, bs, kt * 32, jn + j, bf);
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) MmaSp16832<kType>(acc[ms][j], af[ms], bf, e[ms]);
+    }
+  }
+}
+
 // Plain dense row-major A (M x K halves), K % 16 == 0 and A 16-byte aligned: each stage holds
 // the row block's kKS columns, one bulk copy per row, rows padded by 16 bytes.
 struct DenseRows {
@@ -654,25 +712,13 @@ struct DenseRows {
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
-    const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
-    const int steps = min(kKS, a.k - ks * kKS) / 16;
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) / kNG;
     constexpr int kStride = 2 * kKS + 16;
     const uint32_t abase = SmemAddr(st) + ((warp * kMS) * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * kStride +
                            (lane >> 4) * 16;
-#pragma unroll 4
-    for (int kk = 0; kk < steps; ++kk) {
-      uint32_t af[kMS][4];
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) LdMatrixX4(abase + ms * 16 * kStride + kk * 32, af[ms]);
-#pragma unroll
-      for (int j = 0; j < kNT8; ++j) {
-        if ((jn + j) * 8 >= a.n) break;
-        uint32_t b0, b1;
-        BFrag16<kNT8>(a, bs, kk * 16, jn + j, b0, b1);
-#pragma unroll
-        for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][j], af[ms], b0, b1);
-      }
-    }
+    DenseSteps<kType, kMS, kNT8, kNG>(
+        a, bs, min(kKS, a.k - ks * kKS) / 16,
+        [&](int ms, int kk, uint32_t(&af)[4]) { LdMatrixX4(abase + ms * 16 * kStride + kk * 32, af); }, acc);
   }
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args&, int, int, int, float (&)[kMS][kNT8][4]) {}
@@ -730,31 +776,16 @@ struct TwoFour {
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
-    const int steps = min(kKS / 32, a.ksteps - ks * (kKS / 32));
-    const int strip0 = rb * (kCW / kNG) * kMS + warp * kMS;
-    if (strip0 >= a.strips) return;
-#pragma unroll 2
-    for (int kt = 0; kt < steps; ++kt) {
-      uint32_t af[kMS][4], e[kMS];
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) {
-        // A strip past the last was not staged: stale bytes whose sums are never stored.
-        const unsigned char* d = st + (warp * kMS + ms) * StripBytes<kKS>();
-        const uint4 av = *reinterpret_cast<const uint4*>(d + kt * 512 + 16 * lane);
-        af[ms][0] = av.x, af[ms][1] = av.y, af[ms][2] = av.z, af[ms][3] = av.w;
-        e[ms] = *reinterpret_cast<const uint32_t*>(d + (kKS / 32) * 512 + kt * 64 + 4 * (g * 2 + (t & 1)));
-      }
-#pragma unroll
-      for (int j = 0; j < kNT8; ++j) {
-        if ((jn + j) * 8 >= a.n) break;
-        uint32_t bf[4];
-        BFrag32<kNT8>(a, bs, kt * 32, jn + j, bf);
-#pragma unroll
-        for (int ms = 0; ms < kMS; ++ms) MmaSp16832<kType>(acc[ms][j], af[ms], bf, e[ms]);
-      }
-    }
+    const int warp = (threadIdx.x >> 5) / kNG;
+    if (rb * (kCW / kNG) * kMS + warp * kMS >= a.strips) return;
+    // A strip past the last was not staged: stale bytes whose sums are never stored.
+    Sp24Steps<kType, kMS, kNT8, kNG>(
+        a, bs, min(kKS / 32, a.ksteps - ks * (kKS / 32)),
+        [&](int ms, int kt) {
+          const unsigned char* d = st + (warp * kMS + ms) * StripBytes<kKS>();
+          return Sp24TileAt{d + kt * 512, d + (kKS / 32) * 512 + kt * 64};
+        },
+        acc);
   }
   // Sparse semantics with non-finite B: the padded zeros of a group multiply B too (0 x Inf =
   // NaN); a strip whose sums are not all finite is summed again from its nonzeros alone.
@@ -795,26 +826,17 @@ struct DenseTiled {
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
-    const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
-    const int steps = (min(kKS, a.k - ks * kKS) + 15) / 16;
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) / kNG;
     constexpr int kStride = 2 * kKS;
     const int r = (warp * kMS) * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
     const uint32_t abase = SmemAddr(st) + r * kStride;
     const int sw = r & 7, half = lane >> 4;
-#pragma unroll 4
-    for (int kk = 0; kk < steps; ++kk) {
-      uint32_t af[kMS][4];
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) LdMatrixX4(abase + ms * 16 * kStride + (((2 * kk + half) ^ sw) << 4), af[ms]);
-#pragma unroll
-      for (int j = 0; j < kNT8; ++j) {
-        if ((jn + j) * 8 >= a.n) break;
-        uint32_t b0, b1;
-        BFrag16<kNT8>(a, bs, kk * 16, jn + j, b0, b1);
-#pragma unroll
-        for (int ms = 0; ms < kMS; ++ms) Mma16816<kType>(acc[ms][j], af[ms], b0, b1);
-      }
-    }
+    DenseSteps<kType, kMS, kNT8, kNG>(
+        a, bs, (min(kKS, a.k - ks * kKS) + 15) / 16,
+        [&](int ms, int kk, uint32_t(&af)[4]) {
+          LdMatrixX4(abase + ms * 16 * kStride + (((2 * kk + half) ^ sw) << 4), af);
+        },
+        acc);
   }
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args&, int, int, int, float (&)[kMS][kNT8][4]) {}
@@ -847,29 +869,15 @@ struct TwoFourTiled {
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int warp = (threadIdx.x >> 5) / kNG, jn = ((threadIdx.x >> 5) % kNG) * kNT8;
-    const int steps = min(kKS / 32, a.ksteps - ks * (kKS / 32));
+    const int warp = (threadIdx.x >> 5) / kNG;
     if (rb * (kCW / kNG) * kMS + warp * kMS >= a.strips) return;
-#pragma unroll 2
-    for (int kt = 0; kt < steps; ++kt) {
-      uint32_t af[kMS][4], e[kMS];
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) {
-        const unsigned char* d = st + ((warp * kMS + ms) * (kKS / 32) + kt) * kSp24TileBytes;
-        const uint4 av = *reinterpret_cast<const uint4*>(d + 16 * lane);
-        af[ms][0] = av.x, af[ms][1] = av.y, af[ms][2] = av.z, af[ms][3] = av.w;
-        e[ms] = *reinterpret_cast<const uint32_t*>(d + 512 + 4 * (g * 2 + (t & 1)));
-      }
-#pragma unroll
-      for (int j = 0; j < kNT8; ++j) {
-        if ((jn + j) * 8 >= a.n) break;
-        uint32_t bf[4];
-        BFrag32<kNT8>(a, bs, kt * 32, jn + j, bf);
-#pragma unroll
-        for (int ms = 0; ms < kMS; ++ms) MmaSp16832<kType>(acc[ms][j], af[ms], bf, e[ms]);
-      }
-    }
+    Sp24Steps<kType, kMS, kNT8, kNG>(
+        a, bs, min(kKS / 32, a.ksteps - ks * (kKS / 32)),
+        [&](int ms, int kt) {
+          const unsigned char* d = st + ((warp * kMS + ms) * (kKS / 32) + kt) * kSp24TileBytes;
+          return Sp24TileAt{d, d + 512};
+        },
+        acc);
   }
   // The exact sums read the staged tiles themselves (Sp24Args' stage geometry).
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
