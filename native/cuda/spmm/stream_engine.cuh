@@ -249,9 +249,10 @@ enum Fixup : int {
   kFixupDrop = 2,   // timing experiments only: partial sums are dropped (C is wrong)
 };
 
-// The block (of gridDim.x, ranges cut as in StreamKernel) whose range holds item x.
-__device__ __forceinline__ int BlockOf(long long x, long long total) {
-  return static_cast<int>(((x + 1) * gridDim.x - 1) / total);
+// The block (of `grid`, ranges cut as in StreamKernel: block b holds [total b / grid,
+// total (b + 1) / grid)) whose range holds item x. The host counts the fixup's slots with it.
+__host__ __device__ __forceinline__ int BlockOf(long long x, long long total, int grid) {
+  return static_cast<int>(((x + 1) * grid - 1) / total);
 }
 
 // Floats of one contributor's slot: every consumer warp's fragments.
@@ -366,9 +367,9 @@ struct Slots {
 template <int kCW, int kMS, int kNT8>
 __device__ __forceinline__ Slots SlotsOf(const Args& a, int rb) {
   const long long i0 = static_cast<long long>(rb) * a.kstages;
-  const int b0 = BlockOf(i0, a.total);
+  const int b0 = BlockOf(i0, a.total, gridDim.x);
   return Slots{a.ws + static_cast<int64_t>(rb) * a.slots * SlotFloats<kCW, kMS, kNT8>(),
-               static_cast<int>(blockIdx.x) - b0, BlockOf(i0 + a.kstages - 1, a.total) - b0 + 1};
+               static_cast<int>(blockIdx.x) - b0, BlockOf(i0 + a.kstages - 1, a.total, gridDim.x) - b0 + 1};
 }
 
 // At the start of a segment of row block rb that is not all of its stages: thread 0 loads
@@ -658,23 +659,26 @@ struct Sp24TileAt {
   const unsigned char* meta;
 };
 
+// A lane's part of one 2:4 tile: its A fragment (16 bytes: the m16n8k16 / wgmma register
+// order) and its metadata word (lanes with lane % 4 in {0, 1} supply it: selector 0).
+__device__ __forceinline__ void LoadSp24Fragment(const Sp24TileAt& at, uint32_t (&af)[4], uint32_t& e) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const uint4 av = *reinterpret_cast<const uint4*>(at.values + 16 * lane);
+  af[0] = av.x, af[1] = av.y, af[2] = av.z, af[3] = av.w;
+  e = *reinterpret_cast<const uint32_t*>(at.meta + 4 * (g * 2 + (t & 1)));
+}
+
 // One warp's 2:4 k-steps of a stage: `steps` steps of 32 columns; tile(ms, kt) locates the
 // tile of the warp's strip ms at step kt.
 template <DType kType, int kMS, int kNT8, int kNG, class Tile>
 __device__ __forceinline__ void Sp24Steps(const Args& a, const unsigned char* bs, int steps, Tile tile,
                                           float (&acc)[kMS][kNT8][4]) {
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int jn = ((threadIdx.x >> 5) % kNG) * kNT8;
 #pragma unroll 2
   for (int kt = 0; kt < steps; ++kt) {
     uint32_t af[kMS][4], e[kMS];
 #pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) {
-      const Sp24TileAt at = tile(ms, kt);
-      const uint4 av = *reinterpret_cast<const uint4*>(at.values + 16 * lane);
-      af[ms][0] = av.x, af[ms][1] = av.y, af[ms][2] = av.z, af[ms][3] = av.w;
-      e[ms] = *reinterpret_cast<const uint32_t*>(at.meta + 4 * (g * 2 + (t & 1)));
-    }
+    for (int ms = 0; ms < kMS; ++ms) LoadSp24Fragment(tile(ms, kt), af[ms], e[ms]);
 #pragma unroll
     for (int j = 0; j < kNT8; ++j) {
       if ((jn + j) * 8 >= a.n) break;
@@ -798,6 +802,18 @@ struct TwoFour {
   }
 };
 
+// The copies of one stage of a tiled format: the stage is one contiguous run of kBytes at
+// (rb kstages + ks) kBytes of the format's array, moved by up to four lanes in equal parts.
+template <int kBytes>
+__device__ __forceinline__ void IssueStageRun(const Args& a, int rb, int ks, unsigned char* st, uint32_t bar, int lane,
+                                              uint64_t policy) {
+  constexpr int kParts = kBytes % 4 == 0 && kBytes >= 32768 ? 4 : kBytes % 2 == 0 && kBytes >= 16384 ? 2 : 1;
+  static_assert((kBytes / kParts) % 16 == 0, "copies of whole 16-byte units");
+  const unsigned char* src = static_cast<const unsigned char*>(a.a0) + (static_cast<int64_t>(rb) * a.kstages + ks) * kBytes;
+  if (lane < kParts)
+    BulkCopyHint(SmemAddr(st + lane * (kBytes / kParts)), src + lane * (kBytes / kParts), kBytes / kParts, bar, policy);
+}
+
 // Tiled formats: the host lays a row block's stage out as one contiguous run, so the producer
 // moves a stage with a few large copies whatever the row block's shape.
 
@@ -817,11 +833,7 @@ struct DenseTiled {
   template <int kStrips, int kKS>
   __device__ static void Issue(const Args& a, int rb, int ks, unsigned char* st, uint32_t bar, int lane,
                                uint64_t policy) {
-    constexpr int kBytes = StageABytes<kStrips, kKS>();
-    constexpr int kParts = kBytes >= 32768 ? 4 : kBytes >= 16384 ? 2 : 1;
-    const unsigned char* src = static_cast<const unsigned char*>(a.a0) + (static_cast<int64_t>(rb) * a.kstages + ks) * kBytes;
-    if (lane < kParts)
-      BulkCopyHint(SmemAddr(st + lane * (kBytes / kParts)), src + lane * (kBytes / kParts), kBytes / kParts, bar, policy);
+    IssueStageRun<StageABytes<kStrips, kKS>()>(a, rb, ks, st, bar, lane, policy);
   }
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
@@ -859,12 +871,7 @@ struct TwoFourTiled {
   template <int kStrips, int kKS>
   __device__ static void Issue(const Args& a, int rb, int ks, unsigned char* st, uint32_t bar, int lane,
                                uint64_t policy) {
-    constexpr int kBytes = StageABytes<kStrips, kKS>();
-    constexpr int kParts = kBytes % 4 == 0 && kBytes >= 32768 ? 4 : kBytes % 2 == 0 && kBytes >= 16384 ? 2 : 1;
-    static_assert((kBytes / kParts) % 16 == 0, "copies of whole 16-byte units");
-    const unsigned char* src = static_cast<const unsigned char*>(a.a0) + (static_cast<int64_t>(rb) * a.kstages + ks) * kBytes;
-    if (lane < kParts)
-      BulkCopyHint(SmemAddr(st + lane * (kBytes / kParts)), src + lane * (kBytes / kParts), kBytes / kParts, bar, policy);
+    IssueStageRun<StageABytes<kStrips, kKS>()>(a, rb, ks, st, bar, lane, policy);
   }
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
@@ -902,7 +909,6 @@ struct TwoFourWg : TwoFourTiled {
                                  float (&acc)[kMS][kNT8][4]) {
     static_assert(kNG == 1 && kCW % 4 == 0, "whole warpgroups, no n-split");
     constexpr int kSteps = kKS / 32;
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int warp = threadIdx.x >> 5;
     // Every k-step of the stage, every strip: the tiled stream pads a row block's last strips
     // and a stage's k-steps past K with zero tiles (B's rows past K arrive as zeros), and a
@@ -913,9 +919,7 @@ struct TwoFourWg : TwoFourTiled {
 #pragma unroll
       for (int kt = 0; kt < kSteps; ++kt) {
         const unsigned char* d = st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes;
-        const uint4 av = *reinterpret_cast<const uint4*>(d + 16 * lane);
-        af[ms][kt][0] = av.x, af[ms][kt][1] = av.y, af[ms][kt][2] = av.z, af[ms][kt][3] = av.w;
-        e[ms][kt] = *reinterpret_cast<const uint32_t*>(d + 512 + 4 * (g * 2 + (t & 1)));
+        LoadSp24Fragment(Sp24TileAt{d, d + 512}, af[ms][kt], e[ms][kt]);
       }
     const uint32_t b0 = SmemAddr(bs);
 #pragma unroll

@@ -78,11 +78,11 @@ inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, in
 // block), with the work cut as StreamKernel cuts it.
 inline int MaxSlots(int row_blocks, int kstages, int grid) {
   const long long total = static_cast<long long>(row_blocks) * kstages;
-  auto block_of = [&](long long x) { return static_cast<int>(((x + 1) * grid - 1) / total); };
   int slots = 1;
   for (int rb = 0; rb < row_blocks; ++rb) {
     const long long i0 = static_cast<long long>(rb) * kstages;
-    slots = std::max(slots, block_of(i0 + kstages - 1) - block_of(i0) + 1);
+    slots = std::max(slots, cuda::engine::BlockOf(i0 + kstages - 1, total, grid) -
+                                cuda::engine::BlockOf(i0, total, grid) + 1);
   }
   return slots;
 }
