@@ -23,6 +23,7 @@
 #include "cuda/common/device_buffer.h"
 #include "cuda/common/device_info.h"
 #include "cuda/spmm/spmm_family.h"
+#include "cuda/spmm/spmm_stream.h"
 #if defined(SPARSE_SM90A)
 #include "cuda/spmm/stream_engine_host.h"
 #endif
@@ -43,7 +44,8 @@ inline int BoxColumns(int n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 :
 // launches).
 class Sp24EngineMatrix : public SpmmOperand {
  public:
-  cudaError_t Prepare(const Sp24Tiles& t, DType dtype, int n, cudaStream_t stream) {
+  // For launches up to N = n (PrepareStreamOperand's Upload).
+  cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream, int n) {
     m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype, box_n_ = BoxColumns(n);
     row_blocks_ = (t.strips + kWarps - 1) / kWarps;
     kstages_ = (t.ksteps + kKStage / 32 - 1) / (kKStage / 32);
@@ -181,24 +183,11 @@ void EngineFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 
 cudaError_t EnginePrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
                           std::string* why) {
-  std::vector<int> offsets, cols;
-  std::vector<uint16_t> vals;
-  cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
-  if (e != cudaSuccess) return e;
-  Sp24Tiles t;
-  const std::string err = BuildSp24Tiles(p.m, p.k, offsets.data(), cols.data(), vals.data(), &t);
-  if (!err.empty()) {
-    if (why) *why = err;
-    return cudaErrorInvalidValue;
-  }
 #if defined(SPARSE_SM90A)
-  e = RaiseSmemLimits();
+  const cudaError_t e = RaiseSmemLimits();
   if (e != cudaSuccess) return e;
 #endif
-  auto a = std::make_unique<Sp24EngineMatrix>();
-  e = a->Prepare(t, p.dtype, p.n, stream);
-  if (e == cudaSuccess) *out = std::move(a);
-  return e;
+  return PrepareStreamOperand<Sp24EngineMatrix>(p, stream, BuildSp24Tiles, out, why, p.n);
 }
 
 cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int, cudaStream_t stream) {

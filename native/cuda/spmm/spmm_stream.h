@@ -105,11 +105,12 @@ inline StreamOperands StreamOperandsOf(const SpmmProblem& p) {
 bool ParseStreamFamily(const char* prefix, const char* name, SpmmChoice* ch);
 // The prepared operand of a streaming family: p's CSR downloaded, tiled on the host by
 // `build` (BuildBitmapTiles, BuildSp24Tiles; its message in *why when the matrix does not fit)
-// and uploaded as a Matrix (BitmapMatrix, Sp24Matrix). Synchronous.
-template <typename Matrix, typename Tiles>
+// and uploaded as a Matrix (BitmapMatrix, Sp24Matrix, the engine's Sp24EngineMatrix) by
+// Matrix::Upload(tiles, dtype, stream, extra...). Synchronous.
+template <typename Matrix, typename Tiles, typename... Extra>
 cudaError_t PrepareStreamOperand(const SpmmProblem& p, cudaStream_t stream,
                                  std::string (*build)(int, int, const int*, const int*, const uint16_t*, Tiles*),
-                                 std::unique_ptr<SpmmOperand>* out, std::string* why) {
+                                 std::unique_ptr<SpmmOperand>* out, std::string* why, Extra... extra) {
   std::vector<int> offsets, cols;
   std::vector<uint16_t> vals;
   cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
@@ -121,7 +122,7 @@ cudaError_t PrepareStreamOperand(const SpmmProblem& p, cudaStream_t stream,
     return cudaErrorInvalidValue;
   }
   auto a = std::make_unique<Matrix>();
-  e = a->Upload(t, p.dtype, stream);
+  e = a->Upload(t, p.dtype, stream, extra...);
   if (e == cudaSuccess) *out = std::move(a);
   return e;
 }
