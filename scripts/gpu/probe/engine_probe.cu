@@ -78,23 +78,10 @@ static void Reference(const std::vector<uint16_t>& a, const std::vector<uint16_t
 }
 
 static double Compare(const std::vector<uint16_t>& c, const std::vector<double>& ref, DType t, int* bad) {
-  double num = 0, den = 0;
-  *bad = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double r = ref[i], o = FromBits(c[i], t);
-    if (!std::isfinite(r)) {
-      const bool same = (std::isnan(r) && std::isnan(o)) || (std::isinf(r) && std::isinf(o) && (r > 0) == (o > 0));
-      if (!same) ++*bad;
-      continue;
-    }
-    if (!std::isfinite(o)) {
-      if (std::fabs(r) < (t == DType::kF16 ? 65000.0 : 3e38)) ++*bad;
-      continue;
-    }
-    num += (o - r) * (o - r);
-    den += r * r;
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  ErrorSum e;
+  for (size_t i = 0; i < ref.size(); ++i) e.Add(ref[i], FromBits(c[i], t), t);
+  *bad = e.bad;
+  return e.Relative();
 }
 
 // The operand of one format on the device (tiled formats: laid out for the variant's row

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,28 @@ inline double FromBits(uint16_t b, DType t) {
   if (t == DType::kF16) return __half2float(__ushort_as_half(b));
   return __bfloat162float(__ushort_as_bfloat16(b));
 }
+
+// The relative error of an output against a float64 reference, element by element: a
+// non-finite reference must be matched in class (NaN, or Inf of the same sign); a non-finite
+// output counts as bad unless the reference is past the output type's range (rounds to Inf).
+struct ErrorSum {
+  double num = 0, den = 0;
+  int bad = 0;
+  void Add(double r, double o, DType t) {
+    if (!std::isfinite(r)) {
+      const bool same = (std::isnan(r) && std::isnan(o)) || (std::isinf(r) && std::isinf(o) && (r > 0) == (o > 0));
+      if (!same) ++bad;
+      return;
+    }
+    if (!std::isfinite(o)) {
+      if (std::fabs(r) < (t == DType::kF16 ? 65000.0 : 3e38)) ++bad;
+      return;
+    }
+    num += (o - r) * (o - r);
+    den += r * r;
+  }
+  double Relative() const { return den > 0 ? std::sqrt(num / den) : std::sqrt(num); }
+};
 
 struct DevBuf {
   void* p = nullptr;

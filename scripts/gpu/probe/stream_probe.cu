@@ -106,26 +106,11 @@ static void Reference(const Csr& a, const std::vector<uint16_t>& b, int n, DType
 // Returns the relative error (inf when a non-finite class differs or an output is unwritten).
 static double Compare(const std::vector<uint16_t>& c, int n, DType t, const std::vector<int>& rows,
                       const std::vector<double>& ref, int* bad) {
-  double num = 0, den = 0;
-  *bad = 0;
+  ErrorSum e;
   for (size_t i = 0; i < rows.size(); ++i)
-    for (int j = 0; j < n; ++j) {
-      const double r = ref[i * n + j];
-      const double o = FromBits(c[static_cast<size_t>(rows[i]) * n + j], t);
-      if (!std::isfinite(r)) {
-        const bool same = (std::isnan(r) && std::isnan(o)) || (std::isinf(r) && std::isinf(o) && (r > 0) == (o > 0));
-        if (!same) ++*bad;
-        continue;
-      }
-      if (!std::isfinite(o)) {
-        // A finite reference past the output type's range rounds to Inf legitimately.
-        if (std::fabs(r) < (t == DType::kF16 ? 65000.0 : 3e38)) ++*bad;
-        continue;
-      }
-      num += (o - r) * (o - r);
-      den += r * r;
-    }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    for (int j = 0; j < n; ++j) e.Add(ref[i * n + j], FromBits(c[static_cast<size_t>(rows[i]) * n + j], t), t);
+  *bad = e.bad;
+  return e.Relative();
 }
 
 enum class Kind { kBitmap, k24 };
