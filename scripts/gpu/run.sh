@@ -371,12 +371,12 @@ task_probe() {
 # engine MODE [ARGS]: the streaming engine's workbench (scripts/gpu/probe/engine_probe.cu;
 # docs/stream-engine.md), built on the GPU machine with nvcc for sm_90a into $GPU_TMP/eb (again
 # only when its sources changed), then run. MODE: the workbench's own (check, checksmall, list,
-# time FILTER [MxK ...], timeall FILTER [MxK ...], one VARIANT M K N), or
+# time FILTER [MxK ...], timeall FILTER [MxK ...], one|trace VARIANT M K N), or
 #   memcheck            checksmall under compute-sanitizer memcheck
 #   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
 #                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
 # NS, VARIANTS, ENGINE_FIXUP and ENGINE_PDL set before run.sh reach the workbench.
-ENGINE_MODES="check checksmall list time timeall one memcheck ncu"
+ENGINE_MODES="check checksmall list time timeall one trace memcheck ncu"
 task_engine() {
   local mode=${1:-check} eb=$GPU_TMP/eb stamp rc
   [ $# -gt 0 ] && shift

@@ -115,6 +115,8 @@ struct Args {
   int cluster;            // > 1: split-K in clusters of this many blocks (see StreamKernel); the
                           // grid is row_blocks x cluster, launched with that cluster size
   CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
+  // The workbench's trace (null elsewhere): per block kTraceWords stamps, see Trace.
+  unsigned long long* trace;
 };
 
 template <int kKS, int kNT8>
@@ -177,6 +179,21 @@ __device__ __forceinline__ uint32_t StageBBulkBytes(const Args& a, int k0) {
 }
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
+// Where a block's time goes (the workbench's `trace` mode): per block the global timer (ns,
+// comparable across SMs) at entry and at the end, and the SM clock (cycles, finer) at entry,
+// at the first stage's arrival, after the last stage and at the end. One uniform branch per
+// stamp when `trace` is null.
+constexpr int kTraceWords = 6;
+__device__ __forceinline__ void Trace(const Args& a, int i) {
+  if (a.trace == nullptr) return;
+  unsigned long long t;
+  if (i >= 4) {
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  } else {
+    t = clock64();
+  }
+  a.trace[blockIdx.x * kTraceWords + i] = t;
+}
 __device__ __forceinline__ void GridDependencyWait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void GridDependencyLaunch() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 
@@ -516,6 +533,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     FenceBarrierInit();
   }
   __syncthreads();
+  if (threadIdx.x == 0) Trace(a, 4), Trace(a, 0);
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
   // this grid's blocks finish: its producers then fetch their weights during this tail.
   GridDependencyLaunch();
@@ -609,11 +627,13 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     }
     const int slot = s % kStages;
     MbarWait(full(slot), (s / kStages) & 1);
+    if (s == 0 && threadIdx.x == 0) Trace(a, 1);
     const unsigned char* st = smem + slot * E::kStageBytes;
     F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, ks, st + E::kBBytes, st, acc);
     __syncwarp();
     if (lane == 0) MbarArrive(empty(slot));
   }
+  if (threadIdx.x == 0) Trace(a, 2);
   if (cur >= 0) {
     const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
     F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, end, acc);
@@ -622,9 +642,10 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   if (clustered) {
     static_assert(SlotFloats<kCW, kMS, kNT8>() * 4 <= kStages * E::kStageBytes, "the sums fit in the ring");
     ClusterReduce<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, smem);
-    return;
+  } else {
+    Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl);
   }
-  Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl);
+  if (threadIdx.x == 0) Trace(a, 3), Trace(a, 5);
 }
 
 // --- formats ----------------------------------------------------------------------------

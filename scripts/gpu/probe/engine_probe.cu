@@ -6,6 +6,7 @@
 //   engine_probe check | checksmall    (checksmall: the small cases, for compute-sanitizer)
 //   engine_probe time FILTER [shapes...]      FILTER: a variant-name prefix (dense, s24, ...)
 //   engine_probe one VARIANT M K N            a few launches of one variant (Nsight Compute)
+//   engine_probe trace VARIANT M K N          where one launch's time goes, block by block
 #include "scripts/gpu/probe/engine_variants.h"
 
 #include <cudaTypedefs.h>
@@ -423,6 +424,80 @@ static int One(const char* name, int m, int k, int n) {
   return 2;
 }
 
+// An empty kernel launched like a variant: the floor of an event-timed launch of that size.
+static __global__ void EmptyKernel(sparse::cuda::engine::Args) {}
+
+// Where one launch's time goes: per block (the kernel's Trace stamps, the launch after an L2
+// flush) the wait from the grid's first entry to the block's entry, from entry to its first
+// stage, the stream, and the fixup; the grid's span; and the events time of the same launch
+// beside an empty kernel launched with the same grid, threads and shared memory.
+static int TraceOne(const char* name, int m, int k, int n) {
+  for (const Variant& v : AllVariants()) {
+    if (std::strcmp(v.name, name) != 0) continue;
+    std::mt19937_64 rng(3);
+    std::vector<uint16_t> a = RandomA(m, k, v.two_four, false, v.type, rng);
+    std::unique_ptr<Operand> op(Build(a, m, k, v));
+    Workspace w;
+    DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
+    CK(cudaMemset(db.p, 0x3c, db.bytes));
+    Launch l = MakeLaunch(v, *op, db.p, dc.p, m, k, n, w);
+    DevBuf tr(static_cast<size_t>(l.grid) * sparse::cuda::engine::kTraceWords * 8);
+    l.args.trace = static_cast<unsigned long long*>(tr.p);
+    Timer timer;
+    const double ev = timer.Events([&](int) { return Run(l, 0); }, 9);
+    Launch empty = l;
+    empty.fn = EmptyKernel;
+    CK(cudaFuncSetAttribute(EmptyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem));
+    const double ev_empty = timer.Events([&](int) { return Run(empty, 0); }, 9);
+    Launch empty0 = empty;
+    empty0.smem = 0;
+    const double ev_empty0 = timer.Events([&](int) { return Run(empty0, 0); }, 9);
+    std::vector<unsigned long long> t(static_cast<size_t>(l.grid) * sparse::cuda::engine::kTraceWords);
+    CK(cudaMemcpy(t.data(), tr.p, t.size() * 8, cudaMemcpyDeviceToHost));  // the last launch's
+    int clock_khz = 0;
+    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+    const double us_per_cycle = 1e3 / clock_khz;
+    unsigned long long g0 = ~0ull, g1 = 0;
+    for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * 6 + 4]), g1 = std::max(g1, t[b * 6 + 5]);
+    std::vector<double> wait, first, stream, fix, span;
+    for (int b = 0; b < l.grid; ++b) {
+      const unsigned long long* x = &t[b * 6];
+      wait.push_back((x[4] - g0) * 1e-3);
+      first.push_back((x[1] - x[0]) * us_per_cycle);
+      stream.push_back((x[2] - x[1]) * us_per_cycle);
+      fix.push_back((x[3] - x[2]) * us_per_cycle);
+      span.push_back((x[5] - x[4]) * 1e-3);
+    }
+    auto row = [](const char* what, std::vector<double> x) {
+      std::sort(x.begin(), x.end());
+      std::printf("  %-22s min %6.2f  median %6.2f  max %6.2f us\n", what, x.front(), x[x.size() / 2], x.back());
+    };
+    std::printf("trace: %s %dx%d n=%d grid %d cluster %d smem %d, %lld items (%d row blocks x %d stages)\n", name, m,
+                k, n, l.grid, l.cluster, l.smem, l.args.total, l.args.row_blocks, l.args.kstages);
+    std::printf("  events %.2f us; empty kernel alike %.2f us (no shared memory: %.2f us); grid span %.2f us\n", ev,
+                ev_empty, ev_empty0, (g1 - g0) * 1e-3);
+    if (l.cluster > 1) {
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(l.grid), cfg.blockDim = dim3(l.threads), cfg.dynamicSmemBytes = l.smem;
+      cudaLaunchAttribute at;
+      at.id = cudaLaunchAttributeClusterDimension;
+      at.val.clusterDim.x = l.cluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+      cfg.attrs = &at, cfg.numAttrs = 1;
+      int clusters = 0;
+      CK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(l.fn), &cfg));
+      std::printf("  clusters of %d: %d launched, at most %d resident at once\n", l.cluster, l.grid / l.cluster, clusters);
+    }
+    row("entry after the first", wait);
+    row("entry -> first stage", first);
+    row("first -> last stage", stream);
+    row("fixup and C", fix);
+    row("block span", span);
+    return 0;
+  }
+  std::printf("no variant %s\n", name);
+  return 2;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
   if (mode == "list") {
@@ -451,7 +526,8 @@ int main(int argc, char** argv) {
     }
     return Time(argc > 2 ? argv[2] : "all", shapes, ns, mode == "timeall");
   }
+  if (mode == "trace" && argc > 5) return TraceOne(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
   if (mode == "one" && argc > 5) return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
-  std::printf("usage: engine_probe check | list | time[all] FILTER [MxK ...] (NS=8,16) | one VARIANT M K N\n");
+  std::printf("usage: engine_probe check | list | time[all] FILTER [MxK ...] (NS=8,16) | one|trace VARIANT M K N\n");
   return 2;
 }
