@@ -1,0 +1,72 @@
+#ifndef SPARSE_CUDA_GEMM_GEMM_ENGINE_HOST_H_
+#define SPARSE_CUDA_GEMM_GEMM_ENGINE_HOST_H_
+// Host side of the dense GEMM engine (gemm_engine.cuh): which shapes it takes, the tensor
+// maps of one launch, and the launch itself.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/gemm/gemm_engine.cuh"
+#include "cuda/spmm/stream_engine_host.h"
+
+namespace sparse {
+namespace gemm_host {
+
+// The engine's shape limits: N and K multiples of 8 (a tensor map's row stride is a multiple
+// of 16 bytes), K >= 8, any M >= 1, sizes that fit a tensor map's 32-bit box coordinates;
+// A, B and C 16-byte aligned.
+inline bool CanImplement(int m, int n, int k, const void* a, const void* b, const void* c) {
+  const auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
+  return m >= 1 && n >= 8 && k >= 8 && n % 8 == 0 && k % 8 == 0 && aligned(a) && aligned(b) && aligned(c);
+}
+
+// A 2-D tensor map over 16-bit elements: `inner` x `outer` elements, rows of `inner`
+// contiguous, box box_inner x box_outer, 128-byte swizzle; reads past the edges give zeros.
+inline cudaError_t Map2d(CUtensorMap* map, const void* base, int inner, int outer, int box_inner, int box_outer) {
+  PFN_cuTensorMapEncodeTiled_v12000 encode = engine_host::EncodeTiled();
+  if (!encode) return cudaErrorInvalidValue;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(inner) * 2};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner), static_cast<cuuint32_t>(box_outer)};
+  const cuuint32_t estr[2] = {1, 1};
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(base), dims, strides, box, estr,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// Fills the launch of C = A B (A: M x K row-major, B: K x N row-major, C: M x N row-major, all
+// on the device) for tiles of 128 x n_tile; `group`: row blocks per raster group.
+inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
+                              int n_tile, int group) {
+  namespace g = cuda::gemm;
+  if (!CanImplement(m, n, k, a, b, c) || group < 1) return cudaErrorInvalidValue;
+  p->c = c, p->m = m, p->n = n, p->k = k, p->group = group;
+  p->m_blocks = (m + g::kMTile - 1) / g::kMTile;
+  p->n_blocks = (n + n_tile - 1) / n_tile;
+  p->k_blocks = (k + g::kKTile - 1) / g::kKTile;
+  cudaError_t e = Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
+  if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile);
+  return e;
+}
+
+// Sets the kernel's shared-memory limit (once per instance) and launches it on `grid`
+// blocks (<= 0: one per SM, at most one per tile).
+template <DType kType, int kNTile, int kStages>
+cudaError_t Launch(const cuda::gemm::Params& p, int sms, int grid, cudaStream_t s) {
+  using L = cuda::gemm::Layout<kNTile, kStages>;
+  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages>;
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
+  if (attr != cudaSuccess) return attr;
+  const int tiles = p.m_blocks * p.n_blocks;
+  if (grid <= 0) grid = sms;
+  if (grid > tiles) grid = tiles;
+  kernel<<<grid, cuda::gemm::kThreads, L::kSmemBytes, s>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace gemm_host
+}  // namespace sparse
+#endif  // SPARSE_CUDA_GEMM_GEMM_ENGINE_HOST_H_

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the dense GEMM workbench (gemm_probe.cu) with nvcc for sm_90a (wgmma, setmaxnreg).
+# Run from anywhere, here or on the GPU machine:
+#   bash scripts/gpu/probe/gemm_build.sh [OUT_DIR]   (default .gpu)
+# Writes OUT_DIR/gemm_probe, OUT_DIR/gemm_probe.regs.txt (registers and spills per kernel)
+# and OUT_DIR/gemm_probe.ptxas.txt (ptxas's full report).
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+out=${1:-.gpu}
+mkdir -p "$out"
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+"$NVCC" -std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -gencode arch=compute_90a,code=sm_90a \
+  --expt-relaxed-constexpr -lineinfo -Xptxas -v scripts/gpu/probe/gemm_probe.cu -o "$out/gemm_probe" -ldl \
+  2>"$out/gemm_probe.ptxas.txt" || { grep -v "^ptxas info" "$out/gemm_probe.ptxas.txt" | head -60; exit 1; }
+# One line per kernel: its name, then registers and spills.
+awk '/Compiling entry/ { split($0, q, "\047"); name = q[2] }
+     /spill stores/ { spills = $5 " spill stores, " $9 " spill loads" }
+     /Used [0-9]+ registers/ && name != "" { print name ": " $5 " registers, " spills; name = "" }' \
+  "$out/gemm_probe.ptxas.txt" >"$out/gemm_probe.regs.txt"
+cat "$out/gemm_probe.regs.txt"
+echo "built $out/gemm_probe"

@@ -1,0 +1,298 @@
+// Workbench for the dense GEMM engine (native/cuda/gemm/gemm_engine.cuh), outside the addon:
+// checks every variant against a float64 reference (poisoned outputs, fresh random inputs,
+// ragged shapes, a full and a small persistent grid) and times it beside cuBLAS (loaded at
+// run time, same row-major layout): CUDA-event medians with a cold L2, and the CUDA-graph
+// time per launch over rotated operand copies. Built by gemm_build.sh.
+//   gemm_probe selftest                 host logic only (no device): the tile raster
+//   gemm_probe check                    every variant, f16 and bf16
+//   gemm_probe list                     the variants
+//   gemm_probe time [MxK ...]           N from NS (default 256,512,1024,2048); VARIANTS=a,b
+//                                       picks variants (default: every f16 one)
+//   gemm_probe one VARIANT M K N        a few launches of one variant (Nsight Compute)
+// GEMM_GROUP sets the raster's row blocks per group (default 8).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/gemm/gemm_engine_host.h"
+#include "scripts/gpu/probe/probe_util.h"
+
+using namespace sparse;
+using namespace sparse::probe;
+namespace gm = sparse::cuda::gemm;
+
+namespace {
+
+using LaunchFn = cudaError_t (*)(const gm::Params&, int, int, cudaStream_t);
+
+struct Variant {
+  const char* name;
+  DType type;
+  int n_tile;
+  LaunchFn launch;
+};
+
+#define SPARSE_GEMM_VARIANT(T, TN, NT, S) \
+  Variant { #TN "_n" #NT "_s" #S, DType::T, NT, &gemm_host::Launch<DType::T, NT, S> }
+const Variant kVariants[] = {
+    SPARSE_GEMM_VARIANT(kF16, f16, 128, 4),  SPARSE_GEMM_VARIANT(kF16, f16, 128, 5),
+    SPARSE_GEMM_VARIANT(kF16, f16, 128, 6),  SPARSE_GEMM_VARIANT(kF16, f16, 256, 4),
+    SPARSE_GEMM_VARIANT(kBF16, bf16, 128, 4), SPARSE_GEMM_VARIANT(kBF16, bf16, 128, 5),
+    SPARSE_GEMM_VARIANT(kBF16, bf16, 128, 6), SPARSE_GEMM_VARIANT(kBF16, bf16, 256, 4),
+};
+#undef SPARSE_GEMM_VARIANT
+
+int Group() {
+  const char* g = std::getenv("GEMM_GROUP");
+  return g ? std::max(1, std::atoi(g)) : 8;
+}
+
+int SmCount() {
+  int d = 0, n = 0;
+  CK(cudaGetDevice(&d));
+  CK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d));
+  return n;
+}
+
+std::vector<uint16_t> Random(size_t count, DType t, std::mt19937_64& rng) {
+  std::vector<uint16_t> v(count);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto& x : v) x = ToBits(u(rng), t);
+  return v;
+}
+
+// float64 reference of C = A B (A: M x K, B: K x N, row-major).
+std::vector<double> Reference(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, int m, int k, int n,
+                              DType t) {
+  std::vector<double> ref(static_cast<size_t>(m) * n, 0.0), bd(b.size());
+  for (size_t i = 0; i < b.size(); ++i) bd[i] = FromBits(b[i], t);
+  for (int r = 0; r < m; ++r) {
+    double* out = ref.data() + static_cast<size_t>(r) * n;
+    for (int c = 0; c < k; ++c) {
+      const double v = FromBits(a[static_cast<size_t>(r) * k + c], t);
+      const double* brow = bd.data() + static_cast<size_t>(c) * n;
+      for (int j = 0; j < n; ++j) out[j] += v * brow[j];
+    }
+  }
+  return ref;
+}
+
+// The tile raster must visit every tile exactly once, whatever the grid: the producer and
+// the consumers walk it independently and must agree.
+int SelfTest() {
+  int failures = 0, cases = 0;
+  for (int mb = 1; mb <= 40; ++mb)
+    for (int nb = 1; nb <= 20; ++nb)
+      for (int group : {1, 2, 3, 8, 16, 64}) {
+        const int tiles = mb * nb;
+        for (int grid : {1, 3, 7, 132}) {
+          std::vector<int> seen(tiles, 0);
+          bool ok = true;
+          for (int b = 0; b < std::min(grid, tiles); ++b)
+            for (int t = b; t < tiles; t += std::min(grid, tiles)) {
+              const gm::Tile x = gm::TileOf(t, mb, nb, group);
+              if (x.mb < 0 || x.mb >= mb || x.nb < 0 || x.nb >= nb) {
+                ok = false;
+                continue;
+              }
+              ++seen[x.mb * nb + x.nb];
+            }
+          for (int s : seen) ok = ok && s == 1;
+          ++cases;
+          if (!ok) {
+            ++failures;
+            if (failures <= 5) std::printf("FAIL raster m_blocks %d n_blocks %d group %d grid %d\n", mb, nb, group, grid);
+          }
+        }
+      }
+  // Shapes the engine must refuse (N or K not a multiple of 8, K < 8) and ones it takes.
+  alignas(16) static char buf[16];
+  const struct {
+    int m, n, k;
+    bool ok;
+  } shapes[] = {{200, 72, 96, true}, {1, 8, 8, true}, {7, 40, 96, true}, {16, 12, 64, false},
+                {16, 64, 100, false}, {16, 64, 0, false}, {0, 64, 64, false}};
+  for (const auto& s : shapes) {
+    ++cases;
+    if (gemm_host::CanImplement(s.m, s.n, s.k, buf, buf, buf) != s.ok) {
+      ++failures;
+      std::printf("FAIL CanImplement(%d, %d, %d) should be %d\n", s.m, s.n, s.k, s.ok);
+    }
+  }
+  std::printf("selftest: %d cases, %d failures\n", cases, failures);
+  return failures ? 1 : 0;
+}
+
+int Check() {
+  struct Shape {
+    int m, k, n;
+  };
+  // Ragged in every direction (M any; N and K multiples of 8), single tiles, one element row.
+  const Shape shapes[] = {{200, 96, 72},   {1000, 1000, 136}, {7, 96, 40},     {1, 8, 8},
+                          {128, 64, 256},  {129, 72, 264},    {333, 4104, 520}, {1024, 512, 1024}};
+  const int sms = SmCount(), group = Group();
+  std::mt19937_64 rng(2025);
+  int runs = 0, failures = 0;
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    for (const Shape& s : shapes) {
+      const auto a = Random(static_cast<size_t>(s.m) * s.k, t, rng);
+      const auto b = Random(static_cast<size_t>(s.k) * s.n, t, rng);
+      const auto ref = Reference(a, b, s.m, s.k, s.n, t);
+      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref.size() * 2);
+      CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(db.p, b.data(), db.bytes, cudaMemcpyHostToDevice));
+      std::vector<uint16_t> c(ref.size());
+      for (const Variant& v : kVariants) {
+        if (v.type != t) continue;
+        gm::Params p;
+        CK(gemm_host::MakeParams(&p, da.p, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group));
+        // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
+        // across tiles.
+        for (int grid : {0, 3}) {
+          CK(cudaMemset(dc.p, 0xff, dc.bytes));
+          CK(v.launch(p, sms, grid, 0));
+          CK(cudaDeviceSynchronize());
+          CK(cudaMemcpy(c.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost));
+          ErrorSum e;
+          for (size_t i = 0; i < ref.size(); ++i) e.Add(ref[i], FromBits(c[i], t), t);
+          const bool ok = e.bad == 0 && e.Relative() < 1e-2;
+          ++runs;
+          if (!ok) ++failures;
+          std::printf("%-14s M %5d K %5d N %5d grid %-4s rel %.2e bad %d %s\n", v.name, s.m, s.k, s.n,
+                      grid ? "3" : "sms", e.Relative(), e.bad, ok ? "ok" : "FAIL");
+        }
+      }
+    }
+  }
+  std::printf("check: %d runs, %d failures\n", runs, failures);
+  return failures ? 1 : 0;
+}
+
+// Rotated device copies of A and B (enough that a launch finds none of its operands in L2),
+// one C, and each copy's launch parameters for a given tile width.
+struct Operands {
+  std::vector<DevBuf*> a, b;
+  DevBuf c;
+  int m, k, n;
+  Operands(int m_, int k_, int n_, DType t, int copies) : c(static_cast<size_t>(m_) * n_ * 2), m(m_), k(k_), n(n_) {
+    std::mt19937_64 rng(7);
+    const auto ha = Random(static_cast<size_t>(m) * k, t, rng), hb = Random(static_cast<size_t>(k) * n, t, rng);
+    for (int i = 0; i < copies; ++i) {
+      a.push_back(new DevBuf(ha.size() * 2));
+      b.push_back(new DevBuf(hb.size() * 2));
+      CK(cudaMemcpy(a.back()->p, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(b.back()->p, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
+    }
+  }
+  ~Operands() {
+    for (DevBuf* x : a) delete x;
+    for (DevBuf* x : b) delete x;
+  }
+  std::vector<gm::Params> Launches(int n_tile, int group) const {
+    std::vector<gm::Params> ps(a.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      CK(gemm_host::MakeParams(&ps[i], a[i]->p, b[i]->p, c.p, m, n, k, n_tile, group));
+    return ps;
+  }
+};
+
+int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& ns) {
+  const int sms = SmCount(), group = Group();
+  std::vector<const Variant*> vs;
+  const char* pick = std::getenv("VARIANTS");
+  for (const Variant& v : kVariants) {
+    const bool chosen = pick ? std::strstr((std::string(",") + pick + ",").c_str(),
+                                           (std::string(",") + v.name + ",").c_str()) != nullptr
+                             : v.type == DType::kF16;
+    if (chosen) vs.push_back(&v);
+  }
+  cudaStream_t s;
+  CK(cudaStreamCreate(&s));
+  Timer timer(s);
+  Cublas cublas;
+  const bool have_cublas = cublas.Load(s);
+  if (!have_cublas) std::printf("cuBLAS not found: our times only\n");
+  std::printf("%-14s %6s %6s %5s  %9s %9s %7s  %9s %9s  %7s %7s\n", "variant", "M", "K", "N", "ev_us", "graph_us",
+              "TFLOP/s", "cublas_ev", "cublas_gr", "ratio_e", "ratio_g");
+  for (const auto& mk : shapes)
+    for (int n : ns) {
+      const int m = mk.first, k = mk.second;
+      const double bytes = 2.0 * (static_cast<double>(m) * k + static_cast<double>(k) * n);
+      const int copies = static_cast<int>(std::min(8.0, std::max(2.0, std::ceil(200e6 / bytes))));
+      const double flop = 2.0 * m * n * k;
+      for (DType t : {DType::kF16, DType::kBF16}) {
+        if (std::none_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t; })) continue;
+        Operands ops(m, k, n, t, copies);
+        double cb_ev = 0, cb_gr = 0;
+        if (have_cublas) {
+          auto f = [&](int i) {
+            return cublas.Gemm(ops.a[i % copies]->p, ops.b[i % copies]->p, ops.c.p, m, k, n, t);
+          };
+          cb_ev = timer.Events(f);
+          cb_gr = timer.Graph(f, 4 * copies);
+        }
+        for (const Variant* v : vs) {
+          if (v->type != t) continue;
+          const auto ps = ops.Launches(v->n_tile, group);
+          auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, s); };
+          const double ev = timer.Events(f), gr = timer.Graph(f, 4 * copies);
+          std::printf("%-14s %6d %6d %5d  %9.1f %9.1f %7.1f  %9.1f %9.1f  %7.3f %7.3f\n", v->name, m, k, n, ev, gr,
+                      flop / gr * 1e-6, cb_ev, cb_gr, cb_ev / ev, cb_gr / gr);
+        }
+      }
+    }
+  CK(cudaStreamDestroy(s));
+  return 0;
+}
+
+int One(const char* name, int m, int k, int n) {
+  for (const Variant& v : kVariants) {
+    if (std::strcmp(v.name, name) != 0) continue;
+    Operands ops(m, k, n, v.type, 1);
+    const auto ps = ops.Launches(v.n_tile, Group());
+    const int sms = SmCount();
+    for (int i = 0; i < 3; ++i) CK(v.launch(ps[0], sms, 0, 0));
+    CK(cudaDeviceSynchronize());
+    std::printf("ran %s M %d K %d N %d x3\n", name, m, k, n);
+    return 0;
+  }
+  std::printf("no variant %s (gemm_probe list)\n", name);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "check";
+  if (mode == "selftest") return SelfTest();
+  if (mode == "check") return Check();
+  if (mode == "list") {
+    for (const Variant& v : kVariants) std::printf("%s\n", v.name);
+    return 0;
+  }
+  if (mode == "time") {
+    std::vector<std::pair<int, int>> shapes;
+    for (int i = 2; i < argc; ++i) {
+      int m = 0, k = 0;
+      if (std::sscanf(argv[i], "%dx%d", &m, &k) == 2) shapes.emplace_back(m, k);
+    }
+    if (shapes.empty())
+      shapes = {{4096, 4096}, {11008, 4096}, {4096, 11008}, {14336, 4096}, {4096, 14336}, {6144, 4096}};
+    std::vector<int> ns;
+    const char* env = std::getenv("NS");
+    for (const char* q = env ? env : "256,512,1024,2048"; *q;) {
+      ns.push_back(std::atoi(q));
+      while (*q && *q != ',') ++q;
+      if (*q == ',') ++q;
+    }
+    return Time(shapes, ns);
+  }
+  if (mode == "one" && argc > 5) return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
+  std::printf("usage: gemm_probe selftest | check | list | time [MxK ...] (NS=256,512) | one VARIANT M K N\n");
+  return 2;
+}
