@@ -1,0 +1,165 @@
+#include "common/unstructured_stream.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+namespace sparse {
+
+namespace {
+
+// One strip's nonzeros of one stage, as (image offset, value bits), put in store order:
+// groups of 32 (one store instruction of the warp) drawing on as many distinct banks as
+// remain, the fullest banks first so that none is left over for a long run of conflicted
+// groups at the end. Counts the stores and their wavefronts.
+void OrderByBank(std::vector<std::pair<int, uint16_t>>* entries, UnstStats* stats) {
+  std::array<std::vector<std::pair<int, uint16_t>>, 32> bank;
+  for (const auto& e : *entries) bank[UnstBank(e.first)].push_back(e);
+  size_t left = entries->size();
+  entries->clear();
+  std::array<int, 32> order;
+  for (int b = 0; b < 32; ++b) order[b] = b;
+  while (left > 0) {
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return bank[x].size() > bank[y].size(); });
+    const size_t take = std::min<size_t>(32, left);
+    std::array<int, 32> used{};
+    size_t got = 0;
+    while (got < take) {
+      for (int b : order) {
+        if (got == take) break;
+        if (bank[b].empty()) continue;
+        entries->push_back(bank[b].back());
+        bank[b].pop_back();
+        ++used[b];
+        ++got;
+      }
+    }
+    left -= take;
+    ++stats->stores;
+    stats->wavefronts += *std::max_element(used.begin(), used.end());
+  }
+}
+
+}  // namespace
+
+std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
+                            int strips, int kks, int max_stage_words, UnstStream* out) {
+  if (m <= 0 || k <= 0) return "m and k must be positive";
+  if (strips <= 0 || strips > 64) return "strips per row block must be in 1..64";
+  if (kks <= 0 || kks % 16 != 0 || kks > 2048) return "the stage width must be a multiple of 16 in 16..2048";
+  if (row_offsets[0] != 0) return "row_offsets[0] must be 0";
+  for (int r = 0; r < m; ++r)
+    if (row_offsets[r + 1] < row_offsets[r]) return "row_offsets must not decrease";
+  UnstStream& s = *out;
+  s = UnstStream{};
+  s.m = m, s.k = k, s.strips = strips, s.kks = kks;
+  const int nstrips = (m + 15) / 16;
+  s.row_blocks = (nstrips + strips - 1) / strips;
+  s.kstages = (k + kks - 1) / kks;
+
+  // Each row's nonzeros by column, zeros left out.
+  std::vector<int> start(m + 1, 0);
+  std::vector<std::pair<int, uint16_t>> rows;
+  rows.reserve(row_offsets[m]);
+  for (int r = 0; r < m; ++r) {
+    const size_t first = rows.size();
+    for (int i = row_offsets[r]; i < row_offsets[r + 1]; ++i) {
+      const int c = column_indices[i];
+      if (c < 0 || c >= k) return "column index " + std::to_string(c) + " of row " + std::to_string(r) + " out of range";
+      if ((values16[i] & 0x7fff) != 0) rows.push_back({c, values16[i]});
+    }
+    std::sort(rows.begin() + first, rows.end(),
+              [](const std::pair<int, uint16_t>& x, const std::pair<int, uint16_t>& y) { return x.first < y.first; });
+    for (size_t i = first + 1; i < rows.size(); ++i)
+      if (rows[i].first == rows[i - 1].first) return "repeated column " + std::to_string(rows[i].first) + " in row " + std::to_string(r);
+    start[r + 1] = static_cast<int>(rows.size());
+  }
+
+  const int header = UnstHeaderBytes(strips);
+  std::vector<int> cursor(start.begin(), start.end() - 1);  // each row's next nonzero
+  std::vector<std::pair<int, uint16_t>> strip;
+  std::vector<uint16_t> starts(strips + 1);
+  std::vector<uint32_t> words;
+  int densest_rb = 0, densest_ks = 0;
+  s.offsets.reserve(static_cast<size_t>(s.row_blocks) * s.kstages + 1);
+  for (int rb = 0; rb < s.row_blocks; ++rb) {
+    for (int ks = 0; ks < s.kstages; ++ks) {
+      const int c1 = std::min(k, (ks + 1) * kks);
+      words.clear();
+      starts[0] = 0;
+      for (int q = 0; q < strips; ++q) {
+        strip.clear();
+        for (int rr = 0; rr < 16; ++rr) {
+          const int r = (rb * strips + q) * 16 + rr;
+          if (r >= m) break;
+          for (int& i = cursor[r]; i < start[r + 1] && rows[i].first < c1; ++i) {
+            const int c = rows[i].first - ks * kks;
+            strip.push_back({UnstImageOffset(c >> 4, rr, c & 15), rows[i].second});
+          }
+        }
+        s.stats.nnz += static_cast<long long>(strip.size());
+        OrderByBank(&strip, &s.stats);
+        for (const auto& e : strip) words.push_back(static_cast<uint32_t>(e.first) << 16 | e.second);
+        if (words.size() > 0xffff) return "a stage holds more than 65535 nonzeros: use fewer strips or a narrower stage";
+        starts[q + 1] = static_cast<uint16_t>(words.size());
+      }
+      if (static_cast<int>(words.size()) > s.stats.max_stage_words) {
+        s.stats.max_stage_words = static_cast<int>(words.size());
+        densest_rb = rb, densest_ks = ks;
+      }
+      if (s.data.size() / 16 > 0xffffffffull) return "the stream is over 64 GB";
+      s.offsets.push_back(static_cast<uint32_t>(s.data.size() / 16));
+      const size_t at = s.data.size();
+      const size_t bytes = (header + 4 * words.size() + 15) / 16 * 16;
+      s.data.resize(at + bytes, 0);
+      std::memcpy(s.data.data() + at, starts.data(), 2 * starts.size());
+      std::memcpy(s.data.data() + at + header, words.data(), 4 * words.size());
+    }
+  }
+  s.offsets.push_back(static_cast<uint32_t>(s.data.size() / 16));
+  if (max_stage_words > 0 && s.stats.max_stage_words > max_stage_words)
+    return "stage (row block " + std::to_string(densest_rb) + ", K stage " + std::to_string(densest_ks) + ") holds " +
+           std::to_string(s.stats.max_stage_words) + " nonzeros, over the ring's capacity of " +
+           std::to_string(max_stage_words) + ": a variant with a larger capacity is needed";
+  return "";
+}
+
+std::string UnstStreamToDense(const UnstStream& s, std::vector<uint16_t>* dense) {
+  const size_t stages = static_cast<size_t>(s.row_blocks) * s.kstages;
+  if (s.offsets.size() != stages + 1) return "offsets must have row_blocks kstages + 1 entries";
+  if (static_cast<size_t>(s.offsets.back()) * 16 != s.data.size()) return "the last offset must be the data's end";
+  dense->assign(static_cast<size_t>(s.m) * s.k, 0);
+  const int header = UnstHeaderBytes(s.strips);
+  for (int rb = 0; rb < s.row_blocks; ++rb) {
+    for (int ks = 0; ks < s.kstages; ++ks) {
+      const size_t i = static_cast<size_t>(rb) * s.kstages + ks;
+      if (s.offsets[i + 1] < s.offsets[i]) return "offsets must not decrease";
+      const uint8_t* run = s.data.data() + static_cast<size_t>(s.offsets[i]) * 16;
+      const size_t bytes = static_cast<size_t>(s.offsets[i + 1] - s.offsets[i]) * 16;
+      std::vector<uint16_t> starts(s.strips + 1);
+      std::memcpy(starts.data(), run, 2 * starts.size());
+      if (starts[0] != 0 || header + 4 * static_cast<size_t>(starts[s.strips]) > bytes)
+        return "stage " + std::to_string(i) + ": header does not fit its run";
+      for (int q = 0; q < s.strips; ++q) {
+        if (starts[q + 1] < starts[q]) return "stage " + std::to_string(i) + ": word starts decrease";
+        for (int w = starts[q]; w < starts[q + 1]; ++w) {
+          uint32_t word;
+          std::memcpy(&word, run + header + 4 * static_cast<size_t>(w), 4);
+          const int off = static_cast<int>(word >> 16);
+          const int t = off >> 9, p = (off & 511) >> 1, blk = p >> 6;
+          const int rr = (blk & 1) * 8 + ((p >> 3) & 7), c = (blk >> 1) * 8 + (p & 7);
+          const int r = (rb * s.strips + q) * 16 + rr, col = ks * s.kks + t * 16 + c;
+          if ((off & 1) || t >= s.kks / 16 || r >= s.m || col >= s.k)
+            return "stage " + std::to_string(i) + ": word " + std::to_string(w) + " points outside the matrix";
+          uint16_t& d = (*dense)[static_cast<size_t>(r) * s.k + col];
+          if (d != 0) return "stage " + std::to_string(i) + ": position written twice";
+          d = static_cast<uint16_t>(word & 0xffff);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace sparse

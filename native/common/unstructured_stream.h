@@ -1,0 +1,79 @@
+#ifndef SPARSE_COMMON_UNSTRUCTURED_STREAM_H_
+#define SPARSE_COMMON_UNSTRUCTURED_STREAM_H_
+// The scatter-decoded unstructured stream of the streaming engine (issue 24; device side
+// cuda/spmm/stream_unstructured.cuh), built once from a CSR matrix with 16-bit values (f16 or
+// bf16) on the host. Plain C++, no CUDA.
+//
+// The matrix (M x K) is cut as the engine walks it: row blocks of `strips` 16-row strips, K
+// stages of `kks` columns (a multiple of 16), stage (rb, ks) the engine's item rb kstages + ks.
+// Each stage is one contiguous run, 16-byte aligned, at offsets[rb kstages + ks] x 16 bytes of
+// `data` (offsets has one more entry: the end), so the producer moves it with a few bulk
+// copies. A run:
+//   header: strips + 1 uint16 word starts (strip q's words are [start[q], start[q + 1])),
+//           padded to a multiple of 16 bytes;
+//   words:  one uint32 per nonzero, byte offset << 16 | value bits, padded with zero words to
+//           a multiple of 16 bytes.
+// The byte offset is where the value goes in the consumer warp's shared-memory image of the
+// strip's kks / 16 dense 16 x 16 tiles: tile t at 512 t, inside it the four 8 x 8 blocks in the
+// order of mma.m16n8k16's A registers (and of ldmatrix.x4: lane i addresses 16 i), each 128
+// contiguous bytes:
+//   offset = 512 t + 2 (((c / 8) 2 + r / 8) 64 + (r % 8) 8 + c % 8)
+// for row r (0..15) of the strip and column c (0..15) of the tile. The image's shared-memory
+// bank is (r % 8) 4 + (c % 8) / 2 whatever the tile, and a warp stores words i .. i + 31 of a
+// strip in one instruction (lane j the word i + j), so each strip's words are ordered in
+// groups of 32 with distinct banks where the counts allow (UnstStats counts what is left).
+//
+// Bytes: 4 per nonzero, plus per stage the header and under 16 bytes of padding, plus 4 per
+// stage of offsets. Zero values (+0 and -0) are left out: the image is zero-filled.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sparse {
+
+// The image offset (bytes) of row r, column c (both 0..15) of tile t of a strip.
+inline int UnstImageOffset(int t, int r, int c) {
+  return 512 * t + 2 * ((((c >> 3) * 2 + (r >> 3)) << 6) | ((r & 7) << 3) | (c & 7));
+}
+// The shared-memory bank of an image offset (4-byte banks, the image 128-byte aligned).
+inline int UnstBank(int offset) { return (offset >> 2) & 31; }
+
+// Header bytes of a stage of `strips` strips.
+inline int UnstHeaderBytes(int strips) { return (2 * (strips + 1) + 15) / 16 * 16; }
+
+// How well the word order spreads a warp's stores over the banks: stores is the number of
+// 32-word store instructions the consumers issue, wavefronts the shared-memory passes they
+// take (the most words of one instruction in one bank, summed; == stores when conflict-free).
+struct UnstStats {
+  long long nnz = 0;
+  long long stores = 0;
+  long long wavefronts = 0;
+  int max_stage_words = 0;  // the densest stage's nonzeros
+};
+
+struct UnstStream {
+  int m = 0, k = 0;
+  int strips = 0, kks = 0;  // the layout: strips per row block, columns per stage
+  int row_blocks = 0, kstages = 0;
+  std::vector<uint8_t> data;       // the stages' runs
+  std::vector<uint32_t> offsets;   // row_blocks kstages + 1, in 16-byte units
+  UnstStats stats;
+  size_t Bytes() const { return data.size() + 4 * offsets.size(); }
+};
+
+// Builds the stream from a host CSR matrix: row_offsets (m + 1), column_indices (nnz, each in
+// [0, k), any order within a row, no repeats), values16 (nnz raw 16-bit words). `strips` and
+// `kks` are the engine variant's row block (in strips) and stage width (a multiple of 16, at
+// most 2048: offsets are 16 bits). `max_stage_words` (0: none) is the ring's capacity: a stage
+// with more nonzeros is refused, naming the densest stage (a variant with room for it is
+// needed). Returns "" or the error.
+std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
+                            int strips, int kks, int max_stage_words, UnstStream* out);
+
+// The stream back to a dense row-major M x K matrix of 16-bit words (the left-out zeros as +0).
+// Returns "" or what is malformed.
+std::string UnstStreamToDense(const UnstStream& s, std::vector<uint16_t>* dense);
+
+}  // namespace sparse
+#endif  // SPARSE_COMMON_UNSTRUCTURED_STREAM_H_

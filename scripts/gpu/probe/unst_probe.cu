@@ -1,0 +1,436 @@
+// Workbench for the unstructured scatter format on the streaming engine (issue 24;
+// native/cuda/spmm/stream_unstructured.cuh, stream common/unstructured_stream.h), outside the
+// addon: checks it against a float64 reference of the dense product (poisoned outputs, fresh
+// random inputs, awkward shapes, empty and dense tiles, empty rows, Inf/NaN in B) and times it
+// beside cuBLAS (loaded at run time): CUDA-event medians with a cold L2, the CUDA-graph time per
+// launch over rotated copies of A, and the time over the stream's byte floor (its bytes at the
+// 4.18 TB/s the H200 copies at). Built by unst_build.sh (one object per ring capacity).
+//   unst_probe check                      every N-fitting variant with room for the matrix
+//   unst_probe time [MxK ...]             SPARSITY=0.5,0.7,0.9  NS=1,8,16,32,64  TYPES=f16,bf16
+//   unst_probe one VARIANT M K N S        a few launches of one variant (Nsight Compute)
+//   unst_probe list
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/unstructured_stream.h"
+#include "cuda/spmm/stream_engine_host.h"
+#include "scripts/gpu/probe/unst_variants.h"
+
+using namespace sparse;
+using namespace sparse::probe;
+
+namespace {
+
+constexpr double kCopyBytesPerSecond = 4.18e12;  // H200, measured copy (issue 24)
+
+int SmCount() {
+  int d = 0, n = 0;
+  CK(cudaGetDevice(&d));
+  CK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d));
+  return n;
+}
+
+// A dense M x K matrix with each entry nonzero with probability 1 - sparsity; `special`: some
+// 16 x 16 tiles empty, some fully dense, every seventh row empty.
+std::vector<uint16_t> RandomA(int m, int k, double sparsity, bool special, DType t, std::mt19937_64& rng) {
+  std::vector<uint16_t> a(static_cast<size_t>(m) * k, 0);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::normal_distribution<float> nrm(0.f, 1.f);
+  for (int s = 0; s * 16 < m; ++s)
+    for (int tk = 0; tk * 16 < k; ++tk) {
+      const double kind = special ? u(rng) : 1.0;
+      const double density = kind < 0.15 ? 0.0 : kind < 0.25 ? 1.0 : 1.0 - sparsity;
+      for (int r = s * 16; r < std::min(m, s * 16 + 16); ++r)
+        for (int c = tk * 16; c < std::min(k, tk * 16 + 16); ++c) {
+          if (u(rng) >= density) continue;
+          float v = nrm(rng);
+          if (v == 0.f) v = 1.f;
+          a[static_cast<size_t>(r) * k + c] = ToBits(v, t);
+        }
+    }
+  if (special)
+    for (int r = 3; r < m; r += 7) std::fill(a.begin() + static_cast<size_t>(r) * k, a.begin() + static_cast<size_t>(r + 1) * k, 0);
+  return a;
+}
+
+// float64 reference of the dense product (zeros of A multiply B too: 0 x Inf = NaN).
+void Reference(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b, int m, int k, int n, DType t,
+               std::vector<double>* ref) {
+  ref->assign(static_cast<size_t>(m) * n, 0.0);
+  std::vector<double> bd(b.size());
+  for (size_t i = 0; i < b.size(); ++i) bd[i] = FromBits(b[i], t);
+  std::vector<char> finite(k, 1);
+  for (int c = 0; c < k; ++c)
+    for (int j = 0; j < n; ++j) finite[c] &= std::isfinite(bd[static_cast<size_t>(c) * n + j]) ? 1 : 0;
+  for (int r = 0; r < m; ++r) {
+    double* out = ref->data() + static_cast<size_t>(r) * n;
+    for (int c = 0; c < k; ++c) {
+      const uint16_t bits = a[static_cast<size_t>(r) * k + c];
+      if ((bits & 0x7fff) == 0 && finite[c]) continue;  // adds exactly zero
+      const double v = FromBits(bits, t);
+      const double* brow = bd.data() + static_cast<size_t>(c) * n;
+      for (int j = 0; j < n; ++j) out[j] += v * brow[j];
+    }
+  }
+}
+
+double Compare(const std::vector<uint16_t>& c, const std::vector<double>& ref, DType t, int* bad) {
+  ErrorSum e;
+  for (size_t i = 0; i < ref.size(); ++i) e.Add(ref[i], FromBits(c[i], t), t);
+  *bad = e.bad;
+  return e.Relative();
+}
+
+// The stream of a dense host matrix for a layout (strips per row block, columns per stage),
+// with no capacity limit: the caller picks a variant with room for its densest stage.
+UnstStream Encode(const std::vector<uint16_t>& a, int m, int k, int strips, int kks) {
+  std::vector<int> off(m + 1, 0), col;
+  std::vector<uint16_t> val;
+  for (int r = 0; r < m; ++r) {
+    for (int c = 0; c < k; ++c) {
+      const uint16_t x = a[static_cast<size_t>(r) * k + c];
+      if ((x & 0x7fff) == 0) continue;
+      col.push_back(c);
+      val.push_back(x);
+    }
+    off[r + 1] = static_cast<int>(col.size());
+  }
+  UnstStream s;
+  const std::string err = BuildUnstStream(m, k, off.data(), col.data(), val.data(), strips, kks, 0, &s);
+  if (!err.empty()) {
+    std::printf("encode: %s\n", err.c_str());
+    std::exit(1);
+  }
+  return s;
+}
+
+// The stream on the device: a0 the stages' runs, a1 the offset table.
+struct Operand {
+  DevBuf data, offsets;
+  explicit Operand(const UnstStream& s) : data(s.data.size()), offsets(s.offsets.size() * 4) {
+    CK(cudaMemcpy(data.p, s.data.data(), s.data.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(offsets.p, s.offsets.data(), s.offsets.size() * 4, cudaMemcpyHostToDevice));
+  }
+};
+
+struct Workspace {
+  DevBuf ws{static_cast<size_t>(96) << 20};
+  DevBuf counters{64 * 1024 * 4};
+  Workspace() {
+    CK(cudaMemset(ws.p, 0, ws.bytes));
+    CK(cudaMemset(counters.p, 0, counters.bytes));
+  }
+};
+
+struct Launch {
+  sparse::cuda::engine::Args args{};
+  UnstKernelFn fn = nullptr;
+  int grid = 0, threads = 0, smem = 0;
+};
+
+Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, const void* b, void* c, int n,
+                  Workspace& w) {
+  Launch l;
+  sparse::cuda::engine::Args& a = l.args;
+  a.a0 = op.data.p, a.a1 = op.offsets.p, a.b = b, a.c = c;
+  a.ws = static_cast<float*>(w.ws.p), a.counters = static_cast<int*>(w.counters.p);
+  a.m = s.m, a.k = s.k, a.n = n;
+  a.strips = (s.m + 15) / 16, a.ksteps = (s.k + 15) / 16;
+  a.row_blocks = s.row_blocks, a.kstages = s.kstages;
+  a.total = static_cast<long long>(a.row_blocks) * a.kstages;
+  if (a.row_blocks > static_cast<int>(w.counters.bytes / 4)) {
+    std::printf("too many row blocks for the counters\n");
+    std::exit(1);
+  }
+  if (engine_host::SetupB(&a, b, n, s.k, v.kks, false) != cudaSuccess) {
+    std::printf("cannot stage B for n=%d k=%d box %d\n", n, s.k, v.kks);
+    std::exit(1);
+  }
+  l.fn = v.fn, l.smem = v.smem, l.threads = v.threads;
+  l.grid = static_cast<int>(std::min<long long>(static_cast<long long>(SmCount()) * v.per_sm, a.total));
+  a.fixup = sparse::cuda::engine::kFixupSlots;
+  a.slots = engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
+  a.cluster = 0;
+  const size_t need = static_cast<size_t>(a.row_blocks) * a.slots * 16 * v.strips * 8 * v.nt8 * 4;
+  if (need > w.ws.bytes) {
+    std::printf("workspace too small: %zu bytes needed\n", need);
+    std::exit(1);
+  }
+  return l;
+}
+
+cudaError_t Run(const Launch& l, cudaStream_t s) {
+  l.fn<<<l.grid, l.threads, l.smem, s>>>(l.args);
+  return cudaGetLastError();
+}
+
+// The variant's n-tiles cover N, and N is not far below them (as engine_probe's Fits).
+bool FitsN(const UnstVariant& v, int n) { return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8); }
+
+// The variant with the smallest ring capacity that holds the stream's densest stage (the most
+// stages in flight), for type t and N; null if none.
+const UnstVariant* Pick(const UnstStream& s, DType t, int n) {
+  const UnstVariant* best = nullptr;
+  for (const UnstVariant& v : AllUnstVariants()) {
+    if (v.type != t || !FitsN(v, n) || v.strips != s.strips || v.kks != s.kks) continue;
+    if (v.capacity_words < s.stats.max_stage_words) continue;
+    if (!best || v.capacity_words < best->capacity_words) best = &v;
+  }
+  return best;
+}
+
+int Check() {
+  std::mt19937_64 rng(20261224);
+  struct Case {
+    int m, k, n;
+    double sparsity;
+    bool special, inf;
+  };
+  // Sparsities 50-95 %, fully dense (0) and empty (1); K off 16 (37, 999, 1000); M off 16 and
+  // off the 128-row block; row blocks cut between blocks (stream-K) on the larger shapes.
+  const Case cases[] = {
+      {7, 96, 8, 0.5, false, false},     {16, 16, 1, 0.0, false, false},    {1, 32, 3, 0.7, false, false},
+      {33, 37, 16, 0.5, true, false},    {100, 320, 64, 0.9, true, false},  {129, 256, 8, 0.95, true, true},
+      {257, 999, 16, 0.7, true, true},   {300, 2048, 1, 0.9, false, false}, {131, 1000, 3, 0.5, true, true},
+      {512, 512, 32, 0.7, false, false}, {64, 4096, 8, 0.95, false, false}, {1000, 3008, 64, 0.5, true, true},
+      {77, 16, 64, 1.0, false, false},   {200, 128, 16, 0.0, false, true},  {4096, 4096, 8, 0.7, false, false},
+      {2000, 4096, 64, 0.9, false, true}, {1000, 1000, 1, 0.95, true, false}, {384, 2048, 16, 0.5, false, false},
+  };
+  int failures = 0, runs = 0;
+  Workspace w;
+  for (const Case& cs : cases) {
+    for (DType t : {DType::kF16, DType::kBF16}) {
+      const double tol = t == DType::kF16 ? 5e-3 : 2e-2;
+      std::vector<uint16_t> a = RandomA(cs.m, cs.k, cs.sparsity, cs.special, t, rng);
+      std::vector<uint16_t> b(static_cast<size_t>(cs.k) * cs.n);
+      std::normal_distribution<float> nrm(0.f, 1.f);
+      for (auto& x : b) x = ToBits(nrm(rng), t);
+      if (cs.inf) {
+        b[static_cast<size_t>(cs.k / 3) * cs.n] = ToBits(INFINITY, t);
+        b[static_cast<size_t>(cs.k / 2) * cs.n + (cs.n - 1)] = ToBits(-INFINITY, t);
+        b[static_cast<size_t>(cs.k - 1) * cs.n + cs.n / 2] = ToBits(NAN, t);
+      }
+      std::vector<double> ref;
+      Reference(a, b, cs.m, cs.k, cs.n, t, &ref);
+      DevBuf db(b.size() * 2), dc(static_cast<size_t>(cs.m) * cs.n * 2);
+      CK(cudaMemcpy(db.p, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+      // One stream per layout (strips, stage width) the variants use.
+      std::vector<std::unique_ptr<UnstStream>> streams;
+      bool any = false;
+      for (const UnstVariant& v : AllUnstVariants()) {
+        if (v.type != t || !FitsN(v, cs.n)) continue;
+        UnstStream* s = nullptr;
+        for (auto& x : streams)
+          if (x->strips == v.strips && x->kks == v.kks) s = x.get();
+        if (!s) {
+          streams.push_back(std::make_unique<UnstStream>(Encode(a, cs.m, cs.k, v.strips, v.kks)));
+          s = streams.back().get();
+        }
+        if (v.capacity_words < s->stats.max_stage_words) continue;  // the encoder would refuse it
+        any = true;
+        Operand op(*s);
+        Launch l = MakeLaunch(v, *s, op, db.p, dc.p, cs.n, w);
+        for (int rep = 0; rep < 2; ++rep) {  // twice: the workspace must be clean again
+          CK(cudaMemset(dc.p, 0xff, dc.bytes));
+          cudaError_t e = Run(l, 0);
+          if (e == cudaSuccess) e = cudaDeviceSynchronize();
+          ++runs;
+          if (e != cudaSuccess) {
+            std::printf("FAIL %s m=%d k=%d n=%d s=%.2f: %s\n", v.name, cs.m, cs.k, cs.n, cs.sparsity, cudaGetErrorName(e));
+            std::printf("check: %d runs, %d failures\n", runs, failures + 1);
+            return 1;
+          }
+          std::vector<uint16_t> c(static_cast<size_t>(cs.m) * cs.n);
+          CK(cudaMemcpy(c.data(), dc.p, c.size() * 2, cudaMemcpyDeviceToHost));
+          int bad = 0;
+          const double err = Compare(c, ref, t, &bad);
+          if (bad || !(err < tol)) {
+            std::printf("FAIL %s m=%d k=%d n=%d s=%.2f%s%s rep %d: relerr %.3g, %d bad\n", v.name, cs.m, cs.k, cs.n,
+                        cs.sparsity, cs.special ? " special" : "", cs.inf ? " inf" : "", rep, err, bad);
+            ++failures;
+          }
+        }
+      }
+      if (!any) {
+        std::printf("FAIL m=%d k=%d n=%d: no variant has room for the densest stage\n", cs.m, cs.k, cs.n);
+        ++failures;
+      }
+    }
+  }
+  std::printf("check: %d runs, %d failures\n", runs, failures);
+  return failures ? 1 : 0;
+}
+
+std::vector<double> ParseList(const char* env, std::vector<double> fallback) {
+  const char* s = std::getenv(env);
+  if (!s) return fallback;
+  std::vector<double> v;
+  for (const char* p = s; *p;) {
+    v.push_back(std::atof(p));
+    while (*p && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return v;
+}
+
+// A random matrix for timing (values do not matter: cheap uniform ones, never zero).
+std::vector<uint16_t> TimingA(int m, int k, double sparsity, DType t, std::mt19937_64& rng) {
+  std::vector<uint16_t> a(static_cast<size_t>(m) * k, 0);
+  const uint64_t keep = static_cast<uint64_t>((1.0 - sparsity) * 18446744073709551615.0);
+  for (auto& x : a) {
+    const uint64_t r = rng();
+    if (r < keep || sparsity <= 0) x = ToBits(static_cast<float>((r >> 40) & 1023) / 512.f - 1.f + 1.f / 4096, t);
+  }
+  return a;
+}
+
+// Whether the comma-separated list names type t ("f16", "bf16").
+bool WantType(const std::string& list, DType t) {
+  const std::string want = t == DType::kF16 ? "f16" : "bf16";
+  for (size_t at = 0; at <= list.size();) {
+    const size_t c = std::min(list.find(',', at), list.size());
+    if (list.compare(at, c - at, want) == 0) return true;
+    at = c + 1;
+  }
+  return false;
+}
+
+int Time(const std::vector<std::pair<int, int>>& shapes) {
+  const std::vector<double> sps = ParseList("SPARSITY", {0.5, 0.7, 0.9});
+  std::vector<int> ns;
+  for (double x : ParseList("NS", {1, 8, 16, 32, 64})) ns.push_back(static_cast<int>(x));
+  const char* types = std::getenv("TYPES") ? std::getenv("TYPES") : "f16,bf16";
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  Cublas cb;
+  const bool have_cublas = cb.Load(st);
+  if (!have_cublas) std::printf("cuBLAS not loaded: dense columns empty\n");
+  Timer timer(st);
+  Workspace w;
+  std::mt19937_64 rng(7);
+  std::printf("%-28s %-11s %4s %4s | %8s %8s | %8s %8s | %6s %6s | %6s %6s | %6s\n", "variant", "shape", "sp", "n",
+              "cub_ev", "cub_gr", "ev_us", "gr_us", "x_ev", "x_gr", "B/w", "wf/st", "floor");
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    if (!WantType(types, t)) continue;
+    for (const auto& shape_mk : shapes) {
+      const int m = shape_mk.first, k = shape_mk.second;
+      std::vector<uint16_t> dense_host = TimingA(m, k, 0.0, t, rng);
+      std::vector<DevBuf*> dense;
+      const int dcopies = static_cast<int>((256u << 20) / (dense_host.size() * 2) + 2);
+      for (int i = 0; i < dcopies; ++i) {
+        dense.push_back(new DevBuf(dense_host.size() * 2));
+        CK(cudaMemcpy(dense.back()->p, dense_host.data(), dense_host.size() * 2, cudaMemcpyHostToDevice));
+      }
+      for (double sp : sps) {
+        const std::vector<uint16_t> a = TimingA(m, k, sp, t, rng);
+        const UnstVariant& any = AllUnstVariants().front();
+        const UnstStream s = Encode(a, m, k, any.strips, any.kks);
+        const size_t bytes = s.Bytes();
+        const int copies = static_cast<int>(std::max<size_t>(3, (256u << 20) / bytes + 1));
+        std::vector<Operand*> ops;
+        for (int i = 0; i < copies; ++i) ops.push_back(new Operand(s));
+        for (int n : ns) {
+          std::vector<uint16_t> b(static_cast<size_t>(k) * n);
+          std::normal_distribution<float> nrm(0.f, 1.f);
+          for (auto& x : b) x = ToBits(nrm(rng), t);
+          DevBuf db(b.size() * 2), dc(static_cast<size_t>(m) * n * 2);
+          CK(cudaMemcpy(db.p, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+          double cub_ev = 0, cub_gr = 0;
+          if (have_cublas) {
+            auto g = [&](int i) { return cb.Gemm(dense[i % dense.size()]->p, db.p, dc.p, m, k, n, t); };
+            cub_ev = timer.Events(g);
+            cub_gr = timer.Graph(g, static_cast<int>(dense.size()) * 2);
+          }
+          const UnstVariant* v = Pick(s, t, n);
+          char shape[32];
+          std::snprintf(shape, sizeof(shape), "%dx%d", m, k);
+          if (!v) {
+            std::printf("%-28s %-11s %4.2f %4d | no variant has room for %d words\n", "-", shape, sp, n,
+                        s.stats.max_stage_words);
+            continue;
+          }
+          std::vector<Launch> ls;
+          for (Operand* o : ops) ls.push_back(MakeLaunch(*v, s, *o, db.p, dc.p, n, w));
+          auto f = [&](int i) { return Run(ls[i % ls.size()], st); };
+          const double ev = timer.Events(f);
+          const double gr = timer.Graph(f, static_cast<int>(ops.size()) * 2);
+          const double floor_us = bytes / kCopyBytesPerSecond * 1e6;
+          std::printf("%-28s %-11s %4.2f %4d | %8.1f %8.1f | %8.1f %8.1f | %6.2f %6.2f | %6.3f %6.3f | %6.2f\n", v->name,
+                      shape, sp, n, cub_ev, cub_gr, ev, gr, cub_ev / ev, cub_gr / gr,
+                      static_cast<double>(bytes) / (static_cast<double>(m) * k),
+                      s.stats.stores ? static_cast<double>(s.stats.wavefronts) / s.stats.stores : 0.0, ev / floor_us);
+          std::fflush(stdout);
+        }
+        for (Operand* o : ops) delete o;
+      }
+      for (DevBuf* d : dense) delete d;
+    }
+  }
+  return 0;
+}
+
+// A few launches of one variant (for Nsight Compute), cuBLAS beside it.
+int One(const char* name, int m, int k, int n, double sp) {
+  for (const UnstVariant& v : AllUnstVariants()) {
+    if (std::strcmp(v.name, name) != 0) continue;
+    std::mt19937_64 rng(3);
+    const std::vector<uint16_t> a = TimingA(m, k, sp, v.type, rng);
+    const UnstStream s = Encode(a, m, k, v.strips, v.kks);
+    if (s.stats.max_stage_words > v.capacity_words) {
+      std::printf("%s has room for %d words a stage; the densest holds %d\n", name, v.capacity_words,
+                  s.stats.max_stage_words);
+      return 2;
+    }
+    Operand op(s);
+    Workspace w;
+    DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
+    CK(cudaMemset(db.p, 0x3c, db.bytes));
+    Launch l = MakeLaunch(v, s, op, db.p, dc.p, n, w);
+    for (int i = 0; i < 3; ++i) CK(Run(l, 0));
+    CK(cudaDeviceSynchronize());
+    std::printf("one: %s %dx%d n=%d s=%.2f grid %d smem %d bytes %zu\n", name, m, k, n, sp, l.grid, l.smem, s.Bytes());
+    Cublas cb;
+    if (cb.Load(0)) {
+      DevBuf da(static_cast<size_t>(m) * k * 2);
+      CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
+      for (int i = 0; i < 3; ++i) CK(cb.Gemm(da.p, db.p, dc.p, m, k, n, v.type));
+      CK(cudaDeviceSynchronize());
+    }
+    return 0;
+  }
+  std::printf("no variant %s\n", name);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "check";
+  if (mode == "list") {
+    for (const UnstVariant& v : AllUnstVariants())
+      std::printf("%s smem %d threads %d per_sm %d capacity %d words\n", v.name, v.smem, v.threads, v.per_sm,
+                  v.capacity_words);
+    return 0;
+  }
+  if (mode == "check") return Check();
+  if (mode == "time") {
+    std::vector<std::pair<int, int>> shapes;
+    for (int i = 2; i < argc; ++i) {
+      int m = 0, k = 0;
+      if (std::sscanf(argv[i], "%dx%d", &m, &k) == 2) shapes.push_back({m, k});
+    }
+    if (shapes.empty()) shapes = {{11008, 4096}, {4096, 11008}, {4096, 4096}};
+    return Time(shapes);
+  }
+  if (mode == "one" && argc > 6)
+    return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atof(argv[6]));
+  std::printf("usage: unst_probe check | list | time [MxK ...] | one VARIANT M K N S\n");
+  return 2;
+}

@@ -1,0 +1,124 @@
+// CPU test of the unstructured stream's encoder (native/common/unstructured_stream.h): random
+// matrices at several sparsities and layouts, with empty and fully dense tiles, empty rows,
+// M and K off the tile grid, unsorted CSR rows and explicit zeros; each stream decoded back must
+// give the matrix (zeros as +0), every stage must fit its run, and bad input must be refused.
+// Run: bash scripts/test-unstructured-stream.sh
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/unstructured_stream.h"
+
+using sparse::UnstStream;
+
+namespace {
+
+int failures = 0;
+
+void Expect(bool ok, const std::string& what) {
+  if (!ok) {
+    std::printf("FAIL %s\n", what.c_str());
+    ++failures;
+  }
+}
+
+// A dense m x k matrix of nonzero 16-bit words with density 1 - sparsity; `special`: some
+// 16 x 16 tiles empty, some fully dense, some rows empty, some -0 / +0 entries kept in the CSR.
+std::vector<uint16_t> RandomMatrix(int m, int k, double sparsity, bool special, std::mt19937_64& rng) {
+  std::vector<uint16_t> a(static_cast<size_t>(m) * k, 0);
+  std::uniform_real_distribution<double> u(0, 1);
+  const int ts = (m + 15) / 16, tk = (k + 15) / 16;
+  for (int s = 0; s < ts; ++s)
+    for (int t = 0; t < tk; ++t) {
+      const double kind = special ? u(rng) : 1.0;
+      const double density = kind < 0.15 ? 0.0 : kind < 0.25 ? 1.0 : 1.0 - sparsity;
+      for (int r = s * 16; r < std::min(m, s * 16 + 16); ++r)
+        for (int c = t * 16; c < std::min(k, t * 16 + 16); ++c)
+          if (u(rng) < density) a[static_cast<size_t>(r) * k + c] = static_cast<uint16_t>(1 + rng() % 0xfffe) | 1;
+    }
+  if (special)
+    for (int r = 0; r < m; r += 5) std::fill(a.begin() + static_cast<size_t>(r) * k, a.begin() + static_cast<size_t>(r + 1) * k, 0);
+  return a;
+}
+
+struct Csr {
+  std::vector<int> off, col;
+  std::vector<uint16_t> val;
+};
+
+// The CSR of a dense matrix, each row's entries reversed (the encoder must not rely on order);
+// `zeros`: a +0 and a -0 entry added in rows that have room (the encoder leaves them out).
+Csr ToCsr(const std::vector<uint16_t>& a, int m, int k, bool zeros) {
+  Csr c;
+  c.off.push_back(0);
+  for (int r = 0; r < m; ++r) {
+    for (int j = k - 1; j >= 0; --j) {
+      const uint16_t v = a[static_cast<size_t>(r) * k + j];
+      if (v != 0) c.col.push_back(j), c.val.push_back(v);
+      else if (zeros && (j == 0 || j == k - 1)) c.col.push_back(j), c.val.push_back(j == 0 ? 0x8000 : 0);
+    }
+    c.off.push_back(static_cast<int>(c.col.size()));
+  }
+  return c;
+}
+
+void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks, std::mt19937_64& rng) {
+  const std::string name = std::to_string(m) + "x" + std::to_string(k) + " s=" + std::to_string(sparsity) +
+                           (special ? " special" : "") + " strips=" + std::to_string(strips) + " kks=" + std::to_string(kks);
+  const std::vector<uint16_t> a = RandomMatrix(m, k, sparsity, special, rng);
+  const Csr c = ToCsr(a, m, k, special);
+  UnstStream s;
+  std::string err = sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s);
+  Expect(err.empty(), name + ": build: " + err);
+  if (!err.empty()) return;
+  std::vector<uint16_t> back;
+  err = sparse::UnstStreamToDense(s, &back);
+  Expect(err.empty(), name + ": decode: " + err);
+  Expect(back == a, name + ": the decoded matrix differs");
+  long long nnz = 0;
+  for (uint16_t v : a) nnz += v != 0;
+  Expect(s.stats.nnz == nnz, name + ": nonzero count");
+  Expect(s.stats.wavefronts >= s.stats.stores, name + ": wavefronts");
+  for (size_t i = 0; i + 1 < s.offsets.size(); ++i)
+    Expect(s.offsets[i + 1] > s.offsets[i], name + ": every stage has at least its header");
+  // The capacity: the densest stage just fits, one word less is refused.
+  if (s.stats.max_stage_words > 1) {  // (a capacity of 0 means none)
+    UnstStream t;
+    Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words, &t).empty(),
+           name + ": capacity = densest stage must fit");
+    Expect(!sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words - 1, &t).empty(),
+           name + ": capacity below the densest stage must be refused");
+  }
+  std::printf("ok %-48s bytes/weight %.4f  wavefronts/store %.3f\n", name.c_str(),
+              static_cast<double>(s.Bytes()) / (static_cast<double>(m) * k),
+              s.stats.stores ? static_cast<double>(s.stats.wavefronts) / s.stats.stores : 0.0);
+}
+
+void Refusals() {
+  const int off[3] = {0, 2, 3};
+  const int dup[3] = {4, 4, 1};
+  const int far[3] = {1, 40, 2};
+  const uint16_t val[3] = {0x3c00, 0x4000, 0x4200};
+  UnstStream s;
+  Expect(!sparse::BuildUnstStream(2, 32, off, dup, val, 8, 128, 0, &s).empty(), "a repeated column is refused");
+  Expect(!sparse::BuildUnstStream(2, 32, off, far, val, 8, 128, 0, &s).empty(), "a column past k is refused");
+  Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 8, 100, 0, &s).empty(), "a stage width off 16 is refused");
+}
+
+}  // namespace
+
+int main() {
+  std::mt19937_64 rng(24);
+  const struct {
+    int m, k;
+  } shapes[] = {{1, 1}, {7, 96}, {16, 16}, {33, 37}, {100, 320}, {129, 1000}, {300, 2048}, {257, 999}};
+  for (auto sh : shapes)
+    for (double sp : {0.0, 0.5, 0.7, 0.9, 0.95, 1.0})
+      for (bool special : {false, true}) RoundTrip(sh.m, sh.k, sp, special, 8, 128, rng);
+  for (int strips : {1, 4, 8})
+    for (int kks : {16, 64, 256}) RoundTrip(200, 777, 0.7, true, strips, kks, rng);
+  Refusals();
+  std::printf("unstructured stream: %d failures\n", failures);
+  return failures ? 1 : 0;
+}
