@@ -181,13 +181,14 @@ __device__ __forceinline__ uint32_t StageBBulkBytes(const Args& a, int k0) {
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
 // Where a block's time goes (the workbench's `trace` mode): per block the global timer (ns,
 // comparable across SMs) at entry and at the end, and the SM clock (cycles, finer) at entry,
-// at the first stage's arrival, after the last stage and at the end. One uniform branch per
-// stamp when `trace` is null.
-constexpr int kTraceWords = 6;
+// at the first stage's arrival, after the last stage, at the end, and (6) when the partners'
+// sums are ready (split-K clusters: after the first cluster barrier; stream-K: the last
+// contributor, after the count's answer). One uniform branch per stamp when `trace` is null.
+constexpr int kTraceWords = 8;
 __device__ __forceinline__ void Trace(const Args& a, int i) {
   if (a.trace == nullptr) return;
   unsigned long long t;
-  if (i >= 4) {
+  if (i == 4 || i == 5) {
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
   } else {
     t = clock64();
@@ -316,14 +317,17 @@ __device__ __forceinline__ uint32_t ClusterRank() {
 __device__ __forceinline__ void ClusterSync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+// The most blocks of one cluster the engine uses (the portable cluster size).
+constexpr int kMaxCluster = 8;
+// Reads of another block's shared memory, between two cluster barriers (which order them:
+// no memory clobber here, so the compiler may issue a fragment's loads back to back).
 __device__ __forceinline__ float4 LoadCluster(uint32_t local, uint32_t rank) {
   uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
   float4 v;
   asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(remote)
-               : "memory");
+               : "r"(remote));
   return v;
 }
 
@@ -347,16 +351,23 @@ __device__ __forceinline__ void ClusterReduce(const Args& a, int rb, const float
       reinterpret_cast<float4*>(f + ((w * kMS + ms) * kNT8 + j) * 128)[lane] =
           make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]);
   ClusterSync();
+  if (threadIdx.x == 0) Trace(a, 6);
   if (w % a.cluster == static_cast<int>(ClusterRank())) {
+    // One block at a time, all of its fragments requested before any is added: one remote
+    // round trip per block (no memory clobber on the loads, so they issue back to back).
     float g[kMS][kNT8][4] = {};
+#pragma unroll 1
     for (int c = 0; c < a.cluster; ++c) {
+      float4 v[kMS][kNT8];
 #pragma unroll
       for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
-        for (int j = 0; j < kNT8; ++j) {
-          const float4 v = LoadCluster(SmemAddr(f + ((w * kMS + ms) * kNT8 + j) * 128 + 4 * lane), c);
-          g[ms][j][0] += v.x, g[ms][j][1] += v.y, g[ms][j][2] += v.z, g[ms][j][3] += v.w;
-        }
+        for (int j = 0; j < kNT8; ++j) v[ms][j] = LoadCluster(SmemAddr(f + ((w * kMS + ms) * kNT8 + j) * 128 + 4 * lane), c);
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+        for (int j = 0; j < kNT8; ++j)
+          g[ms][j][0] += v[ms][j].x, g[ms][j][1] += v[ms][j].y, g[ms][j][2] += v[ms][j].z, g[ms][j][3] += v[ms][j].w;
     }
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, g[ms]);
@@ -504,6 +515,7 @@ __device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, Fixu
     if (rb < 0) continue;
     MbarWait(SmemAddr(&fl->signalled[q]), 0);
     if (!fl->last[q]) continue;
+    if (threadIdx.x == 0) Trace(a, 6);
     if (threadIdx.x == 0) __threadfence();  // acquire the others' slots
     NamedBarrier(1, 32 * kCW);
     float f[kMS][kNT8][4] = {};

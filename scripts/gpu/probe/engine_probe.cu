@@ -160,6 +160,22 @@ struct Workspace {
   }
 };
 
+// How many clusters of `cl` blocks of the variant can run at once (the GPCs' SMs).
+static int ResidentClusters(const Variant& v, int cl) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(cl), cfg.blockDim = dim3(v.threads), cfg.dynamicSmemBytes = v.smem;
+  cudaLaunchAttribute at;
+  at.id = cudaLaunchAttributeClusterDimension;
+  at.val.clusterDim.x = cl, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+  cfg.attrs = &at, cfg.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(v.fn), &cfg) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return clusters;
+}
+
 static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, void* c, int m, int k, int n,
                          Workspace& w) {
   Launch l;
@@ -183,15 +199,26 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
   a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
   a.slots = sparse::engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
-  // ENGINE_CLUSTER=C (2, 4, 8): split-K in clusters of C blocks, one row block per cluster,
-  // where row_blocks x C blocks fit in one wave; else stream-K.
+  // ENGINE_CLUSTER=C (2 ... 8): split-K in clusters of C blocks, one row block per cluster,
+  // where all row blocks' clusters are resident at once; else stream-K. ENGINE_CLUSTER=auto:
+  // of C = 1 (one block per row block, no fixup) ... 8, the one-wave choice with the fewest
+  // K stages per block (ties: the smaller C); stream-K when none is one wave.
   a.cluster = 0;
   if (const char* c = std::getenv("ENGINE_CLUSTER")) {
-    const int cl = std::atoi(c);
-    if (cl > 1 && static_cast<long long>(a.row_blocks) * cl <= cap) {
-      a.cluster = cl;
-      l.grid = a.row_blocks * cl;
-      l.cluster = cl;
+    const bool automatic = std::strcmp(c, "auto") == 0;
+    int best = 0, best_cost = 1 << 30;
+    for (int cl = automatic ? 1 : std::atoi(c); cl <= (automatic ? sparse::cuda::engine::kMaxCluster : std::atoi(c)); ++cl) {
+      if (cl < 1 || cl > sparse::cuda::engine::kMaxCluster) break;
+      const int resident = cl == 1 ? static_cast<int>(cap) : ResidentClusters(v, cl);
+      const int cost = (a.kstages + cl - 1) / cl;
+      if (a.row_blocks <= resident && cost < best_cost) best = cl, best_cost = cost;
+    }
+    if (best == 1) {
+      l.grid = a.row_blocks;  // stream-K with one row block per block: no partial sums
+    } else if (best > 1) {
+      a.cluster = best;
+      l.grid = a.row_blocks * best;
+      l.cluster = best;
     }
   }
   const size_t need = static_cast<size_t>(a.row_blocks) * a.slots * v.rows * 8 * v.nt8 * 4;
@@ -320,8 +347,8 @@ static int Time(const char* filter, const std::vector<std::pair<int, int>>& shap
   Timer timer(s);
   Workspace w;
   std::mt19937_64 rng(7);
-  std::printf("%-34s %-12s %4s | %8s %8s | %8s %8s | %6s %6s | %7s\n", "variant", "shape", "n", "cub_ev", "cub_gr",
-              "ev_us", "gr_us", "x_ev", "x_gr", "TB/s_gr");
+  std::printf("%-34s %-12s %4s | %8s %8s | %8s %8s | %6s %6s | %7s | %4s %2s\n", "variant", "shape", "n", "cub_ev",
+              "cub_gr", "ev_us", "gr_us", "x_ev", "x_gr", "TB/s_gr", "grid", "cl");
   for (DType t : {DType::kF16, DType::kBF16}) {
     for (bool two_four : {false, true}) {
       const char* fam = two_four ? (t == DType::kF16 ? "s24_f16" : "s24_bf16") : (t == DType::kF16 ? "dense_f16" : "dense_bf16");
@@ -377,9 +404,9 @@ static int Time(const char* filter, const std::vector<std::pair<int, int>>& shap
             const double ev = timer.Events(f);
             const double gr = timer.Graph(f, static_cast<int>(ops.size()) * 2);
             char line[256];
-            std::snprintf(line, sizeof(line), "%-34s %-12s %4d | %8.1f %8.1f | %8.1f %8.1f | %6.2f %6.2f | %7.2f",
+            std::snprintf(line, sizeof(line), "%-34s %-12s %4d | %8.1f %8.1f | %8.1f %8.1f | %6.2f %6.2f | %7.2f | %4d %2d",
                           v.name, shape, n, cub_ev, cub_gr, ev, gr, cub_ev / ev, cub_gr / gr,
-                          (ops[0]->bytes + (static_cast<double>(k) + m) * n * 2) / gr / 1e6);
+                          (ops[0]->bytes + (static_cast<double>(k) + m) * n * 2) / gr / 1e6, ls[0].grid, ls[0].cluster);
             if (all_variants) std::printf("%s\n", line);
             if (ev < best) best = ev, best_line = line;
           }
@@ -442,6 +469,7 @@ static int TraceOne(const char* name, int m, int k, int n) {
     CK(cudaMemset(db.p, 0x3c, db.bytes));
     Launch l = MakeLaunch(v, *op, db.p, dc.p, m, k, n, w);
     DevBuf tr(static_cast<size_t>(l.grid) * sparse::cuda::engine::kTraceWords * 8);
+    CK(cudaMemset(tr.p, 0, tr.bytes));
     l.args.trace = static_cast<unsigned long long*>(tr.p);
     Timer timer;
     const double ev = timer.Events([&](int) { return Run(l, 0); }, 9);
@@ -458,10 +486,12 @@ static int TraceOne(const char* name, int m, int k, int n) {
     CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
     const double us_per_cycle = 1e3 / clock_khz;
     unsigned long long g0 = ~0ull, g1 = 0;
-    for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * 6 + 4]), g1 = std::max(g1, t[b * 6 + 5]);
-    std::vector<double> wait, first, stream, fix, span;
+    constexpr int kW = sparse::cuda::engine::kTraceWords;
+    for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * kW + 4]), g1 = std::max(g1, t[b * kW + 5]);
+    std::vector<double> wait, first, stream, fix, span, ready, tail;
     for (int b = 0; b < l.grid; ++b) {
-      const unsigned long long* x = &t[b * 6];
+      const unsigned long long* x = &t[b * kW];
+      if (x[6] != 0) ready.push_back((x[6] - x[2]) * us_per_cycle), tail.push_back((x[3] - x[6]) * us_per_cycle);
       wait.push_back((x[4] - g0) * 1e-3);
       first.push_back((x[1] - x[0]) * us_per_cycle);
       stream.push_back((x[2] - x[1]) * us_per_cycle);
@@ -469,6 +499,7 @@ static int TraceOne(const char* name, int m, int k, int n) {
       span.push_back((x[5] - x[4]) * 1e-3);
     }
     auto row = [](const char* what, std::vector<double> x) {
+      if (x.empty()) return;
       std::sort(x.begin(), x.end());
       std::printf("  %-22s min %6.2f  median %6.2f  max %6.2f us\n", what, x.front(), x[x.size() / 2], x.back());
     };
@@ -476,22 +507,17 @@ static int TraceOne(const char* name, int m, int k, int n) {
                 k, n, l.grid, l.cluster, l.smem, l.args.total, l.args.row_blocks, l.args.kstages);
     std::printf("  events %.2f us; empty kernel alike %.2f us (no shared memory: %.2f us); grid span %.2f us\n", ev,
                 ev_empty, ev_empty0, (g1 - g0) * 1e-3);
-    if (l.cluster > 1) {
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(l.grid), cfg.blockDim = dim3(l.threads), cfg.dynamicSmemBytes = l.smem;
-      cudaLaunchAttribute at;
-      at.id = cudaLaunchAttributeClusterDimension;
-      at.val.clusterDim.x = l.cluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
-      cfg.attrs = &at, cfg.numAttrs = 1;
-      int clusters = 0;
-      CK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(l.fn), &cfg));
-      std::printf("  clusters of %d: %d launched, at most %d resident at once\n", l.cluster, l.grid / l.cluster, clusters);
-    }
+    if (l.cluster > 1) std::printf("  clusters of %d: %d launched, at most %d resident at once\n", l.cluster, l.grid / l.cluster, ResidentClusters(v, l.cluster));
     row("entry after the first", wait);
     row("entry -> first stage", first);
     row("first -> last stage", stream);
     row("fixup and C", fix);
     row("block span", span);
+    if (!ready.empty()) {
+      std::printf("  the blocks that write C (%zu):\n", ready.size());
+      row("last stage -> partners", ready);
+      row("partners -> end", tail);
+    }
     return 0;
   }
   std::printf("no variant %s\n", name);
