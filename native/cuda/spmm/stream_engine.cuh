@@ -317,6 +317,14 @@ __device__ __forceinline__ uint32_t ClusterRank() {
 __device__ __forceinline__ void ClusterSync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+// The end of a split-K cluster, in two halves: a relaxed arrival once this thread's reads of
+// the other blocks' shared memory are done (their values are in registers: nothing to
+// release, and a release here would wait for the C stores still in flight), and the wait
+// that keeps this block's shared memory alive until every block has arrived.
+__device__ __forceinline__ void ClusterArriveRelaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void ClusterWait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
 // The most blocks of one cluster the engine uses (the portable cluster size).
 constexpr int kMaxCluster = 8;
 // Reads of another block's shared memory, between two cluster barriers (which order them:
@@ -369,10 +377,17 @@ __device__ __forceinline__ void ClusterReduce(const Args& a, int rb, const float
         for (int j = 0; j < kNT8; ++j)
           g[ms][j][0] += v[ms][j].x, g[ms][j][1] += v[ms][j].y, g[ms][j][2] += v[ms][j].z, g[ms][j][3] += v[ms][j].w;
     }
+    // The sums in registers before the arrival: the loads have returned (without this the
+    // compiler could move the additions, and so the loads' completion, past it).
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&g[ms][0][0]);
+    ClusterArriveRelaxed();
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, g[ms]);
+  } else {
+    ClusterArriveRelaxed();
   }
-  ClusterSync();
+  ClusterWait();
 }
 
 // The shared state of one block's fixups (consumer threads; thread 0 writes, after a
@@ -564,7 +579,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     GridDependencyWait();
     if (clustered) {
       ClusterSync();
-      ClusterSync();
+      ClusterArriveRelaxed();
+      ClusterWait();
     } else {
       Signaller(a, &fl);
     }
@@ -605,7 +621,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     }
     if (clustered) {
       ClusterSync();
-      ClusterSync();
+      ClusterArriveRelaxed();
+      ClusterWait();
     }
     return;
   }
