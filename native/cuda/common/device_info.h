@@ -36,6 +36,20 @@ inline int ComputeMajor() {
   return detail::CachedDeviceAttribute(cudaDevAttrComputeCapabilityMajor, &device, &value, 0);
 }
 
+// Compute capability minor version of the current device (-1 when unknown). Not through
+// CachedDeviceAttribute, which reads 0 as unknown: 0 is the minor version of 8.0 and 9.0.
+inline int ComputeMinor() {
+  static thread_local int device = -1, value = -1;
+  int d = 0;
+  if (cudaGetDevice(&d) != cudaSuccess) return -1;
+  if (d != device) {
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMinor, d) != cudaSuccess) return -1;
+    device = d, value = v;
+  }
+  return value;
+}
+
 // Whether `p` is a multiple of `bytes` (null counts as aligned: planning without pointers).
 inline bool Aligned(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
 

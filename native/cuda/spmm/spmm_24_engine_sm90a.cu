@@ -156,9 +156,7 @@ cudaError_t RaiseSmemLimits() {
 // Compute capability 9.0 exactly (sm_90a code runs there only).
 bool IsSm90() {
 #if defined(SPARSE_SM90A)
-  static thread_local int device = -1, value = 0;
-  return ComputeMajor() == 9 &&
-         detail::CachedDeviceAttribute(cudaDevAttrComputeCapabilityMinor, &device, &value, -1) == 0;
+  return ComputeMajor() == 9 && ComputeMinor() == 0;
 #else
   return false;
 #endif
