@@ -5,6 +5,7 @@
 #include "binding/kernel_call.h"
 #include "common/bitmap_tiles.h"
 #include "common/sparse24.h"
+#include "common/stream_plan.h"
 #include "common/tc_tiles.h"
 
 namespace sparse {
@@ -92,6 +93,26 @@ Napi::Value Sp24StagedJs(const Napi::CallbackInfo& info) {
   return CopyToJs<Napi::Uint8Array>(info.Env(), staged.data(), staged.size());
 }
 
+// streamPlan({rowBlocks, kstages, resident: Int32Array(8)}) -> {grid, cluster}: the streaming
+// engine's launch plan (PlanStream, common/stream_plan.h) for a device that holds resident[c - 1]
+// clusters of c blocks at once. Synchronous; pure C++.
+Napi::Value StreamPlanJs(const Napi::CallbackInfo& info) {
+  Args a(info, "streamPlan");
+  const int row_blocks = a.Dim("rowBlocks"), kstages = a.Dim("kstages");
+  if (row_blocks < 1 || kstages < 1) a.RangeFail("rowBlocks and kstages must be at least 1");
+  const int32_t* r = static_cast<const int32_t*>(a.Array("resident", napi_int32_array, "Int32Array", kMaxStreamCluster));
+  int resident[kMaxStreamCluster];
+  for (int c = 0; c < kMaxStreamCluster; ++c) {
+    if (r[c] < 0) a.RangeFail("resident counts must not be negative");
+    resident[c] = r[c];
+  }
+  const StreamPlan p = PlanStream(row_blocks, kstages, resident);
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("grid", p.grid);
+  o.Set("cluster", p.cluster);
+  return o;
+}
+
 // sp24ToCsr({m, k, values: Uint16Array, meta: Uint32Array}) -> {rowOffsets, columnIndices,
 // values}: the nonzeros of 2:4 tiles (zeros left out, columns ascending). Synchronous.
 Napi::Value Sp24ToCsrJs(const Napi::CallbackInfo& info) {
@@ -144,6 +165,7 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                    {"bitmapFormat", BitmapFormatJs},
                    {"sp24Format", Sp24FormatJs},
                    {"sp24Staged", Sp24StagedJs},
+                   {"streamPlan", StreamPlanJs},
                    {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs}});
 }

@@ -375,7 +375,7 @@ task_probe() {
 #   memcheck            checksmall under compute-sanitizer memcheck
 #   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
 #                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
-# NS, VARIANTS, ENGINE_FIXUP and ENGINE_PDL set before run.sh reach the workbench.
+# NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL and ENGINE_CLUSTER set before run.sh reach the workbench.
 ENGINE_MODES="check checksmall list time timeall one trace memcheck ncu"
 task_engine() {
   local mode=${1:-check} eb=$GPU_TMP/eb stamp rc
@@ -385,7 +385,7 @@ task_engine() {
     return 2
     ;;
   esac
-  stamp=$(cat native/cuda/spmm/*.cuh native/cuda/spmm/*.h native/common/sparse24.* scripts/gpu/probe/engine_* 2>/dev/null | md5sum | cut -c1-32)
+  stamp=$(cat native/cuda/spmm/*.cuh native/cuda/spmm/*.h native/common/sparse24.* native/common/stream_plan.h scripts/gpu/probe/engine_* scripts/gpu/probe/probe_util.h 2>/dev/null | md5sum | cut -c1-32)
   if [ ! -x "$eb/engine_probe" ] || [ "$(cat "$eb/stamp" 2>/dev/null)" != "$stamp" ]; then
     step "$(task_timeout 300)" build bash scripts/gpu/probe/engine_build.sh "$eb" || {
       outputs build | tail -20 | sed 's/^/  /' | tee -a "$SUMMARY"

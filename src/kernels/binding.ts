@@ -210,6 +210,13 @@ export interface NativeKernels {
     strips: number
     steps: number
   }): Uint8Array
+  /**
+   * The streaming engine's launch plan (native/common/stream_plan.h) for a list of rowBlocks x
+   * kstages on a device holding resident[c - 1] clusters of c blocks at once (c = 1..8):
+   * cluster > 1 split-K in clusters (grid = rowBlocks x cluster), else stream-K over grid
+   * blocks (grid = rowBlocks: one block per row block).
+   */
+  streamPlan(args: {rowBlocks: number; kstages: number; resident: Int32Array}): {grid: number; cluster: number}
   /** The nonzeros of 2:4 tiles as CSR (zeros left out); a RangeError on metadata mma.sp rejects. */
   sp24ToCsr(args: {m: number; k: number; values: Uint16Array; meta: Uint32Array}): {
     rowOffsets: Int32Array

@@ -202,3 +202,58 @@ describe('bitmap and 2:4 formats (built on the host)', () => {
     expect(() => addon.sp24ToCsr({m: 16, k: 32, values: new Uint16Array(256), meta: new Uint32Array(16)})).to.throw(RangeError, /not ascending/)
   })
 })
+
+// The streaming engine's launch plan (native/common/stream_plan.h), pure C++: the resident
+// counts are an H200's for the 2:4 engine kernel measured on 2026-12-01 (132 blocks, and 66 /
+// 30 clusters of 2 / 4), the rest made up where they do not change the answer.
+describe("the streaming engine's launch plan (host)", () => {
+  const addon = loadAddon()
+  const h200 = Int32Array.from([132, 66, 44, 30, 26, 22, 18, 16])
+  const plan = (rowBlocks: number, kstages: number, resident = h200) => addon.streamPlan({rowBlocks, kstages, resident})
+
+  it('picks what the H200 measured: one block per row block, split-K clusters, or stream-K', () => {
+    // 11008 rows of 128: 86 row blocks fit one block each, 2-clusters do not (66): no partial sums.
+    expect(plan(86, 16)).to.deep.equal({grid: 86, cluster: 0})
+    // 4096 rows (32 row blocks): clusters of 4 do not all fit at once (30), of 3 do: 16 stages -> 6.
+    expect(plan(32, 16)).to.deep.equal({grid: 96, cluster: 3})
+    expect(plan(32, 43)).to.deep.equal({grid: 96, cluster: 3})
+    // 64-row blocks of 4096 rows: clusters of 2 (64 of 66 resident).
+    expect(plan(64, 16)).to.deep.equal({grid: 128, cluster: 2})
+    // More row blocks than blocks at once: stream-K over every resident block.
+    expect(plan(172, 16)).to.deep.equal({grid: 132, cluster: 0})
+  })
+
+  it('prefers the smaller cluster on a tie and skips sizes that cannot run', () => {
+    expect(plan(10, 2)).to.deep.equal({grid: 20, cluster: 2})
+    expect(plan(10, 1)).to.deep.equal({grid: 10, cluster: 0})
+    expect(plan(10, 16, Int32Array.from([132, 0, 0, 0, 0, 0, 0, 0]))).to.deep.equal({grid: 10, cluster: 0})
+    expect(plan(200, 4, Int32Array.from([0, 0, 0, 0, 0, 0, 0, 0]))).to.deep.equal({grid: 1, cluster: 0})
+  })
+
+  it('is always one wave, with the fewest stages per block a one-wave choice allows', () => {
+    const rng = createRng(23)
+    for (let t = 0; t < 2000; t++) {
+      const resident = Int32Array.from({length: 8}, (_, i) => (rng.nextUint32() % 5 === 0 ? 0 : 1 + (rng.nextUint32() % (264 >> i))))
+      const rowBlocks = 1 + (rng.nextUint32() % 300)
+      const kstages = 1 + (rng.nextUint32() % 64)
+      const p = plan(rowBlocks, kstages, resident)
+      const fits = [1, 2, 3, 4, 5, 6, 7, 8].filter((c) => rowBlocks <= resident[c - 1])
+      if (fits.length === 0) {
+        expect(p.cluster, 'stream-K').to.equal(0)
+        expect(p.grid).to.equal(Math.max(1, Math.min(rowBlocks * kstages, resident[0])))
+        continue
+      }
+      const best = Math.min(...fits.map((c) => Math.ceil(kstages / c)))
+      const c = p.cluster > 1 ? p.cluster : 1
+      expect(fits, `cluster ${c} fits at once`).to.include(c)
+      expect(p.grid).to.equal(rowBlocks * c)
+      expect(Math.ceil(kstages / c)).to.equal(best)
+    }
+  })
+
+  it('rejects a resident list of the wrong length or with negative counts', () => {
+    expect(() => addon.streamPlan({rowBlocks: 4, kstages: 4, resident: new Int32Array(7)})).to.throw(/resident/)
+    expect(() => plan(4, 4, Int32Array.from([1, -1, 0, 0, 0, 0, 0, 0]))).to.throw(RangeError, /negative/)
+    expect(() => plan(0, 4)).to.throw(RangeError, /at least 1/)
+  })
+})

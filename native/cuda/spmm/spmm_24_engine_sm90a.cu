@@ -1,7 +1,8 @@
 // The 2:4 family on the streaming engine (stream_engine.cuh, format TwoFourWg): decode-sized
 // N (8 to 64, N % 8 == 0) on Hopper, warpgroup MMA (wgmma.mma_async.sp) from a ring of bulk
-// copies, stream-K over (row block, K stage). Its prepared operand is the 2:4 tiles staged
-// once per matrix (StageSp24Tiles: one contiguous run per stage) with the fixup's workspace.
+// copies, over (row block, K stage) as common/stream_plan.h plans it: one block per row
+// block, split-K in clusters, or stream-K. Its prepared operand is the 2:4 tiles staged once
+// per matrix (StageSp24Tiles: one contiguous run per stage), the plans and the fixup's workspace.
 //
 // This file is compiled for sm_90a only (native/scripts/nvcc.cjs, from the "_sm90a" in its
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "common/sparse24.h"
+#include "common/stream_plan.h"
 #include "cuda/common/device_buffer.h"
 #include "cuda/common/device_info.h"
 #include "cuda/spmm/spmm_family.h"
@@ -38,6 +40,11 @@ constexpr int kMaxN = 64;
 
 // The instruction's N for a problem's N: N rounded up to 8, 16, 32 or 64.
 inline int BoxColumns(int n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+// The kernels by instruction N (8, 16, 32, 64): index 0..3.
+inline int KernelIndex(int box_n) { return box_n == 8 ? 0 : box_n == 16 ? 1 : box_n == 32 ? 2 : 3; }
+// The launch plan of the kernel for (dtype, instruction N) on the current device (defined
+// with the kernels; stream-K on one block without sm_90a code, which never launches).
+StreamPlan PlanFor(DType t, int box_n, int row_blocks, int kstages);
 
 // The staged 2:4 tiles, the fixup's slots (sized for the instruction N of the N it was
 // prepared for: launches up to that N run) and the row blocks' counters (zero between
@@ -49,7 +56,9 @@ class Sp24EngineMatrix : public SpmmOperand {
     m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype, box_n_ = BoxColumns(n);
     row_blocks_ = (t.strips + kWarps - 1) / kWarps;
     kstages_ = (t.ksteps + kKStage / 32 - 1) / (kKStage / 32);
-    grid_ = static_cast<int>(std::min<long long>(SmCount(), static_cast<long long>(row_blocks_) * kstages_));
+    // A plan per kernel it may launch (N up to the prepared one): their shared memory, and
+    // so how many run at once, differ.
+    for (int box = 8; box <= box_n_; box *= 2) plans_[KernelIndex(box)] = PlanFor(dtype, box, row_blocks_, kstages_);
     const std::vector<uint8_t> staged = StageSp24Tiles(t, kWarps, kKStage / 32);
     cudaError_t e = staged_.Upload(staged.data(), staged.size(), stream);
     if (e == cudaSuccess) e = AllocateWorkspace(stream);
@@ -58,7 +67,8 @@ class Sp24EngineMatrix : public SpmmOperand {
   }
   cudaError_t CopyFrom(const Sp24EngineMatrix& o, cudaStream_t stream) {
     m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ksteps_ = o.ksteps_, dtype_ = o.dtype_, box_n_ = o.box_n_;
-    row_blocks_ = o.row_blocks_, kstages_ = o.kstages_, grid_ = o.grid_;
+    row_blocks_ = o.row_blocks_, kstages_ = o.kstages_;
+    std::copy(o.plans_, o.plans_ + 4, plans_);
     cudaError_t e = CopyParts({{&staged_, &o.staged_}}, stream);
     if (e == cudaSuccess) e = AllocateWorkspace(stream);
     return e;
@@ -67,9 +77,9 @@ class Sp24EngineMatrix : public SpmmOperand {
   cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
     return CloneOperand(*this, out, stream);
   }
-  // One block per multiprocessor (of the device it was prepared on), at most one per item;
-  // the fixup's slots are counted for this grid.
-  int Grid() const { return grid_; }
+  // The launch at instruction N box_n (<= box_n()), planned on the device it was prepared
+  // on; the fixup's slots are counted for the largest stream-K grid of the plans.
+  const StreamPlan& PlanOf(int box_n) const { return plans_[KernelIndex(box_n)]; }
   int Slots() const { return slots_; }
 
   const void* staged() const { return staged_.get(); }
@@ -88,7 +98,10 @@ class Sp24EngineMatrix : public SpmmOperand {
   cudaError_t AllocateWorkspace(cudaStream_t stream) {
     slots_ = 1;
 #if defined(SPARSE_SM90A)
-    slots_ = engine_host::MaxSlots(row_blocks_, kstages_, Grid());
+    for (int box = 8; box <= box_n_; box *= 2) {
+      const StreamPlan& pl = PlanOf(box);
+      if (pl.cluster == 0) slots_ = std::max(slots_, engine_host::MaxSlots(row_blocks_, kstages_, pl.grid));
+    }
 #endif
     cudaError_t e = ws_.Allocate(static_cast<size_t>(row_blocks_) * slots_ * kRows * box_n_ * sizeof(float));
     if (e == cudaSuccess) e = counters_.Allocate(static_cast<size_t>(row_blocks_) * sizeof(int));
@@ -97,7 +110,8 @@ class Sp24EngineMatrix : public SpmmOperand {
   }
 
   DeviceBuffer staged_, ws_, counters_;
-  int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0, row_blocks_ = 0, kstages_ = 0, grid_ = 1, slots_ = 1, box_n_ = 8;
+  int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0, row_blocks_ = 0, kstages_ = 0, slots_ = 1, box_n_ = 8;
+  StreamPlan plans_[4] = {{1, 0}, {1, 0}, {1, 0}, {1, 0}};
   DType dtype_ = DType::kF16;
 };
 
@@ -200,13 +214,13 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.strips = a.strips(), args.ksteps = a.ksteps();
   args.row_blocks = a.row_blocks(), args.kstages = a.kstages();
   args.total = static_cast<long long>(a.row_blocks()) * a.kstages();
-  args.fixup = e::kFixupSlots, args.slots = a.Slots();
+  const StreamPlan& plan = a.PlanOf(BoxColumns(p.n));
+  args.fixup = e::kFixupSlots, args.slots = a.Slots(), args.cluster = plan.cluster;
   cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true);
   if (err != cudaSuccess) return err;
   const int nt8 = BoxColumns(p.n) / 8;
   const KernelRef r = KernelFor(p.dtype, nt8);
-  r.fn<<<a.Grid(), r.threads, r.smem, stream>>>(args);
-  return cudaGetLastError();
+  return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else
   (void)stream;
   return cudaErrorInvalidValue;
@@ -219,6 +233,16 @@ const SpmmFamily kSp24EngineFamily = {
 };
 
 }  // namespace
+
+StreamPlan engine24::PlanFor(DType t, int box_n, int row_blocks, int kstages) {
+#if defined(SPARSE_SM90A)
+  const KernelRef r = KernelFor(t, box_n / 8);
+  return engine_host::Plan(r.fn, r.threads, r.smem, row_blocks, kstages);
+#else
+  (void)t, (void)box_n, (void)row_blocks, (void)kstages;
+  return StreamPlan{1, 0};
+#endif
+}
 
 SPARSE_SPMM_FAMILY(kSp24EngineFamily);
 

@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "common/dtype.h"
+#include "common/stream_plan.h"
 #include "cuda/common/mma.cuh"
 #include "cuda/spmm/spmm_24_kernel.cuh"
 #include "cuda/spmm/wgmma.cuh"
@@ -326,7 +327,7 @@ __device__ __forceinline__ void ClusterArriveRelaxed() {
 }
 __device__ __forceinline__ void ClusterWait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
 // The most blocks of one cluster the engine uses (the portable cluster size).
-constexpr int kMaxCluster = 8;
+constexpr int kMaxCluster = kMaxStreamCluster;
 // Reads of another block's shared memory, between two cluster barriers (which order them:
 // no memory clobber here, so the compiler may issue a fragment's loads back to back).
 __device__ __forceinline__ float4 LoadCluster(uint32_t local, uint32_t rank) {

@@ -1,7 +1,8 @@
 #ifndef SPARSE_CUDA_SPMM_STREAM_ENGINE_HOST_H_
 #define SPARSE_CUDA_SPMM_STREAM_ENGINE_HOST_H_
 // Host side of the streaming engine (stream_engine.cuh): how a launch stages B (the tensor
-// map and the wgmma descriptor), how many slots the fixup needs, and the grid. Shared by the
+// map and the wgmma descriptor), the launch's plan (grid and clusters, from what the device
+// holds at once) and how many slots the fixup needs. Shared by the
 // addon's family (spmm_24_engine_sm90a.cu) and the workbench (scripts/gpu/probe).
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -72,6 +73,55 @@ inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, in
                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// How many clusters of `c` blocks of kernel `fn` run at once (c = 1: blocks), 0 when none
+// can (or the query fails). The kernel's dynamic shared-memory limit must already be raised.
+inline int ResidentClusters(void (*fn)(cuda::engine::Args), int threads, int smem, int c) {
+  if (c == 1) {
+    int per_sm = 0, device = 0, sms = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem) != cudaSuccess ||
+        cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return per_sm * sms;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(c), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute at;
+  at.id = cudaLaunchAttributeClusterDimension;
+  at.val.clusterDim.x = c, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+  cfg.attrs = &at, cfg.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(fn), &cfg) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return clusters;
+}
+
+// The launch of kernel `fn` over row_blocks x kstages (PlanStream, common/stream_plan.h),
+// from what the current device can hold at once.
+inline StreamPlan Plan(void (*fn)(cuda::engine::Args), int threads, int smem, int row_blocks, int kstages) {
+  int resident[kMaxStreamCluster];
+  for (int c = 1; c <= kMaxStreamCluster; ++c) resident[c - 1] = ResidentClusters(fn, threads, smem, c);
+  return PlanStream(row_blocks, kstages, resident);
+}
+
+// Launches kernel `fn` as planned (a cluster launch for split-K clusters).
+inline cudaError_t LaunchPlanned(void (*fn)(cuda::engine::Args), const StreamPlan& plan, int threads, int smem,
+                                 cudaStream_t stream, const cuda::engine::Args& args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(plan.grid), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem, cfg.stream = stream;
+  cudaLaunchAttribute at;
+  if (plan.cluster > 1) {
+    at.id = cudaLaunchAttributeClusterDimension;
+    at.val.clusterDim.x = plan.cluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
+    cfg.attrs = &at, cfg.numAttrs = 1;
+  }
+  return cudaLaunchKernelEx(&cfg, fn, args);
 }
 
 // The most blocks of a grid of `grid` that share one row block (the fixup's slots per row

@@ -160,22 +160,6 @@ struct Workspace {
   }
 };
 
-// How many clusters of `cl` blocks of the variant can run at once (the GPCs' SMs).
-static int ResidentClusters(const Variant& v, int cl) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(cl), cfg.blockDim = dim3(v.threads), cfg.dynamicSmemBytes = v.smem;
-  cudaLaunchAttribute at;
-  at.id = cudaLaunchAttributeClusterDimension;
-  at.val.clusterDim.x = cl, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
-  cfg.attrs = &at, cfg.numAttrs = 1;
-  int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(v.fn), &cfg) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return clusters;
-}
-
 static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, void* c, int m, int k, int n,
                          Workspace& w) {
   Launch l;
@@ -198,29 +182,24 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   l.grid = static_cast<int>(std::min<long long>(cap, a.total));
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
   a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
-  a.slots = sparse::engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
-  // ENGINE_CLUSTER=C (2 ... 8): split-K in clusters of C blocks, one row block per cluster,
-  // where all row blocks' clusters are resident at once; else stream-K. ENGINE_CLUSTER=auto:
-  // of C = 1 (one block per row block, no fixup) ... 8, the one-wave choice with the fewest
-  // K stages per block (ties: the smaller C); stream-K when none is one wave.
+  // ENGINE_CLUSTER=auto: the addon's plan (engine_host::Plan: one block per row block, split-K
+  // in clusters, or stream-K); ENGINE_CLUSTER=C (2 ... 8): split-K in clusters of C where all
+  // row blocks' clusters are resident at once, else stream-K.
   a.cluster = 0;
   if (const char* c = std::getenv("ENGINE_CLUSTER")) {
-    const bool automatic = std::strcmp(c, "auto") == 0;
-    int best = 0, best_cost = 1 << 30;
-    for (int cl = automatic ? 1 : std::atoi(c); cl <= (automatic ? sparse::cuda::engine::kMaxCluster : std::atoi(c)); ++cl) {
-      if (cl < 1 || cl > sparse::cuda::engine::kMaxCluster) break;
-      const int resident = cl == 1 ? static_cast<int>(cap) : ResidentClusters(v, cl);
-      const int cost = (a.kstages + cl - 1) / cl;
-      if (a.row_blocks <= resident && cost < best_cost) best = cl, best_cost = cost;
+    StreamPlan p{l.grid, 0};
+    if (std::strcmp(c, "auto") == 0) {
+      p = sparse::engine_host::Plan(v.fn, v.threads, v.smem, a.row_blocks, a.kstages);
+    } else {
+      const int cl = std::atoi(c);
+      if (cl > 1 && cl <= kMaxStreamCluster && a.row_blocks <= sparse::engine_host::ResidentClusters(v.fn, v.threads, v.smem, cl))
+        p = StreamPlan{a.row_blocks * cl, cl};
     }
-    if (best == 1) {
-      l.grid = a.row_blocks;  // stream-K with one row block per block: no partial sums
-    } else if (best > 1) {
-      a.cluster = best;
-      l.grid = a.row_blocks * best;
-      l.cluster = best;
-    }
+    l.grid = p.grid;
+    a.cluster = p.cluster;
+    l.cluster = p.cluster;
   }
+  a.slots = sparse::engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
   const size_t need = static_cast<size_t>(a.row_blocks) * a.slots * v.rows * 8 * v.nt8 * 4;
   if (need > w.ws.bytes) {
     std::printf("workspace too small: %zu bytes needed\n", need);
@@ -507,7 +486,7 @@ static int TraceOne(const char* name, int m, int k, int n) {
                 k, n, l.grid, l.cluster, l.smem, l.args.total, l.args.row_blocks, l.args.kstages);
     std::printf("  events %.2f us; empty kernel alike %.2f us (no shared memory: %.2f us); grid span %.2f us\n", ev,
                 ev_empty, ev_empty0, (g1 - g0) * 1e-3);
-    if (l.cluster > 1) std::printf("  clusters of %d: %d launched, at most %d resident at once\n", l.cluster, l.grid / l.cluster, ResidentClusters(v, l.cluster));
+    if (l.cluster > 1) std::printf("  clusters of %d: %d launched, at most %d resident at once\n", l.cluster, l.grid / l.cluster, sparse::engine_host::ResidentClusters(v.fn, v.threads, v.smem, l.cluster));
     row("entry after the first", wait);
     row("entry -> first stage", first);
     row("first -> last stage", stream);

@@ -1,0 +1,48 @@
+#ifndef SPARSE_COMMON_STREAM_PLAN_H_
+#define SPARSE_COMMON_STREAM_PLAN_H_
+// How the streaming engine (cuda/spmm/stream_engine.cuh) spreads its work, a list of row
+// blocks x K stages, over the GPU. Pure C++: the addon, the workbench and a CPU test share it.
+//
+// Three shapes of launch, by what the end of a row block costs:
+//   - one block per row block (each block all of its row block's K stages): no partial sums;
+//   - split-K in clusters of C blocks, one cluster per row block: the C partial sums meet in
+//     distributed shared memory (a cluster barrier and one remote read per block);
+//   - stream-K over the blocks that fit at once: equal ranges of the list, and row blocks cut
+//     between blocks summed through global memory (a fence, a count and the slots' round
+//     trips: 2-5 us at the kernel's tail on the H200, measured 2026-12-01).
+// The first two apply when every row block gets its block or cluster in one wave; of those
+// the one with the fewest K stages per block wins (the time of a wave is its longest block's),
+// the smaller C on a tie. Stream-K when neither fits in one wave.
+//
+// Measured on the H200 (workbench, 2:4 with warpgroup MMA, N 8-64, six LLM shapes):
+// against stream-K alone this rule was faster or within 3 % on 22 of 24 cases, up to 1.14x
+// (4096 x 4096 at N = 64: 16.2 -> 14.3 us); docs/stream-engine.md has the table.
+
+namespace sparse {
+
+// The portable cluster size: the largest C the plan considers.
+constexpr int kMaxStreamCluster = 8;
+
+struct StreamPlan {
+  int grid;     // blocks launched
+  int cluster;  // > 1: split-K in clusters of this many blocks (grid = row blocks x cluster);
+                // 0: stream-K over `grid` blocks (grid == row blocks: one block per row block)
+};
+
+// resident[c - 1]: how many clusters of c blocks run at once (resident[0]: blocks), c = 1..8;
+// 0 where a size cannot run. row_blocks, kstages >= 1.
+inline StreamPlan PlanStream(int row_blocks, int kstages, const int (&resident)[kMaxStreamCluster]) {
+  int best = 0, best_cost = 0;
+  for (int c = 1; c <= kMaxStreamCluster; ++c) {
+    const int cost = (kstages + c - 1) / c;
+    if (row_blocks <= resident[c - 1] && (best == 0 || cost < best_cost)) best = c, best_cost = cost;
+  }
+  if (best == 1) return StreamPlan{row_blocks, 0};
+  if (best > 1) return StreamPlan{row_blocks * best, best};
+  const long long total = static_cast<long long>(row_blocks) * kstages;
+  const int blocks = resident[0] > 0 ? resident[0] : 1;
+  return StreamPlan{static_cast<int>(total < blocks ? total : blocks), 0};
+}
+
+}  // namespace sparse
+#endif  // SPARSE_COMMON_STREAM_PLAN_H_
