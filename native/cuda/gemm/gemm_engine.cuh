@@ -24,7 +24,11 @@
 //     and stores it;
 //   - the epilogue stores from registers, or (kTmaStore) writes the tile into shared memory and
 //     one thread per consumer warpgroup issues tensor stores that drain while the next tile's
-//     wgmma run.
+//     wgmma run;
+//   - optionally (kCluster = 2) the blocks run in clusters of two on vertically adjacent tiles
+//     (row blocks 2u and 2u + 1, same columns): each block loads its own A and half of the
+//     B stage, multicast into both blocks' shared memory, so each SM pulls 3/4 (n128) of the
+//     bytes per stage from L2; a stage is refilled once the consumers of both blocks let it go.
 // Shapes: any M; N and K multiples of 8 (the tensor maps' 16-byte row strides); edges past
 // M, N and K arrive as zeros from the tensor copies and the stores are bounds-checked (the
 // tensor stores clip at the tensor's edges).
@@ -61,9 +65,10 @@ struct Params {
   int slots;
   int m, n, k;
   int m_blocks, n_blocks, k_blocks;
-  int group;          // row blocks per raster group (TileOf)
-  // The work decomposition (gemm_host::Decompose): the grid, the raster's first dp_tiles
-  // tiles dealt whole round robin, its last sk_tiles tiles shared out by K stages.
+  int m_units;        // rows of the raster: m_blocks, or with clusters of 2 pairs of row blocks
+  int group;          // raster rows per raster group (TileOf)
+  // The work decomposition (gemm_host::Decompose): the grid (in clusters), the raster's first
+  // dp_tiles tiles dealt whole round robin, its last sk_tiles tiles shared out by K stages.
   int grid, dp_tiles, sk_tiles;
 };
 
@@ -204,6 +209,25 @@ SPARSE_GEMM_WGMMA(256, 128, "%128", "%129", "%130", kBF16, "bf16", SPARSE_GEMM_F
 #undef SPARSE_GEMM_D_128
 #undef SPARSE_GEMM_D_64
 
+// Arrives on the mbarrier at shared-memory offset `bar` of cluster block `rank` (this one included).
+__device__ __forceinline__ void MbarArriveCluster(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+// A tensor copy written to the same offset `dst` of every cluster block in `mask`, each
+// counting its bytes on its own mbarrier at offset `bar`.
+__device__ __forceinline__ void TensorCopy2dMulticast(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar,
+                                                      uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
+      : "memory");
+}
+
 __device__ __forceinline__ void PrefetchTensorMap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
@@ -247,19 +271,25 @@ __device__ __forceinline__ void RegsInc() {
 }
 
 // The producer thread: for each of this block's segments, each K stage: wait until the slot is
-// free, announce its bytes, issue A's copy and B's kNTile / 64 copies. Boxes past M, N or K
-// arrive as zeros and still count their full bytes.
-template <int kNTile, int kStages, bool kTmaStore>
-__device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0) {
+// free, announce its bytes, issue A's copy and B's kNTile / 64 copies (in a cluster: its share
+// of them, to every block). Boxes past M, N or K arrive as zeros and still count their full
+// bytes (the second block of a cluster past M loads zeros and stores nothing). The full
+// barrier counts the whole stage, its own copies and the other block's multicast alike.
+template <int kNTile, int kStages, bool kTmaStore, int kCluster>
+__device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
+                                        int rank) {
   using L = Layout<kNTile, kStages, kTmaStore>;
+  constexpr int kAtomsPerBlock = kNTile / kAtomN / kCluster;
+  static_assert(kNTile / kAtomN % kCluster == 0, "the B stage splits into whole atoms per cluster block");
   PrefetchTensorMap(&p.a_map);
   PrefetchTensorMap(&p.b_map);
   int stage = 0;
   uint32_t phase = 0;
-  Cursor cursor(p, blockIdx.x);
+  Cursor cursor(p, blockIdx.x / kCluster);
   Segment sg;
   while (cursor.Next(p, &sg)) {
-    const Tile tile = TileOf(sg.tile, p.m_blocks, p.n_blocks, p.group);
+    const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
+    const int mb = tile.mb * kCluster + rank;
     for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
       // A fresh barrier's "previous phase" (parity 1) counts as complete: the first pass
       // through the ring does not wait.
@@ -267,11 +297,16 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       const uint32_t full = full0 + 8 * stage;
       const uint32_t st = SmemAddr(ring + stage * L::kStageBytes);
       engine::MbarArriveExpectTx(full, L::kStageBytes);
-      engine::TensorCopy2d(st, &p.a_map, kb * kKTile, tile.mb * kMTile, full);
+      engine::TensorCopy2d(st, &p.a_map, kb * kKTile, mb * kMTile, full);
 #pragma unroll
-      for (int j = 0; j < kNTile / kAtomN; ++j)
-        engine::TensorCopy2d(st + L::kABytes + j * kKTile * 128, &p.b_map, tile.nb * kNTile + j * kAtomN, kb * kKTile,
-                             full);
+      for (int i = 0; i < kAtomsPerBlock; ++i) {
+        const int j = rank * kAtomsPerBlock + i;
+        const uint32_t dst = st + L::kABytes + j * kKTile * 128;
+        if (kCluster == 1)
+          engine::TensorCopy2d(dst, &p.b_map, tile.nb * kNTile + j * kAtomN, kb * kKTile, full);
+        else
+          TensorCopy2dMulticast(dst, &p.b_map, tile.nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
+      }
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
   }
@@ -367,9 +402,23 @@ __device__ __forceinline__ void AddPartials(const Params& p, int cw, int tile_en
   }
 }
 
+// Lets the producers refill ring slot `slot`: alone, every consumer thread arrives (count
+// 256); in a cluster, lane 0 of each consumer warp arrives on the slot's barrier in every
+// block of the cluster (count 8 kCluster), since every block's producer writes into this one.
+template <int kCluster>
+__device__ __forceinline__ void Release(uint32_t empty) {
+  if (kCluster == 1) {
+    engine::MbarArrive(empty);
+  } else if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r) MbarArriveCluster(empty, r);
+  }
+}
+
 // A consumer warpgroup (cw: 0 or 1, rows 64 cw.. of each tile).
-template <DType kType, int kNTile, int kStages, bool kTmaStore>
-__device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
+__device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw,
+                                        int rank) {
   using L = Layout<kNTile, kStages, kTmaStore>;
   constexpr int kAcc = kNTile / 2;
   const uint32_t cbuf = SmemAddr(ring + kStages * L::kStageBytes) + cw * (kMTile / 2) * kNTile * 2;
@@ -378,10 +427,10 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
   for (int i = 0; i < kAcc; ++i) d[i] = 0.f;
   int stage = 0;
   uint32_t phase = 0;
-  Cursor cursor(p, blockIdx.x);
+  Cursor cursor(p, blockIdx.x / kCluster);
   Segment sg;
   while (cursor.Next(p, &sg)) {
-    const Tile tile = TileOf(sg.tile, p.m_blocks, p.n_blocks, p.group);
+    const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
     int prev = -1;
     for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
       engine::MbarWait(full0 + 8 * stage, phase);
@@ -399,13 +448,13 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
       // The previous stage's group is complete: its slot can be refilled.
       wg::Wait<1>();
       wg::Pin<kAcc>(d);
-      if (prev >= 0) engine::MbarArrive(empty0 + 8 * prev);
+      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev);
       prev = stage;
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
     wg::Wait<0>();
     wg::Pin<kAcc>(d);
-    engine::MbarArrive(empty0 + 8 * prev);
+    Release<kCluster>(empty0 + 8 * prev);
     if (sg.tile >= p.dp_tiles) {
       if (sg.kb0 > 0) {
         SavePartial<kAcc>(p, cw, d);
@@ -413,7 +462,7 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
       }
       AddPartials<kAcc>(p, cw, (sg.tile - p.dp_tiles + 1) * p.k_blocks, d);
     }
-    const int row0 = tile.mb * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
+    const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
     if (kTmaStore)
       StoreTileTma<kType, kNTile>(p, cw, row0, col0, d, cbuf);
     else
@@ -423,9 +472,10 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
   if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
 }
 
-// Launch: p.grid blocks (<= the SM count: persistent, and stream-K's waits need every block
-// resident), kThreads threads, Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
-template <DType kType, int kNTile, int kStages, bool kTmaStore>
+// Launch: p.grid clusters of kCluster blocks (<= the SM count: persistent, and stream-K's
+// waits need every block resident; stream-K only without clusters), kThreads threads,
+// Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
   extern __shared__ unsigned char smem_raw[];
   using L = Layout<kNTile, kStages, kTmaStore>;
@@ -435,19 +485,24 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       engine::MbarInit(full0 + 8 * s, 1);
-      engine::MbarInit(empty0 + 8 * s, 2 * 128);
+      engine::MbarInit(empty0 + 8 * s, kCluster == 1 ? 2 * 128 : 8 * kCluster);
     }
     engine::FenceBarrierInit();
   }
   __syncthreads();
+  // The other block's copies and arrivals must find this block's barriers initialised.
+  if (kCluster > 1) engine::ClusterSync();
+  const int rank = kCluster > 1 ? static_cast<int>(engine::ClusterRank()) : 0;
   const int wgi = threadIdx.x / 128;
   if (wgi == 0) {
     RegsDec<40>();
-    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore>(p, ring, full0, empty0);
+    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, rank);
   } else {
     RegsInc<232>();
-    Consume<kType, kNTile, kStages, kTmaStore>(p, ring, full0, empty0, wgi - 1);
+    Consume<kType, kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
   }
+  // ... and stay alive until the other block's last copies into it and arrivals on it are done.
+  if (kCluster > 1) engine::ClusterSync();
 }
 
 }  // namespace gemm

@@ -54,6 +54,7 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   p->m_blocks = (m + g::kMTile - 1) / g::kMTile;
   p->n_blocks = (n + n_tile - 1) / n_tile;
   p->k_blocks = (k + g::kKTile - 1) / g::kKTile;
+  p->m_units = p->m_blocks;  // Launch pairs them for clusters
   p->grid = 1, p->dp_tiles = p->m_blocks * p->n_blocks, p->sk_tiles = 0;  // Decompose sets these per launch
   cudaError_t e = Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
   if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile);
@@ -61,8 +62,8 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   return e;
 }
 
-// The work decomposition of a launch on up to `grid` blocks (> 0). Without stream-K: one
-// block per tile up to `grid`, tiles dealt round robin. With stream-K (the rule of the
+// The work decomposition of a launch on up to `grid` blocks or clusters (> 0) over the
+// m_units x n_blocks raster. Without stream-K: one per tile up to `grid`, tiles dealt round robin. With stream-K (the rule of the
 // Stream-K paper's hybrid, Osama et al. 2023): when the tiles are not a whole number of waves,
 // the last wave and the ragged one (grid + tiles % grid tiles; all of them when there are
 // fewer tiles than blocks) are shared out by K stages, so every block does 1 to 2 tiles' worth
@@ -70,7 +71,7 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
 // whole tiles, with no partials. The grid is capped at the total K stages (no empty runs).
 // Returns false when stream-K needs more workspace slots than p has (MakeParams).
 inline bool Decompose(cuda::gemm::Params* p, int grid, bool stream_k) {
-  const int tiles = p->m_blocks * p->n_blocks;
+  const int tiles = p->m_units * p->n_blocks;
   p->sk_tiles = 0;
   if (stream_k) {
     const int64_t stages = static_cast<int64_t>(tiles) * p->k_blocks;
@@ -84,18 +85,43 @@ inline bool Decompose(cuda::gemm::Params* p, int grid, bool stream_k) {
 }
 
 // Sets the kernel's shared-memory limit (once per instance) and launches it on up to `grid`
-// blocks (<= 0: one per SM; Decompose picks the number), stream-K or not.
-template <DType kType, int kNTile, int kStages, bool kTmaStore>
+// blocks (<= 0: one per SM; Decompose picks the number), stream-K or not (not with clusters).
+// Clusters of 2: on pairs of row blocks, and no more clusters than fit at once (an SM count
+// per GPC that is odd leaves an SM out), so that they stay persistent.
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
 cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, bool stream_k, cudaStream_t s) {
   using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore>;
-  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore>;
+  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
   if (attr != cudaSuccess) return attr;
+  if (grid <= 0 || grid > sms) grid = sms;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = kCluster, cluster[0].val.clusterDim.y = 1, cluster[0].val.clusterDim.z = 1;
+  cfg.blockDim = dim3(cuda::gemm::kThreads);
+  cfg.dynamicSmemBytes = L::kSmemBytes;
+  cfg.stream = s;
+  cfg.attrs = cluster;
+  cfg.numAttrs = kCluster > 1 ? 1 : 0;  // without clusters, the plain launch step 1 was proven with
   cuda::gemm::Params p = params;
-  if (!Decompose(&p, grid <= 0 || grid > sms ? sms : grid, stream_k)) return cudaErrorInvalidValue;
-  kernel<<<p.grid, cuda::gemm::kThreads, L::kSmemBytes, s>>>(p);
-  return cudaGetLastError();
+  if (kCluster > 1) {
+    if (stream_k) return cudaErrorInvalidValue;
+    static const int resident = [&] {
+      int n = 0;
+      cudaLaunchConfig_t probe = cfg;
+      probe.gridDim = dim3(sms / kCluster * kCluster);
+      return cudaOccupancyMaxActiveClusters(&n, kernel, &probe) == cudaSuccess && n > 0 ? n : sms / kCluster;
+    }();
+    grid = grid / kCluster < resident ? grid / kCluster : resident;
+    if (grid < 1) grid = 1;
+    p.m_units = (p.m_blocks + kCluster - 1) / kCluster;
+  }
+  if (!Decompose(&p, grid, stream_k)) return cudaErrorInvalidValue;
+  cfg.gridDim = dim3(p.grid * kCluster);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+  return e == cudaSuccess ? cudaGetLastError() : e;
 }
 
 }  // namespace gemm_host

@@ -40,16 +40,19 @@ struct Variant {
   LaunchFn launch;
 };
 
-// Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores) and
-// _sk (stream-K for the tiles past the last whole wave).
-#define SPARSE_GEMM_VARIANT(T, TN, NT, S, TMA, SK, SUFFIX) \
-  Variant { #TN "_n" #NT "_s" #S SUFFIX, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA> }
-#define SPARSE_GEMM_VARIANTS(T, TN)                                                                       \
-  SPARSE_GEMM_VARIANT(T, TN, 128, 4, false, false, ""), SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, false, ""), \
-      SPARSE_GEMM_VARIANT(T, TN, 128, 6, false, false, ""), SPARSE_GEMM_VARIANT(T, TN, 256, 4, false, false, ""), \
-      SPARSE_GEMM_VARIANT(T, TN, 128, 4, true, false, "_tma"), SPARSE_GEMM_VARIANT(T, TN, 128, 6, true, false, "_tma"), \
-      SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, "_tma"), SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, true, "_sk"), \
-      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, true, "_tma_sk"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, true, "_tma_sk")
+// Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores), _sk
+// (stream-K for the tiles past the last whole wave), _mc (clusters of 2 along M, B multicast).
+#define SPARSE_GEMM_VARIANT(T, TN, NT, S, TMA, SK, CL, SUFFIX) \
+  Variant { #TN "_n" #NT "_s" #S SUFFIX, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL> }
+#define SPARSE_GEMM_VARIANTS(T, TN)                                                                              \
+  SPARSE_GEMM_VARIANT(T, TN, 128, 4, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, false, 1, ""),   \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 6, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 256, 4, false, false, 1, ""), \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 4, true, false, 1, "_tma"),                                                     \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 6, true, false, 1, "_tma"),                                                     \
+      SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 1, "_tma"), SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, true, 1, "_sk"), \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, true, 1, "_tma_sk"),                                                   \
+      SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, true, 1, "_tma_sk"),                                                   \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, false, 2, "_tma_mc"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 2, "_tma_mc")
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16), SPARSE_GEMM_VARIANTS(kBF16, bf16)};
 #undef SPARSE_GEMM_VARIANTS
 #undef SPARSE_GEMM_VARIANT
@@ -142,7 +145,7 @@ int SelfTest() {
         for (int grid : {1, 2, 3, 7, 64, 132})
           for (bool sk : {false, true}) {
             gm::Params p{};
-            p.m_blocks = mb, p.n_blocks = nb, p.k_blocks = kb, p.slots = 132;
+            p.m_blocks = p.m_units = mb, p.n_blocks = nb, p.k_blocks = kb, p.slots = 132;
             p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
             const bool took = gemm_host::Decompose(&p, grid, sk);
             const int tiles = mb * nb;
@@ -195,7 +198,7 @@ int SelfTest() {
   // Stream-K refuses a grid larger than its workspace.
   {
     gm::Params p{};
-    p.m_blocks = 3, p.n_blocks = 1, p.k_blocks = 8, p.slots = 2;
+    p.m_blocks = p.m_units = 3, p.n_blocks = 1, p.k_blocks = 8, p.slots = 2;
     p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
     ++cases;
     if (gemm_host::Decompose(&p, 4, true)) {
