@@ -72,9 +72,9 @@ struct Params {
   int grid, dp_tiles, sk_tiles;
 };
 
-// Tile t of the raster: groups of `group` row blocks (the last group may be shorter), each
-// walked column block by column block, row blocks fastest. A bijection of
-// [0, m_blocks n_blocks) onto the tiles; checked by the workbench's selftest.
+// Tile t of the raster: groups of `group` rows (row blocks, or pairs of them for clusters;
+// the last group may be shorter), each walked column block by column block, rows fastest. A
+// bijection of [0, m_blocks n_blocks) onto the tiles; checked by the workbench's selftest.
 struct Tile {
   int mb, nb;
 };
@@ -101,8 +101,8 @@ struct Segment {
 // A block's work in order: its whole tiles b, b + grid, ... below dp_tiles, then its stream-K
 // run split at tile boundaries. Only a run's first segment can start past K stage 0 (it is
 // then a partial for an earlier block to add), and only its last can end before the tile's
-// last stage (it is then the tile's K-stage-0 segment, which adds the partials of the blocks
-// after it: SkContributes). The producer and the consumers walk it independently; the
+// last stage. A stream-K segment from stage 0 makes its block the tile's owner, which adds
+// the partials of the later blocks whose runs start inside the tile (SkContributes). The producer and the consumers walk it independently; the
 // workbench's selftest checks that every (tile, stage) is covered once.
 struct Cursor {
   int t, it, end;
