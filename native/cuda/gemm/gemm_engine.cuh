@@ -16,9 +16,22 @@
 //   - the grid is one block per SM; block b takes tiles b, b + grid, ... of a raster that walks
 //     groups of Params::group row blocks column by column (TileOf), so the blocks running together
 //     share A and B panels in L2; the producer runs ahead into the next tile while the
-//     consumers store C.
+//     consumers store C;
+//   - optionally (Params::sk_tiles > 0) the raster's last tiles are shared out by K instead
+//     (stream-K, Cursor): each block gets an equal contiguous run of their K stages, so a tile
+//     count that is not a multiple of the grid still keeps every SM busy to the end; a tile's
+//     K-stage-0 block adds the other blocks' fp32 partials (an L2 workspace, one flag each)
+//     and stores it;
+//   - the epilogue stores from registers, or (kTmaStore) writes the tile into shared memory and
+//     one thread per consumer warpgroup issues tensor stores that drain while the next tile's
+//     wgmma run;
+//   - optionally (kCluster = 2) the blocks run in clusters of two on vertically adjacent tiles
+//     (row blocks 2u and 2u + 1, same columns): each block loads its own A and half of the
+//     B stage, multicast into both blocks' shared memory, so each SM pulls 3/4 (n128) of the
+//     bytes per stage from L2; a stage is refilled once the consumers of both blocks let it go.
 // Shapes: any M; N and K multiples of 8 (the tensor maps' 16-byte row strides); edges past
-// M, N and K arrive as zeros from the tensor copies and the stores are bounds-checked.
+// M, N and K arrive as zeros from the tensor copies and the stores are bounds-checked (the
+// tensor stores clip at the tensor's edges).
 #include <cuda.h>
 
 #include <cstdint>
@@ -41,15 +54,27 @@ constexpr int kThreads = 384;
 struct Params {
   CUtensorMap a_map;  // A as a K x M tensor (K innermost), box 64 x 128, 128-byte swizzle
   CUtensorMap b_map;  // B as an N x K tensor (N innermost), box 64 x 64, 128-byte swizzle
+  CUtensorMap c_map;  // C as an N x M tensor, box 64 x 64, 128-byte swizzle (kTmaStore only)
   void* c;            // M x N, row-major, on the device
+  // Stream-K workspace, on the device, for grids of up to `slots` blocks: partials holds 2
+  // slots per block (one per consumer warpgroup) of 64 x 256 floats; flags 2 ints per block,
+  // zero before a launch and zero again after it (each is reset by the block that consumes
+  // it). Unused when sk_tiles is 0.
+  float* partials;
+  int* flags;
+  int slots;
   int m, n, k;
   int m_blocks, n_blocks, k_blocks;
-  int group;          // row blocks per raster group (TileOf)
+  int m_units;        // rows of the raster: m_blocks, or with clusters of 2 pairs of row blocks
+  int group;          // raster rows per raster group (TileOf)
+  // The work decomposition (gemm_host::Decompose): the grid (in clusters), the raster's first
+  // dp_tiles tiles dealt whole round robin, its last sk_tiles tiles shared out by K stages.
+  int grid, dp_tiles, sk_tiles;
 };
 
-// Tile t of the raster: groups of `group` row blocks (the last group may be shorter), each
-// walked column block by column block, row blocks fastest. A bijection of
-// [0, m_blocks n_blocks) onto the tiles; checked by the workbench's selftest.
+// Tile t of the raster: groups of `group` rows (row blocks, or pairs of them for clusters;
+// the last group may be shorter), each walked column block by column block, rows fastest. A
+// bijection of [0, m_blocks n_blocks) onto the tiles; checked by the workbench's selftest.
 struct Tile {
   int mb, nb;
 };
@@ -59,6 +84,51 @@ __host__ __device__ __forceinline__ Tile TileOf(int t, int m_blocks, int n_block
   const int rows = m_blocks - first < group ? m_blocks - first : group;
   const int local = t - g * per_group;
   return Tile{first + local % rows, local / rows};
+}
+
+// Stream-K: the sk_tiles k_blocks stages of the stream-K tiles, cut into `grid` contiguous
+// runs; block b's run starts at SkStart(b) (SkStart(grid) is the total). Decompose keeps
+// grid <= the total, so no run is empty.
+__host__ __device__ __forceinline__ int SkStart(const Params& p, int b) {
+  return static_cast<int>(static_cast<int64_t>(b) * p.sk_tiles * p.k_blocks / p.grid);
+}
+
+// One piece of a block's work: K stages [kb0, kb1) of raster tile `tile`.
+struct Segment {
+  int tile, kb0, kb1;
+};
+
+// A block's work in order: its whole tiles b, b + grid, ... below dp_tiles, then its stream-K
+// run split at tile boundaries. Only a run's first segment can start past K stage 0 (it is
+// then a partial for an earlier block to add), and only its last can end before the tile's
+// last stage. A stream-K segment from stage 0 makes its block the tile's owner, which adds
+// the partials of the later blocks whose runs start inside the tile (SkContributes). The producer and the consumers walk it independently; the
+// workbench's selftest checks that every (tile, stage) is covered once.
+struct Cursor {
+  int t, it, end;
+  __host__ __device__ __forceinline__ Cursor(const Params& p, int b) : t(b), it(SkStart(p, b)), end(SkStart(p, b + 1)) {}
+  __host__ __device__ __forceinline__ bool Next(const Params& p, Segment* s) {
+    if (t < p.dp_tiles) {
+      *s = Segment{t, 0, p.k_blocks};
+      t += p.grid;
+      return true;
+    }
+    if (it >= end) return false;
+    const int local = it / p.k_blocks, first = local * p.k_blocks;
+    s->tile = p.dp_tiles + local;
+    s->kb0 = it - first;
+    s->kb1 = end - first < p.k_blocks ? end - first : p.k_blocks;
+    it = first + s->kb1;
+    return true;
+  }
+};
+
+// Whether block j (> the owner) holds a partial of the stream-K tile whose stages end at run
+// position `tile_end` (= (tile - dp_tiles + 1) k_blocks): its run starts inside the tile.
+// Owners only wait on later blocks, whose partial is the first thing of their run, so the
+// waits form no cycle as long as every block of the grid is resident (grid <= SMs).
+__host__ __device__ __forceinline__ bool SkContributes(const Params& p, int j, int tile_end) {
+  return j < p.grid && SkStart(p, j) < tile_end;
 }
 
 // wgmma descriptors without their start address (bits 0-13; layout of the other fields in
@@ -76,16 +146,19 @@ constexpr uint64_t kSwizzle128 = 1ull << 62;
 constexpr uint64_t kADesc = kSwizzle128 | ((1024ull >> 4) << 32) | (1ull << 16);
 constexpr uint64_t kBDesc = kSwizzle128 | ((1024ull >> 4) << 32) | ((8192ull >> 4) << 16);
 
-template <int kNTile, int kStages>
+template <int kNTile, int kStages, bool kTmaStore>
 struct Layout {
   static_assert(kNTile % kAtomN == 0 && kNTile <= 256, "whole swizzle atoms, wgmma N <= 256");
   static constexpr int kABytes = kMTile * kKTile * 2;
   static constexpr int kBBytes = kKTile * kNTile * 2;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static_assert(kStageBytes % 1024 == 0, "stages keep the swizzle's 1024-byte alignment");
-  // The ring, its full and empty barriers, and room to align the dynamic shared memory.
-  static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
-  static_assert(kSmemBytes <= 227 * 1024, "the ring fits in one SM's shared memory");
+  // The C tile staged for the tensor stores: per consumer warpgroup kNTile / 64 boxes of
+  // 64 rows x 128 bytes, after the ring (so 1024-byte aligned, as the swizzle needs).
+  static constexpr int kCBytes = kTmaStore ? kMTile * kNTile * 2 : 0;
+  // The ring, the C tile, the full and empty barriers, and room to align the dynamic shared memory.
+  static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "the ring and the C tile fit in one SM's shared memory");
 };
 
 #define SPARSE_GEMM_D_64                                                               \
@@ -136,9 +209,56 @@ SPARSE_GEMM_WGMMA(256, 128, "%128", "%129", "%130", kBF16, "bf16", SPARSE_GEMM_F
 #undef SPARSE_GEMM_D_128
 #undef SPARSE_GEMM_D_64
 
+// Arrives on the mbarrier at shared-memory offset `bar` of cluster block `rank` (this one included).
+__device__ __forceinline__ void MbarArriveCluster(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+// A tensor copy written to the same offset `dst` of every cluster block in `mask`, each
+// counting its bytes on its own mbarrier at offset `bar`.
+__device__ __forceinline__ void TensorCopy2dMulticast(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar,
+                                                      uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
+      : "memory");
+}
+
 __device__ __forceinline__ void PrefetchTensorMap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
+// A barrier among the 128 threads of one consumer warpgroup (ids 1 and 2; 0 is __syncthreads).
+__device__ __forceinline__ void WarpgroupSync(int cw) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
+}
+// 64 x 64 box of C (128-byte swizzle) from shared memory to columns x.., rows y.. of the
+// tensor; elements past the tensor's edges are not written.
+__device__ __forceinline__ void TensorStore2d(const CUtensorMap* map, uint32_t src, int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(x), "r"(y), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void BulkCommit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// The issuing thread's tensor stores have read their shared memory (it can be rewritten).
+__device__ __forceinline__ void BulkWaitRead() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// ... and have completed (before the block exits).
+__device__ __forceinline__ void BulkWait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Makes this thread's shared-memory writes visible to the tensor stores (the async proxy).
+__device__ __forceinline__ void FenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ int LoadAcquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void StoreRelease(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
 // Moves registers between the warpgroups (every warp of a warpgroup executes the same one):
 // the producer needs few, the consumers' accumulators many.
 template <int kRegs>
@@ -150,31 +270,43 @@ __device__ __forceinline__ void RegsInc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
 }
 
-// The producer thread: for each of this block's tiles, each K stage: wait until the slot is
-// free, announce its bytes, issue A's copy and B's kNTile / 64 copies. Boxes past M, N or K
-// arrive as zeros and still count their full bytes.
-template <int kNTile, int kStages>
-__device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0) {
-  using L = Layout<kNTile, kStages>;
+// The producer thread: for each of this block's segments, each K stage: wait until the slot is
+// free, announce its bytes, issue A's copy and B's kNTile / 64 copies (in a cluster: its share
+// of them, to every block). Boxes past M, N or K arrive as zeros and still count their full
+// bytes (the second block of a cluster past M loads zeros and stores nothing). The full
+// barrier counts the whole stage, its own copies and the other block's multicast alike.
+template <int kNTile, int kStages, bool kTmaStore, int kCluster>
+__device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
+                                        int rank) {
+  using L = Layout<kNTile, kStages, kTmaStore>;
+  constexpr int kAtomsPerBlock = kNTile / kAtomN / kCluster;
+  static_assert(kNTile / kAtomN % kCluster == 0, "the B stage splits into whole atoms per cluster block");
   PrefetchTensorMap(&p.a_map);
   PrefetchTensorMap(&p.b_map);
-  const int tiles = p.m_blocks * p.n_blocks;
   int stage = 0;
   uint32_t phase = 0;
-  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const Tile tile = TileOf(t, p.m_blocks, p.n_blocks, p.group);
-    for (int kb = 0; kb < p.k_blocks; ++kb) {
+  Cursor cursor(p, blockIdx.x / kCluster);
+  Segment sg;
+  while (cursor.Next(p, &sg)) {
+    const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
+    const int mb = tile.mb * kCluster + rank;
+    for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
       // A fresh barrier's "previous phase" (parity 1) counts as complete: the first pass
       // through the ring does not wait.
       engine::MbarWait(empty0 + 8 * stage, phase ^ 1);
       const uint32_t full = full0 + 8 * stage;
       const uint32_t st = SmemAddr(ring + stage * L::kStageBytes);
       engine::MbarArriveExpectTx(full, L::kStageBytes);
-      engine::TensorCopy2d(st, &p.a_map, kb * kKTile, tile.mb * kMTile, full);
+      engine::TensorCopy2d(st, &p.a_map, kb * kKTile, mb * kMTile, full);
 #pragma unroll
-      for (int j = 0; j < kNTile / kAtomN; ++j)
-        engine::TensorCopy2d(st + L::kABytes + j * kKTile * 128, &p.b_map, tile.nb * kNTile + j * kAtomN, kb * kKTile,
-                             full);
+      for (int i = 0; i < kAtomsPerBlock; ++i) {
+        const int j = rank * kAtomsPerBlock + i;
+        const uint32_t dst = st + L::kABytes + j * kKTile * 128;
+        if (kCluster == 1)
+          engine::TensorCopy2d(dst, &p.b_map, tile.nb * kNTile + j * kAtomN, kb * kKTile, full);
+        else
+          TensorCopy2dMulticast(dst, &p.b_map, tile.nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
+      }
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
   }
@@ -199,21 +331,108 @@ __device__ __forceinline__ void StoreTile(const Params& p, int row0, int col0, c
   }
 }
 
+// The same through shared memory: the warpgroup writes its 64 x kNTile sums into its part
+// of the C tile `cbuf` (kNTile / 64 boxes of 64 rows x 128 bytes in the 128-byte swizzle,
+// chunk c of row r at c ^ (r & 7): the 8 rows one 32-bit store instruction covers land in 8
+// different chunks, so the stores are free of bank conflicts), then its thread 0 issues the
+// tensor stores and returns at once; they drain while the next tile's wgmma run. Before
+// rewriting the buffer, thread 0 waits until the previous tile's stores have read it.
+template <DType kType, int kNTile>
+__device__ __forceinline__ void StoreTileTma(const Params& p, int cw, int row0, int col0, const float* d, uint32_t cbuf) {
+  const int tid = threadIdx.x & 127, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+  if (tid == 0) BulkWaitRead();
+  WarpgroupSync(cw);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = warp * 16 + g + 8 * h;  // row & 7 == g
+#pragma unroll
+    for (int j = 0; j < kNTile / 8; ++j) {
+      const uint32_t addr = cbuf + (j / 8) * 8192 + row * 128 + (((j & 7) ^ g) << 4) + 4 * t;
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(PackOut<kType>(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]))
+                   : "memory");
+    }
+  }
+  FenceProxyAsync();
+  WarpgroupSync(cw);
+  if (tid == 0 && row0 < p.m) {
+#pragma unroll
+    for (int box = 0; box < kNTile / 64; ++box)
+      if (col0 + 64 * box < p.n) TensorStore2d(&p.c_map, cbuf + box * 8192, col0 + 64 * box, row0);
+    BulkCommit();
+  }
+}
+
+// Stream-K partials: warpgroup cw of block b keeps its sums in slot 2 b + cw of the
+// workspace, thread-major by float4 (slot float4 i * 128 + tid: coalesced; the owner reads
+// them back into the same fragment positions).
+template <int kAcc>
+__device__ __forceinline__ float4* PartialSlot(const Params& p, int block, int cw) {
+  return reinterpret_cast<float4*>(p.partials) + static_cast<int64_t>(2 * block + cw) * (kAcc / 4) * 128 + (threadIdx.x & 127);
+}
+// A contributor: its sums to the workspace, then (after every thread's writes are visible
+// GPU-wide) its flag.
+template <int kAcc>
+__device__ __forceinline__ void SavePartial(const Params& p, int cw, const float* d) {
+  float4* slot = PartialSlot<kAcc>(p, blockIdx.x, cw);
+#pragma unroll
+  for (int i = 0; i < kAcc / 4; ++i) slot[i * 128] = make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]);
+  __threadfence();
+  WarpgroupSync(cw);
+  if ((threadIdx.x & 127) == 0) StoreRelease(p.flags + 2 * blockIdx.x + cw, 1);
+}
+// The owner of a stream-K tile: adds the partials of the later blocks whose runs start inside
+// it, waiting for each flag and resetting it for the next launch. The loads bypass L1 (the
+// workspace was written by other SMs).
+template <int kAcc>
+__device__ __forceinline__ void AddPartials(const Params& p, int cw, int tile_end, float* d) {
+  for (int j = blockIdx.x + 1; SkContributes(p, j, tile_end); ++j) {
+    if ((threadIdx.x & 127) == 0) {
+      int* flag = p.flags + 2 * j + cw;
+      while (LoadAcquire(flag) == 0) {
+      }
+      *flag = 0;
+    }
+    WarpgroupSync(cw);
+    const float4* slot = PartialSlot<kAcc>(p, j, cw);
+#pragma unroll
+    for (int i = 0; i < kAcc / 4; ++i) {
+      const float4 v = __ldcg(slot + i * 128);
+      d[4 * i] += v.x, d[4 * i + 1] += v.y, d[4 * i + 2] += v.z, d[4 * i + 3] += v.w;
+    }
+  }
+}
+
+// Lets the producers refill ring slot `slot`: alone, every consumer thread arrives (count
+// 256); in a cluster, lane 0 of each consumer warp arrives on the slot's barrier in every
+// block of the cluster (count 8 kCluster), since every block's producer writes into this one.
+template <int kCluster>
+__device__ __forceinline__ void Release(uint32_t empty) {
+  if (kCluster == 1) {
+    engine::MbarArrive(empty);
+  } else if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r) MbarArriveCluster(empty, r);
+  }
+}
+
 // A consumer warpgroup (cw: 0 or 1, rows 64 cw.. of each tile).
-template <DType kType, int kNTile, int kStages>
-__device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
-  using L = Layout<kNTile, kStages>;
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
+__device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw,
+                                        int rank) {
+  using L = Layout<kNTile, kStages, kTmaStore>;
   constexpr int kAcc = kNTile / 2;
+  const uint32_t cbuf = SmemAddr(ring + kStages * L::kStageBytes) + cw * (kMTile / 2) * kNTile * 2;
   float d[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) d[i] = 0.f;
-  const int tiles = p.m_blocks * p.n_blocks;
   int stage = 0;
   uint32_t phase = 0;
-  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const Tile tile = TileOf(t, p.m_blocks, p.n_blocks, p.group);
+  Cursor cursor(p, blockIdx.x / kCluster);
+  Segment sg;
+  while (cursor.Next(p, &sg)) {
+    const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
     int prev = -1;
-    for (int kb = 0; kb < p.k_blocks; ++kb) {
+    for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
       engine::MbarWait(full0 + 8 * stage, phase);
       // Lanes leave the wait loop separately; the wgmma instructions below are warp-aligned.
       __syncwarp();
@@ -224,47 +443,66 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
 #pragma unroll
       for (int kk = 0; kk < kKTile / 16; ++kk)
         Wgmma<kType, kNTile>::Run(d, wg::Desc(kADesc, a0 + 32 * kk), wg::Desc(kBDesc, b0 + 2048 * kk),
-                                  kb > 0 || kk > 0);
+                                  kb > sg.kb0 || kk > 0);
       wg::Commit();
       // The previous stage's group is complete: its slot can be refilled.
       wg::Wait<1>();
       wg::Pin<kAcc>(d);
-      if (prev >= 0) engine::MbarArrive(empty0 + 8 * prev);
+      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev);
       prev = stage;
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
     wg::Wait<0>();
     wg::Pin<kAcc>(d);
-    engine::MbarArrive(empty0 + 8 * prev);
-    StoreTile<kType, kNTile>(p, tile.mb * kMTile + cw * (kMTile / 2), tile.nb * kNTile, d);
+    Release<kCluster>(empty0 + 8 * prev);
+    if (sg.tile >= p.dp_tiles) {
+      if (sg.kb0 > 0) {
+        SavePartial<kAcc>(p, cw, d);
+        continue;
+      }
+      AddPartials<kAcc>(p, cw, (sg.tile - p.dp_tiles + 1) * p.k_blocks, d);
+    }
+    const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
+    if (kTmaStore)
+      StoreTileTma<kType, kNTile>(p, cw, row0, col0, d, cbuf);
+    else
+      StoreTile<kType, kNTile>(p, row0, col0, d);
   }
+  // Shared memory must outlive the last tensor stores' reads.
+  if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
 }
 
-// Launch: grid <= the SM count (persistent), kThreads threads, Layout::kSmemBytes of dynamic
-// shared memory; K >= 8 (k_blocks >= 1).
-template <DType kType, int kNTile, int kStages>
+// Launch: p.grid clusters of kCluster blocks (<= the SM count: persistent, and stream-K's
+// waits need every block resident; stream-K only without clusters), kThreads threads,
+// Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
   extern __shared__ unsigned char smem_raw[];
-  using L = Layout<kNTile, kStages>;
+  using L = Layout<kNTile, kStages, kTmaStore>;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.
   unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  const uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes), empty0 = full0 + 8 * kStages;
+  const uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes + L::kCBytes), empty0 = full0 + 8 * kStages;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       engine::MbarInit(full0 + 8 * s, 1);
-      engine::MbarInit(empty0 + 8 * s, 2 * 128);
+      engine::MbarInit(empty0 + 8 * s, kCluster == 1 ? 2 * 128 : 8 * kCluster);
     }
     engine::FenceBarrierInit();
   }
   __syncthreads();
+  // The other block's copies and arrivals must find this block's barriers initialised.
+  if (kCluster > 1) engine::ClusterSync();
+  const int rank = kCluster > 1 ? static_cast<int>(engine::ClusterRank()) : 0;
   const int wgi = threadIdx.x / 128;
   if (wgi == 0) {
     RegsDec<40>();
-    if (threadIdx.x == 0) Produce<kNTile, kStages>(p, ring, full0, empty0);
+    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, rank);
   } else {
     RegsInc<232>();
-    Consume<kType, kNTile, kStages>(p, ring, full0, empty0, wgi - 1);
+    Consume<kType, kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
   }
+  // ... and stay alive until the other block's last copies into it and arrivals on it are done.
+  if (kCluster > 1) engine::ClusterSync();
 }
 
 }  // namespace gemm

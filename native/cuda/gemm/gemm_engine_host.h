@@ -36,35 +36,92 @@ inline cudaError_t Map2d(CUtensorMap* map, const void* base, int inner, int oute
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+// The stream-K workspace for grids of up to `blocks` blocks: partials (floats) and flags (ints,
+// to be zeroed once when allocated; launches leave them zero).
+inline size_t PartialFloats(int blocks) { return static_cast<size_t>(blocks) * 2 * (cuda::gemm::kMTile / 2) * 256; }
+inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
+
 // Fills the launch of C = A B (A: M x K row-major, B: K x N row-major, C: M x N row-major, all
-// on the device) for tiles of 128 x n_tile; `group`: row blocks per raster group.
+// on the device) for tiles of 128 x n_tile; `group`: row blocks per raster group. partials and
+// flags: a stream-K workspace for `slots` blocks (PartialFloats, FlagInts), or null and 0 for
+// launches without stream-K.
 inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
-                              int n_tile, int group) {
+                              int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0) {
   namespace g = cuda::gemm;
   if (!CanImplement(m, n, k, a, b, c) || group < 1) return cudaErrorInvalidValue;
   p->c = c, p->m = m, p->n = n, p->k = k, p->group = group;
+  p->partials = partials, p->flags = flags, p->slots = slots;
   p->m_blocks = (m + g::kMTile - 1) / g::kMTile;
   p->n_blocks = (n + n_tile - 1) / n_tile;
   p->k_blocks = (k + g::kKTile - 1) / g::kKTile;
+  p->m_units = p->m_blocks;  // Launch pairs them for clusters
+  p->grid = 1, p->dp_tiles = p->m_blocks * p->n_blocks, p->sk_tiles = 0;  // Decompose sets these per launch
   cudaError_t e = Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
   if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile);
+  if (e == cudaSuccess) e = Map2d(&p->c_map, c, n, m, g::kAtomN, g::kMTile / 2);
   return e;
 }
 
-// Sets the kernel's shared-memory limit (once per instance) and launches it on `grid`
-// blocks (<= 0: one per SM, at most one per tile).
-template <DType kType, int kNTile, int kStages>
-cudaError_t Launch(const cuda::gemm::Params& p, int sms, int grid, cudaStream_t s) {
-  using L = cuda::gemm::Layout<kNTile, kStages>;
-  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages>;
+// The work decomposition of a launch on up to `grid` blocks or clusters (> 0) over the
+// m_units x n_blocks raster. Without stream-K: one per tile up to `grid`, tiles dealt round robin. With stream-K (the rule of the
+// Stream-K paper's hybrid, Osama et al. 2023): when the tiles are not a whole number of waves,
+// the last wave and the ragged one (grid + tiles % grid tiles; all of them when there are
+// fewer tiles than blocks) are shared out by K stages, so every block does 1 to 2 tiles' worth
+// of them (each tile in at most a few pieces) and all finish together; earlier waves stay
+// whole tiles, with no partials. The grid is capped at the total K stages (no empty runs).
+// Returns false when stream-K needs more workspace slots than p has (MakeParams).
+inline bool Decompose(cuda::gemm::Params* p, int grid, bool stream_k) {
+  const int tiles = p->m_units * p->n_blocks;
+  p->sk_tiles = 0;
+  if (stream_k) {
+    const int64_t stages = static_cast<int64_t>(tiles) * p->k_blocks;
+    if (grid > stages) grid = static_cast<int>(stages);
+    if (tiles % grid != 0) p->sk_tiles = tiles < grid ? tiles : grid + tiles % grid;
+  }
+  if (p->sk_tiles == 0 && grid > tiles) grid = tiles;
+  p->grid = grid;
+  p->dp_tiles = tiles - p->sk_tiles;
+  return p->sk_tiles == 0 || (p->partials && p->flags && grid <= p->slots);
+}
+
+// Sets the kernel's shared-memory limit (once per instance) and launches it on up to `grid`
+// blocks (<= 0: one per SM; Decompose picks the number), stream-K or not (not with clusters).
+// Clusters of 2: on pairs of row blocks, and no more clusters than fit at once (an SM count
+// per GPC that is odd leaves an SM out), so that they stay persistent.
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
+cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, bool stream_k, cudaStream_t s) {
+  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore>;
+  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
   if (attr != cudaSuccess) return attr;
-  const int tiles = p.m_blocks * p.n_blocks;
-  if (grid <= 0) grid = sms;
-  if (grid > tiles) grid = tiles;
-  kernel<<<grid, cuda::gemm::kThreads, L::kSmemBytes, s>>>(p);
-  return cudaGetLastError();
+  if (grid <= 0 || grid > sms) grid = sms;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = kCluster, cluster[0].val.clusterDim.y = 1, cluster[0].val.clusterDim.z = 1;
+  cfg.blockDim = dim3(cuda::gemm::kThreads);
+  cfg.dynamicSmemBytes = L::kSmemBytes;
+  cfg.stream = s;
+  cfg.attrs = cluster;
+  cfg.numAttrs = kCluster > 1 ? 1 : 0;  // without clusters, the plain launch step 1 was proven with
+  cuda::gemm::Params p = params;
+  if (kCluster > 1) {
+    if (stream_k) return cudaErrorInvalidValue;
+    static const int resident = [&] {
+      int n = 0;
+      cudaLaunchConfig_t probe = cfg;
+      probe.gridDim = dim3(sms / kCluster * kCluster);
+      return cudaOccupancyMaxActiveClusters(&n, kernel, &probe) == cudaSuccess && n > 0 ? n : sms / kCluster;
+    }();
+    grid = grid / kCluster < resident ? grid / kCluster : resident;
+    if (grid < 1) grid = 1;
+    p.m_units = (p.m_blocks + kCluster - 1) / kCluster;
+  }
+  if (!Decompose(&p, grid, stream_k)) return cudaErrorInvalidValue;
+  cfg.gridDim = dim3(p.grid * kCluster);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+  return e == cudaSuccess ? cudaGetLastError() : e;
 }
 
 }  // namespace gemm_host

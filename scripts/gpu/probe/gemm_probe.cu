@@ -1,9 +1,11 @@
 // Workbench for the dense GEMM engine (native/cuda/gemm/gemm_engine.cuh), outside the addon:
 // checks every variant against a float64 reference (poisoned outputs, fresh random inputs,
-// ragged shapes, a full and a small persistent grid) and times it beside cuBLAS (loaded at
+// ragged shapes, a full and a small persistent grid, stream-K's workspace flags left zero)
+// and times it beside cuBLAS (loaded at
 // run time, same row-major layout): CUDA-event medians with a cold L2, and the CUDA-graph
 // time per launch over rotated operand copies. Built by gemm_build.sh.
-//   gemm_probe selftest                 host logic only (no device): the tile raster
+//   gemm_probe selftest                 host logic only (no device): the tile raster, the
+//                                       stream-K decomposition
 //   gemm_probe check                    every variant, f16 and bf16
 //   gemm_probe list                     the variants
 //   gemm_probe time [MxK ...]           N from NS (default 256,512,1024,2048); VARIANTS=a,b
@@ -28,24 +30,45 @@ namespace gm = sparse::cuda::gemm;
 
 namespace {
 
-using LaunchFn = cudaError_t (*)(const gm::Params&, int, int, cudaStream_t);
+using LaunchFn = cudaError_t (*)(const gm::Params&, int, int, bool, cudaStream_t);
 
 struct Variant {
   const char* name;
   DType type;
   int n_tile;
+  bool stream_k;
   LaunchFn launch;
 };
 
-#define SPARSE_GEMM_VARIANT(T, TN, NT, S) \
-  Variant { #TN "_n" #NT "_s" #S, DType::T, NT, &gemm_host::Launch<DType::T, NT, S> }
-const Variant kVariants[] = {
-    SPARSE_GEMM_VARIANT(kF16, f16, 128, 4),  SPARSE_GEMM_VARIANT(kF16, f16, 128, 5),
-    SPARSE_GEMM_VARIANT(kF16, f16, 128, 6),  SPARSE_GEMM_VARIANT(kF16, f16, 256, 4),
-    SPARSE_GEMM_VARIANT(kBF16, bf16, 128, 4), SPARSE_GEMM_VARIANT(kBF16, bf16, 128, 5),
-    SPARSE_GEMM_VARIANT(kBF16, bf16, 128, 6), SPARSE_GEMM_VARIANT(kBF16, bf16, 256, 4),
-};
+// Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores), _sk
+// (stream-K for the tiles past the last whole wave), _mc (clusters of 2 along M, B multicast).
+#define SPARSE_GEMM_VARIANT(T, TN, NT, S, TMA, SK, CL, SUFFIX) \
+  Variant { #TN "_n" #NT "_s" #S SUFFIX, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL> }
+#define SPARSE_GEMM_VARIANTS(T, TN)                                                                              \
+  SPARSE_GEMM_VARIANT(T, TN, 128, 4, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, false, 1, ""),   \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 6, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 256, 4, false, false, 1, ""), \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 4, true, false, 1, "_tma"),                                                     \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 6, true, false, 1, "_tma"),                                                     \
+      SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 1, "_tma"), SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, true, 1, "_sk"), \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, true, 1, "_tma_sk"),                                                   \
+      SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, true, 1, "_tma_sk"),                                                   \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, false, 2, "_tma_mc"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 2, "_tma_mc")
+const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16), SPARSE_GEMM_VARIANTS(kBF16, bf16)};
+#undef SPARSE_GEMM_VARIANTS
 #undef SPARSE_GEMM_VARIANT
+
+// One stream-K workspace for every launch of the process (launches on one stream run one at
+// a time, and each leaves the flags zero): room for `blocks` blocks.
+struct Workspace {
+  DevBuf partials, flags;
+  int blocks;
+  explicit Workspace(int b)
+      : partials(gemm_host::PartialFloats(b) * sizeof(float)), flags(gemm_host::FlagInts(b) * sizeof(int)), blocks(b) {
+    CK(cudaMemset(flags.p, 0, flags.bytes));
+  }
+  float* Partials() const { return static_cast<float*>(partials.p); }
+  int* Flags() const { return static_cast<int*>(flags.p); }
+};
 
 int Group() {
   const char* g = std::getenv("GEMM_GROUP");
@@ -85,6 +108,7 @@ std::vector<double> Reference(const std::vector<uint16_t>& a, const std::vector<
 // The tile raster must visit every tile exactly once, whatever the grid: the producer and
 // the consumers walk it independently and must agree.
 int SelfTest() {
+  alignas(16) static char buf[16];
   int failures = 0, cases = 0;
   for (int mb = 1; mb <= 40; ++mb)
     for (int nb = 1; nb <= 20; ++nb)
@@ -110,8 +134,79 @@ int SelfTest() {
           }
         }
       }
+  // The stream-K decomposition, for grids that fill the machine and grids far smaller than
+  // the tiles, K runs of one stage to many: every (tile, K stage) done once; a partial
+  // (segment past stage 0) only as a block's first stream-K segment and an unfinished one only
+  // as its last; each tile's K-stage-0 block finds exactly the blocks holding its partials,
+  // all later than itself (no wait cycles); whole waves before the stream-K tiles.
+  for (int mb : {1, 2, 3, 5, 8, 13, 34, 86, 112})
+    for (int nb : {1, 2, 3, 4, 7, 8, 16})
+      for (int kb : {1, 2, 3, 7, 19, 64})
+        for (int grid : {1, 2, 3, 7, 64, 132})
+          for (bool sk : {false, true}) {
+            gm::Params p{};
+            p.m_blocks = p.m_units = mb, p.n_blocks = nb, p.k_blocks = kb, p.slots = 132;
+            p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
+            const bool took = gemm_host::Decompose(&p, grid, sk);
+            const int tiles = mb * nb;
+            bool ok = took && p.grid >= 1 && p.grid <= grid && p.dp_tiles + p.sk_tiles == tiles &&
+                      (sk || p.sk_tiles == 0) && (p.sk_tiles == 0 || p.dp_tiles % p.grid == 0);
+            std::vector<int> done(static_cast<size_t>(tiles) * kb, 0);
+            std::vector<int> holders(tiles, 0);  // blocks holding a partial of each tile
+            std::vector<int> owner(tiles, -1);
+            for (int b = 0; b < p.grid && ok; ++b) {
+              gm::Cursor cur(p, b);
+              gm::Segment sg;
+              std::vector<gm::Segment> segs;
+              while (cur.Next(p, &sg)) segs.push_back(sg);
+              int sk_first = 0;
+              while (sk_first < static_cast<int>(segs.size()) && segs[sk_first].tile < p.dp_tiles) ++sk_first;
+              for (int i = 0; i < static_cast<int>(segs.size()) && ok; ++i) {
+                const gm::Segment& x = segs[i];
+                ok = x.tile >= 0 && x.tile < tiles && 0 <= x.kb0 && x.kb0 < x.kb1 && x.kb1 <= kb &&
+                     (x.kb0 == 0 || i == sk_first) && (x.kb1 == kb || i + 1 == static_cast<int>(segs.size())) &&
+                     (x.tile >= p.dp_tiles || (x.kb0 == 0 && x.kb1 == kb));
+                if (!ok) break;
+                for (int s2 = x.kb0; s2 < x.kb1; ++s2) ++done[static_cast<size_t>(x.tile) * kb + s2];
+                if (x.kb0 > 0) ++holders[x.tile];
+                if (x.kb0 == 0 && x.tile >= p.dp_tiles) owner[x.tile] = b;
+              }
+            }
+            for (int v : done) ok = ok && v == 1;
+            // Each owner's wait list: the later blocks whose first stream-K segment is a partial of its tile.
+            for (int t = p.dp_tiles; t < tiles && ok; ++t) {
+              const int tile_end = (t - p.dp_tiles + 1) * kb;
+              int waits = 0;
+              for (int j = owner[t] + 1; gm::SkContributes(p, j, tile_end); ++j) {
+                gm::Cursor cur(p, j);
+                gm::Segment sg{-1, 0, 0};
+                while (cur.Next(p, &sg) && sg.tile < p.dp_tiles) {
+                }
+                ok = ok && sg.tile == t && sg.kb0 > 0;
+                ++waits;
+              }
+              ok = ok && owner[t] >= 0 && waits == holders[t];
+            }
+            ++cases;
+            if (!ok) {
+              ++failures;
+              if (failures <= 5)
+                std::printf("FAIL decomposition m_blocks %d n_blocks %d k_blocks %d grid %d stream-K %d\n", mb, nb, kb,
+                            grid, sk);
+            }
+          }
+  // Stream-K refuses a grid larger than its workspace.
+  {
+    gm::Params p{};
+    p.m_blocks = p.m_units = 3, p.n_blocks = 1, p.k_blocks = 8, p.slots = 2;
+    p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
+    ++cases;
+    if (gemm_host::Decompose(&p, 4, true)) {
+      ++failures;
+      std::printf("FAIL Decompose accepted a grid of 4 on 2 workspace slots\n");
+    }
+  }
   // Shapes the engine must refuse (N or K not a multiple of 8, K < 8) and ones it takes.
-  alignas(16) static char buf[16];
   const struct {
     int m, n, k;
     bool ok;
@@ -132,10 +227,15 @@ int Check() {
   struct Shape {
     int m, k, n;
   };
-  // Ragged in every direction (M any; N and K multiples of 8), single tiles, one element row.
-  const Shape shapes[] = {{200, 96, 72},   {1000, 1000, 136}, {7, 96, 40},     {1, 8, 8},
-                          {128, 64, 256},  {129, 72, 264},    {333, 4104, 520}, {1024, 512, 1024}};
+  // Ragged in every direction (M any; N and K multiples of 8), single tiles, one element row;
+  // the last one has more tiles than SMs and not a whole number of waves (stream-K after
+  // whole-tile waves), the others fewer (stream-K throughout, tiles cut into many pieces).
+  const Shape shapes[] = {{200, 96, 72},   {1000, 1000, 136}, {7, 96, 40},      {1, 8, 8},
+                          {128, 64, 256},  {129, 72, 264},    {333, 4104, 520}, {1024, 512, 1024},
+                          {4100, 136, 1160}};
   const int sms = SmCount(), group = Group();
+  Workspace ws(sms);
+  std::vector<int> flags(gemm_host::FlagInts(sms));
   std::mt19937_64 rng(2025);
   int runs = 0, failures = 0;
   for (DType t : {DType::kF16, DType::kBF16}) {
@@ -150,21 +250,26 @@ int Check() {
       for (const Variant& v : kVariants) {
         if (v.type != t) continue;
         gm::Params p;
-        CK(gemm_host::MakeParams(&p, da.p, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group));
+        CK(gemm_host::MakeParams(&p, da.p, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
+                                 ws.blocks));
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
-        // across tiles.
+        // across tiles (and for stream-K: whole-tile rounds, then runs of many stages).
         for (int grid : {0, 3}) {
           CK(cudaMemset(dc.p, 0xff, dc.bytes));
-          CK(v.launch(p, sms, grid, 0));
+          CK(v.launch(p, sms, grid, v.stream_k, 0));
           CK(cudaDeviceSynchronize());
           CK(cudaMemcpy(c.data(), dc.p, dc.bytes, cudaMemcpyDeviceToHost));
           ErrorSum e;
           for (size_t i = 0; i < ref.size(); ++i) e.Add(ref[i], FromBits(c[i], t), t);
-          const bool ok = e.bad == 0 && e.Relative() < 1e-2;
+          // Every flag a contributor raised was consumed and reset by its tile's owner.
+          CK(cudaMemcpy(flags.data(), ws.flags.p, ws.flags.bytes, cudaMemcpyDeviceToHost));
+          const bool flags_clear = std::all_of(flags.begin(), flags.end(), [](int f) { return f == 0; });
+          if (!flags_clear) CK(cudaMemset(ws.flags.p, 0, ws.flags.bytes));
+          const bool ok = e.bad == 0 && e.Relative() < 1e-2 && flags_clear;
           ++runs;
           if (!ok) ++failures;
-          std::printf("%-14s M %5d K %5d N %5d grid %-4s rel %.2e bad %d %s\n", v.name, s.m, s.k, s.n,
-                      grid ? "3" : "sms", e.Relative(), e.bad, ok ? "ok" : "FAIL");
+          std::printf("%-16s M %5d K %5d N %5d grid %-4s rel %.2e bad %d%s %s\n", v.name, s.m, s.k, s.n,
+                      grid ? "3" : "sms", e.Relative(), e.bad, flags_clear ? "" : " flags left set", ok ? "ok" : "FAIL");
         }
       }
     }
@@ -193,16 +298,18 @@ struct Operands {
     for (DevBuf* x : a) delete x;
     for (DevBuf* x : b) delete x;
   }
-  std::vector<gm::Params> Launches(int n_tile, int group) const {
+  std::vector<gm::Params> Launches(int n_tile, int group, const Workspace& ws) const {
     std::vector<gm::Params> ps(a.size());
     for (size_t i = 0; i < a.size(); ++i)
-      CK(gemm_host::MakeParams(&ps[i], a[i]->p, b[i]->p, c.p, m, n, k, n_tile, group));
+      CK(gemm_host::MakeParams(&ps[i], a[i]->p, b[i]->p, c.p, m, n, k, n_tile, group, ws.Partials(), ws.Flags(),
+                               ws.blocks));
     return ps;
   }
 };
 
 int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& ns) {
   const int sms = SmCount(), group = Group();
+  const Workspace ws(sms);
   std::vector<const Variant*> vs;
   const char* pick = std::getenv("VARIANTS");
   for (const Variant& v : kVariants) {
@@ -217,7 +324,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
   Cublas cublas;
   const bool have_cublas = cublas.Load(s);
   if (!have_cublas) std::printf("cuBLAS not found: our times only\n");
-  std::printf("%-14s %6s %6s %5s  %9s %9s %7s  %9s %9s  %7s %7s\n", "variant", "M", "K", "N", "ev_us", "graph_us",
+  std::printf("%-16s %6s %6s %5s  %9s %9s %7s  %9s %9s  %7s %7s\n", "variant", "M", "K", "N", "ev_us", "graph_us",
               "TFLOP/s", "cublas_ev", "cublas_gr", "ratio_e", "ratio_g");
   for (const auto& mk : shapes)
     for (int n : ns) {
@@ -238,10 +345,10 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
         }
         for (const Variant* v : vs) {
           if (v->type != t) continue;
-          const auto ps = ops.Launches(v->n_tile, group);
-          auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, s); };
+          const auto ps = ops.Launches(v->n_tile, group, ws);
+          auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, v->stream_k, s); };
           const double ev = timer.Events(f), gr = timer.Graph(f, 4 * copies);
-          std::printf("%-14s %6d %6d %5d  %9.1f %9.1f %7.1f  %9.1f %9.1f  %7.3f %7.3f\n", v->name, m, k, n, ev, gr,
+          std::printf("%-16s %6d %6d %5d  %9.1f %9.1f %7.1f  %9.1f %9.1f  %7.3f %7.3f\n", v->name, m, k, n, ev, gr,
                       flop / gr * 1e-6, cb_ev, cb_gr, cb_ev / ev, cb_gr / gr);
         }
       }
@@ -254,9 +361,10 @@ int One(const char* name, int m, int k, int n) {
   for (const Variant& v : kVariants) {
     if (std::strcmp(v.name, name) != 0) continue;
     Operands ops(m, k, n, v.type, 1);
-    const auto ps = ops.Launches(v.n_tile, Group());
     const int sms = SmCount();
-    for (int i = 0; i < 3; ++i) CK(v.launch(ps[0], sms, 0, 0));
+    const Workspace ws(sms);
+    const auto ps = ops.Launches(v.n_tile, Group(), ws);
+    for (int i = 0; i < 3; ++i) CK(v.launch(ps[0], sms, 0, v.stream_k, 0));
     CK(cudaDeviceSynchronize());
     std::printf("ran %s M %d K %d N %d x3\n", name, m, k, n);
     return 0;
