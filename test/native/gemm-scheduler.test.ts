@@ -1,0 +1,37 @@
+/**
+ * The Hopper GEMM engine's work schedule (native/cuda/gemm/gemm_engine.cuh: the raster of
+ * tiles and the stream-K cut of the last waves), host logic checked by the workbench's
+ * `selftest` without a GPU: every (tile, K stage) done exactly once, partial pieces ordered,
+ * no wait cycle. Needs nvcc (the workbench is CUDA source); skipped without one.
+ */
+import {spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {expect} from 'chai'
+
+function findNvcc(): string | undefined {
+  const candidates = [process.env.NVCC, process.env.CUDA_HOME && join(process.env.CUDA_HOME, 'bin', 'nvcc'), '/usr/local/cuda/bin/nvcc']
+  for (const c of candidates) if (c && existsSync(c)) return c
+  const which = spawnSync('bash', ['-c', 'command -v nvcc'], {encoding: 'utf8'})
+  return which.status === 0 ? which.stdout.trim() : undefined
+}
+
+describe('GEMM engine schedule (host, through the workbench)', () => {
+  it("covers every tile's K stages once, in an order without wait cycles", function () {
+    const nvcc = findNvcc()
+    if (!nvcc) this.skip()
+    this.timeout(600000)
+    const dir = mkdtempSync(join(tmpdir(), 'sparse-gemm-'))
+    try {
+      const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {encoding: 'utf8', env: {...process.env, NVCC: nvcc}})
+      expect(build.status, build.stdout + build.stderr).to.equal(0)
+      const r = spawnSync(join(dir, 'gemm_probe'), ['selftest'], {encoding: 'utf8'})
+      expect(r.stdout, r.stderr).to.match(/selftest: [1-9]\d* cases, 0 failures/)
+      expect(r.status).to.equal(0)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+})
