@@ -118,17 +118,9 @@ struct Operand {
       bytes = static_cast<size_t>(m) * k * 2;
       return;
     }
-    std::vector<int> off(m + 1, 0), col;
+    std::vector<int> off, col;
     std::vector<uint16_t> val;
-    for (int r = 0; r < m; ++r) {
-      for (int c = 0; c < k; ++c) {
-        const uint16_t x = dense[static_cast<size_t>(r) * k + c];
-        if ((x & 0x7fff) == 0) continue;
-        col.push_back(c);
-        val.push_back(x);
-      }
-      off[r + 1] = static_cast<int>(col.size());
-    }
+    DenseToCsr(dense, m, k, &off, &col, &val);
     Sp24Tiles tl;
     const std::string err = BuildSp24Tiles(m, k, off.data(), col.data(), val.data(), &tl);
     if (!err.empty()) {
@@ -151,17 +143,8 @@ static Operand* Build(const std::vector<uint16_t>& a, int m, int k, const Varian
   return new Operand(a, m, k, v.two_four, v.tiled, v.rows, v.kks, v.type);
 }
 
-struct Workspace {
-  DevBuf ws{static_cast<size_t>(96) << 20};
-  DevBuf counters{64 * 1024 * 4};
-  Workspace() {
-    CK(cudaMemset(ws.p, 0, ws.bytes));
-    CK(cudaMemset(counters.p, 0, counters.bytes));
-  }
-};
-
 static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, void* c, int m, int k, int n,
-                         Workspace& w) {
+                         EngineWorkspace& w) {
   Launch l;
   sparse::cuda::engine::Args& a = l.args;
   a.a0 = op.a0.p, a.a1 = op.a1.p, a.b = b, a.c = c;
@@ -262,7 +245,7 @@ static int Check(bool small) {
       {4096, 4096, 8, false, false}, {2000, 11008, 64, false, true}, {77, 16, 64, false, false},
   };
   int failures = 0, runs = 0;
-  Workspace w;
+  EngineWorkspace w;
   for (const Case& cs : cases) {
     // `small`: the cases a sanitizer gets through in a minute or two.
     if (small && static_cast<long long>(cs.m) * cs.k > (1 << 20)) continue;
@@ -324,7 +307,7 @@ static int Time(const char* filter, const std::vector<std::pair<int, int>>& shap
   const bool have_cublas = cb.Load(s);
   if (!have_cublas) std::printf("cuBLAS not loaded: dense columns empty\n");
   Timer timer(s);
-  Workspace w;
+  EngineWorkspace w;
   std::mt19937_64 rng(7);
   std::printf("%-34s %-12s %4s | %8s %8s | %8s %8s | %6s %6s | %7s | %4s %2s\n", "variant", "shape", "n", "cub_ev",
               "cub_gr", "ev_us", "gr_us", "x_ev", "x_gr", "TB/s_gr", "grid", "cl");
@@ -409,7 +392,7 @@ static int One(const char* name, int m, int k, int n) {
     std::vector<uint16_t> a = RandomA(m, k, v.two_four, false, v.type, rng);
     std::unique_ptr<Operand> opp(Build(a, m, k, v));
     Operand& op = *opp;
-    Workspace w;
+    EngineWorkspace w;
     DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
     CK(cudaMemset(db.p, 0x3c, db.bytes));
     Launch l = MakeLaunch(v, op, db.p, dc.p, m, k, n, w);
@@ -443,7 +426,7 @@ static int TraceOne(const char* name, int m, int k, int n) {
     std::mt19937_64 rng(3);
     std::vector<uint16_t> a = RandomA(m, k, v.two_four, false, v.type, rng);
     std::unique_ptr<Operand> op(Build(a, m, k, v));
-    Workspace w;
+    EngineWorkspace w;
     DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
     CK(cudaMemset(db.p, 0x3c, db.bytes));
     Launch l = MakeLaunch(v, *op, db.p, dc.p, m, k, n, w);

@@ -70,6 +70,32 @@ struct DevBuf {
   DevBuf& operator=(const DevBuf&) = delete;
 };
 
+// The streaming engine's fixup workspace for any launch of a workbench (launches on one
+// stream run one at a time, and each leaves the counters zero): slots and row-block counters.
+struct EngineWorkspace {
+  DevBuf ws{static_cast<size_t>(96) << 20};
+  DevBuf counters{64 * 1024 * 4};
+  EngineWorkspace() {
+    CK(cudaMemset(ws.p, 0, ws.bytes));
+    CK(cudaMemset(counters.p, 0, counters.bytes));
+  }
+};
+
+// A dense row-major m x k matrix of 16-bit values as CSR, zeros (+0 and -0) left out.
+inline void DenseToCsr(const std::vector<uint16_t>& a, int m, int k, std::vector<int>* off, std::vector<int>* col,
+                       std::vector<uint16_t>* val) {
+  off->assign(m + 1, 0), col->clear(), val->clear();
+  for (int r = 0; r < m; ++r) {
+    for (int c = 0; c < k; ++c) {
+      const uint16_t x = a[static_cast<size_t>(r) * k + c];
+      if ((x & 0x7fff) == 0) continue;
+      col->push_back(c);
+      val->push_back(x);
+    }
+    (*off)[r + 1] = static_cast<int>(col->size());
+  }
+}
+
 // cublasGemmEx through dlopen: C[m x n] = A[m x k] * B[k x n], all row-major, fp32 compute.
 struct Cublas {
   void* h = nullptr;
