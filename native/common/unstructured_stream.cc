@@ -44,16 +44,19 @@ void OrderByBank(std::vector<std::pair<int, uint16_t>>* entries, UnstStats* stat
 }  // namespace
 
 std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
-                            int strips, int kks, int max_stage_words, UnstStream* out) {
+                            int strips, int kks, int max_stage_words, UnstStream* out, UnstLayout layout) {
   if (m <= 0 || k <= 0) return "m and k must be positive";
   if (strips <= 0 || strips > 64) return "strips per row block must be in 1..64";
   if (kks <= 0 || kks % 16 != 0 || kks > 2048) return "the stage width must be a multiple of 16 in 16..2048";
+  const bool wg = layout == UnstLayout::kWg64;
+  if (wg && (strips % 4 != 0 || kks % 64 != 0))
+    return "the warpgroup layout needs strips per row block a multiple of 4 and a stage width a multiple of 64";
   if (row_offsets[0] != 0) return "row_offsets[0] must be 0";
   for (int r = 0; r < m; ++r)
     if (row_offsets[r + 1] < row_offsets[r]) return "row_offsets must not decrease";
   UnstStream& s = *out;
   s = UnstStream{};
-  s.m = m, s.k = k, s.strips = strips, s.kks = kks;
+  s.m = m, s.k = k, s.strips = strips, s.kks = kks, s.layout = layout;
   const int nstrips = (m + 15) / 16;
   s.row_blocks = (nstrips + strips - 1) / strips;
   s.kstages = (k + kks - 1) / kks;
@@ -76,26 +79,32 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
     start[r + 1] = static_cast<int>(rows.size());
   }
 
-  const int header = UnstHeaderBytes(strips);
+  const int header = UnstHeaderBytes(layout, strips, kks);
+  const int segments = UnstSegments(layout, strips, kks), kblocks = kks / 64;
   std::vector<int> cursor(start.begin(), start.end() - 1);  // each row's next nonzero
   std::vector<std::pair<int, uint16_t>> strip;
-  std::vector<uint16_t> starts(strips + 1);
+  std::vector<uint16_t> starts(segments + 1);
   std::vector<uint32_t> words;
   int densest_rb = 0, densest_ks = 0;
   s.offsets.reserve(static_cast<size_t>(s.row_blocks) * s.kstages + 1);
   for (int rb = 0; rb < s.row_blocks; ++rb) {
     for (int ks = 0; ks < s.kstages; ++ks) {
-      const int c1 = std::min(k, (ks + 1) * kks);
       words.clear();
       starts[0] = 0;
-      for (int q = 0; q < strips; ++q) {
+      // Segment q: a strip's stage (kStrip16), or unit q / kblocks's k-block q % kblocks (kWg64;
+      // a row's k-blocks come in column order, so each row's cursor only moves forward).
+      for (int q = 0; q < segments; ++q) {
+        const int kb = wg ? q % kblocks : 0;
+        const int r0 = wg ? (rb * strips + q / kblocks * 4) * 16 : (rb * strips + q) * 16;
+        const int c1 = std::min(k, wg ? ks * kks + (kb + 1) * 64 : (ks + 1) * kks);
         strip.clear();
-        for (int rr = 0; rr < 16; ++rr) {
-          const int r = (rb * strips + q) * 16 + rr;
+        for (int rr = 0; rr < (wg ? 64 : 16); ++rr) {
+          const int r = r0 + rr;
           if (r >= m) break;
           for (int& i = cursor[r]; i < start[r + 1] && rows[i].first < c1; ++i) {
             const int c = rows[i].first - ks * kks;
-            strip.push_back({UnstImageOffset(c >> 4, rr, c & 15), rows[i].second});
+            const int off = wg ? UnstWgOffset(rr, c - 64 * kb) : UnstImageOffset(c >> 4, rr, c & 15);
+            strip.push_back({off, rows[i].second});
           }
         }
         s.stats.nnz += static_cast<long long>(strip.size());
@@ -130,27 +139,38 @@ std::string UnstStreamToDense(const UnstStream& s, std::vector<uint16_t>* dense)
   if (s.offsets.size() != stages + 1) return "offsets must have row_blocks kstages + 1 entries";
   if (static_cast<size_t>(s.offsets.back()) * 16 != s.data.size()) return "the last offset must be the data's end";
   dense->assign(static_cast<size_t>(s.m) * s.k, 0);
-  const int header = UnstHeaderBytes(s.strips);
+  const bool wg = s.layout == UnstLayout::kWg64;
+  const int header = UnstHeaderBytes(s.layout, s.strips, s.kks);
+  const int segments = UnstSegments(s.layout, s.strips, s.kks), kblocks = s.kks / 64;
   for (int rb = 0; rb < s.row_blocks; ++rb) {
     for (int ks = 0; ks < s.kstages; ++ks) {
       const size_t i = static_cast<size_t>(rb) * s.kstages + ks;
       if (s.offsets[i + 1] < s.offsets[i]) return "offsets must not decrease";
       const uint8_t* run = s.data.data() + static_cast<size_t>(s.offsets[i]) * 16;
       const size_t bytes = static_cast<size_t>(s.offsets[i + 1] - s.offsets[i]) * 16;
-      std::vector<uint16_t> starts(s.strips + 1);
+      std::vector<uint16_t> starts(segments + 1);
       std::memcpy(starts.data(), run, 2 * starts.size());
-      if (starts[0] != 0 || header + 4 * static_cast<size_t>(starts[s.strips]) > bytes)
+      if (starts[0] != 0 || header + 4 * static_cast<size_t>(starts[segments]) > bytes)
         return "stage " + std::to_string(i) + ": header does not fit its run";
-      for (int q = 0; q < s.strips; ++q) {
+      for (int q = 0; q < segments; ++q) {
         if (starts[q + 1] < starts[q]) return "stage " + std::to_string(i) + ": word starts decrease";
         for (int w = starts[q]; w < starts[q + 1]; ++w) {
           uint32_t word;
           std::memcpy(&word, run + header + 4 * static_cast<size_t>(w), 4);
           const int off = static_cast<int>(word >> 16);
-          const int t = off >> 9, p = (off & 511) >> 1, blk = p >> 6;
-          const int rr = (blk & 1) * 8 + ((p >> 3) & 7), c = (blk >> 1) * 8 + (p & 7);
-          const int r = (rb * s.strips + q) * 16 + rr, col = ks * s.kks + t * 16 + c;
-          if ((off & 1) || t >= s.kks / 16 || r >= s.m || col >= s.k)
+          int r, col;
+          bool outside;
+          if (wg) {
+            const int rr = off >> 7, c = ((((off >> 4) & 7) ^ (rr & 7)) << 3) | ((off >> 1) & 7);
+            r = (rb * s.strips + q / kblocks * 4) * 16 + rr, col = ks * s.kks + q % kblocks * 64 + c;
+            outside = off >= 8192;
+          } else {
+            const int t = off >> 9, p = (off & 511) >> 1, blk = p >> 6;
+            const int rr = (blk & 1) * 8 + ((p >> 3) & 7), c = (blk >> 1) * 8 + (p & 7);
+            r = (rb * s.strips + q) * 16 + rr, col = ks * s.kks + t * 16 + c;
+            outside = t >= s.kks / 16;
+          }
+          if ((off & 1) || outside || r >= s.m || col >= s.k)
             return "stage " + std::to_string(i) + ": word " + std::to_string(w) + " points outside the matrix";
           uint16_t& d = (*dense)[static_cast<size_t>(r) * s.k + col];
           if (d != 0) return "stage " + std::to_string(i) + ": position written twice";

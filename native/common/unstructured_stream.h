@@ -25,6 +25,17 @@
 //
 // Bytes: 4 per nonzero, plus per stage the header and under 16 bytes of padding, plus 4 per
 // stage of offsets. Zero values (+0 and -0) are left out: the image is zero-filled.
+//
+// A second layout (UnstLayout::kWg64, for the warpgroup decode UnstructuredWg) addresses images
+// of 64 rows (a warpgroup's four strips) x 64 columns (a k-block) laid out as wgmma reads A
+// from shared memory through a K-major descriptor with the 128-byte swizzle (the layout a
+// 128-byte-swizzled tensor copy writes): row r at 128 r, 16-byte chunk c of the row at chunk
+// c ^ (r % 8), so
+//   offset = 128 r + 16 ((c / 8) ^ (r % 8)) + 2 (c % 8)      (r, c in 0..63, offset < 8192).
+// A run's header then holds one word start per segment (unit u of 64 rows, k-block kb), in
+// the order u (kks / 64) + kb, plus the end; the words of a segment are ordered by bank in
+// groups of 32 from the segment's start, as the strips' are (a warp of the warpgroup stores
+// 32 consecutive words). Needs strips % 4 == 0 and kks % 64 == 0.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -36,11 +47,26 @@ namespace sparse {
 inline int UnstImageOffset(int t, int r, int c) {
   return 512 * t + 2 * ((((c >> 3) * 2 + (r >> 3)) << 6) | ((r & 7) << 3) | (c & 7));
 }
+// The offset of row r, column c (both 0..63) in a 64 x 64 image of the kWg64 layout.
+inline int UnstWgOffset(int r, int c) { return 128 * r + ((((c >> 3) ^ (r & 7)) << 4) | ((c & 7) << 1)); }
 // The shared-memory bank of an image offset (4-byte banks, the image 128-byte aligned).
 inline int UnstBank(int offset) { return (offset >> 2) & 31; }
 
+// Which images a stage's words address (see above).
+enum class UnstLayout : int {
+  kStrip16 = 0,  // per strip, kks / 16 tiles in mma.m16n8k16 fragment order (UnstImageOffset)
+  kWg64 = 1,     // per 64-row unit and 64-column k-block, wgmma's 128-byte swizzle (UnstWgOffset)
+};
+
 // Header bytes of a stage of `strips` strips.
 inline int UnstHeaderBytes(int strips) { return (2 * (strips + 1) + 15) / 16 * 16; }
+// Segments (word starts less one) of a stage, and its header bytes, for either layout.
+inline int UnstSegments(UnstLayout layout, int strips, int kks) {
+  return layout == UnstLayout::kWg64 ? strips / 4 * (kks / 64) : strips;
+}
+inline int UnstHeaderBytes(UnstLayout layout, int strips, int kks) {
+  return (2 * (UnstSegments(layout, strips, kks) + 1) + 15) / 16 * 16;
+}
 
 // How well the word order spreads a warp's stores over the banks: stores is the number of
 // 32-word store instructions the consumers issue, wavefronts the shared-memory passes they
@@ -55,6 +81,7 @@ struct UnstStats {
 struct UnstStream {
   int m = 0, k = 0;
   int strips = 0, kks = 0;  // the layout: strips per row block, columns per stage
+  UnstLayout layout = UnstLayout::kStrip16;
   int row_blocks = 0, kstages = 0;
   std::vector<uint8_t> data;       // the stages' runs
   std::vector<uint32_t> offsets;   // row_blocks kstages + 1, in 16-byte units
@@ -67,9 +94,11 @@ struct UnstStream {
 // `kks` are the engine variant's row block (in strips) and stage width (a multiple of 16, at
 // most 2048: offsets are 16 bits). `max_stage_words` (0: none) is the ring's capacity: a stage
 // with more nonzeros is refused, naming the densest stage (a variant with room for it is
-// needed). Returns "" or the error.
+// needed). `layout`: which images the words address (kWg64: strips % 4 == 0, kks % 64 == 0).
+// Returns "" or the error.
 std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
-                            int strips, int kks, int max_stage_words, UnstStream* out);
+                            int strips, int kks, int max_stage_words, UnstStream* out,
+                            UnstLayout layout = UnstLayout::kStrip16);
 
 // The stream back to a dense row-major M x K matrix of 16-bit words (the left-out zeros as +0).
 // Returns "" or what is malformed.

@@ -63,13 +63,15 @@ Csr ToCsr(const std::vector<uint16_t>& a, int m, int k, bool zeros) {
   return c;
 }
 
-void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks, std::mt19937_64& rng) {
+void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks, std::mt19937_64& rng,
+               sparse::UnstLayout layout = sparse::UnstLayout::kStrip16) {
   const std::string name = std::to_string(m) + "x" + std::to_string(k) + " s=" + std::to_string(sparsity) +
-                           (special ? " special" : "") + " strips=" + std::to_string(strips) + " kks=" + std::to_string(kks);
+                           (special ? " special" : "") + " strips=" + std::to_string(strips) + " kks=" + std::to_string(kks) +
+                           (layout == sparse::UnstLayout::kWg64 ? " wg64" : "");
   const std::vector<uint16_t> a = RandomMatrix(m, k, sparsity, special, rng);
   const Csr c = ToCsr(a, m, k, special);
   UnstStream s;
-  std::string err = sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s);
+  std::string err = sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s, layout);
   Expect(err.empty(), name + ": build: " + err);
   if (!err.empty()) return;
   std::vector<uint16_t> back;
@@ -85,9 +87,9 @@ void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks,
   // The capacity: the densest stage just fits, one word less is refused.
   if (s.stats.max_stage_words > 1) {  // (a capacity of 0 means none)
     UnstStream t;
-    Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words, &t).empty(),
+    Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words, &t, layout).empty(),
            name + ": capacity = densest stage must fit");
-    Expect(!sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words - 1, &t).empty(),
+    Expect(!sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words - 1, &t, layout).empty(),
            name + ": capacity below the densest stage must be refused");
   }
   std::printf("ok %-48s bytes/weight %.4f  wavefronts/store %.3f\n", name.c_str(),
@@ -104,6 +106,10 @@ void Refusals() {
   Expect(!sparse::BuildUnstStream(2, 32, off, dup, val, 8, 128, 0, &s).empty(), "a repeated column is refused");
   Expect(!sparse::BuildUnstStream(2, 32, off, far, val, 8, 128, 0, &s).empty(), "a column past k is refused");
   Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 8, 100, 0, &s).empty(), "a stage width off 16 is refused");
+  Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 8, 96, 0, &s, sparse::UnstLayout::kWg64).empty(),
+         "the warpgroup layout refuses a stage width off 64");
+  Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 6, 128, 0, &s, sparse::UnstLayout::kWg64).empty(),
+         "the warpgroup layout refuses strips off 4");
 }
 
 }  // namespace
@@ -118,6 +124,25 @@ int main() {
       for (bool special : {false, true}) RoundTrip(sh.m, sh.k, sp, special, 8, 128, rng);
   for (int strips : {1, 4, 8})
     for (int kks : {16, 64, 256}) RoundTrip(200, 777, 0.7, true, strips, kks, rng);
+  // The warpgroup layout (64-row units, 64-column k-blocks, 128-byte swizzle).
+  for (auto sh : shapes)
+    for (double sp : {0.0, 0.7, 0.95})
+      for (bool special : {false, true}) RoundTrip(sh.m, sh.k, sp, special, 8, 128, rng, sparse::UnstLayout::kWg64);
+  for (int strips : {4, 8, 16})
+    for (int kks : {64, 128, 256}) RoundTrip(300, 777, 0.7, true, strips, kks, rng, sparse::UnstLayout::kWg64);
+  // Every offset of the swizzled image is distinct and decodes to its row and column.
+  {
+    std::vector<int> seen(8192, 0);
+    bool ok = true;
+    for (int r = 0; r < 64; ++r)
+      for (int c = 0; c < 64; ++c) {
+        const int o = sparse::UnstWgOffset(r, c);
+        ok &= o >= 0 && o < 8192 && !(o & 1) && !seen[o];
+        if (o >= 0 && o < 8192) seen[o] = 1;
+        ok &= (o >> 4 & 7) == ((c >> 3) ^ (r & 7)) && o >> 7 == r;
+      }
+    Expect(ok, "the swizzled offsets are a permutation of the image");
+  }
   Refusals();
   std::printf("unstructured stream: %d failures\n", failures);
   return failures ? 1 : 0;

@@ -35,6 +35,32 @@ __device__ __forceinline__ void StSharedZero128(uint32_t addr) {
   asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(addr), "r"(0) : "memory");
 }
 
+__device__ __forceinline__ void StSharedZero16(uint32_t addr) {
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(static_cast<unsigned short>(0)) : "memory");
+}
+
+// Whether stage (rb, ks) is the first this block consumes, as StreamKernel cuts the work (a
+// stream-K range, or a split-K cluster's share of its row block). NOTE: mirrors the engine's
+// i0; the decodes that keep their images zero between stages (clearing only what they wrote)
+// zero-fill them once, here.
+__device__ __forceinline__ bool FirstItemOfBlock(const Args& a, int rb, int ks) {
+  long long i0;
+  if (a.cluster > 1) {
+    const int r = static_cast<int>(blockIdx.x) % a.cluster;
+    i0 = static_cast<long long>(blockIdx.x / a.cluster) * a.kstages + static_cast<long long>(a.kstages) * r / a.cluster;
+  } else {
+    i0 = a.total * blockIdx.x / gridDim.x;
+  }
+  return static_cast<long long>(rb) * a.kstages + ks == i0;
+}
+
+// How a decode gets its images back to zero for the next stage.
+enum UnstClear : int {
+  kUnstZeroFill = 0,      // zero-fill the whole image before each scatter
+  kUnstClearWritten = 1,  // after the multiply, store zeros at the offsets just written (the
+                          // words are re-read from the stage); zero-filled once per launch
+};
+
 // kCapPerTile: the ring's room for a stage, in nonzeros per 16 x 16 tile on average over the
 // stage (256: any matrix). The ring's stages are fixed slots, so the capacity is what a stage
 // may hold, not what it holds: a variant for 50 % sparsity (128 per tile) with some margin
@@ -46,7 +72,12 @@ __device__ __forceinline__ void StSharedZero128(uint32_t addr) {
 // per consumer warp and strip), not in the ring's stages: one image per warp, reused stage after
 // stage, where a per-stage image would multiply it by the ring's depth. The host keeps the
 // ring's budget plus ImageBytes() within the 227 KB of an SM.
-template <int kCapPerTile>
+//
+// kClear (UnstClear): kUnstZeroFill zero-fills the image's tiles before each scatter (8 16-byte
+// stores per lane and stage); kUnstClearWritten stores zeros at the written offsets after the
+// multiply (a load and a 16-bit store per word: fewer at >= 90 %, where a lane has under 7
+// words a stage).
+template <int kCapPerTile, int kClear = kUnstZeroFill>
 struct UnstructuredScatter {
   static_assert(kCapPerTile > 0 && kCapPerTile <= 256, "a 16 x 16 tile holds at most 256 nonzeros");
   static constexpr int kKStep = 16;
@@ -95,16 +126,24 @@ struct UnstructuredScatter {
     constexpr int kImage = kKS * 32;  // one strip's image: kKS / 16 tiles of 512 bytes
     __shared__ __align__(128) unsigned char image[kCW][kMS * kImage];
     const int lane = threadIdx.x & 31, cw = threadIdx.x >> 5, warp = cw / kNG;
+    const uint32_t img = SmemAddr(image[cw]);
+    if (kClear == kUnstClearWritten && FirstItemOfBlock(a, rb, ks)) {
+      // --- once per launch: the whole image (before a warp past the last strip leaves: it may
+      // have strips in a later row block)
+      for (int i = lane; i < kMS * kImage / 16; i += 32) StSharedZero128(img + 16 * i);
+      __syncwarp();
+    }
     // A strip past the last has no words and no rows to store.
     if (rb * kStrips + warp * kMS >= a.strips) return;
     const int steps = (min(kKS, a.k - ks * kKS) + 15) / 16;
-    const uint32_t img = SmemAddr(image[cw]);
-    // --- zero-fill the images (conflict-free: a warp stores 512 contiguous bytes)
+    if (kClear == kUnstZeroFill) {
+      // --- zero-fill the images (conflict-free: a warp stores 512 contiguous bytes)
 #pragma unroll
-    for (int ms = 0; ms < kMS; ++ms)
+      for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll 4
-      for (int t = 0; t < steps; ++t) StSharedZero128(img + ms * kImage + t * 512 + lane * 16);
-    __syncwarp();
+        for (int t = 0; t < steps; ++t) StSharedZero128(img + ms * kImage + t * 512 + lane * 16);
+      __syncwarp();
+    }
     // --- scatter: lane j stores words j, j + 32, ... of each of its strips
     const uint32_t hdr = SmemAddr(st) + 2 * warp * kMS;
     const uint32_t words = SmemAddr(st) + HeaderBytes<kStrips>();
@@ -123,6 +162,19 @@ struct UnstructuredScatter {
     DenseSteps<kType, kMS, kNT8, kNG>(
         a, bs, steps, [&](int ms, int kk, uint32_t(&af)[4]) { LdMatrixX4(img + ms * kImage + kk * 512 + lane * 16, af); },
         acc);
+    if (kClear == kUnstClearWritten) {
+      // --- clear: the same words' offsets back to zero, once every lane's ldmatrix has read
+      // them (the engine's __syncwarp after Compute orders this before the next scatter)
+      __syncwarp();
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) {
+        const int end = static_cast<int>(LdShared16(hdr + 2 * ms + 2));
+        const uint32_t base = img + ms * kImage;
+#pragma unroll 4
+        for (int i = static_cast<int>(LdShared16(hdr + 2 * ms)) + lane; i < end; i += 32)
+          StSharedZero16(base + (LdShared32(words + 4 * i) >> 16));
+      }
+    }
   }
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const Args&, int, int, int, float (&)[kMS][kNT8][4]) {}

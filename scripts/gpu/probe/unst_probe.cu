@@ -1,12 +1,13 @@
-// Workbench for the unstructured scatter format on the streaming engine (issue 24;
-// native/cuda/spmm/stream_unstructured.cuh, stream common/unstructured_stream.h), outside the
-// addon: checks it against a float64 reference of the dense product (poisoned outputs, fresh
+// Workbench for the unstructured formats on the streaming engine (issue 24;
+// native/cuda/spmm/stream_unstructured.cuh and stream_unstructured_wg.cuh, stream
+// common/unstructured_stream.h; the decodes are unst_variants.h's kinds), outside the addon: checks it against a float64 reference of the dense product (poisoned outputs, fresh
 // random inputs, awkward shapes, empty and dense tiles, empty rows, Inf/NaN in B) and times it
 // beside cuBLAS (loaded at run time): CUDA-event medians with a cold L2, the CUDA-graph time per
 // launch over rotated copies of A, and the time over the stream's byte floor (its bytes at the
 // 4.18 TB/s the H200 copies at). Built by unst_build.sh (one object per ring capacity).
 //   unst_probe check                      every N-fitting variant with room for the matrix
 //   unst_probe time [MxK ...]             SPARSITY=0.5,0.7,0.9  NS=1,8,16,32,64  TYPES=f16,bf16
+//                                         KINDS=unst,unstcw,unwg,unwgzf (a line per kind)
 //   unst_probe one VARIANT M K N S        a few launches of one variant (Nsight Compute)
 //   unst_probe list
 #include <algorithm>
@@ -90,7 +91,7 @@ double Compare(const std::vector<uint16_t>& c, const std::vector<double>& ref, D
 
 // The stream of a dense host matrix for a layout (strips per row block, columns per stage),
 // with no capacity limit: the caller picks a variant with room for its densest stage.
-UnstStream Encode(const std::vector<uint16_t>& a, int m, int k, int strips, int kks) {
+UnstStream Encode(const std::vector<uint16_t>& a, int m, int k, int strips, int kks, UnstLayout layout) {
   std::vector<int> off(m + 1, 0), col;
   std::vector<uint16_t> val;
   for (int r = 0; r < m; ++r) {
@@ -103,7 +104,7 @@ UnstStream Encode(const std::vector<uint16_t>& a, int m, int k, int strips, int 
     off[r + 1] = static_cast<int>(col.size());
   }
   UnstStream s;
-  const std::string err = BuildUnstStream(m, k, off.data(), col.data(), val.data(), strips, kks, 0, &s);
+  const std::string err = BuildUnstStream(m, k, off.data(), col.data(), val.data(), strips, kks, 0, &s, layout);
   if (!err.empty()) {
     std::printf("encode: %s\n", err.c_str());
     std::exit(1);
@@ -149,7 +150,7 @@ Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, 
     std::printf("too many row blocks for the counters\n");
     std::exit(1);
   }
-  if (engine_host::SetupB(&a, b, n, s.k, v.kks, false) != cudaSuccess) {
+  if (engine_host::SetupB(&a, b, n, s.k, v.kks, v.wg) != cudaSuccess) {
     std::printf("cannot stage B for n=%d k=%d box %d\n", n, s.k, v.kks);
     std::exit(1);
   }
@@ -171,15 +172,20 @@ cudaError_t Run(const Launch& l, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-// The variant's n-tiles cover N, and N is not far below them (as engine_probe's Fits).
-bool FitsN(const UnstVariant& v, int n) { return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8); }
+// The variant's n-tiles cover N, and N is not far below them (as engine_probe's Fits); the
+// wgmma decodes need N % 8 == 0 (as TwoFourWg).
+bool FitsN(const UnstVariant& v, int n) {
+  return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8) && (!v.wg || n % 8 == 0);
+}
 
-// The variant with the smallest ring capacity that holds the stream's densest stage (the most
-// stages in flight), for type t and N; null if none.
-const UnstVariant* Pick(const UnstStream& s, DType t, int n) {
+// The variant of decode `kind` with the smallest ring capacity that holds the stream's densest
+// stage (the most stages in flight), for type t and N; null if none.
+const UnstVariant* Pick(const UnstStream& s, DType t, int n, int kind) {
   const UnstVariant* best = nullptr;
   for (const UnstVariant& v : AllUnstVariants()) {
-    if (v.type != t || !FitsN(v, n) || v.strips != s.strips || v.kks != s.kks) continue;
+    if (v.kind != kind || v.type != t || !FitsN(v, n) || v.strips != s.strips || v.kks != s.kks ||
+        v.layout != s.layout)
+      continue;
     if (v.capacity_words < s.stats.max_stage_words) continue;
     if (!best || v.capacity_words < best->capacity_words) best = &v;
   }
@@ -221,16 +227,16 @@ int Check() {
       Reference(a, b, cs.m, cs.k, cs.n, t, &ref);
       DevBuf db(b.size() * 2), dc(static_cast<size_t>(cs.m) * cs.n * 2);
       CK(cudaMemcpy(db.p, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
-      // One stream per layout (strips, stage width) the variants use.
+      // One stream per layout (image layout, strips, stage width) the variants use.
       std::vector<std::unique_ptr<UnstStream>> streams;
       bool any = false;
       for (const UnstVariant& v : AllUnstVariants()) {
         if (v.type != t || !FitsN(v, cs.n)) continue;
         UnstStream* s = nullptr;
         for (auto& x : streams)
-          if (x->strips == v.strips && x->kks == v.kks) s = x.get();
+          if (x->strips == v.strips && x->kks == v.kks && x->layout == v.layout) s = x.get();
         if (!s) {
-          streams.push_back(std::make_unique<UnstStream>(Encode(a, cs.m, cs.k, v.strips, v.kks)));
+          streams.push_back(std::make_unique<UnstStream>(Encode(a, cs.m, cs.k, v.strips, v.kks, v.layout)));
           s = streams.back().get();
         }
         if (v.capacity_words < s->stats.max_stage_words) continue;  // the encoder would refuse it
@@ -291,9 +297,8 @@ std::vector<uint16_t> TimingA(int m, int k, double sparsity, DType t, std::mt199
   return a;
 }
 
-// Whether the comma-separated list names type t ("f16", "bf16").
-bool WantType(const std::string& list, DType t) {
-  const std::string want = t == DType::kF16 ? "f16" : "bf16";
+// Whether the comma-separated list names `want`.
+bool WantName(const std::string& list, const std::string& want) {
   for (size_t at = 0; at <= list.size();) {
     const size_t c = std::min(list.find(',', at), list.size());
     if (list.compare(at, c - at, want) == 0) return true;
@@ -301,12 +306,15 @@ bool WantType(const std::string& list, DType t) {
   }
   return false;
 }
+// Whether the comma-separated list names type t ("f16", "bf16").
+bool WantType(const std::string& list, DType t) { return WantName(list, t == DType::kF16 ? "f16" : "bf16"); }
 
 int Time(const std::vector<std::pair<int, int>>& shapes) {
   const std::vector<double> sps = ParseList("SPARSITY", {0.5, 0.7, 0.9});
   std::vector<int> ns;
   for (double x : ParseList("NS", {1, 8, 16, 32, 64})) ns.push_back(static_cast<int>(x));
   const char* types = std::getenv("TYPES") ? std::getenv("TYPES") : "f16,bf16";
+  const std::string kinds = std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf";
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   Cublas cb;
@@ -315,7 +323,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
   Timer timer(st);
   Workspace w;
   std::mt19937_64 rng(7);
-  std::printf("%-28s %-11s %4s %4s | %8s %8s | %8s %8s | %6s %6s | %6s %6s | %6s\n", "variant", "shape", "sp", "n",
+  std::printf("%-34s %-11s %4s %4s | %8s %8s | %8s %8s | %6s %6s | %6s %6s | %6s\n", "variant", "shape", "sp", "n",
               "cub_ev", "cub_gr", "ev_us", "gr_us", "x_ev", "x_gr", "B/w", "wf/st", "floor");
   for (DType t : {DType::kF16, DType::kBF16}) {
     if (!WantType(types, t)) continue;
@@ -330,12 +338,23 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
       }
       for (double sp : sps) {
         const std::vector<uint16_t> a = TimingA(m, k, sp, t, rng);
-        const UnstVariant& any = AllUnstVariants().front();
-        const UnstStream s = Encode(a, m, k, any.strips, any.kks);
-        const size_t bytes = s.Bytes();
-        const int copies = static_cast<int>(std::max<size_t>(3, (256u << 20) / bytes + 1));
-        std::vector<Operand*> ops;
-        for (int i = 0; i < copies; ++i) ops.push_back(new Operand(s));
+        // The stream in each image layout a variant uses (all variants: 8 strips, 128 columns),
+        // each in rotated copies of at least 256 MB (a cold L2 per launch).
+        struct Encoded {
+          UnstStream s;
+          std::vector<Operand*> ops;
+        };
+        std::vector<std::unique_ptr<Encoded>> enc;
+        auto stream_for = [&](const UnstVariant& v) -> Encoded& {
+          for (auto& x : enc)
+            if (x->s.layout == v.layout && x->s.strips == v.strips && x->s.kks == v.kks) return *x;
+          enc.push_back(std::make_unique<Encoded>());
+          Encoded& x = *enc.back();
+          x.s = Encode(a, m, k, v.strips, v.kks, v.layout);
+          const int copies = static_cast<int>(std::max<size_t>(3, (256u << 20) / x.s.Bytes() + 1));
+          for (int i = 0; i < copies; ++i) x.ops.push_back(new Operand(x.s));
+          return x;
+        };
         for (int n : ns) {
           std::vector<uint16_t> b(static_cast<size_t>(k) * n);
           std::normal_distribution<float> nrm(0.f, 1.f);
@@ -348,27 +367,42 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
             cub_ev = timer.Events(g);
             cub_gr = timer.Graph(g, static_cast<int>(dense.size()) * 2);
           }
-          const UnstVariant* v = Pick(s, t, n);
           char shape[32];
           std::snprintf(shape, sizeof(shape), "%dx%d", m, k);
-          if (!v) {
-            std::printf("%-28s %-11s %4.2f %4d | no variant has room for %d words\n", "-", shape, sp, n,
-                        s.stats.max_stage_words);
-            continue;
+          for (int kind = 0; kind < kUnstKinds; ++kind) {
+            if (!WantName(kinds, kUnstKindNames[kind])) continue;
+            // Any variant of the kind names the stream's layout; Pick then the capacity.
+            const UnstVariant* lay = nullptr;
+            for (const UnstVariant& x : AllUnstVariants())
+              if (x.kind == kind && x.type == t && FitsN(x, n)) lay = &x;
+            if (!lay) {
+              std::printf("%-34s %-11s %4.2f %4d | no %s variant for this N\n", "-", shape, sp, n, kUnstKindNames[kind]);
+              continue;
+            }
+            Encoded& e = stream_for(*lay);
+            const UnstStream& s = e.s;
+            const UnstVariant* v = Pick(s, t, n, kind);
+            if (!v) {
+              std::printf("%-34s %-11s %4.2f %4d | no %s variant has room for %d words\n", "-", shape, sp, n,
+                          kUnstKindNames[kind], s.stats.max_stage_words);
+              continue;
+            }
+            std::vector<Launch> ls;
+            for (Operand* o : e.ops) ls.push_back(MakeLaunch(*v, s, *o, db.p, dc.p, n, w));
+            auto f = [&](int i) { return Run(ls[i % ls.size()], st); };
+            const double ev = timer.Events(f);
+            const double gr = timer.Graph(f, static_cast<int>(e.ops.size()) * 2);
+            const size_t bytes = s.Bytes();
+            const double floor_us = bytes / kCopyBytesPerSecond * 1e6;
+            std::printf("%-34s %-11s %4.2f %4d | %8.1f %8.1f | %8.1f %8.1f | %6.2f %6.2f | %6.3f %6.3f | %6.2f\n",
+                        v->name, shape, sp, n, cub_ev, cub_gr, ev, gr, cub_ev / ev, cub_gr / gr,
+                        static_cast<double>(bytes) / (static_cast<double>(m) * k),
+                        s.stats.stores ? static_cast<double>(s.stats.wavefronts) / s.stats.stores : 0.0, ev / floor_us);
+            std::fflush(stdout);
           }
-          std::vector<Launch> ls;
-          for (Operand* o : ops) ls.push_back(MakeLaunch(*v, s, *o, db.p, dc.p, n, w));
-          auto f = [&](int i) { return Run(ls[i % ls.size()], st); };
-          const double ev = timer.Events(f);
-          const double gr = timer.Graph(f, static_cast<int>(ops.size()) * 2);
-          const double floor_us = bytes / kCopyBytesPerSecond * 1e6;
-          std::printf("%-28s %-11s %4.2f %4d | %8.1f %8.1f | %8.1f %8.1f | %6.2f %6.2f | %6.3f %6.3f | %6.2f\n", v->name,
-                      shape, sp, n, cub_ev, cub_gr, ev, gr, cub_ev / ev, cub_gr / gr,
-                      static_cast<double>(bytes) / (static_cast<double>(m) * k),
-                      s.stats.stores ? static_cast<double>(s.stats.wavefronts) / s.stats.stores : 0.0, ev / floor_us);
-          std::fflush(stdout);
         }
-        for (Operand* o : ops) delete o;
+        for (auto& x : enc)
+          for (Operand* o : x->ops) delete o;
       }
       for (DevBuf* d : dense) delete d;
     }
@@ -382,7 +416,7 @@ int One(const char* name, int m, int k, int n, double sp) {
     if (std::strcmp(v.name, name) != 0) continue;
     std::mt19937_64 rng(3);
     const std::vector<uint16_t> a = TimingA(m, k, sp, v.type, rng);
-    const UnstStream s = Encode(a, m, k, v.strips, v.kks);
+    const UnstStream s = Encode(a, m, k, v.strips, v.kks, v.layout);
     if (s.stats.max_stage_words > v.capacity_words) {
       std::printf("%s has room for %d words a stage; the densest holds %d\n", name, v.capacity_words,
                   s.stats.max_stage_words);

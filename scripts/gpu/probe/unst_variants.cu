@@ -1,5 +1,5 @@
-// One group of the unstructured scatter variants (see unst_variants.h); GROUP selects the ring
-// capacity (kUnstCaps[GROUP]) and defines UnstGroup<GROUP>.
+// One group of the unstructured variants (see unst_variants.h): KIND selects the decode,
+// GROUP the ring capacity (kUnstCaps[GROUP]); defines UnstGroup_KIND_GROUP.
 #include "scripts/gpu/probe/unst_variants.h"
 
 #include <cstdio>
@@ -10,13 +10,43 @@ namespace probe {
 
 namespace e = cuda::engine;
 
-// 8 consumer warps of one strip each (a row block of 128 rows), stages of 128 columns, one block
-// per SM: the images take 8 x 4 KB of static shared memory, the ring kBudgetKB beside them.
+// 8 consumer warps of one strip each (a row block of 128 rows; the wgmma decodes: two
+// warpgroups of 64 rows), stages of 128 columns, one block per SM: the images take 32 KB of
+// static shared memory (8 x 4 KB per warp, or 2 x 2 x 8 KB per warpgroup), the ring kBudgetKB
+// beside them.
 constexpr int kCW = 8, kMS = 1, kKS = 128, kBudgetKB = 180;
 
-template <int kCap, DType kType, int kNT8>
+template <int kKind, int kCap>
+struct Format;
+template <int kCap>
+struct Format<0, kCap> {
+  using F = e::UnstructuredScatter<kCap, e::kUnstZeroFill>;
+  static constexpr UnstLayout kLayout = UnstLayout::kStrip16;
+  static constexpr bool kWg = false;
+};
+template <int kCap>
+struct Format<1, kCap> {
+  using F = e::UnstructuredScatter<kCap, e::kUnstClearWritten>;
+  static constexpr UnstLayout kLayout = UnstLayout::kStrip16;
+  static constexpr bool kWg = false;
+};
+template <int kCap>
+struct Format<2, kCap> {
+  using F = e::UnstructuredWg<kCap, e::kUnstClearWritten>;
+  static constexpr UnstLayout kLayout = UnstLayout::kWg64;
+  static constexpr bool kWg = true;
+};
+template <int kCap>
+struct Format<3, kCap> {
+  using F = e::UnstructuredWg<kCap, e::kUnstZeroFill>;
+  static constexpr UnstLayout kLayout = UnstLayout::kWg64;
+  static constexpr bool kWg = true;
+};
+
+template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
-  using F = e::UnstructuredScatter<kCap>;
+  using Fm = Format<kKind, kCap>;
+  using F = typename Fm::F;
   using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
   static_assert(E::kSmemBytes + F::template ImageBytes<kCW, kMS, kKS>() + 1024 <= 227 * 1024,
                 "the ring and the images fit in an SM's shared memory");
@@ -25,23 +55,25 @@ static UnstVariant Make() {
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, E::kThreads, E::kSmemBytes));
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "unst_%s_c%d_w%dx%d_n%d_k%d_s%d", kType == DType::kF16 ? "f16" : "bf16", kCap, kCW,
-                kMS, 8 * kNT8, kKS, E::kStages);
-  return UnstVariant{strdup(buf), kType, kCap, E::kStrips, kKS, F::template CapacityWords<E::kStrips, kKS>(),
-                     kNT8, E::kThreads, E::kSmemBytes, per_sm, fn};
+  std::snprintf(buf, sizeof(buf), "%s_%s_c%d_w%dx%d_n%d_k%d_s%d", kUnstKindNames[kKind],
+                kType == DType::kF16 ? "f16" : "bf16", kCap, kCW, kMS, 8 * kNT8, kKS, E::kStages);
+  return UnstVariant{strdup(buf), kKind, Fm::kLayout, Fm::kWg, kType, kCap, E::kStrips, kKS,
+                     F::template CapacityWords<E::kStrips, kKS>(), kNT8, E::kThreads, E::kSmemBytes, per_sm, fn};
 }
 
-template <int kCap>
+template <int kKind, int kCap>
 static std::vector<UnstVariant> Types() {
-  return {Make<kCap, DType::kF16, 1>(),  Make<kCap, DType::kF16, 2>(),  Make<kCap, DType::kF16, 4>(),
-          Make<kCap, DType::kF16, 8>(),  Make<kCap, DType::kBF16, 1>(), Make<kCap, DType::kBF16, 2>(),
-          Make<kCap, DType::kBF16, 4>(), Make<kCap, DType::kBF16, 8>()};
+  return {Make<kKind, kCap, DType::kF16, 1>(),  Make<kKind, kCap, DType::kF16, 2>(),
+          Make<kKind, kCap, DType::kF16, 4>(),  Make<kKind, kCap, DType::kF16, 8>(),
+          Make<kKind, kCap, DType::kBF16, 1>(), Make<kKind, kCap, DType::kBF16, 2>(),
+          Make<kKind, kCap, DType::kBF16, 4>(), Make<kKind, kCap, DType::kBF16, 8>()};
 }
 
-#define UNST_GROUP_FN(g) UNST_GROUP_FN_(g)
-#define UNST_GROUP_FN_(g) UnstGroup##g
+#define UNST_GROUP_FN(k, g) UNST_GROUP_FN_(k, g)
+#define UNST_GROUP_FN_(k, g) UnstGroup_##k##_##g
+static_assert(KIND >= 0 && KIND < kUnstKinds, "a decode kind");
 static_assert(GROUP >= 0 && GROUP < kUnstGroups, "a group per capacity");
-std::vector<UnstVariant> UNST_GROUP_FN(GROUP)() { return Types<kUnstCaps[GROUP]>(); }
+std::vector<UnstVariant> UNST_GROUP_FN(KIND, GROUP)() { return Types<KIND, kUnstCaps[GROUP]>(); }
 
 }  // namespace probe
 }  // namespace sparse

@@ -1,6 +1,6 @@
-// The unstructured scatter format's engine variants for its workbench (unst_probe.cu): one
-// group per ring capacity, each compiled in its own object (unst_variants.cu with -DGROUP=N)
-// so that the GPU machine builds them in parallel.
+// The unstructured formats' engine variants for their workbench (unst_probe.cu): one group per
+// decode kind and ring capacity, each compiled in its own object (unst_variants.cu with
+// -DKIND=K -DGROUP=G) so that the GPU machine builds them in parallel.
 #ifndef SPARSE_SCRIPTS_UNST_VARIANTS_H_
 #define SPARSE_SCRIPTS_UNST_VARIANTS_H_
 #include <cuda_runtime_api.h>
@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "common/dtype.h"
+#include "common/unstructured_stream.h"
 #include "cuda/spmm/stream_unstructured.cuh"
+#include "cuda/spmm/stream_unstructured_wg.cuh"
 #include "scripts/gpu/probe/probe_util.h"
 
 namespace sparse {
@@ -16,8 +18,19 @@ namespace probe {
 
 using UnstKernelFn = void (*)(cuda::engine::Args);
 
+// The decodes (name prefix; stream layout):
+//   0 unst    UnstructuredScatter, zero-fill, ldmatrix + mma.sync (kStrip16; the first candidate)
+//   1 unstcw  UnstructuredScatter, clear what was written (kStrip16)
+//   2 unwg    UnstructuredWg, clear what was written, wgmma from shared memory (kWg64)
+//   3 unwgzf  UnstructuredWg, zero-fill after each k-block's wgmma (kWg64)
+constexpr int kUnstKinds = 4;
+constexpr const char* kUnstKindNames[kUnstKinds] = {"unst", "unstcw", "unwg", "unwgzf"};
+
 struct UnstVariant {
   const char* name;
+  int kind;            // the decode (above)
+  UnstLayout layout;   // the stream's layout
+  bool wg;             // warpgroup MMA: N % 8 == 0, B staged for wgmma (SetupB's wg)
   DType type;
   int cap;             // nonzeros per 16 x 16 tile the ring's stages hold, on average
   int strips, kks;     // the stream's layout: strips per row block, columns per stage
@@ -30,19 +43,23 @@ struct UnstVariant {
 constexpr int kUnstCaps[] = {256, 144, 88, 32, 16};
 constexpr int kUnstGroups = 5;
 
-std::vector<UnstVariant> UnstGroup0();
-std::vector<UnstVariant> UnstGroup1();
-std::vector<UnstVariant> UnstGroup2();
-std::vector<UnstVariant> UnstGroup3();
-std::vector<UnstVariant> UnstGroup4();
+#define SPARSE_UNST_GROUPS(X) \
+  X(0, 0) X(0, 1) X(0, 2) X(0, 3) X(0, 4) X(1, 0) X(1, 1) X(1, 2) X(1, 3) X(1, 4) \
+  X(2, 0) X(2, 1) X(2, 2) X(2, 3) X(2, 4) X(3, 0) X(3, 1) X(3, 2) X(3, 3) X(3, 4)
+#define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
+SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
+#undef SPARSE_UNST_DECLARE
 
 inline const std::vector<UnstVariant>& AllUnstVariants() {
   static std::vector<UnstVariant> all = [] {
     std::vector<UnstVariant> v;
-    for (auto g : {UnstGroup0, UnstGroup1, UnstGroup2, UnstGroup3, UnstGroup4}) {
-      std::vector<UnstVariant> x = g();
-      v.insert(v.end(), x.begin(), x.end());
-    }
+#define SPARSE_UNST_APPEND(k, g)                   \
+  {                                                \
+    std::vector<UnstVariant> x = UnstGroup_##k##_##g(); \
+    v.insert(v.end(), x.begin(), x.end());         \
+  }
+    SPARSE_UNST_GROUPS(SPARSE_UNST_APPEND)
+#undef SPARSE_UNST_APPEND
     return v;
   }();
   return all;
