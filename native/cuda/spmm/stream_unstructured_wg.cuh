@@ -126,7 +126,9 @@ struct UnstructuredWg : UnstructuredScatter<kCapPerTile> {
     }
     const uint32_t hdr = SmemAddr(st) + 2 * g * kBlocks;
     const uint32_t words = SmemAddr(st) + HeaderBytes<kStrips, kKS>();
-    const uint32_t b0 = SmemAddr(bs);
+    // The descriptors of image 0's first k16 slice and of the stage's B; a slice's start is an
+    // addition to the 14-bit address field (shared addresses < 2^18: no carry out of it).
+    const uint64_t da = wg::Desc(wg::kSwizzle128KMajor, img), db = wg::Desc(a.b_desc, SmemAddr(bs));
     // Rows past M (a row block's last strips) and columns past K have no words: their image
     // rows stay zero, as B's rows past K arrive as zeros; a uniform path for the wgmma chain.
     auto scatter = [&](int kb) {
@@ -166,11 +168,10 @@ struct UnstructuredWg : UnstructuredScatter<kCapPerTile> {
       wg::FenceProxyAsyncShared();
       NamedBarrier(bar, 128);
       wg::Fence();
-      const uint32_t ab = img + (kb & 1) * kImageBytes;
 #pragma unroll
       for (int j = 0; j < kKBlock / 16; ++j)
-        wg::WgmmaSs<kType, 8 * kNT8>::Run(&acc[0][0][0], wg::Desc(wg::kSwizzle128KMajor, ab + 32 * j),
-                                           wg::Desc(a.b_desc, b0 + (kb * (kKBlock / 16) + j) * 16 * 16 * kNT8));
+        wg::WgmmaSs<kType, 8 * kNT8>::Run(&acc[0][0][0], da + (((kb & 1) * kImageBytes + 32 * j) >> 4),
+                                           db + (((kb * (kKBlock / 16) + j) * 16 * 16 * kNT8) >> 4));
       wg::Commit();
     }
     // --- the stage's B is read by the last group: complete before the engine releases the

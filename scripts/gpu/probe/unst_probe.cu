@@ -1,13 +1,14 @@
 // Workbench for the unstructured formats on the streaming engine (issue 24;
 // native/cuda/spmm/stream_unstructured.cuh and stream_unstructured_wg.cuh, stream
-// common/unstructured_stream.h; the decodes are unst_variants.h's kinds), outside the addon: checks it against a float64 reference of the dense product (poisoned outputs, fresh
-// random inputs, awkward shapes, empty and dense tiles, empty rows, Inf/NaN in B) and times it
+// common/unstructured_stream.h; the decodes are unst_variants.h's kinds), outside the addon:
+// checks them against a float64 reference of the dense product (poisoned outputs, fresh random
+// inputs, awkward shapes, empty and dense tiles, empty rows, Inf/NaN in B) and times them
 // beside cuBLAS (loaded at run time): CUDA-event medians with a cold L2, the CUDA-graph time per
 // launch over rotated copies of A, and the time over the stream's byte floor (its bytes at the
-// 4.18 TB/s the H200 copies at). Built by unst_build.sh (one object per ring capacity).
+// 4.18 TB/s the H200 copies at). Built by unst_build.sh (one object per kind and capacity).
 //   unst_probe check                      every N-fitting variant with room for the matrix
 //   unst_probe time [MxK ...]             SPARSITY=0.5,0.7,0.9  NS=1,8,16,32,64  TYPES=f16,bf16
-//                                         KINDS=unst,unstcw,unwg,unwgzf (a line per kind)
+//                                         KINDS=unst,unstcw,unwg,unwgzf,unwg256 (a line per kind)
 //   unst_probe one VARIANT M K N S        a few launches of one variant (Nsight Compute)
 //   unst_probe list
 #include <algorithm>
@@ -314,7 +315,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
   std::vector<int> ns;
   for (double x : ParseList("NS", {1, 8, 16, 32, 64})) ns.push_back(static_cast<int>(x));
   const char* types = std::getenv("TYPES") ? std::getenv("TYPES") : "f16,bf16";
-  const std::string kinds = std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf";
+  const std::string kinds = std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf,unwg256";
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   Cublas cb;

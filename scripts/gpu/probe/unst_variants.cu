@@ -11,10 +11,10 @@ namespace probe {
 namespace e = cuda::engine;
 
 // 8 consumer warps of one strip each (a row block of 128 rows; the wgmma decodes: two
-// warpgroups of 64 rows), stages of 128 columns, one block per SM: the images take 32 KB of
-// static shared memory (8 x 4 KB per warp, or 2 x 2 x 8 KB per warpgroup), the ring kBudgetKB
-// beside them.
-constexpr int kCW = 8, kMS = 1, kKS = 128, kBudgetKB = 180;
+// warpgroups of 64 rows), stages of Format::kKS columns, one block per SM: the images take
+// 32 KB of static shared memory (8 x 4 KB per warp, or 2 x 2 x 8 KB per warpgroup), the ring
+// kBudgetKB beside them.
+constexpr int kCW = 8, kMS = 1, kBudgetKB = 180;
 
 template <int kKind, int kCap>
 struct Format;
@@ -23,30 +23,42 @@ struct Format<0, kCap> {
   using F = e::UnstructuredScatter<kCap, e::kUnstZeroFill>;
   static constexpr UnstLayout kLayout = UnstLayout::kStrip16;
   static constexpr bool kWg = false;
+  static constexpr int kKS = 128;
 };
 template <int kCap>
 struct Format<1, kCap> {
   using F = e::UnstructuredScatter<kCap, e::kUnstClearWritten>;
   static constexpr UnstLayout kLayout = UnstLayout::kStrip16;
   static constexpr bool kWg = false;
+  static constexpr int kKS = 128;
 };
 template <int kCap>
 struct Format<2, kCap> {
   using F = e::UnstructuredWg<kCap, e::kUnstClearWritten>;
   static constexpr UnstLayout kLayout = UnstLayout::kWg64;
   static constexpr bool kWg = true;
+  static constexpr int kKS = 128;
 };
 template <int kCap>
 struct Format<3, kCap> {
   using F = e::UnstructuredWg<kCap, e::kUnstZeroFill>;
   static constexpr UnstLayout kLayout = UnstLayout::kWg64;
   static constexpr bool kWg = true;
+  static constexpr int kKS = 128;
+};
+template <int kCap>
+struct Format<4, kCap> {
+  using F = e::UnstructuredWg<kCap, e::kUnstClearWritten>;
+  static constexpr UnstLayout kLayout = UnstLayout::kWg64;
+  static constexpr bool kWg = true;
+  static constexpr int kKS = 256;
 };
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
   using Fm = Format<kKind, kCap>;
   using F = typename Fm::F;
+  constexpr int kKS = Fm::kKS;
   using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
   static_assert(E::kSmemBytes + F::template ImageBytes<kCW, kMS, kKS>() + 1024 <= 227 * 1024,
                 "the ring and the images fit in an SM's shared memory");
