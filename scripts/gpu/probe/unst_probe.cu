@@ -93,17 +93,9 @@ double Compare(const std::vector<uint16_t>& c, const std::vector<double>& ref, D
 // The stream of a dense host matrix for a layout (strips per row block, columns per stage),
 // with no capacity limit: the caller picks a variant with room for its densest stage.
 UnstStream Encode(const std::vector<uint16_t>& a, int m, int k, int strips, int kks, UnstLayout layout) {
-  std::vector<int> off(m + 1, 0), col;
+  std::vector<int> off, col;
   std::vector<uint16_t> val;
-  for (int r = 0; r < m; ++r) {
-    for (int c = 0; c < k; ++c) {
-      const uint16_t x = a[static_cast<size_t>(r) * k + c];
-      if ((x & 0x7fff) == 0) continue;
-      col.push_back(c);
-      val.push_back(x);
-    }
-    off[r + 1] = static_cast<int>(col.size());
-  }
+  DenseToCsr(a, m, k, &off, &col, &val);
   UnstStream s;
   const std::string err = BuildUnstStream(m, k, off.data(), col.data(), val.data(), strips, kks, 0, &s, layout);
   if (!err.empty()) {
@@ -122,15 +114,6 @@ struct Operand {
   }
 };
 
-struct Workspace {
-  DevBuf ws{static_cast<size_t>(96) << 20};
-  DevBuf counters{64 * 1024 * 4};
-  Workspace() {
-    CK(cudaMemset(ws.p, 0, ws.bytes));
-    CK(cudaMemset(counters.p, 0, counters.bytes));
-  }
-};
-
 struct Launch {
   sparse::cuda::engine::Args args{};
   UnstKernelFn fn = nullptr;
@@ -138,7 +121,7 @@ struct Launch {
 };
 
 Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, const void* b, void* c, int n,
-                  Workspace& w) {
+                  EngineWorkspace& w) {
   Launch l;
   sparse::cuda::engine::Args& a = l.args;
   a.a0 = op.data.p, a.a1 = op.offsets.p, a.b = b, a.c = c;
@@ -211,7 +194,7 @@ int Check() {
       {2000, 4096, 64, 0.9, false, true}, {1000, 1000, 1, 0.95, true, false}, {384, 2048, 16, 0.5, false, false},
   };
   int failures = 0, runs = 0;
-  Workspace w;
+  EngineWorkspace w;
   for (const Case& cs : cases) {
     for (DType t : {DType::kF16, DType::kBF16}) {
       const double tol = t == DType::kF16 ? 5e-3 : 2e-2;
@@ -322,7 +305,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
   const bool have_cublas = cb.Load(st);
   if (!have_cublas) std::printf("cuBLAS not loaded: dense columns empty\n");
   Timer timer(st);
-  Workspace w;
+  EngineWorkspace w;
   std::mt19937_64 rng(7);
   std::printf("%-34s %-11s %4s %4s | %8s %8s | %8s %8s | %6s %6s | %6s %6s | %6s\n", "variant", "shape", "sp", "n",
               "cub_ev", "cub_gr", "ev_us", "gr_us", "x_ev", "x_gr", "B/w", "wf/st", "floor");
@@ -424,7 +407,7 @@ int One(const char* name, int m, int k, int n, double sp) {
       return 2;
     }
     Operand op(s);
-    Workspace w;
+    EngineWorkspace w;
     DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
     CK(cudaMemset(db.p, 0x3c, db.bytes));
     Launch l = MakeLaunch(v, s, op, db.p, dc.p, n, w);
