@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <vector>
 
 #include "common/dtype.h"
@@ -186,6 +187,29 @@ struct Timer {
     return ts[ts.size() / 2];
   }
 };
+
+// B (K x N, row-major) of normal random values, rounded to t.
+inline std::vector<uint16_t> RandomB(int k, int n, DType t, std::mt19937_64& rng) {
+  std::vector<uint16_t> b(static_cast<size_t>(k) * n);
+  std::normal_distribution<float> nrm(0.f, 1.f);
+  for (auto& x : b) x = ToBits(nrm(rng), t);
+  return b;
+}
+
+// cuBLAS's dense product on rotated copies of A (nothing stays in L2 between a copy's uses):
+// the events median and the graph time per launch, both 0 without cuBLAS.
+struct DenseTimes {
+  double events = 0, graph = 0;
+};
+inline DenseTimes TimeDense(Cublas& cb, bool have_cublas, Timer& timer, const std::vector<DevBuf*>& dense,
+                            const void* b, void* c, int m, int k, int n, DType t) {
+  DenseTimes d;
+  if (!have_cublas) return d;
+  auto g = [&](int i) { return cb.Gemm(dense[i % dense.size()]->p, b, c, m, k, n, t); };
+  d.events = timer.Events(g);
+  d.graph = timer.Graph(g, static_cast<int>(dense.size()) * 2);
+  return d;
+}
 
 }  // namespace probe
 }  // namespace sparse

@@ -340,17 +340,11 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
           return x;
         };
         for (int n : ns) {
-          std::vector<uint16_t> b(static_cast<size_t>(k) * n);
-          std::normal_distribution<float> nrm(0.f, 1.f);
-          for (auto& x : b) x = ToBits(nrm(rng), t);
+          const std::vector<uint16_t> b = RandomB(k, n, t, rng);
           DevBuf db(b.size() * 2), dc(static_cast<size_t>(m) * n * 2);
           CK(cudaMemcpy(db.p, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
-          double cub_ev = 0, cub_gr = 0;
-          if (have_cublas) {
-            auto g = [&](int i) { return cb.Gemm(dense[i % dense.size()]->p, db.p, dc.p, m, k, n, t); };
-            cub_ev = timer.Events(g);
-            cub_gr = timer.Graph(g, static_cast<int>(dense.size()) * 2);
-          }
+          const DenseTimes cub = TimeDense(cb, have_cublas, timer, dense, db.p, dc.p, m, k, n, t);
+          const double cub_ev = cub.events, cub_gr = cub.graph;
           char shape[32];
           std::snprintf(shape, sizeof(shape), "%dx%d", m, k);
           for (int kind = 0; kind < kUnstKinds; ++kind) {
