@@ -539,6 +539,22 @@ __device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, Fixu
   }
 }
 
+// This block's items [i0, i1) of the (row block, K stage) list: a stream-K range, or in
+// split-K clusters the cluster's row block's K stages cut in `cluster` ranges (blockIdx.x %
+// cluster is the block's rank). Formats that keep state across a block's stages ask it too.
+struct BlockItems {
+  long long i0, i1;
+};
+__device__ __forceinline__ BlockItems ItemsOfBlock(const Args& a) {
+  if (a.cluster > 1) {
+    const long long first = static_cast<long long>(blockIdx.x / a.cluster) * a.kstages;
+    const int r = static_cast<int>(blockIdx.x) % a.cluster;
+    return BlockItems{first + static_cast<long long>(a.kstages) * r / a.cluster,
+                      first + static_cast<long long>(a.kstages) * (r + 1) / a.cluster};
+  }
+  return BlockItems{a.total * blockIdx.x / gridDim.x, a.total * (blockIdx.x + 1) / gridDim.x};
+}
+
 template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
 __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_constant__ Args a) {
   using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
@@ -565,16 +581,10 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
   // this grid's blocks finish: its producers then fetch their weights during this tail.
   GridDependencyLaunch();
-  // The block's items: a stream-K range, or in split-K clusters the cluster's row block's K
-  // stages cut in `cluster` ranges (blockIdx.x % cluster is the block's rank).
   const bool clustered = a.cluster > 1;
   const int crb = clustered ? static_cast<int>(blockIdx.x) / a.cluster : 0;
-  long long i0 = a.total * blockIdx.x / gridDim.x, i1 = a.total * (blockIdx.x + 1) / gridDim.x;
-  if (clustered) {
-    const int r = static_cast<int>(blockIdx.x) % a.cluster;
-    i0 = static_cast<long long>(crb) * a.kstages + static_cast<long long>(a.kstages) * r / a.cluster;
-    i1 = static_cast<long long>(crb) * a.kstages + static_cast<long long>(a.kstages) * (r + 1) / a.cluster;
-  }
+  const BlockItems items = ItemsOfBlock(a);
+  const long long i0 = items.i0, i1 = items.i1;
 
   if (warp == kCW + 1) {
     GridDependencyWait();

@@ -39,19 +39,11 @@ __device__ __forceinline__ void StSharedZero16(uint32_t addr) {
   asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(static_cast<unsigned short>(0)) : "memory");
 }
 
-// Whether stage (rb, ks) is the first this block consumes, as StreamKernel cuts the work (a
-// stream-K range, or a split-K cluster's share of its row block). NOTE: mirrors the engine's
-// i0; the decodes that keep their images zero between stages (clearing only what they wrote)
+// Whether stage (rb, ks) is the first this block consumes (the engine's own ItemsOfBlock):
+// the decodes that keep their images zero between stages (clearing only what they wrote)
 // zero-fill them once, here.
 __device__ __forceinline__ bool FirstItemOfBlock(const Args& a, int rb, int ks) {
-  long long i0;
-  if (a.cluster > 1) {
-    const int r = static_cast<int>(blockIdx.x) % a.cluster;
-    i0 = static_cast<long long>(blockIdx.x / a.cluster) * a.kstages + static_cast<long long>(a.kstages) * r / a.cluster;
-  } else {
-    i0 = a.total * blockIdx.x / gridDim.x;
-  }
-  return static_cast<long long>(rb) * a.kstages + ks == i0;
+  return static_cast<long long>(rb) * a.kstages + ks == ItemsOfBlock(a).i0;
 }
 
 // How a decode gets its images back to zero for the next stage.
