@@ -11,13 +11,15 @@ namespace sparse {
 
 namespace detail {
 // The attribute of the current device, cached per thread and device; `fallback` when there
-// is no usable device (not cached, so that a later call can still succeed).
-inline int CachedDeviceAttribute(cudaDeviceAttr attr, int* cached_device, int* cached_value, int fallback) {
+// is no usable device or the value is below `least` (not cached, so that a later call can
+// still succeed). `least` 1 for counts; 0 where 0 is a real value (a minor version).
+inline int CachedDeviceAttribute(cudaDeviceAttr attr, int* cached_device, int* cached_value, int fallback,
+                                 int least = 1) {
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return fallback;
   if (device != *cached_device) {
     int value = 0;
-    if (cudaDeviceGetAttribute(&value, attr, device) != cudaSuccess || value <= 0) return fallback;
+    if (cudaDeviceGetAttribute(&value, attr, device) != cudaSuccess || value < least) return fallback;
     *cached_device = device, *cached_value = value;
   }
   return *cached_value;
@@ -36,18 +38,11 @@ inline int ComputeMajor() {
   return detail::CachedDeviceAttribute(cudaDevAttrComputeCapabilityMajor, &device, &value, 0);
 }
 
-// Compute capability minor version of the current device (-1 when unknown). Not through
-// CachedDeviceAttribute, which reads 0 as unknown: 0 is the minor version of 8.0 and 9.0.
+// Compute capability minor version of the current device (-1 when unknown; 0 is the minor
+// version of 8.0 and 9.0).
 inline int ComputeMinor() {
-  static thread_local int device = -1, value = -1;
-  int d = 0;
-  if (cudaGetDevice(&d) != cudaSuccess) return -1;
-  if (d != device) {
-    int v = 0;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMinor, d) != cudaSuccess) return -1;
-    device = d, value = v;
-  }
-  return value;
+  static thread_local int device = -1, value = 0;
+  return detail::CachedDeviceAttribute(cudaDevAttrComputeCapabilityMinor, &device, &value, -1, 0);
 }
 
 // Whether `p` is a multiple of `bytes` (null counts as aligned: planning without pointers).

@@ -145,7 +145,7 @@ KernelRef RefOf() {
 }
 // The kernel for a dtype and an instruction N of 8 nt8 (1, 2, 4, 8).
 KernelRef KernelFor(DType t, int nt8) {
-  const int i = nt8 == 1 ? 0 : nt8 == 2 ? 1 : nt8 == 4 ? 2 : 3;
+  const int i = engine24::KernelIndex(8 * nt8);
   static const KernelRef f16[4] = {RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(), RefOf<DType::kF16, 4>(),
                                    RefOf<DType::kF16, 8>()};
   static const KernelRef bf16[4] = {RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(), RefOf<DType::kBF16, 4>(),

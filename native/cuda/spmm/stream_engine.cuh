@@ -340,6 +340,14 @@ __device__ __forceinline__ float4 LoadCluster(uint32_t local, uint32_t rank) {
   return v;
 }
 
+// ClusterReduce's two cluster barriers, for the warps that only take part in them (the
+// producer and the signaller: every thread of the cluster must arrive).
+__device__ __forceinline__ void ClusterFollow() {
+  ClusterSync();
+  ClusterArriveRelaxed();
+  ClusterWait();
+}
+
 // The end of a block in split-K clusters (Args::cluster > 1): the cluster's blocks hold the
 // same row block's sums over different K ranges. Each consumer warp puts its fragments in
 // its block's shared memory (`buf`, the ring's start: every stage has been consumed), and after
@@ -589,9 +597,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   if (warp == kCW + 1) {
     GridDependencyWait();
     if (clustered) {
-      ClusterSync();
-      ClusterArriveRelaxed();
-      ClusterWait();
+      ClusterFollow();
     } else {
       Signaller(a, &fl);
     }
@@ -631,9 +637,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
     }
     if (clustered) {
-      ClusterSync();
-      ClusterArriveRelaxed();
-      ClusterWait();
+      ClusterFollow();
     }
     return;
   }

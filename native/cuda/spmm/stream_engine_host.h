@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cuda/common/device_info.h"
 #include "cuda/spmm/stream_engine.cuh"
 
 namespace sparse {
@@ -79,14 +80,12 @@ inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, in
 // can (or the query fails). The kernel's dynamic shared-memory limit must already be raised.
 inline int ResidentClusters(void (*fn)(cuda::engine::Args), int threads, int smem, int c) {
   if (c == 1) {
-    int per_sm = 0, device = 0, sms = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem) != cudaSuccess ||
-        cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem) != cudaSuccess) {
       cudaGetLastError();
       return 0;
     }
-    return per_sm * sms;
+    return per_sm * SmCount();
   }
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(c), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem;

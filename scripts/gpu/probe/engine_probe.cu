@@ -28,13 +28,6 @@
 using namespace sparse;
 using namespace sparse::probe;
 
-static int SmCount() {
-  int d = 0, n = 0;
-  CK(cudaGetDevice(&d));
-  CK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d));
-  return n;
-}
-
 // A as a dense M x K host matrix (2:4 when `two_four`: two of every four columns, fewer in
 // some groups when `special`).
 static std::vector<uint16_t> RandomA(int m, int k, bool two_four, bool special, DType t, std::mt19937_64& rng) {
@@ -324,12 +317,7 @@ static int Time(const char* filter, const std::vector<std::pair<int, int>>& shap
         std::vector<uint16_t> a = RandomA(m, k, two_four, false, t, rng);
         const size_t abytes = two_four ? a.size() * 9 / 16 : a.size() * 2;
         const int copies = static_cast<int>(std::max<size_t>(3, (256u << 20) / abytes + 1));
-        std::vector<DevBuf*> dense;
-        const int dcopies = static_cast<int>((256u << 20) / (a.size() * 2) + 2);
-        for (int i = 0; i < dcopies; ++i) {
-          dense.push_back(new DevBuf(a.size() * 2));
-          CK(cudaMemcpy(dense.back()->p, a.data(), a.size() * 2, cudaMemcpyHostToDevice));
-        }
+        const auto dense = RotatedCopies(a);
         // Operands per layout (variants of one layout share them), built on first use.
         std::vector<std::pair<std::string, std::vector<Operand*>>> layouts;
         auto ops_for = [&](const Variant& v) -> std::vector<Operand*>& {
@@ -371,40 +359,48 @@ static int Time(const char* filter, const std::vector<std::pair<int, int>>& shap
         }
         for (auto& l : layouts)
           for (Operand* o : l.second) delete o;
-        for (DevBuf* d : dense) delete d;
       }
     }
   }
   return 0;
 }
 
-// A few launches of one variant (for Nsight Compute).
-static int One(const char* name, int m, int k, int n) {
-  for (const Variant& v : AllVariants()) {
-    if (std::strcmp(v.name, name) != 0) continue;
+// One variant on one problem, ready to launch (One, TraceOne): A (random, fixed seed), its
+// operand, B (all 0x3c3c), C and the workspace.
+struct OneCase {
+  std::vector<uint16_t> a;
+  std::unique_ptr<Operand> op;
+  EngineWorkspace w;
+  DevBuf db, dc;
+  Launch l;
+  OneCase(const Variant& v, int m, int k, int n)
+      : db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2) {
     std::mt19937_64 rng(3);
-    std::vector<uint16_t> a = RandomA(m, k, v.two_four, false, v.type, rng);
-    std::unique_ptr<Operand> opp(Build(a, m, k, v));
-    Operand& op = *opp;
-    EngineWorkspace w;
-    DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
+    a = RandomA(m, k, v.two_four, false, v.type, rng);
+    op.reset(Build(a, m, k, v));
     CK(cudaMemset(db.p, 0x3c, db.bytes));
-    Launch l = MakeLaunch(v, op, db.p, dc.p, m, k, n, w);
-    for (int i = 0; i < 3; ++i) CK(Run(l, 0));
-    CK(cudaDeviceSynchronize());
-    std::printf("one: %s %dx%d n=%d grid %d smem %d\n", name, m, k, n, l.grid, l.smem);
-    // cuBLAS beside it, for the same profile.
-    Cublas cb;
-    if (cb.Load(0)) {
-      DevBuf da(static_cast<size_t>(m) * k * 2);
-      CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
-      for (int i = 0; i < 3; ++i) CK(cb.Gemm(da.p, db.p, dc.p, m, k, n, v.type));
-      CK(cudaDeviceSynchronize());
-    }
-    return 0;
+    l = MakeLaunch(v, *op, db.p, dc.p, m, k, n, w);
   }
+};
+
+// The variant named `name`, or null (after saying so).
+static const Variant* Named(const char* name) {
+  for (const Variant& v : AllVariants())
+    if (std::strcmp(v.name, name) == 0) return &v;
   std::printf("no variant %s\n", name);
-  return 2;
+  return nullptr;
+}
+
+// A few launches of one variant (for Nsight Compute), then cuBLAS's on the same operands.
+static int One(const char* name, int m, int k, int n) {
+  const Variant* v = Named(name);
+  if (!v) return 2;
+  OneCase c(*v, m, k, n);
+  for (int i = 0; i < 3; ++i) CK(Run(c.l, 0));
+  CK(cudaDeviceSynchronize());
+  std::printf("one: %s %dx%d n=%d grid %d smem %d\n", name, m, k, n, c.l.grid, c.l.smem);
+  CublasBeside(c.a, c.db.p, c.dc.p, m, k, n, v->type);
+  return 0;
 }
 
 // An empty kernel launched like a variant: the floor of an event-timed launch of that size.
@@ -415,69 +411,63 @@ static __global__ void EmptyKernel(sparse::cuda::engine::Args) {}
 // stage, the stream, and the fixup; the grid's span; and the events time of the same launch
 // beside an empty kernel launched with the same grid, threads and shared memory.
 static int TraceOne(const char* name, int m, int k, int n) {
-  for (const Variant& v : AllVariants()) {
-    if (std::strcmp(v.name, name) != 0) continue;
-    std::mt19937_64 rng(3);
-    std::vector<uint16_t> a = RandomA(m, k, v.two_four, false, v.type, rng);
-    std::unique_ptr<Operand> op(Build(a, m, k, v));
-    EngineWorkspace w;
-    DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
-    CK(cudaMemset(db.p, 0x3c, db.bytes));
-    Launch l = MakeLaunch(v, *op, db.p, dc.p, m, k, n, w);
-    DevBuf tr(static_cast<size_t>(l.grid) * sparse::cuda::engine::kTraceWords * 8);
-    CK(cudaMemset(tr.p, 0, tr.bytes));
-    l.args.trace = static_cast<unsigned long long*>(tr.p);
-    Timer timer;
-    const double ev = timer.Events([&](int) { return Run(l, 0); }, 9);
-    Launch empty = l;
-    empty.fn = EmptyKernel;
-    CK(cudaFuncSetAttribute(EmptyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem));
-    const double ev_empty = timer.Events([&](int) { return Run(empty, 0); }, 9);
-    Launch empty0 = empty;
-    empty0.smem = 0;
-    const double ev_empty0 = timer.Events([&](int) { return Run(empty0, 0); }, 9);
-    std::vector<unsigned long long> t(static_cast<size_t>(l.grid) * sparse::cuda::engine::kTraceWords);
-    CK(cudaMemcpy(t.data(), tr.p, t.size() * 8, cudaMemcpyDeviceToHost));  // the last launch's
-    int clock_khz = 0;
-    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-    const double us_per_cycle = 1e3 / clock_khz;
-    unsigned long long g0 = ~0ull, g1 = 0;
-    constexpr int kW = sparse::cuda::engine::kTraceWords;
-    for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * kW + 4]), g1 = std::max(g1, t[b * kW + 5]);
-    std::vector<double> wait, first, stream, fix, span, ready, tail;
-    for (int b = 0; b < l.grid; ++b) {
-      const unsigned long long* x = &t[b * kW];
-      if (x[6] != 0) ready.push_back((x[6] - x[2]) * us_per_cycle), tail.push_back((x[3] - x[6]) * us_per_cycle);
-      wait.push_back((x[4] - g0) * 1e-3);
-      first.push_back((x[1] - x[0]) * us_per_cycle);
-      stream.push_back((x[2] - x[1]) * us_per_cycle);
-      fix.push_back((x[3] - x[2]) * us_per_cycle);
-      span.push_back((x[5] - x[4]) * 1e-3);
-    }
-    auto row = [](const char* what, std::vector<double> x) {
-      if (x.empty()) return;
-      std::sort(x.begin(), x.end());
-      std::printf("  %-22s min %6.2f  median %6.2f  max %6.2f us\n", what, x.front(), x[x.size() / 2], x.back());
-    };
-    std::printf("trace: %s %dx%d n=%d grid %d cluster %d smem %d, %lld items (%d row blocks x %d stages)\n", name, m,
-                k, n, l.grid, l.cluster, l.smem, l.args.total, l.args.row_blocks, l.args.kstages);
-    std::printf("  events %.2f us; empty kernel alike %.2f us (no shared memory: %.2f us); grid span %.2f us\n", ev,
-                ev_empty, ev_empty0, (g1 - g0) * 1e-3);
-    if (l.cluster > 1) std::printf("  clusters of %d: %d launched, at most %d resident at once\n", l.cluster, l.grid / l.cluster, sparse::engine_host::ResidentClusters(v.fn, v.threads, v.smem, l.cluster));
-    row("entry after the first", wait);
-    row("entry -> first stage", first);
-    row("first -> last stage", stream);
-    row("fixup and C", fix);
-    row("block span", span);
-    if (!ready.empty()) {
-      std::printf("  the blocks that write C (%zu):\n", ready.size());
-      row("last stage -> partners", ready);
-      row("partners -> end", tail);
-    }
-    return 0;
+  const Variant* v = Named(name);
+  if (!v) return 2;
+  OneCase c(*v, m, k, n);
+  Launch& l = c.l;
+  DevBuf tr(static_cast<size_t>(l.grid) * sparse::cuda::engine::kTraceWords * 8);
+  CK(cudaMemset(tr.p, 0, tr.bytes));
+  l.args.trace = static_cast<unsigned long long*>(tr.p);
+  Timer timer;
+  const double ev = timer.Events([&](int) { return Run(l, 0); }, 9);
+  Launch empty = l;
+  empty.fn = EmptyKernel;
+  CK(cudaFuncSetAttribute(EmptyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem));
+  const double ev_empty = timer.Events([&](int) { return Run(empty, 0); }, 9);
+  Launch empty0 = empty;
+  empty0.smem = 0;
+  const double ev_empty0 = timer.Events([&](int) { return Run(empty0, 0); }, 9);
+  std::vector<unsigned long long> t(static_cast<size_t>(l.grid) * sparse::cuda::engine::kTraceWords);
+  CK(cudaMemcpy(t.data(), tr.p, t.size() * 8, cudaMemcpyDeviceToHost));  // the last launch's
+  int clock_khz = 0;
+  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  const double us_per_cycle = 1e3 / clock_khz;
+  unsigned long long g0 = ~0ull, g1 = 0;
+  constexpr int kW = sparse::cuda::engine::kTraceWords;
+  for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * kW + 4]), g1 = std::max(g1, t[b * kW + 5]);
+  std::vector<double> wait, first, stream, fix, span, ready, tail;
+  for (int b = 0; b < l.grid; ++b) {
+    const unsigned long long* x = &t[b * kW];
+    if (x[6] != 0) ready.push_back((x[6] - x[2]) * us_per_cycle), tail.push_back((x[3] - x[6]) * us_per_cycle);
+    wait.push_back((x[4] - g0) * 1e-3);
+    first.push_back((x[1] - x[0]) * us_per_cycle);
+    stream.push_back((x[2] - x[1]) * us_per_cycle);
+    fix.push_back((x[3] - x[2]) * us_per_cycle);
+    span.push_back((x[5] - x[4]) * 1e-3);
   }
-  std::printf("no variant %s\n", name);
-  return 2;
+  auto row = [](const char* what, std::vector<double> x) {
+    if (x.empty()) return;
+    std::sort(x.begin(), x.end());
+    std::printf("  %-22s min %6.2f  median %6.2f  max %6.2f us\n", what, x.front(), x[x.size() / 2], x.back());
+  };
+  std::printf("trace: %s %dx%d n=%d grid %d cluster %d smem %d, %lld items (%d row blocks x %d stages)\n", name, m,
+              k, n, l.grid, l.cluster, l.smem, l.args.total, l.args.row_blocks, l.args.kstages);
+  std::printf("  events %.2f us; empty kernel alike %.2f us (no shared memory: %.2f us); grid span %.2f us\n", ev,
+              ev_empty, ev_empty0, (g1 - g0) * 1e-3);
+  if (l.cluster > 1)
+    std::printf("  clusters of %d: %d launched, at most %d resident at once\n", l.cluster, l.grid / l.cluster,
+                sparse::engine_host::ResidentClusters(v->fn, v->threads, v->smem, l.cluster));
+  row("entry after the first", wait);
+  row("entry -> first stage", first);
+  row("first -> last stage", stream);
+  row("fixup and C", fix);
+  row("block span", span);
+  if (!ready.empty()) {
+    std::printf("  the blocks that write C (%zu):\n", ready.size());
+    row("last stage -> partners", ready);
+    row("partners -> end", tail);
+  }
+  return 0;
 }
 
 int main(int argc, char** argv) {

@@ -75,13 +75,6 @@ int Group() {
   return g ? std::max(1, std::atoi(g)) : 8;
 }
 
-int SmCount() {
-  int d = 0, n = 0;
-  CK(cudaGetDevice(&d));
-  CK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d));
-  return n;
-}
-
 std::vector<uint16_t> Random(size_t count, DType t, std::mt19937_64& rng) {
   std::vector<uint16_t> v(count);
   std::uniform_real_distribution<float> u(-1.f, 1.f);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -188,6 +189,17 @@ struct Timer {
   }
 };
 
+// A few cuBLAS launches of the same product (A a host matrix), after a variant's: one Nsight
+// Compute run then profiles both. Nothing when cuBLAS does not load.
+inline void CublasBeside(const std::vector<uint16_t>& a, const void* b, void* c, int m, int k, int n, DType t) {
+  Cublas cb;
+  if (!cb.Load(0)) return;
+  DevBuf da(static_cast<size_t>(m) * k * 2);
+  CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
+  for (int i = 0; i < 3; ++i) CK(cb.Gemm(da.p, b, c, m, k, n, t));
+  CK(cudaDeviceSynchronize());
+}
+
 // B (K x N, row-major) of normal random values, rounded to t.
 inline std::vector<uint16_t> RandomB(int k, int n, DType t, std::mt19937_64& rng) {
   std::vector<uint16_t> b(static_cast<size_t>(k) * n);
@@ -196,12 +208,24 @@ inline std::vector<uint16_t> RandomB(int k, int n, DType t, std::mt19937_64& rng
   return b;
 }
 
-// cuBLAS's dense product on rotated copies of A (nothing stays in L2 between a copy's uses):
+// Copies of a host matrix on the device, 256 MB or more in all (and two more than that
+// needs): rotated through, no copy is still in L2 when it is used again.
+inline std::vector<std::unique_ptr<DevBuf>> RotatedCopies(const std::vector<uint16_t>& host) {
+  std::vector<std::unique_ptr<DevBuf>> out;
+  const int copies = static_cast<int>((256u << 20) / (host.size() * 2) + 2);
+  for (int i = 0; i < copies; ++i) {
+    out.push_back(std::make_unique<DevBuf>(host.size() * 2));
+    CK(cudaMemcpy(out.back()->p, host.data(), host.size() * 2, cudaMemcpyHostToDevice));
+  }
+  return out;
+}
+
+// cuBLAS's dense product on rotated copies of A (RotatedCopies) (nothing stays in L2 between a copy's uses):
 // the events median and the graph time per launch, both 0 without cuBLAS.
 struct DenseTimes {
   double events = 0, graph = 0;
 };
-inline DenseTimes TimeDense(Cublas& cb, bool have_cublas, Timer& timer, const std::vector<DevBuf*>& dense,
+inline DenseTimes TimeDense(Cublas& cb, bool have_cublas, Timer& timer, const std::vector<std::unique_ptr<DevBuf>>& dense,
                             const void* b, void* c, int m, int k, int n, DType t) {
   DenseTimes d;
   if (!have_cublas) return d;

@@ -314,12 +314,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
     for (const auto& shape_mk : shapes) {
       const int m = shape_mk.first, k = shape_mk.second;
       std::vector<uint16_t> dense_host = TimingA(m, k, 0.0, t, rng);
-      std::vector<DevBuf*> dense;
-      const int dcopies = static_cast<int>((256u << 20) / (dense_host.size() * 2) + 2);
-      for (int i = 0; i < dcopies; ++i) {
-        dense.push_back(new DevBuf(dense_host.size() * 2));
-        CK(cudaMemcpy(dense.back()->p, dense_host.data(), dense_host.size() * 2, cudaMemcpyHostToDevice));
-      }
+      const auto dense = RotatedCopies(dense_host);
       for (double sp : sps) {
         const std::vector<uint16_t> a = TimingA(m, k, sp, t, rng);
         // The stream in each image layout a variant uses (all variants: 8 strips, 128 columns),
@@ -382,7 +377,6 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
         for (auto& x : enc)
           for (Operand* o : x->ops) delete o;
       }
-      for (DevBuf* d : dense) delete d;
     }
   }
   return 0;
@@ -408,13 +402,7 @@ int One(const char* name, int m, int k, int n, double sp) {
     for (int i = 0; i < 3; ++i) CK(Run(l, 0));
     CK(cudaDeviceSynchronize());
     std::printf("one: %s %dx%d n=%d s=%.2f grid %d smem %d bytes %zu\n", name, m, k, n, sp, l.grid, l.smem, s.Bytes());
-    Cublas cb;
-    if (cb.Load(0)) {
-      DevBuf da(static_cast<size_t>(m) * k * 2);
-      CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
-      for (int i = 0; i < 3; ++i) CK(cb.Gemm(da.p, db.p, dc.p, m, k, n, v.type));
-      CK(cudaDeviceSynchronize());
-    }
+    CublasBeside(a, db.p, dc.p, m, k, n, v.type);
     return 0;
   }
   std::printf("no variant %s\n", name);

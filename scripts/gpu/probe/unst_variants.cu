@@ -16,43 +16,27 @@ namespace e = cuda::engine;
 // kBudgetKB beside them.
 constexpr int kCW = 8, kMS = 1, kBudgetKB = 180;
 
+// A kind: its decode, the stream's layout (the warpgroup decodes read the 64 x 64 images'
+// layout) and the K columns per stage.
+template <class Decode, UnstLayout kL, int kStage>
+struct FormatOf {
+  using F = Decode;
+  static constexpr UnstLayout kLayout = kL;
+  static constexpr bool kWg = kL == UnstLayout::kWg64;
+  static constexpr int kKS = kStage;
+};
 template <int kKind, int kCap>
 struct Format;
 template <int kCap>
-struct Format<0, kCap> {
-  using F = e::UnstructuredScatter<kCap, e::kUnstZeroFill>;
-  static constexpr UnstLayout kLayout = UnstLayout::kStrip16;
-  static constexpr bool kWg = false;
-  static constexpr int kKS = 128;
-};
+struct Format<0, kCap> : FormatOf<e::UnstructuredScatter<kCap, e::kUnstZeroFill>, UnstLayout::kStrip16, 128> {};
 template <int kCap>
-struct Format<1, kCap> {
-  using F = e::UnstructuredScatter<kCap, e::kUnstClearWritten>;
-  static constexpr UnstLayout kLayout = UnstLayout::kStrip16;
-  static constexpr bool kWg = false;
-  static constexpr int kKS = 128;
-};
+struct Format<1, kCap> : FormatOf<e::UnstructuredScatter<kCap, e::kUnstClearWritten>, UnstLayout::kStrip16, 128> {};
 template <int kCap>
-struct Format<2, kCap> {
-  using F = e::UnstructuredWg<kCap, e::kUnstClearWritten>;
-  static constexpr UnstLayout kLayout = UnstLayout::kWg64;
-  static constexpr bool kWg = true;
-  static constexpr int kKS = 128;
-};
+struct Format<2, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstClearWritten>, UnstLayout::kWg64, 128> {};
 template <int kCap>
-struct Format<3, kCap> {
-  using F = e::UnstructuredWg<kCap, e::kUnstZeroFill>;
-  static constexpr UnstLayout kLayout = UnstLayout::kWg64;
-  static constexpr bool kWg = true;
-  static constexpr int kKS = 128;
-};
+struct Format<3, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128> {};
 template <int kCap>
-struct Format<4, kCap> {
-  using F = e::UnstructuredWg<kCap, e::kUnstClearWritten>;
-  static constexpr UnstLayout kLayout = UnstLayout::kWg64;
-  static constexpr bool kWg = true;
-  static constexpr int kKS = 256;
-};
+struct Format<4, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstClearWritten>, UnstLayout::kWg64, 256> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
