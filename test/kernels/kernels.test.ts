@@ -227,8 +227,9 @@ describe('kernels on CUDA against the float64 reference', function () {
     }
   }
   // The 2:4 kernel on the streaming engine (wgmma, sm_90a): listed on compute capability 9.0
-  // for N = 8..64 in steps of 8 only; forced, right at N = 8, 24 (instruction N 32, B's box
-  // wider than B) and 64, each called twice. (That one operand's counters are zero again
+  // for N = 1..64; forced, right at N = 8, 24 (instruction N 32, B's box wider than B) and 64,
+  // and at N = 1, 5, 13, 29, 63 (rows of N halves laid out by the consumers, one per
+  // instruction N), each called twice. (That one operand's counters are zero again
   // after every launch is checked in the workbench, which launches each operand twice.)
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4: the streaming engine's variant (s24e) where it can run`, async function () {
@@ -239,8 +240,8 @@ describe('kernels on CUDA against the float64 reference', function () {
         expect(listed(16), 'only compute capability 9.0 runs sm_90a code').to.equal(false)
         return
       }
-      expect([1, 8, 12, 16, 24, 40, 64, 72].map(listed)).to.deep.equal([false, true, false, true, true, true, true, false])
-      for (const n of [8, 24, 64]) {
+      expect([1, 8, 12, 16, 24, 40, 63, 64, 65, 72].map(listed)).to.deep.equal([true, true, true, true, true, true, true, true, false, false])
+      for (const n of [8, 24, 64, 1, 5, 13, 29, 63]) {
         const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 40 + n), dtype), dtype}
         const b = {rows: csr.cols, cols: n, dtype, data: encode(uniform(csr.cols * n, 41 + n), dtype)}
         const ref = await spmmReference(a, b)
@@ -254,11 +255,24 @@ describe('kernels on CUDA against the float64 reference', function () {
       }
     })
   }
+  // The selection between the two 2:4 kernels (spmm_24_engine_sm90a.cu, SelectEngineFamily):
+  // on compute capability 9.0 the engine for N > 8, and for N <= 8 from 24 MB of weights on
+  // (1.125 bytes a weight); the mma.sp kernel elsewhere and on every other GPU. Planned
+  // without data: the sizes alone decide.
   for (const dtype of ['f16', 'bf16'] as const) {
-    it(`SpMM ${dtype}, 2:4 matrix: the selection runs the 2:4 kernel at small N`, () => {
+    it(`SpMM ${dtype}, 2:4 matrix: the selection runs a 2:4 kernel at small N, the engine where it wins`, () => {
       const {csr, n} = twoFourShapes()[1]
-      const list = spmmVariants({m: csr.rows, k: csr.cols, n: 16, nnz: csr.columnIndices.length, dtype, structure: '2:4'})
-      expect(list.selected).to.match(/^s24_/)
+      const pick = (m: number, k: number, n: number) =>
+        spmmVariants({m, k, n, nnz: (m * k) / 2, dtype, structure: '2:4'}).selected
+      const hopper = cudaInfo().computeCapability === '9.0'
+      expect(pick(csr.rows, csr.cols, 16)).to.match(hopper ? /^s24e_/ : /^s24_/)
+      expect(pick(csr.rows, csr.cols, 8)).to.match(/^s24_/)
+      expect(pick(4096, 4096, 8), '18.9 MB of weights').to.match(/^s24_/)
+      expect(pick(4096, 4096, 1)).to.match(/^s24_/)
+      expect(pick(6144, 4096, 8), '28.3 MB of weights').to.match(hopper ? /^s24e_/ : /^s24_/)
+      expect(pick(11008, 4096, 3)).to.match(hopper ? /^s24e_/ : /^s24_/)
+      expect(pick(4096, 4096, 64)).to.match(hopper ? /^s24e_/ : /^s24_/)
+      expect(pick(4096, 4096, 65), 'past the engine N').to.match(/^s24_/)
       expect(n).to.be.greaterThan(0)
     })
   }

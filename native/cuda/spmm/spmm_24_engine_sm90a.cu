@@ -1,5 +1,5 @@
 // The 2:4 family on the streaming engine (stream_engine.cuh, format TwoFourWg): decode-sized
-// N (8 to 64, N % 8 == 0) on Hopper, warpgroup MMA (wgmma.mma_async.sp) from a ring of bulk
+// N (1 to 64; N % 8 != 0 moves B's rows unpadded, laid out by the consumers) on Hopper, warpgroup MMA (wgmma.mma_async.sp) from a ring of bulk
 // copies, over (row block, K stage) as common/stream_plan.h plans it: one block per row
 // block, split-K in clusters, or stream-K. Its prepared operand is the 2:4 tiles staged once
 // per matrix (StageSp24Tiles: one contiguous run per stage), the plans and the fixup's workspace.
@@ -9,9 +9,9 @@
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
 // Variants "s24e_w8_k256": 8 consumer warps (two warpgroups: 128 rows per row block), K
-// stages of 256 columns; the instruction's N is N rounded up to 8 / 16 / 32 / 64.
-// The selection rule does not pick it yet: it runs when forced (--variant, a tuned winner)
-// while its figures in the addon are measured (docs/stream-engine.md; issue 23).
+// stages of 256 columns; the instruction's N is N rounded up to 8 / 16 / 32 / 64 (C's
+// columns past N are neither read nor written).
+// The selection picks it over the mma.sp 2:4 kernel (rank 10) by SelectEngineFamily's rule.
 //
 // A prepared operand holds one workspace: launches on it run one at a time (stream order).
 #include <algorithm>
@@ -185,12 +185,32 @@ std::string EngineFamilyName(const SpmmChoice&) { return "s24e_w8_k256"; }
 
 bool EngineFamilyCanRun(const SpmmProblem& p, const SpmmChoice&) {
   return p.structure == SpmmProblem::k24 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 &&
-         p.k >= 1 && p.n >= 8 && p.n <= kMaxN && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 4) && IsSm90();
+         p.k >= 1 && p.n >= 1 && p.n <= kMaxN && Aligned(p.b, 16) && Aligned(p.c, 4) && IsSm90();
 }
 
 void EngineFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   SpmmChoice ch;
   if (EngineFamilyCanRun(p, ch)) out->push_back("s24e_w8_k256");
+}
+
+// Rank 9, before the mma.sp 2:4 kernel (rank 10, which takes what this one declines). Both
+// stream 1.125 bytes per weight. The engine's launch costs more (200 KB of shared memory,
+// clusters, a whole ring requested before the first stage arrives: about 11 us where the
+// mma.sp kernel's is about 5-6 us), and its stream is faster (the extra time per MB of
+// weights about half the mma.sp kernel's at N <= 8), and the mma.sp kernel's time grows with
+// N past 8 (at N = 16 its intercept alone is the engine's). So: the engine for N > 8 at any
+// size, and for N <= 8 from kEngineMinBytes of weights on. Fitted on the H200 (2026-12-01,
+// f16/bf16, the three --suite llm shapes, N 1-64, same-run medians): the lines cross at
+// 25-28 MB (N = 1 / 8); checked on three shapes held out of the fit (6144 x 4096 at 28 MB,
+// 14336 x 4096, 4096 x 14336): the rule picked the faster kernel in all 15 cases.
+constexpr double kEngineMinBytes = 24e6;
+bool SelectEngineFamily(const SpmmProblem& p, int, SpmmChoice* ch) {
+  SpmmChoice mine;
+  if (!EngineFamilyCanRun(p, mine)) return false;
+  const double bytes = 1.125 * static_cast<double>(p.m) * static_cast<double>(p.k);
+  if (p.n <= 8 && bytes < kEngineMinBytes) return false;
+  ch->Set(0);
+  return true;
 }
 
 cudaError_t EnginePrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
@@ -228,7 +248,7 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
 }
 
 const SpmmFamily kSp24EngineFamily = {
-    "s24e", "s24e_w8_k256", 9, nullptr, ParseEngineFamily, EngineFamilyName, EngineFamilyCanRun,
+    "s24e", "s24e_w8_k256", 9, SelectEngineFamily, ParseEngineFamily, EngineFamilyName, EngineFamilyCanRun,
     EngineFamilyVariants, "2:4 tiles, staged", EnginePrepare, EngineLaunch,
 };
 

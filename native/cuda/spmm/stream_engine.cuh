@@ -17,7 +17,8 @@
 //     next launch;
 //   - B is K x N row-major: a stage's B rows are one contiguous run, copied whole when its
 //     16-byte rows are conflict-free for ldmatrix (N = 8 or N / 8 odd), else row by row into
-//     rows padded by 16 bytes; N not a multiple of 8 is read element by element.
+//     rows padded by 16 bytes; N not a multiple of 8 is read element by element (the wgmma
+//     formats: the consumers store its rows in the descriptor's layout, RowsB).
 // A format supplies: kStageABytes(strips, kKS), the copies of one stage (Issue), and the
 // compute of one warp on one stage (Compute). Device code only.
 #include <cuda.h>
@@ -92,6 +93,12 @@ enum BRead : int {
   kBTma = 1,     // N = 16, 32, 64: one tensor copy whose rows are swizzled over 2 N bytes
                  // (the copy engine's 32/64/128-byte swizzle): ldmatrix.trans conflict-free
   kBScalar = 2,  // N % 8 != 0: element loads from contiguous rows of N halves
+  kBWgRows = 3,  // wgmma formats, N % 8 != 0: copied as kBScalar's contiguous rows of N
+                 // halves, which the consumers lay out as kBTma's (N < 8: kBLd's) in place (RowsB)
+  kBK1 = 4,      // wgmma formats, N = 1: B is one contiguous column, read "K-major" (wgmma's
+                 // B transposed) from 128-byte swizzle atoms: each 64 K values of a stage one
+                 // bulk copy into the first row of an atom of 8 x 128 bytes, whose other 7 rows
+                 // (the instruction's N 1..7) are zeroed once (K1Layout)
 };
 
 struct Args {
@@ -138,9 +145,42 @@ __device__ __forceinline__ void TensorCopy2d(uint32_t dst, const CUtensorMap* ma
 // Stages B's rows [k0, k0 + kKS) into `dst` (rows past K zero): bulk copies for the aligned
 // part, plain loads and stores for a ragged end. Returns the bytes the bulk copies bring
 // (the same in every lane). All 32 lanes of the producer warp call it.
+// kBK1: a stage's B is kKS / 64 swizzle atoms of 1024 bytes; atom q's first row holds K values
+// k0 + 64 q .. k0 + 64 q + 63 in order (the first row of a 128-byte swizzle atom is not
+// permuted), its other rows are zero. The instruction's k-step kt (32 K values) starts at
+// atom kt / 2, byte 64 (kt % 2).
+struct K1Layout {
+  static constexpr int kAtom = 1024, kRowBytes = 128;
+  __device__ static int StepOffset(int kt) { return (kt >> 1) * kAtom + (kt & 1) * 64; }
+};
+
 template <int kKS>
 __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char* dst, uint32_t bar, int lane,
                                            bool issue) {
+  if (a.b_read == kBK1) {
+    static_assert(kKS % 64 == 0 && kKS / 64 <= 32, "whole atoms, one lane each");
+    // Atom q: its valid bytes by one bulk copy (16-byte multiple), the rest of its first row
+    // (a ragged K end) by plain stores, zeros past K.
+    const int valid_all = 2 * min(kKS, a.k - k0);
+    const unsigned char* src = static_cast<const unsigned char*>(a.b) + static_cast<int64_t>(k0) * 2;
+    uint32_t bulk_all = 0;
+#pragma unroll 1
+    for (int q = 0; q < kKS / 64; ++q) {
+      const int valid = min(max(valid_all - q * K1Layout::kRowBytes, 0), K1Layout::kRowBytes), bulk = valid & ~15;
+      unsigned char* row = dst + q * K1Layout::kAtom;
+      if (issue) {
+        if (lane == q && bulk > 0) BulkCopy(SmemAddr(row), src + q * K1Layout::kRowBytes, bulk, bar);
+      } else {
+        for (int i = bulk + lane * 2; i < K1Layout::kRowBytes; i += 64) {
+          unsigned short v = 0;
+          if (i < valid) v = *reinterpret_cast<const unsigned short*>(src + q * K1Layout::kRowBytes + i);
+          *reinterpret_cast<unsigned short*>(row + i) = v;
+        }
+      }
+      bulk_all += bulk;
+    }
+    return bulk_all;
+  }
   if (a.b_read == kBTma) {
     // One tensor copy of the box: rows past K arrive as zeros, and count.
     if (issue && lane == 0) TensorCopy2d(SmemAddr(dst), &a.b_map, 0, k0, bar);
@@ -171,13 +211,72 @@ template <int kKS>
 __device__ __forceinline__ bool StageBBulkOnly(const Args& a, int k0) {
   if (a.b_read == kBTma) return true;
   if (a.b_read == kBScalar) return false;
-  return k0 + kKS <= a.k;  // kBLd: a whole stage of rows of 16-byte multiples (N % 8 == 0)
+  return k0 + kKS <= a.k;  // kBLd, kBWgRows: a whole stage of rows is kKS N halves, 16-byte multiples
 }
 template <int kKS>
 __device__ __forceinline__ uint32_t StageBBulkBytes(const Args& a, int k0) {
   if (a.b_read == kBTma) return static_cast<uint32_t>(kKS) * 2 * a.b_cols;
   return static_cast<uint32_t>(min(kKS, a.k - k0)) * a.n * 2 & ~15u;
 }
+
+// Plain shared-memory stores made visible to the tensor cores' reads (the async proxy:
+// wgmma operands), before the barrier that publishes them.
+__device__ __forceinline__ void FenceProxyAsync() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// Shared-memory offset of B's row r, 16-byte chunk j (the copy engine's swizzle for kBTma).
+__device__ __forceinline__ int BOffset(const Args& a, int r, int j) {
+  const int off = r * a.b_stride + j * 16;
+  return off ^ (((off >> 7) & a.b_swizzle) << 4);
+}
+
+// B with N % 8 != 0 for the wgmma formats (kBWgRows). Rows of N halves are not whole 16-byte
+// units, so neither a tensor copy nor a bulk copy lays them out for the descriptor. The
+// producer copies the stage's rows as they are (one contiguous run, as kBScalar; rows past K
+// zero) into the stage's B area, and the kCW consumer warps lay them out there: thread t owns
+// rows t, t + 32 kCW, ...; Read takes its rows into registers (two halves a word, zero past
+// N), and after a barrier (every row read) Write stores them whole where kBTma's copy would
+// (N < 8: as kBLd's rows of 16 bytes). Each expanded row lies within the area.
+template <int kKS, int kCW, int kNT8>
+struct RowsB {
+  static constexpr int kRows = (kKS + 32 * kCW - 1) / (32 * kCW);
+  static constexpr int kWords = 4 * kNT8;
+  uint32_t v[kRows][kWords];
+
+  __device__ __forceinline__ void Read(const Args& a, const unsigned char* bs) {
+    const unsigned short* h = reinterpret_cast<const unsigned short*>(bs);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int row = static_cast<int>(threadIdx.x) + r * 32 * kCW;
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) v[r][w] = 0;
+      if (row >= kKS) continue;
+#pragma unroll
+      for (int c = 0; c < 2 * kWords; ++c)
+        if (c < a.n) v[r][c >> 1] |= static_cast<uint32_t>(h[row * a.n + c]) << (16 * (c & 1));
+    }
+  }
+  __device__ __forceinline__ void Write(const Args& a, unsigned char* bs) const {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int row = static_cast<int>(threadIdx.x) + r * 32 * kCW;
+      if (row >= kKS) continue;
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j)
+        *reinterpret_cast<uint4*>(bs + BOffset(a, row, j)) =
+            make_uint4(v[r][4 * j], v[r][4 * j + 1], v[r][4 * j + 2], v[r][4 * j + 3]);
+    }
+  }
+};
+
+// Formats whose consumers multiply with wgmma from B's descriptor declare kWgB = true.
+template <class F, class = void>
+struct HasWgB {
+  static constexpr bool value = false;
+};
+template <class F>
+struct HasWgB<F, decltype(void(F::kWgB))> {
+  static constexpr bool value = F::kWgB;
+};
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
 // Where a block's time goes (the workbench's `trace` mode): per block the global timer (ns,
@@ -198,12 +297,6 @@ __device__ __forceinline__ void Trace(const Args& a, int i) {
 }
 __device__ __forceinline__ void GridDependencyWait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void GridDependencyLaunch() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
-
-// Shared-memory offset of B's row r, 16-byte chunk j (the copy engine's swizzle for kBTma).
-__device__ __forceinline__ int BOffset(const Args& a, int r, int j) {
-  const int off = r * a.b_stride + j * 16;
-  return off ^ (((off >> 7) & a.b_swizzle) << 4);
-}
 
 // The B fragment of n-tile j for k rows [kr, kr + 16) of the stage (m16n8k16: b0, b1).
 template <int kNT8>
@@ -630,6 +723,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       // with the byte count of the asynchronous copies, then the copies.
       const uint32_t bbytes = StageB<kKS>(a, ks * kKS, st, full(slot), lane, false);
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + bbytes;
+      // A ragged end's plain stores, read by wgmma (the async proxy) in the wgmma formats.
+      if (HasWgB<F>::value && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
       __syncwarp();
       if (lane == 0) MbarArriveExpectTx(full(slot), bytes);
       __syncwarp();
@@ -652,6 +747,19 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
   };
   zero();
+  // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB).
+  const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows;
+  if (HasWgB<F>::value && a.b_read == kBK1) {
+    // N = 1: the atoms' rows 1..7 zero, once (the copies write only the first rows).
+    constexpr int kAtoms = kStages * (E::kBBytes / K1Layout::kAtom), kChunks = (K1Layout::kAtom - K1Layout::kRowBytes) / 16;
+    for (int x = static_cast<int>(threadIdx.x); x < kAtoms * kChunks; x += 32 * kCW) {
+      const int atom = x / kChunks, q = atom / (E::kBBytes / K1Layout::kAtom), r = atom % (E::kBBytes / K1Layout::kAtom);
+      *reinterpret_cast<uint4*>(smem + q * E::kStageBytes + r * K1Layout::kAtom + K1Layout::kRowBytes + 16 * (x % kChunks)) =
+          make_uint4(0, 0, 0, 0);
+    }
+    FenceProxyAsync();
+    NamedBarrier(1, 32 * kCW);
+  }
   int cur = -1, first = 0, s = 0, peeked = 0, pend0 = -1, pend1 = -1;
   auto contribute = [&](int stages) {
     const int q = pend0 < 0 ? 0 : 1;
@@ -672,7 +780,17 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     const int slot = s % kStages;
     MbarWait(full(slot), (s / kStages) & 1);
     if (s == 0 && threadIdx.x == 0) Trace(a, 1);
-    const unsigned char* st = smem + slot * E::kStageBytes;
+    unsigned char* st = smem + slot * E::kStageBytes;
+    if (HasWgB<F>::value && ragged) {
+      // Every row read before any is overwritten; then published to every consumer warp's
+      // wgmma (the async proxy).
+      RowsB<kKS, kCW, kNT8 * kNG> rows;
+      rows.Read(a, st);
+      NamedBarrier(1, 32 * kCW);
+      rows.Write(a, st);
+      FenceProxyAsync();
+      NamedBarrier(1, 32 * kCW);
+    }
     F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, ks, st + E::kBBytes, st, acc);
     __syncwarp();
     if (lane == 0) MbarArrive(empty(slot));
@@ -965,10 +1083,12 @@ struct TwoFourTiled {
 // 2:4 tiles as TwoFourTiled, multiplied by warpgroup MMA (wgmma.mma_async.sp, sm_90a): each
 // warp loads its strip's A fragment and metadata from the stage into registers, and the
 // warpgroup issues one m64nNk32 per k-step with B read by the tensor cores from the stage
-// through a descriptor (B staged as kBTma, N rounded up to 16 / 32 / 64, or N = 8 as kBLd).
+// through a descriptor (B staged as kBTma, N rounded up to 16 / 32 / 64, N = 8 as kBLd, or,
+// N % 8 != 0, by the consumers in kBTma's layout: kBWgRows).
 // The four warps of a warpgroup own four strips of the row block (any four: rows need not be
 // contiguous); kNT8 8 is the instruction's N. Needs kNG == 1 and kCW % 4 == 0.
 struct TwoFourWg : TwoFourTiled {
+  static constexpr bool kWgB = true;  // B through a descriptor (ragged N: kBWgRows)
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
@@ -990,11 +1110,22 @@ struct TwoFourWg : TwoFourTiled {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
     wg::Fence();
+    if (kNT8 == 1 && a.b_read == kBK1) {
+      // N = 1: B's column K-major (K1Layout).
 #pragma unroll
-    for (int kt = 0; kt < kSteps; ++kt) {
-      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
+      for (int kt = 0; kt < kSteps; ++kt) {
+        const uint64_t desc = wg::Desc(a.b_desc, b0 + K1Layout::StepOffset(kt));
 #pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], af[ms][kt], desc, e[ms][kt]);
+        for (int ms = 0; ms < kMS; ++ms)
+          wg::WgmmaSp<kType, 8 * kNT8>::template Run<0>(&acc[ms][0][0], af[ms][kt], desc, e[ms][kt]);
+      }
+    } else {
+#pragma unroll
+      for (int kt = 0; kt < kSteps; ++kt) {
+        const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], af[ms][kt], desc, e[ms][kt]);
+      }
     }
     wg::Commit();
     wg::Wait<0>();

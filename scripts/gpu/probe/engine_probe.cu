@@ -219,8 +219,6 @@ static bool Fits(const Variant& v, int n) {
     }
     if (!hit) return false;
   }
-  // wgmma formats: B through TMA needs rows of whole 16 bytes (N % 8 == 0).
-  if (v.wg && n % 8 != 0) return false;
   return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8);
 }
 
@@ -236,6 +234,9 @@ static int Check(bool small) {
       {129, 256, 24, true, false},  {64, 4096, 16, false, false},  {300, 2048, 8, true, true},
       {512, 512, 32, false, false}, {1000, 3008, 40, true, true},  {131, 1000, 3, true, true},
       {4096, 4096, 8, false, false}, {2000, 11008, 64, false, true}, {77, 16, 64, false, false},
+      // N % 8 != 0 (the wgmma formats' B staged by the consumers), one per instruction N.
+      {257, 1000, 13, true, true},  {130, 2080, 29, true, false},  {300, 4096, 63, false, true},
+      {1000, 4096, 1, false, false}, {45, 520, 7, true, false},
   };
   int failures = 0, runs = 0;
   EngineWorkspace w;

@@ -157,7 +157,7 @@ cudaError_t Run(const Launch& l, cudaStream_t s) {
 }
 
 // The variant's n-tiles cover N, and N is not far below them (as engine_probe's Fits); the
-// wgmma decodes need N % 8 == 0 (as TwoFourWg).
+// wgmma decodes need N % 8 == 0 (their formats do not stage ragged B: no kWgB).
 bool FitsN(const UnstVariant& v, int n) {
   return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8) && (!v.wg || n % 8 == 0);
 }
