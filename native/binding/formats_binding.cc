@@ -113,6 +113,16 @@ Napi::Value StreamPlanJs(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// stream24Wins({m, k, n}) -> boolean: whether the selection prefers the streaming engine's
+// 2:4 kernel to the mma.sp one where both can run (Stream24Wins, common/stream_plan.h).
+// Synchronous; pure C++.
+Napi::Value Stream24WinsJs(const Napi::CallbackInfo& info) {
+  Args a(info, "stream24Wins");
+  const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n");
+  if (m < 1 || k < 1 || n < 1) a.RangeFail("m, k and n must be at least 1");
+  return Napi::Boolean::New(info.Env(), Stream24Wins(m, k, n));
+}
+
 // sp24ToCsr({m, k, values: Uint16Array, meta: Uint32Array}) -> {rowOffsets, columnIndices,
 // values}: the nonzeros of 2:4 tiles (zeros left out, columns ascending). Synchronous.
 Napi::Value Sp24ToCsrJs(const Napi::CallbackInfo& info) {
@@ -166,6 +176,7 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                    {"sp24Format", Sp24FormatJs},
                    {"sp24Staged", Sp24StagedJs},
                    {"streamPlan", StreamPlanJs},
+                   {"stream24Wins", Stream24WinsJs},
                    {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs}});
 }

@@ -44,5 +44,20 @@ inline StreamPlan PlanStream(int row_blocks, int kstages, const int (&resident)[
   return StreamPlan{static_cast<int>(total < blocks ? total : blocks), 0};
 }
 
+// Which of the two 2:4 kernels runs an f16/bf16 problem that both can (the streaming
+// engine's s24e, N <= 64 on compute capability 9.0, against the mma.sp kernel s24): both
+// stream 1.125 bytes per weight. The engine's launch costs more (200 KB of shared memory,
+// clusters, a whole ring requested before the first stage arrives) and its stream less per MB,
+// and the mma.sp kernel's time grows with N past 8. Lines through same-run medians of the
+// three --suite llm shapes on the H200 (2026-12-01, N 1-64): mma.sp 5.1 + 0.46 us/MB (N = 1),
+// 5.6 + 0.37 (N = 8); engine 10.3 + 0.25, 11.3 + 0.16; they cross at 25 and 28 MB, and at
+// N >= 16 the engine is faster at every size measured. Held out of the fit: 6144 x 4096
+// (28 MB), 14336 x 4096, 4096 x 14336; the rule picked the faster kernel in all 45 cases
+// measured (docs/stream-engine.md, "v10").
+constexpr double kStream24MinBytes = 24e6;  // N <= 8: the engine from this many weight bytes
+inline bool Stream24Wins(long long m, long long k, int n) {
+  return n > 8 || 1.125 * static_cast<double>(m) * static_cast<double>(k) >= kStream24MinBytes;
+}
+
 }  // namespace sparse
 #endif  // SPARSE_COMMON_STREAM_PLAN_H_

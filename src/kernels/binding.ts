@@ -217,6 +217,11 @@ export interface NativeKernels {
    * blocks (grid = rowBlocks: one block per row block).
    */
   streamPlan(args: {rowBlocks: number; kstages: number; resident: Int32Array}): {grid: number; cluster: number}
+  /**
+   * Whether the selection prefers the streaming engine's 2:4 kernel (s24e) to the mma.sp one
+   * (s24) for an m x k 2:4 matrix at N = n, where both can run (native/common/stream_plan.h).
+   */
+  stream24Wins(args: {m: number; k: number; n: number}): boolean
   /** The nonzeros of 2:4 tiles as CSR (zeros left out); a RangeError on metadata mma.sp rejects. */
   sp24ToCsr(args: {m: number; k: number; values: Uint16Array; meta: Uint32Array}): {
     rowOffsets: Int32Array

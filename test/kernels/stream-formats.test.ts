@@ -251,6 +251,21 @@ describe("the streaming engine's launch plan (host)", () => {
     }
   })
 
+  it('prefers the engine to the mma.sp 2:4 kernel where the H200 measured it faster', () => {
+    const wins = (m: number, k: number, n: number) => addon.stream24Wins({m, k, n})
+    // The fit's suite shapes and the held-out ones (same-run medians, v10 calls 4-5).
+    expect([1, 8].map((n) => wins(4096, 4096, n)), '18.9 MB: the mma.sp kernel').to.deep.equal([false, false])
+    expect([1, 8].map((n) => wins(6144, 4096, n)), '28.3 MB').to.deep.equal([true, true])
+    for (const [m, k] of [[11008, 4096], [4096, 11008], [14336, 4096], [4096, 14336]])
+      expect([1, 3, 8].map((n) => wins(m, k, n)), `${m} x ${k}`).to.deep.equal([true, true, true])
+    // N > 8: the engine at any size; the threshold at N <= 8 is 24 MB of weights (1.125 B each).
+    expect([9, 16, 64].map((n) => wins(16, 32, n))).to.deep.equal([true, true, true])
+    expect(wins(16, 32, 8)).to.equal(false)
+    const edge = Math.ceil(24e6 / 1.125 / 4096)
+    expect([wins(edge - 1, 4096, 8), wins(edge, 4096, 8)]).to.deep.equal([false, true])
+    expect(() => addon.stream24Wins({m: 0, k: 4, n: 1})).to.throw(RangeError, /at least 1/)
+  })
+
   it('rejects a resident list of the wrong length or with negative counts', () => {
     expect(() => addon.streamPlan({rowBlocks: 4, kstages: 4, resident: new Int32Array(7)})).to.throw(/resident/)
     expect(() => plan(4, 4, Int32Array.from([1, -1, 0, 0, 0, 0, 0, 0]))).to.throw(RangeError, /negative/)

@@ -193,22 +193,12 @@ void EngineFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   if (EngineFamilyCanRun(p, ch)) out->push_back("s24e_w8_k256");
 }
 
-// Rank 9, before the mma.sp 2:4 kernel (rank 10, which takes what this one declines). Both
-// stream 1.125 bytes per weight. The engine's launch costs more (200 KB of shared memory,
-// clusters, a whole ring requested before the first stage arrives: about 11 us where the
-// mma.sp kernel's is about 5-6 us), and its stream is faster (the extra time per MB of
-// weights about half the mma.sp kernel's at N <= 8), and the mma.sp kernel's time grows with
-// N past 8 (at N = 16 its intercept alone is the engine's). So: the engine for N > 8 at any
-// size, and for N <= 8 from kEngineMinBytes of weights on. Fitted on the H200 (2026-12-01,
-// f16/bf16, the three --suite llm shapes, N 1-64, same-run medians): the lines cross at
-// 25-28 MB (N = 1 / 8); checked on three shapes held out of the fit (6144 x 4096 at 28 MB,
-// 14336 x 4096, 4096 x 14336): the rule picked the faster kernel in all 15 cases.
-constexpr double kEngineMinBytes = 24e6;
+// Rank 9, before the mma.sp 2:4 kernel (rank 10, which takes what this one declines): the
+// engine where common/stream_plan.h's Stream24Wins says it is the faster (N > 8, or N <= 8
+// from 24 MB of weights on; fitted on the H200, checked on held-out shapes).
 bool SelectEngineFamily(const SpmmProblem& p, int, SpmmChoice* ch) {
   SpmmChoice mine;
-  if (!EngineFamilyCanRun(p, mine)) return false;
-  const double bytes = 1.125 * static_cast<double>(p.m) * static_cast<double>(p.k);
-  if (p.n <= 8 && bytes < kEngineMinBytes) return false;
+  if (!EngineFamilyCanRun(p, mine) || !Stream24Wins(p.m, p.k, p.n)) return false;
   ch->Set(0);
   return true;
 }
