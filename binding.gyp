@@ -25,7 +25,11 @@
             {
               "rule_name": "nvcc",
               "extension": "cu",
-              "inputs": ["<(RULE_INPUT_PATH)"],
+              "inputs": [
+                "<(RULE_INPUT_PATH)",
+                "<!@(node native/scripts/sources.cjs cuh)",
+                "<!@(node native/scripts/sources.cjs h)"
+              ],
               "outputs": ["<(INTERMEDIATE_DIR)/<(RULE_INPUT_ROOT).cu.o"],
               "action": [
                 "node", "native/scripts/nvcc.cjs", "<(cuda_home)/bin/nvcc",

@@ -1,4 +1,6 @@
-// Lists the addon's sources for binding.gyp: `node sources.cjs cc` (C++) or `cu` (CUDA).
+// Lists the addon's sources for binding.gyp: `node sources.cjs cc` (C++) or `cu` (CUDA); `cuh`
+// and `h` (headers): every .cu depends on all of them (gyp's rules track no includes, so a
+// changed header would otherwise leave stale CUDA objects in an incremental build).
 // Paths are relative to the package root, where node-gyp runs gyp.
 const fs = require('node:fs')
 const path = require('node:path')

@@ -375,7 +375,7 @@ task_probe() {
 #   memcheck            checksmall under compute-sanitizer memcheck
 #   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
 #                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
-# NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL and ENGINE_CLUSTER set before run.sh reach the workbench.
+# NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER and ENGINE_ROTATE set before run.sh reach the workbench.
 ENGINE_MODES="check checksmall list time timeall one trace memcheck ncu"
 task_engine() {
   local mode=${1:-check} eb=$GPU_TMP/eb stamp rc

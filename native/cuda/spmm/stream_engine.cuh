@@ -95,10 +95,6 @@ enum BRead : int {
   kBScalar = 2,  // N % 8 != 0: element loads from contiguous rows of N halves
   kBWgRows = 3,  // wgmma formats, N % 8 != 0: copied as kBScalar's contiguous rows of N
                  // halves, which the consumers lay out as kBTma's (N < 8: kBLd's) in place (RowsB)
-  kBK1 = 4,      // wgmma formats, N = 1: B is one contiguous column, read "K-major" (wgmma's
-                 // B transposed) from 128-byte swizzle atoms: each 64 K values of a stage one
-                 // bulk copy into the first row of an atom of 8 x 128 bytes, whose other 7 rows
-                 // (the instruction's N 1..7) are zeroed once (K1Layout)
 };
 
 struct Args {
@@ -122,6 +118,9 @@ struct Args {
   int slots;              // kFixupSlots: the most blocks that share one row block
   int cluster;            // > 1: split-K in clusters of this many blocks (see StreamKernel); the
                           // grid is row_blocks x cluster, launched with that cluster size
+  int rotate;             // 1: each block walks its share of a row block's K stages from a
+                          // different stage (StageOf); 0: in order. Workbench experiment
+                          // (ENGINE_ROTATE): all blocks asking for one stage's B at once
   CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
   // The workbench's trace (null elsewhere): per block kTraceWords stamps, see Trace.
   unsigned long long* trace;
@@ -145,42 +144,9 @@ __device__ __forceinline__ void TensorCopy2d(uint32_t dst, const CUtensorMap* ma
 // Stages B's rows [k0, k0 + kKS) into `dst` (rows past K zero): bulk copies for the aligned
 // part, plain loads and stores for a ragged end. Returns the bytes the bulk copies bring
 // (the same in every lane). All 32 lanes of the producer warp call it.
-// kBK1: a stage's B is kKS / 64 swizzle atoms of 1024 bytes; atom q's first row holds K values
-// k0 + 64 q .. k0 + 64 q + 63 in order (the first row of a 128-byte swizzle atom is not
-// permuted), its other rows are zero. The instruction's k-step kt (32 K values) starts at
-// atom kt / 2, byte 64 (kt % 2).
-struct K1Layout {
-  static constexpr int kAtom = 1024, kRowBytes = 128;
-  __device__ static int StepOffset(int kt) { return (kt >> 1) * kAtom + (kt & 1) * 64; }
-};
-
 template <int kKS>
 __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char* dst, uint32_t bar, int lane,
                                            bool issue) {
-  if (a.b_read == kBK1) {
-    static_assert(kKS % 64 == 0 && kKS / 64 <= 32, "whole atoms, one lane each");
-    // Atom q: its valid bytes by one bulk copy (16-byte multiple), the rest of its first row
-    // (a ragged K end) by plain stores, zeros past K.
-    const int valid_all = 2 * min(kKS, a.k - k0);
-    const unsigned char* src = static_cast<const unsigned char*>(a.b) + static_cast<int64_t>(k0) * 2;
-    uint32_t bulk_all = 0;
-#pragma unroll 1
-    for (int q = 0; q < kKS / 64; ++q) {
-      const int valid = min(max(valid_all - q * K1Layout::kRowBytes, 0), K1Layout::kRowBytes), bulk = valid & ~15;
-      unsigned char* row = dst + q * K1Layout::kAtom;
-      if (issue) {
-        if (lane == q && bulk > 0) BulkCopy(SmemAddr(row), src + q * K1Layout::kRowBytes, bulk, bar);
-      } else {
-        for (int i = bulk + lane * 2; i < K1Layout::kRowBytes; i += 64) {
-          unsigned short v = 0;
-          if (i < valid) v = *reinterpret_cast<const unsigned short*>(src + q * K1Layout::kRowBytes + i);
-          *reinterpret_cast<unsigned short*>(row + i) = v;
-        }
-      }
-      bulk_all += bulk;
-    }
-    return bulk_all;
-  }
   if (a.b_read == kBTma) {
     // One tensor copy of the box: rows past K arrive as zeros, and count.
     if (issue && lane == 0) TensorCopy2d(SmemAddr(dst), &a.b_map, 0, k0, bar);
@@ -656,6 +622,20 @@ __device__ __forceinline__ BlockItems ItemsOfBlock(const Args& a) {
   return BlockItems{a.total * blockIdx.x / gridDim.x, a.total * (blockIdx.x + 1) / gridDim.x};
 }
 
+// The K stage a block streams at item i of its range [i0, i1). In order unless a.rotate: then
+// the block's share [first, end) of the item's row block is walked from first + rb mod (end -
+// first), so that blocks working on different row blocks ask for different stages' B (one
+// stage's B at N = 1 is four L2 lines). The share is the same set of stages in either order,
+// so the fixup and the exact re-sums (Fix, over [first, end)) are unchanged.
+__device__ __forceinline__ int StageOf(const Args& a, long long i0, long long i1, long long i) {
+  const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
+  if (!a.rotate) return ks;
+  const long long base = static_cast<long long>(rb) * a.kstages;
+  const int first = static_cast<int>(max(i0, base) - base), end = static_cast<int>(min(i1, base + a.kstages) - base);
+  const int len = end - first;
+  return first + (ks - first + rb % len) % len;
+}
+
 template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
 __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_constant__ Args a) {
   using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
@@ -704,7 +684,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     // their B after. Not past a stage whose B needs plain stores (a ragged end).
     int s = 0;
     for (long long i = i0; i < i1 && s < kStages; ++i, ++s) {
-      const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
+      const int rb = static_cast<int>(i / a.kstages), ks = StageOf(a, i0, i1, i);
       if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
       if (lane == 0) MbarArriveExpectTx(full(s), bytes);
@@ -713,11 +693,11 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     }
     GridDependencyWait();
     for (int q = 0; q < s; ++q)
-      StageB<kKS>(a, static_cast<int>((i0 + q) % a.kstages) * kKS, smem + q * E::kStageBytes, full(q), lane, true);
+      StageB<kKS>(a, StageOf(a, i0, i1, i0 + q) * kKS, smem + q * E::kStageBytes, full(q), lane, true);
     for (long long i = i0 + s; i < i1; ++i, ++s) {
       const int slot = s % kStages;
       if (s >= kStages) MbarWait(empty(slot), ((s / kStages) & 1) ^ 1);
-      const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
+      const int rb = static_cast<int>(i / a.kstages), ks = StageOf(a, i0, i1, i);
       unsigned char* st = smem + slot * E::kStageBytes;
       // Plain stores first (ragged B ends, zero rows), then the arrival that publishes them
       // with the byte count of the asynchronous copies, then the copies.
@@ -749,17 +729,6 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   zero();
   // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB).
   const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows;
-  if (HasWgB<F>::value && a.b_read == kBK1) {
-    // N = 1: the atoms' rows 1..7 zero, once (the copies write only the first rows).
-    constexpr int kAtoms = kStages * (E::kBBytes / K1Layout::kAtom), kChunks = (K1Layout::kAtom - K1Layout::kRowBytes) / 16;
-    for (int x = static_cast<int>(threadIdx.x); x < kAtoms * kChunks; x += 32 * kCW) {
-      const int atom = x / kChunks, q = atom / (E::kBBytes / K1Layout::kAtom), r = atom % (E::kBBytes / K1Layout::kAtom);
-      *reinterpret_cast<uint4*>(smem + q * E::kStageBytes + r * K1Layout::kAtom + K1Layout::kRowBytes + 16 * (x % kChunks)) =
-          make_uint4(0, 0, 0, 0);
-    }
-    FenceProxyAsync();
-    NamedBarrier(1, 32 * kCW);
-  }
   int cur = -1, first = 0, s = 0, peeked = 0, pend0 = -1, pend1 = -1;
   auto contribute = [&](int stages) {
     const int q = pend0 < 0 ? 0 : 1;
@@ -791,7 +760,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       FenceProxyAsync();
       NamedBarrier(1, 32 * kCW);
     }
-    F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, ks, st + E::kBBytes, st, acc);
+    F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, StageOf(a, i0, i1, i), st + E::kBBytes, st, acc);
     __syncwarp();
     if (lane == 0) MbarArrive(empty(slot));
   }
@@ -1110,22 +1079,11 @@ struct TwoFourWg : TwoFourTiled {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
     wg::Fence();
-    if (kNT8 == 1 && a.b_read == kBK1) {
-      // N = 1: B's column K-major (K1Layout).
 #pragma unroll
-      for (int kt = 0; kt < kSteps; ++kt) {
-        const uint64_t desc = wg::Desc(a.b_desc, b0 + K1Layout::StepOffset(kt));
+    for (int kt = 0; kt < kSteps; ++kt) {
+      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
 #pragma unroll
-        for (int ms = 0; ms < kMS; ++ms)
-          wg::WgmmaSp<kType, 8 * kNT8>::template Run<0>(&acc[ms][0][0], af[ms][kt], desc, e[ms][kt]);
-      }
-    } else {
-#pragma unroll
-      for (int kt = 0; kt < kSteps; ++kt) {
-        const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
-#pragma unroll
-        for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], af[ms][kt], desc, e[ms][kt]);
-      }
+      for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], af[ms][kt], desc, e[ms][kt]);
     }
     wg::Commit();
     wg::Wait<0>();

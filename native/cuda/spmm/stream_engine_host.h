@@ -34,10 +34,9 @@ inline PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
 // Fills how the kernel stages B (K x N row-major, 16-byte aligned) in stages of kks rows:
 //   wgmma formats (`wg`): N = 1 .. 64; B's box is N rounded up to 8 / 16 / 32 / 64 (columns
 //   past N are zeros), through a swizzled tensor copy (N = 16, 24, ... 64), copied whole
-//   (N = 8), or, N = 1, one column read K-major (kBK1), or, other N % 8 != 0 (rows of N
-//   halves are not whole 16-byte units), copied as they are and laid out like the tensor
-//   copy's by the consumers (kBWgRows); b_desc is B's wgmma descriptor ("MN-major": N
-//   contiguous; kBK1: "K-major") without its start address;
+//   (N = 8), or, N % 8 != 0 (rows of N halves are not whole 16-byte units), copied as they
+//   are and laid out like the tensor copy's by the consumers (kBWgRows); b_desc is B's wgmma
+//   descriptor ("MN-major": N contiguous) without its start address;
 //   else: N = 16 / 32 / 64 by tensor copy, other multiples of 8 whole, others element-wise.
 // cudaErrorInvalidValue when the tensor map cannot be made.
 inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg) {
@@ -52,13 +51,6 @@ inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, in
     const uint64_t lbo = box_n == 8 ? 128 : 16, sbo = box_n == 8 ? 256 : 16 * box_n;
     const uint64_t layout = box_n == 8 ? 0 : box_n == 16 ? 3 : box_n == 32 ? 2 : 1;
     a->b_desc = (layout << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16);
-    if (n == 1 && kks % 64 == 0) {
-      // One column: K-major from 128-byte swizzle atoms (kBK1), no layout work per stage.
-      a->b_read = en::kBK1;
-      a->b_cols = 1, a->b_stride = 2, a->b_swizzle = 0;
-      a->b_desc = (1ull << 62) | ((1024ull >> 4) << 32) | ((16ull >> 4) << 16);
-      return cudaSuccess;
-    }
     if (n % 8 != 0) {
       a->b_read = en::kBWgRows;
       a->b_cols = box_n, a->b_stride = 2 * box_n, a->b_swizzle = box_n / 8 - 1;

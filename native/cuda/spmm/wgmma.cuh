@@ -42,34 +42,31 @@ template <DType kType, int kN>
 struct WgmmaSp;
 
 // One instruction per dtype and N: D's N / 2 accumulators, A's four registers, B's
-// descriptor, the metadata, selector 0, scale-d (1: accumulate), scales 1, and B's layout
-// kTransB: 1 "MN-major" (B's rows, N contiguous), 0 "K-major" (B's columns, K contiguous).
-// The operand lists below are the only part that depends on N.
+// descriptor, the metadata, selector 0, scale-d (1: accumulate), scales 1, B transposed (N
+// contiguous). The operand lists below are the only part that depends on N.
 #define SPARSE_WG_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
 #define SPARSE_WG_D8(i) SPARSE_WG_D4(i), SPARSE_WG_D4(i + 4)
 #define SPARSE_WG_D16(i) SPARSE_WG_D8(i), SPARSE_WG_D8(i + 8)
 #define SPARSE_WG_D32(i) SPARSE_WG_D16(i), SPARSE_WG_D16(i + 16)
 
-#define SPARSE_WG_OPERANDS_8 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, %9, %10, p, 1, 1, %12;\n}\n"
+#define SPARSE_WG_OPERANDS_8 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, %9, %10, p, 1, 1, 1;\n}\n"
 #define SPARSE_WG_SCALE_8 "%11"
-#define SPARSE_WG_OPERANDS_16 "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, %13, %14, p, 1, 1, %16;\n}\n"
+#define SPARSE_WG_OPERANDS_16 "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, %13, %14, p, 1, 1, 1;\n}\n"
 #define SPARSE_WG_SCALE_16 "%15"
-#define SPARSE_WG_OPERANDS_32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, %21, %22, p, 1, 1, %24;\n}\n"
+#define SPARSE_WG_OPERANDS_32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, %21, %22, p, 1, 1, 1;\n}\n"
 #define SPARSE_WG_SCALE_32 "%23"
-#define SPARSE_WG_OPERANDS_64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, %37, %38, p, 1, 1, %40;\n}\n"
+#define SPARSE_WG_OPERANDS_64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, %37, %38, p, 1, 1, 1;\n}\n"
 #define SPARSE_WG_SCALE_64 "%39"
 
 #define SPARSE_WGMMA_SP(NN, TYPE, PTX, DOPS)                                                            \
   template <>                                                                                         \
   struct WgmmaSp<DType::TYPE, NN> {                                                                   \
-    template <int kTransB = 1>                                                                        \
     __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) { \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SPARSE_WG_SCALE_##NN ", 0;\n"                     \
                    "wgmma.mma_async.sp.sync.aligned.m64n" #NN "k32.f32." PTX "." PTX " "               \
                    SPARSE_WG_OPERANDS_##NN                                                            \
                    : DOPS                                                                             \
-                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1),      \
-                     "n"(kTransB));                                                                   \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));      \
     }                                                                                                 \
   };
 

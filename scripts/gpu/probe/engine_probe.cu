@@ -158,6 +158,9 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   l.grid = static_cast<int>(std::min<long long>(cap, a.total));
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
   a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
+  // ENGINE_ROTATE=1: each block walks its share of a row block's K stages from a stage of its
+  // own (Args::rotate; the addon leaves it 0).
+  a.rotate = std::getenv("ENGINE_ROTATE") ? std::atoi(std::getenv("ENGINE_ROTATE")) : 0;
   // ENGINE_CLUSTER=auto: the addon's plan (engine_host::Plan: one block per row block, split-K
   // in clusters, or stream-K); ENGINE_CLUSTER=C (2 ... 8): split-K in clusters of C where all
   // row blocks' clusters are resident at once, else stream-K.
