@@ -30,6 +30,7 @@ export {
   type VerifyOptions,
   type VerifyCase,
   type VerifyResult,
+  type VerifyKernel,
   type VerifyOp,
 } from './verify/index.js'
 export {

@@ -7,6 +7,7 @@ import Table from 'cli-table3'
 
 import {writeAtomically, type WrittenFile} from '../formats/output.js'
 import {escapeText} from '../formats/limits.js'
+import {forcedSpmmLine} from '../kernels/variant.js'
 import {cpuGemm} from './cpu-baseline.js'
 import type {BenchCaseRecord, BenchReport} from './types.js'
 
@@ -168,7 +169,7 @@ export function tuneLine(report: BenchReport): string | undefined {
   const spmm = report.cases.filter((c) => c.status === 'ok' && c.op === 'spmm' && c.variantSource)
   if (spmm.length === 0) return undefined
   const count = (src: string) => spmm.filter((c) => c.status === 'ok' && c.variantSource === src).length
-  if (t.forced) return `SpMM variant: ${t.forced} forced by SPARSE_SPMM_VARIANT (${count('forced')} of ${spmm.length} cases; the rest cannot run it)`
+  if (t.forced) return forcedSpmmLine(t.forced, count('forced'), spmm.length)
   const parts: string[] = []
   if (t.tune) {
     const gain = t.geomeanGain === null ? '' : `, geomean ${t.geomeanGain.toFixed(3)}x over the selection's pick (candidate timing)`

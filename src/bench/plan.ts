@@ -5,6 +5,7 @@
  * times anything.
  */
 import {UsageError} from '../errors.js'
+import {forcedSpmmVariant} from '../kernels/variant.js'
 import {parsePattern, patternName} from '../pruning/index.js'
 import type {ValueDType} from '../types.js'
 import {type CompareTable, loadCompare} from './compare.js'
@@ -60,8 +61,7 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
   const seed = options.seed ?? DEFAULT_SEED
   const timing = {...TIMING_DEFAULTS, ...options.timing}
   validateNs(options.ns)
-  const forcedRaw = options.forcedVariant ?? process.env.SPARSE_SPMM_VARIANT
-  const forced = forcedRaw && forcedRaw !== 'auto' ? forcedRaw : undefined
+  const forced = forcedSpmmVariant(options.forcedVariant)
   if (options.tune) {
     if (device === 'cpu') throw new UsageError('tune-cpu', '--tune needs --device cuda: it times the CUDA SpMM kernel variants', 'drop --tune, or run on a GPU with --device cuda')
     if (!ops.includes('spmm')) throw new UsageError('tune-op', '--tune tunes SpMM, but --op has no spmm', 'add spmm to --op, or drop --tune')

@@ -7,6 +7,7 @@
  * - the options of a run, and the report it produces (case records, device, tune, summary).
  */
 import type {SpmmShape, SpmmVariantList} from '../kernels/binding.js'
+import type {SpmmVariantSource} from '../kernels/variant.js'
 import type {ValueDType} from '../types.js'
 
 // ---------------------------------------------------------------------------------------
@@ -274,8 +275,8 @@ export interface ImplFigures {
   checkAgainst?: string
 }
 
-/** Where the SpMM kernel variant of a CUDA case came from. */
-export type VariantSource = 'tuned' | 'cache' | 'heuristic' | 'forced'
+/** Where the SpMM kernel variant of a CUDA case came from (the kernels' 'forced' or 'heuristic', or the tuner's). */
+export type VariantSource = 'tuned' | 'cache' | SpmmVariantSource
 
 /** The --tune measurement of a case (candidate timing: see tune.ts's candidateTiming). */
 export interface TunedFigures {

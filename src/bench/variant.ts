@@ -6,6 +6,7 @@
  * end saves the winners and returns the run's TuneSummary.
  */
 import {DeviceError} from '../errors.js'
+import {spmmVariantChoice} from '../kernels/variant.js'
 import {errorMessage} from './failure.js'
 import {indexBitsFor} from './metrics.js'
 import {type MeasureArgs, measure} from './measure.js'
@@ -75,8 +76,8 @@ export class Tuner {
     if (this.forced) {
       // The kernel runs the forced variant where it can, else its selection (settle() checks
       // the kernel name the harness reports, for names outside the list).
-      const runs = list.variants.includes(this.forced)
-      return {name: runs ? this.forced : selected, source: runs ? 'forced' : 'heuristic', key}
+      const {variant, source} = spmmVariantChoice(list, this.forced)
+      return {name: variant, source, key}
     }
     if (this.options.tune) {
       const names = [...list.variants]

@@ -4,6 +4,7 @@ import Table from 'cli-table3'
 import {BaseCommand} from '../cli/base-command.js'
 import {plural} from '../cli/text.js'
 import {escapeText} from '../formats/limits.js'
+import {forcedSpmmLine} from '../kernels/variant.js'
 import type {ValueDType} from '../types.js'
 import {DEFAULT_N, MAX_N, verifyInputs, type VerifyCase, type VerifyOp, type VerifyResult} from '../verify/index.js'
 
@@ -14,7 +15,7 @@ export default class Verify extends BaseCommand<typeof Verify> {
 
 SpMM: C[M x N] = A[M x K] * B[K x N]. SDDMM uses A as the output mask with N as the inner dimension: out = (L[M x N] * R[K x N]^T) at A's nonzeros.
 
-Each case reports the relative error ||out - ref|| / ||ref||, the relative tolerance that bounds it (f32 1e-5; f16 and bf16 1e-2), the max absolute error (for information: it has no bound of its own) and pass/fail. Several inputs and folders may be given, like bench. Outputs are poisoned with NaN before each run, so an element a kernel does not write fails. Exit code 0 only when every case passes (1 otherwise); --device cuda without a usable GPU exits with 3.`
+Each case reports the kernel that ran it (on CUDA, SpMM's variant and whether SPARSE_SPMM_VARIANT forced it or the built-in selection chose it; a forced variant that cannot run a case is said in the table and in a warning), the relative error ||out - ref|| / ||ref||, the relative tolerance that bounds it (f32 1e-5; f16 and bf16 1e-2), the max absolute error (for information: it has no bound of its own) and pass/fail. Several inputs and folders may be given, like bench. Outputs are poisoned with NaN before each run, so an element a kernel does not write fails. Exit code 0 only when every case passes (1 otherwise); --device cuda without a usable GPU exits with 3.`
 
   static examples = [
     '<%= config.bin %> verify fixtures/dlmc-rn50-0.98-initial_conv.smtx --device cpu',
@@ -57,6 +58,7 @@ Each case reports the relative error ||out - ref|| / ||ref||, the relative toler
     })
     this.stopSpinner()
     this.report(renderVerify(result))
+    for (const w of result.warnings) this.note(`warning: ${escapeText(w)}`)
     if (!result.ok) {
       // NOTE: the result (table or JSON) is printed in full; the exit code and one line on
       // stderr carry the failure.
@@ -76,21 +78,32 @@ function fmtError(x: number | null): string {
 }
 
 function describeFailure(c: VerifyCase): string {
-  const where = `${c.matrix ? c.matrix + ' ' : ''}${c.op} ${c.dtype} on ${c.device}`
+  const where = `${c.matrix ? c.matrix + ' ' : ''}${c.op} ${c.dtype} on ${c.device}${c.variant ? ` (${c.variant})` : ''}`
   if (c.nonFinite > 0) return `${where}: ${c.nonFinite} outputs NaN/inf (unwritten?)`
   return `${where}: relative error ${fmtError(c.relativeError)} > ${c.tolerance}`
+}
+
+/**
+ * The kernel column: SpMM's variant on CUDA and where it came from ('forced', 'selection',
+ * or 'selection, not forced' where a forced variant could not run), else the kernel's name
+ * ('CudaSddmm (tc forced?)' where the addon cannot confirm a forced SDDMM kernel).
+ */
+export function kernelCell(c: VerifyCase): string {
+  if (c.variant) return `${c.variant} (${c.variantSource === 'forced' ? 'forced' : c.forcedVariant ? 'selection, not forced' : 'selection'})`
+  return c.forcedVariant && c.device === 'cuda' ? `${c.kernel} (${c.forcedVariant} forced?)` : c.kernel
 }
 
 /** The human report: one table row per case, then a summary line. */
 export function renderVerify(r: VerifyResult): string {
   const multi = new Set(r.cases.map((c) => c.matrix)).size > 1
   // NOTE: the tolerance bounds the relative error, so it stands beside it.
-  const header = [...(multi ? ['matrix'] : []), 'op', 'dtype', 'device', 'M x K', 'nnz', 'N', 'rel. error', 'rel. tolerance', 'max abs error', 'ms', 'result']
+  const header = [...(multi ? ['matrix'] : []), 'op', 'dtype', 'device', 'kernel', 'M x K', 'nnz', 'N', 'rel. error', 'rel. tolerance', 'max abs error', 'ms', 'result']
   const rows = r.cases.map((c) => [
     ...(multi ? [c.matrix] : []),
     c.op,
     c.dtype,
     c.device,
+    kernelCell(c),
     `${c.m} x ${c.k}`,
     String(c.nnz),
     String(c.n),
@@ -105,6 +118,10 @@ export function renderVerify(r: VerifyResult): string {
   const table = new Table({head: header, style: {head: [], border: [], compact: true}, colAligns: header.map((h) => (numeric.has(h) ? 'right' : 'left'))})
   for (const row of rows) table.push(row.map((c) => escapeText(c)))
   const out = [table.toString(), '']
+  // As bench's header says it: how many CUDA SpMM cases the forced variant ran.
+  const spmmCuda = r.cases.filter((c) => c.op === 'spmm' && c.device === 'cuda')
+  const forced = spmmCuda.find((c) => c.forcedVariant)?.forcedVariant
+  if (forced) out.push(escapeText(forcedSpmmLine(forced, spmmCuda.filter((c) => c.variantSource === 'forced').length, spmmCuda.length)))
   const status = r.ok ? 'all passed' : `${r.failed} FAILED`
   out.push(`${escapeText(r.input)}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
   return out.join('\n')

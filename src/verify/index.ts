@@ -18,6 +18,13 @@
  * uniform in [-1, 1). SDDMM uses A as the output mask with inner dimension N (DLMC's
  * convention): out = (L[m x N] * R[k x N]^T) at A's nonzeros, with R = B.
  *
+ * Each case says which kernel ran it (`kernel`: CudaSpmm, CudaSddmm, CpuSpmm, CpuSddmm, the
+ * names that begin bench's `impls.ours.detail`) and, for SpMM on CUDA, which variant and why
+ * (`variant`, `variantSource`: 'forced' by SPARSE_SPMM_VARIANT or 'heuristic', the built-in
+ * selection, as bench reports them). A forced variant that cannot run a case, a variable the
+ * CPU ignores, and an SDDMM kernel the addon does not name are said per case (`variantNote`)
+ * and in the result's `warnings`, never passed over.
+ *
  * Self-test hook: SPARSE_VERIFY_FAULT=unwritten (the first output element stays NaN) or
  * =perturb (it is changed) simulates a broken kernel, so that tests can check that
  * verify fails when it should.
@@ -31,8 +38,10 @@ import {float32ToHalf, halfToFloat32} from '../sparse/half.js'
 import {createRng, fillNormal} from '../sparse/random.js'
 import {validateCsr} from '../sparse/validate.js'
 import type {CsrMatrix, NamedCsr, ValueDType} from '../types.js'
-import {resolveDevice, sddmm, sddmmReference, spmm, spmmReference, type HostValues} from '../kernels/index.js'
-import type {DeviceChoice, Device} from '../kernels/types.js'
+import {resolveDevice, sddmm, sddmmReference, spmm, spmmReference, spmmVariants, type HostValues} from '../kernels/index.js'
+import type {DenseMatrix, DeviceChoice, Device} from '../kernels/types.js'
+import {spmmVariantName} from '../kernels/variant-name.js'
+import {forcedSddmmVariant, forcedSpmmVariant, SDDMM_VARIANTS, type SpmmVariantSource} from '../kernels/variant.js'
 
 export type VerifyOp = 'spmm' | 'sddmm'
 
@@ -70,6 +79,23 @@ export interface VerifyCase {
   k: number
   nnz: number
   n: number
+  /** The kernel entry point that ran: 'CudaSpmm', 'CudaSddmm', 'CpuSpmm' or 'CpuSddmm' (as bench's `impls.ours.detail` begins). */
+  kernel: VerifyKernel
+  /**
+   * SpMM on CUDA: the kernel variant that ran (e.g. 's24e_w8_k256'; bench's `variant`).
+   * Absent on the CPU (its kernels have no variants) and for SDDMM (the addon does not say
+   * which SDDMM kernel ran).
+   */
+  variant?: string
+  /** With `variant`: 'forced' (the variant SPARSE_SPMM_VARIANT names ran) or 'heuristic' (the built-in selection's). */
+  variantSource?: SpmmVariantSource
+  /**
+   * The variant SPARSE_SPMM_VARIANT (SpMM) or SPARSE_SDDMM_VARIANT (SDDMM) asks for, when set;
+   * unless `variantSource` is 'forced' it did not run here, or (SDDMM) may not have: see `variantNote`.
+   */
+  forcedVariant?: string
+  /** With `forcedVariant`, when it did not run (or may not have): why, and what ran instead (one line). */
+  variantNote?: string
   /** ||out - ref|| / ||ref||; null when an output is NaN or infinite. */
   relativeError: number | null
   /** max |out - ref|; null when an output is NaN or infinite. */
@@ -97,7 +123,18 @@ export interface VerifyResult {
   failed: number
   /** True when every case passed. */
   ok: boolean
+  /**
+   * What the cases do not show at a glance (one line each): a forced variant that did not run
+   * some cases, a SPARSE_SPMM_VARIANT or SPARSE_SDDMM_VARIANT the CPU ignores, a forced SDDMM
+   * kernel the addon cannot confirm. Empty when there is nothing to say.
+   */
+  warnings: string[]
 }
+
+export type VerifyKernel = 'CudaSpmm' | 'CudaSddmm' | 'CpuSpmm' | 'CpuSddmm'
+
+/** What a case says of the kernel that ran it. */
+type KernelFields = Pick<VerifyCase, 'kernel' | 'variant' | 'variantSource' | 'forcedVariant' | 'variantNote'>
 
 /** Reads INPUT as CSR matrices: CSR formats as they are, dense tensors converted (zeros dropped). */
 export async function readVerifyInput(path: string): Promise<NamedCsr[]> {
@@ -134,6 +171,12 @@ export function checkVerifyOptions(opts: VerifyOptions): Required<Omit<VerifyOpt
   return {n, seed, ops, dtypes, device: opts.device ?? 'auto', threads: opts.threads}
 }
 
+/** The variants the environment forces, read once per run (the kernels read them at every launch). */
+export interface ForcedVariants {
+  spmm?: string
+  sddmm?: string
+}
+
 /** verify on every matrix of a file. */
 export async function verifyInput(path: string, opts: VerifyOptions = {}): Promise<VerifyResult> {
   checkVerifyOptions(opts) // usage errors before reading anything
@@ -164,16 +207,55 @@ export async function verifyMatrices(mats: readonly NamedCsr[], opts: VerifyOpti
   for (const {name, csr} of mats) validateCsr(csr, name || 'CSR matrix')
   const {device, info} = resolveDevice(o.device)
   const deviceName = device === 'cuda' ? info?.name ?? 'CUDA GPU' : `CPU (${o.threads ?? cpus().length} threads)`
+  const forced: ForcedVariants = {spmm: forcedSpmmVariant(), sddmm: forcedSddmmVariant()}
   const total = mats.length * o.ops.length * o.dtypes.length
   const cases: VerifyCase[] = []
   for (const [mi, {name, csr}] of mats.entries()) {
-    await verifyOne(name, csr, o, device, mi, (c) => {
+    await verifyOne(name, csr, o, device, forced, mi, (c) => {
       cases.push(c)
       opts.onCase?.(c, cases.length, total)
     })
   }
   const passed = cases.filter((c) => c.passed).length
-  return {input, device, deviceName, n: o.n, seed: o.seed, cases, passed, failed: cases.length - passed, ok: passed === cases.length}
+  const warnings = variantWarnings(cases, forced)
+  return {input, device, deviceName, n: o.n, seed: o.seed, cases, passed, failed: cases.length - passed, ok: passed === cases.length, warnings}
+}
+
+/**
+ * The result's warnings on forced variants, one line per op and device that has something
+ * to say: the notes of the CPU and SDDMM cases (the same for every case), and for CUDA SpMM
+ * how many cases the forced variant did not run.
+ */
+export function variantWarnings(cases: readonly VerifyCase[], forced: ForcedVariants): string[] {
+  const out: string[] = []
+  const spmmCuda = cases.filter((c) => c.op === 'spmm' && c.device === 'cuda')
+  const missed = spmmCuda.filter((c) => c.variantSource !== 'forced').length
+  if (forced.spmm && missed > 0) {
+    const why = spmmVariantName().test(forced.spmm) ? 'it cannot run them' : 'it is not the name of an SpMM variant'
+    out.push(`SPARSE_SPMM_VARIANT=${forced.spmm} did not run ${missed} of ${spmmCuda.length} CUDA SpMM cases (${why}): the built-in selection's variant ran there instead; each case's variant says which`)
+  }
+  for (const op of VERIFY_OPS) {
+    for (const device of ['cpu', 'cuda'] as const) {
+      const note = cases.some((c) => c.op === op && c.device === device) ? sharedNote(op, device, forced[op]) : undefined
+      if (note) out.push(note)
+    }
+  }
+  return out
+}
+
+/**
+ * The note of every case of an op on a device where a forced variant cannot be reported per
+ * case: the CPU ignores it, and the addon does not say which SDDMM kernel ran. Undefined for
+ * CUDA SpMM (its cases say what ran) and when nothing is forced.
+ */
+function sharedNote(op: VerifyOp, device: Device, forced: string | undefined): string | undefined {
+  if (!forced) return undefined
+  const name = op === 'spmm' ? 'SPARSE_SPMM_VARIANT' : 'SPARSE_SDDMM_VARIANT'
+  if (device === 'cpu') return `${name}=${forced} is ignored on the CPU: its ${op === 'spmm' ? 'SpMM' : 'SDDMM'} kernel has no variants`
+  if (op === 'spmm') return undefined
+  return SDDMM_VARIANTS.includes(forced)
+    ? `${name}=${forced}: the addon does not say which SDDMM kernel ran, so whether ${forced} did is not known (it runs where it can, the built-in selection elsewhere)`
+    : `${name}=${forced} is not an SDDMM kernel (${SDDMM_VARIANTS.join(', ')}): the built-in selection ran`
 }
 
 // ---------------------------------------------------------------------------------------
@@ -202,6 +284,7 @@ async function verifyOne(
   csr: CsrMatrix,
   o: ReturnType<typeof checkVerifyOptions>,
   device: Device,
+  forced: ForcedVariants,
   index: number,
   emit: (c: VerifyCase) => void,
 ): Promise<void> {
@@ -225,12 +308,10 @@ async function verifyOne(
     if (o.ops.includes('spmm')) {
       const out = poisoned(dtype, m * n)
       const dense = {rows: k, cols: n, dtype, data: b}
-      const t0 = performance.now()
-      await spmm(a, dense, {device, threads, out})
-      const ms = performance.now() - t0
+      const {kernel, ms} = await runSpmm(a, dense, out, device, threads, forced.spmm)
       injectFault(out, dtype)
       const ref = await spmmReference(a, dense, {threads})
-      emit({op: 'spmm', ...shape, ...compare(out, dtype, ref), ms})
+      emit({op: 'spmm', ...shape, ...kernel, ...compare(out, dtype, ref), ms})
     }
     if (o.ops.includes('sddmm')) {
       const out = poisoned(dtype, nnz)
@@ -241,9 +322,64 @@ async function verifyOne(
       const ms = performance.now() - t0
       injectFault(out, dtype)
       const ref = await sddmmReference(a, lhs, rhs, {threads})
-      emit({op: 'sddmm', ...shape, ...compare(out, dtype, ref), ms})
+      emit({op: 'sddmm', ...shape, ...sddmmKernel(device, forced.sddmm), ...compare(out, dtype, ref), ms})
     }
   }
+}
+
+/**
+ * Runs one SpMM and says which kernel ran it; `ms` times the call that filled `out`. On
+ * CUDA: the forced one where it can run, else the selection's pick, from the plan's list as
+ * bench asks for it (with the matrix, so that a 2:4 one is planned as 2:4). A forced variant
+ * is passed by name, so the kernel runs exactly it or refuses it (cudaErrorInvalidValue, the
+ * output left as it was); then the call is made again without it and the selection runs, as
+ * it does for any caller with the variable set.
+ * NOTE: the name is tried even where the list leaves it out (where bench's
+ * spmmVariantChoice would answer 'heuristic'): the list holds each CSR kernel at its widest
+ * vector only, and a narrower width still runs when asked for by name.
+ */
+async function runSpmm(
+  a: CsrMatrix,
+  b: DenseMatrix,
+  out: HostValues,
+  device: Device,
+  threads: number | undefined,
+  forced: string | undefined,
+): Promise<{kernel: KernelFields; ms: number}> {
+  const asked = forced ? {forcedVariant: forced} : {}
+  const timed = async (variant?: string): Promise<number> => {
+    const t0 = performance.now()
+    await spmm(a, b, {device, threads, out, ...(variant ? {variant} : {})})
+    return performance.now() - t0
+  }
+  if (device === 'cpu') {
+    const ms = await timed()
+    const variantNote = sharedNote('spmm', device, forced)
+    return {kernel: {kernel: 'CpuSpmm', ...asked, ...(variantNote ? {variantNote} : {})}, ms}
+  }
+  const {selected} = spmmVariants({m: a.rows, k: a.cols, n: b.cols, nnz: a.columnIndices.length, dtype: b.dtype, rowOffsets: a.rowOffsets, columnIndices: a.columnIndices, values: a.values ?? undefined})
+  const known = forced !== undefined && spmmVariantName().test(forced)
+  if (forced && known) {
+    try {
+      const ms = await timed(forced)
+      return {kernel: {kernel: 'CudaSpmm', variant: forced, variantSource: 'forced', ...asked}, ms}
+    } catch (error) {
+      if ((error as {code?: unknown}).code !== 'cudaErrorInvalidValue') throw error
+    }
+  }
+  const ms = await timed()
+  const kernel: KernelFields = {kernel: 'CudaSpmm', ...(selected ? {variant: selected} : {}), variantSource: 'heuristic', ...asked}
+  if (forced) {
+    const why = known ? 'cannot run this case' : 'is not the name of an SpMM variant'
+    kernel.variantNote = `SPARSE_SPMM_VARIANT=${forced} ${why}: the built-in selection's ${selected || 'variant'} ran instead`
+  }
+  return {kernel, ms}
+}
+
+/** What an SDDMM case says of its kernel: the addon names no SDDMM variant, so a forced one is reported as asked for, with a note. */
+function sddmmKernel(device: Device, forced: string | undefined): KernelFields {
+  const variantNote = sharedNote('sddmm', device, forced)
+  return {kernel: device === 'cpu' ? 'CpuSddmm' : 'CudaSddmm', ...(forced ? {forcedVariant: forced} : {}), ...(variantNote ? {variantNote} : {})}
 }
 
 /** The SPARSE_VERIFY_FAULT self-test hook (see the top of this file). */

@@ -268,6 +268,11 @@ describe('bench --tune: runs (fake harness)', () => {
     expect(ok(r.cases[0])).to.deep.include({variantSource: 'forced', variant: 'tile_v4_t32_x2'})
     expect(calls[0]).to.not.have.property('variant')
     expect(r.tune!.forced).to.equal('tile_v4_t32_x2')
+    expect(renderHeader(r)).to.include('SpMM variant: tile_v4_t32_x2 forced by SPARSE_SPMM_VARIANT (1 of 1 cases)\n')
+    // A variant the plan does not list for the case: the selection ran it, and the header says so.
+    const missed = await runBench({inputs: [SMTX], ns: [16], forcedVariant: 'bm_w4_m1_s8', tuneCache: false, timing: FAST, native: fakeNative({variants: VARIANTS})})
+    expect(ok(missed.cases[0])).to.deep.include({variantSource: 'heuristic', variant: VARIANTS.selected})
+    expect(renderHeader(missed)).to.include("SpMM variant: bm_w4_m1_s8 forced by SPARSE_SPMM_VARIANT (0 of 1 cases; the other 1 cannot run it and ran the built-in selection's variant)")
     const auto = await runBench({inputs: [SMTX], ns: [16], forcedVariant: 'auto', tuneCache: false, timing: FAST, native: fakeNative({variants: VARIANTS})})
     expect(ok(auto.cases[0]).variantSource).to.equal('heuristic')
   })

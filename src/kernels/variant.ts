@@ -1,0 +1,66 @@
+/**
+ * Which CUDA kernel variant runs a problem, and where the choice came from: the variables
+ * that force one (SPARSE_SPMM_VARIANT, SPARSE_SDDMM_VARIANT), the choice between a forced
+ * variant and the built-in selection, and the report's line on it. One definition for
+ * `sparse bench` (src/bench/variant.ts) and `sparse verify` (src/verify).
+ *
+ *   forcedSpmmVariant()               -> 's24e_w8_k256' | undefined   (SPARSE_SPMM_VARIANT)
+ *   spmmVariantChoice(list, forced)   -> {variant, source: 'forced' | 'heuristic'}
+ *   forcedSpmmLine(forced, ran, of)   -> 'SpMM variant: ... forced by SPARSE_SPMM_VARIANT (...)'
+ */
+import type {SpmmVariantList} from './binding.js'
+
+/**
+ * Where a CUDA SpMM's variant came from, as far as the kernels go: 'forced' (the variant
+ * SPARSE_SPMM_VARIANT names ran) or 'heuristic' (the built-in selection's pick). `sparse
+ * bench` adds 'tuned' and 'cache'.
+ */
+export type SpmmVariantSource = 'forced' | 'heuristic'
+
+/** The SDDMM kernels SPARSE_SDDMM_VARIANT can force (native/cuda/sddmm/sddmm.cu). */
+export const SDDMM_VARIANTS: readonly string[] = ['simt', 'tc', 'dense']
+
+/** A variable's value when it forces something: unset, '' and 'auto' leave the selection. */
+function forcing(value: string | undefined): string | undefined {
+  return value && value !== 'auto' ? value : undefined
+}
+
+/**
+ * The SpMM variant SPARSE_SPMM_VARIANT forces (or `value`, given in its place), or
+ * undefined. The kernel reads the variable at every launch and runs that variant wherever it
+ * can, the selection elsewhere.
+ */
+export function forcedSpmmVariant(value: string | undefined = process.env.SPARSE_SPMM_VARIANT): string | undefined {
+  return forcing(value)
+}
+
+/** The SDDMM kernel SPARSE_SDDMM_VARIANT forces ('simt', 'tc' or 'dense'), read like the SpMM's, or undefined. */
+export function forcedSddmmVariant(value: string | undefined = process.env.SPARSE_SDDMM_VARIANT): string | undefined {
+  return forcing(value)
+}
+
+/**
+ * The variant a CUDA SpMM runs, from the plan's list for the problem (`spmmVariants`, asked
+ * with the matrix so that a 2:4 matrix lists the 2:4 variants): the forced one where the list
+ * has it, else the selection's pick. `variant` is absent when the list is empty (a build
+ * without CUDA).
+ * NOTE: the list holds each CSR kernel at its widest vector only, and a narrower width still
+ * runs when forced by name; a 'heuristic' answer for such a name is corrected by what ran
+ * (bench reads the harness's kernel name; verify passes the name and sees whether the kernel
+ * refuses it).
+ */
+export function spmmVariantChoice(list: Pick<SpmmVariantList, 'selected' | 'variants'>, forced: string | undefined): {variant?: string; source: SpmmVariantSource} {
+  if (forced && list.variants.includes(forced)) return {variant: forced, source: 'forced'}
+  return {...(list.selected ? {variant: list.selected} : {}), source: 'heuristic'}
+}
+
+/**
+ * The report's line on a forced SpMM variant: how many of the CUDA SpMM cases ran it, e.g.
+ * 'SpMM variant: s24e_w8_k256 forced by SPARSE_SPMM_VARIANT (20 of 24 cases; the other 4
+ * cannot run it and ran the built-in selection's variant)'.
+ */
+export function forcedSpmmLine(forced: string, ran: number, cases: number): string {
+  const rest = cases - ran
+  const tail = rest > 0 ? `; the other ${rest} cannot run it and ran the built-in selection's variant` : ''
+  return `SpMM variant: ${forced} forced by SPARSE_SPMM_VARIANT (${ran} of ${cases} cases${tail})`
+}
