@@ -33,7 +33,8 @@ OUT_FILE_LIMIT=$((16 * 1024 * 1024))
 ANCHORS_FILE=anchors/dlmc_dev_h200.jsonl
 # The tests that run kernels or the harness on the GPU (the others skip nothing there).
 KERNEL_TESTS=(test/kernels/kernels.test.ts test/kernels/binding.test.ts test/kernels/binding-args.test.ts
-  test/kernels/tc-format.test.ts test/bench/native-binding.test.ts)
+  test/kernels/tc-format.test.ts test/bench/native-binding.test.ts test/verify/verify.test.ts
+  test/commands/verify.test.ts)
 
 die() {
   local code=$1
