@@ -1,8 +1,9 @@
 // The 2:4 family on the streaming engine (stream_engine.cuh, format TwoFourWg): decode-sized
-// N (1 to 64; N % 8 != 0 moves B's rows unpadded, laid out by the consumers) on Hopper, warpgroup MMA (wgmma.mma_async.sp) from a ring of bulk
-// copies, over (row block, K stage) as common/stream_plan.h plans it: one block per row
-// block, split-K in clusters, or stream-K. Its prepared operand is the 2:4 tiles staged once
-// per matrix (StageSp24Tiles: one contiguous run per stage), the plans and the fixup's workspace.
+// N (1 to 64; N % 8 != 0 moves B's rows unpadded, laid out by the consumers) on Hopper,
+// warpgroup MMA (wgmma.mma_async.sp) from a ring of bulk copies, over (row block, K stage)
+// as common/stream_plan.h plans it: one block per row block, split-K in clusters, or
+// stream-K. Its prepared operand is the 2:4 tiles staged once per matrix (StageSp24Tiles: one
+// contiguous run per stage), the plans and the fixup's workspace.
 //
 // This file is compiled for sm_90a only (native/scripts/nvcc.cjs, from the "_sm90a" in its
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.

@@ -750,7 +750,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     MbarWait(full(slot), (s / kStages) & 1);
     if (s == 0 && threadIdx.x == 0) Trace(a, 1);
     unsigned char* st = smem + slot * E::kStageBytes;
-    if (HasWgB<F>::value && ragged) {
+    if (ragged) {
       // Every row read before any is overwritten; then published to every consumer warp's
       // wgmma (the async proxy).
       RowsB<kKS, kCW, kNT8 * kNG> rows;
