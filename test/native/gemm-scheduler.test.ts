@@ -2,7 +2,9 @@
  * The Hopper GEMM engine's work schedule (native/cuda/gemm/gemm_engine.cuh: the raster of
  * tiles and the stream-K cut of the last waves), host logic checked by the workbench's
  * `selftest` without a GPU: every (tile, K stage) done exactly once, partial pieces ordered,
- * no wait cycle. Needs nvcc (the workbench is CUDA source); skipped without one.
+ * no wait cycle; and for the 2:4 variants, the staged tiles read where the consumers read them
+ * (stage, strip, lane) and placed where the epilogue stores them decode back to the matrix.
+ * Needs nvcc (the workbench is CUDA source); skipped without one.
  */
 import {spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, rmSync} from 'node:fs'

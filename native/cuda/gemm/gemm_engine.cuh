@@ -29,6 +29,10 @@
 //     (row blocks 2u and 2u + 1, same columns): each block loads its own A and half of the
 //     B stage, multicast into both blocks' shared memory, so each SM pulls 3/4 (n128) of the
 //     bytes per stage from L2; a stage is refilled once the consumers of both blocks let it go.
+//   - 2:4 A (kSpMS > 0, issue 25 step 2): A's stage is one contiguous run of staged 2:4 tiles
+//     (common/sparse24.h, StageSp24Tiles) fetched by a bulk copy; consumer warps load their
+//     strips' fragments and metadata into registers and the warpgroups issue
+//     wgmma.mma_async.sp (ConsumeSp), tiles of 128 kSpMS rows; no clusters.
 // Shapes: any M; N and K multiples of 8 (the tensor maps' 16-byte row strides); edges past
 // M, N and K arrive as zeros from the tensor copies and the stores are bounds-checked (the
 // tensor stores clip at the tensor's edges).
@@ -37,6 +41,7 @@
 #include <cstdint>
 
 #include "common/dtype.h"
+#include "common/sparse24.h"
 #include "cuda/common/mma.cuh"
 #include "cuda/spmm/stream_engine.cuh"
 #include "cuda/spmm/wgmma.cuh"
@@ -56,6 +61,10 @@ struct Params {
   CUtensorMap b_map;  // B as an N x K tensor (N innermost), box 64 x 64, 128-byte swizzle
   CUtensorMap c_map;  // C as an N x M tensor, box 64 x 64, 128-byte swizzle (kTmaStore only)
   void* c;            // M x N, row-major, on the device
+  // 2:4 variants (kSpMS > 0) read A from its staged tiles instead of a_map: StageSp24Tiles
+  // (common/sparse24.h) with 8 kSpMS strips and 2 k-steps per stage, so stage (mb, kb) is
+  // one contiguous run of Layout::kABytes at (mb k_blocks + kb) kABytes.
+  const void* a_tiles;
   // Stream-K workspace, on the device, for grids of up to `slots` blocks: partials holds 2
   // slots per block (one per consumer warpgroup) of 64 x 256 floats; flags 2 ints per block,
   // zero before a launch and zero again after it (each is reset by the block that consumes
@@ -146,24 +155,31 @@ constexpr uint64_t kSwizzle128 = 1ull << 62;
 constexpr uint64_t kADesc = kSwizzle128 | ((1024ull >> 4) << 32) | (1ull << 16);
 constexpr uint64_t kBDesc = kSwizzle128 | ((1024ull >> 4) << 32) | ((8192ull >> 4) << 16);
 
-template <int kNTile, int kStages, bool kTmaStore>
+// kSpMS: 0 for dense A; 1 or 2 for 2:4 A (strips of 16 rows per consumer warp and stage:
+// tiles of 128 kSpMS rows, each consumer warpgroup owning 64 kSpMS of them).
+template <int kNTile, int kStages, bool kTmaStore, int kSpMS = 0>
 struct Layout {
   static_assert(kNTile % kAtomN == 0 && kNTile <= 256, "whole swizzle atoms, wgmma N <= 256");
-  static constexpr int kABytes = kMTile * kKTile * 2;
+  static_assert(kSpMS >= 0 && kSpMS <= 2 && kSpMS * kNTile <= 256, "accumulators fit the consumers' registers");
+  static constexpr int kRows = kSpMS > 0 ? kMTile * kSpMS : kMTile;  // rows of a tile
+  // A's part of a stage: dense 128 x 64 halves, or 8 kSpMS strips x 2 k-steps of 2:4 tiles.
+  static constexpr int kABytes = kSpMS > 0 ? 8 * kSpMS * 2 * kSp24StagedTileBytes : kMTile * kKTile * 2;
   static constexpr int kBBytes = kKTile * kNTile * 2;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static_assert(kStageBytes % 1024 == 0, "stages keep the swizzle's 1024-byte alignment");
   // The C tile staged for the tensor stores: per consumer warpgroup kNTile / 64 boxes of
   // 64 rows x 128 bytes, after the ring (so 1024-byte aligned, as the swizzle needs).
-  static constexpr int kCBytes = kTmaStore ? kMTile * kNTile * 2 : 0;
+  static constexpr int kCBytes = kTmaStore ? kRows * kNTile * 2 : 0;
   // The ring, the C tile, the full and empty barriers, and room to align the dynamic shared memory.
   static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "the ring and the C tile fit in one SM's shared memory");
 };
 
+#define SPARSE_GEMM_D_32                                                     \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "    \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define SPARSE_GEMM_D_64                                                               \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "              \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "    \
+  SPARSE_GEMM_D_32 ", "                                                                 \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "    \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define SPARSE_GEMM_D_128                                                                       \
@@ -174,7 +190,8 @@ struct Layout {
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define SPARSE_GEMM_F4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
 #define SPARSE_GEMM_F16(i) SPARSE_GEMM_F4(i), SPARSE_GEMM_F4(i + 4), SPARSE_GEMM_F4(i + 8), SPARSE_GEMM_F4(i + 12)
-#define SPARSE_GEMM_F64(i) SPARSE_GEMM_F16(i), SPARSE_GEMM_F16(i + 16), SPARSE_GEMM_F16(i + 32), SPARSE_GEMM_F16(i + 48)
+#define SPARSE_GEMM_F32(i) SPARSE_GEMM_F16(i), SPARSE_GEMM_F16(i + 16)
+#define SPARSE_GEMM_F64(i) SPARSE_GEMM_F32(i), SPARSE_GEMM_F32(i + 32)
 #define SPARSE_GEMM_F128(i) SPARSE_GEMM_F64(i), SPARSE_GEMM_F64(i + 64)
 
 // wgmma m64nNk16, A and B from shared memory: D's N / 2 accumulators (d[4 j + q]: the m16n8
@@ -196,6 +213,8 @@ struct Wgmma;
     }                                                                                                 \
   };
 
+SPARSE_GEMM_WGMMA(64, 32, "%32", "%33", "%34", kF16, "f16", SPARSE_GEMM_F32(0))
+SPARSE_GEMM_WGMMA(64, 32, "%32", "%33", "%34", kBF16, "bf16", SPARSE_GEMM_F32(0))
 SPARSE_GEMM_WGMMA(128, 64, "%64", "%65", "%66", kF16, "f16", SPARSE_GEMM_F64(0))
 SPARSE_GEMM_WGMMA(128, 64, "%64", "%65", "%66", kBF16, "bf16", SPARSE_GEMM_F64(0))
 SPARSE_GEMM_WGMMA(256, 128, "%128", "%129", "%130", kF16, "f16", SPARSE_GEMM_F128(0))
@@ -204,16 +223,23 @@ SPARSE_GEMM_WGMMA(256, 128, "%128", "%129", "%130", kBF16, "bf16", SPARSE_GEMM_F
 #undef SPARSE_GEMM_WGMMA
 #undef SPARSE_GEMM_F128
 #undef SPARSE_GEMM_F64
+#undef SPARSE_GEMM_F32
 #undef SPARSE_GEMM_F16
 #undef SPARSE_GEMM_F4
 #undef SPARSE_GEMM_D_128
 #undef SPARSE_GEMM_D_64
+#undef SPARSE_GEMM_D_32
 
-// Arrives on the mbarrier at shared-memory offset `bar` of cluster block `rank` (this one included).
+// Arrives on the mbarrier at shared-memory offset `bar` of cluster block `rank` (this one
+// included). The arrival only says "this slot has been read" (by wgmma, from shared memory):
+// it publishes no data, so it keeps the default release.cta semantics, as CUTLASS's
+// ClusterBarrier does. `.release.cluster` made every arrival a cluster-scope memory barrier:
+// ncu showed the consumers stalled on it ("membar", 43 % of their cycles) and the clustered
+// variants ran 2-3x slower than the plain ones (v11, call 2).
 __device__ __forceinline__ void MbarArriveCluster(uint32_t bar, uint32_t rank) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(rank)
       : "memory");
 }
@@ -275,10 +301,10 @@ __device__ __forceinline__ void RegsInc() {
 // of them, to every block). Boxes past M, N or K arrive as zeros and still count their full
 // bytes (the second block of a cluster past M loads zeros and stores nothing). The full
 // barrier counts the whole stage, its own copies and the other block's multicast alike.
-template <int kNTile, int kStages, bool kTmaStore, int kCluster>
+template <int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS>
 __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
                                         int rank) {
-  using L = Layout<kNTile, kStages, kTmaStore>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS>;
   constexpr int kAtomsPerBlock = kNTile / kAtomN / kCluster;
   static_assert(kNTile / kAtomN % kCluster == 0, "the B stage splits into whole atoms per cluster block");
   PrefetchTensorMap(&p.a_map);
@@ -297,7 +323,13 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       const uint32_t full = full0 + 8 * stage;
       const uint32_t st = SmemAddr(ring + stage * L::kStageBytes);
       engine::MbarArriveExpectTx(full, L::kStageBytes);
-      engine::TensorCopy2d(st, &p.a_map, kb * kKTile, mb * kMTile, full);
+      if constexpr (kSpMS > 0)
+        engine::BulkCopy(st,
+                         static_cast<const unsigned char*>(p.a_tiles) +
+                             (static_cast<int64_t>(mb) * p.k_blocks + kb) * L::kABytes,
+                         L::kABytes, full);
+      else
+        engine::TensorCopy2d(st, &p.a_map, kb * kKTile, mb * kMTile, full);
 #pragma unroll
       for (int i = 0; i < kAtomsPerBlock; ++i) {
         const int j = rank * kAtomsPerBlock + i;
@@ -472,13 +504,138 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
   if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
 }
 
+// 2:4 tiles (kSpMS = sp strips per consumer warp): the strip of a stage's 8 sp whose fragments
+// warp w of consumer warpgroup cw loads for m-slice ms, and the first row of m-slice ms within
+// the tile (warp w's rows of the slice start 16 w further: wgmma's m64 row order), where the
+// epilogue stores it. The workbench's selftest decodes the staged tiles at these places back to
+// the matrix.
+__host__ __device__ constexpr int SpStrip(int sp, int cw, int ms, int w) { return 4 * sp * cw + 4 * ms + w; }
+__host__ __device__ constexpr int SpSliceRow(int sp, int cw, int ms) { return 64 * sp * cw + 64 * ms; }
+
+// A 2:4 consumer warpgroup's fragments of one stage (at shared address st), into buffer kBuf:
+// warp w loads, for each m-slice ms and k-step kt, its lane's 16 bytes of the A fragment and
+// its metadata word (lanes with lane % 4 in {0, 1} supply it: selector 0) of strip
+// 4 kSpMS cw + 4 ms + w of the row block (so m-slice ms covers 64 contiguous rows). Explicit
+// ld.shared: generic loads of the same bytes went through the L1TEX path, and the warpgroup's
+// wgmma waited on them (ncu: 30 % of the stall samples at WARPGROUP.ARRIVE, long scoreboard;
+// v11, call 9).
+template <int kSpMS, int kBuf>
+__device__ __forceinline__ void LoadSpFragments(uint32_t st, int cw, uint32_t (&af)[2][kSpMS][2][4],
+                                                uint32_t (&e)[2][kSpMS][2]) {
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int ms = 0; ms < kSpMS; ++ms)
+#pragma unroll
+    for (int kt = 0; kt < 2; ++kt) {
+      const uint32_t tile = st + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * kSp24StagedTileBytes;
+      uint32_t(&f)[4] = af[kBuf][ms][kt];
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+                   : "r"(tile + 16 * lane));
+      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(e[kBuf][ms][kt]) : "r"(tile + 512 + 4 * (g * 2 + (t & 1))));
+    }
+}
+
+// The wgmma of one stage from fragment buffer kBuf: one m64nNk32 per (k-step, m-slice), B's
+// k-step kt (32 K rows) 4096 bytes into each atom, through the descriptor; then commit.
+template <DType kType, int kNTile, int kSpMS, int kBuf>
+__device__ __forceinline__ void IssueSp(uint32_t b0, float (&d)[kSpMS][kNTile / 2], uint32_t (&af)[2][kSpMS][2][4],
+                                        uint32_t (&e)[2][kSpMS][2]) {
+#pragma unroll
+  for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kNTile / 2>(d[ms]);
+  wg::Fence();
+#pragma unroll
+  for (int kt = 0; kt < 2; ++kt) {
+    const uint64_t desc = wg::Desc(kBDesc, b0 + 4096 * kt);
+#pragma unroll
+    for (int ms = 0; ms < kSpMS; ++ms) wg::WgmmaSp<kType, kNTile>::Run(d[ms], af[kBuf][ms][kt], desc, e[kBuf][ms][kt]);
+  }
+  wg::Commit();
+}
+
+// A 2:4 consumer warpgroup (cw: 0 or 1, rows 64 kSpMS cw.. of each 128 kSpMS-row tile): the
+// dense one's ring protocol, stream-K partials and epilogue, with A's fragments in registers
+// and wgmma.mma_async.sp (which always accumulates: the sums are zeroed before each segment).
+// Software-pipelined: stage i's wgmma run from one fragment buffer while the next stage's
+// fragments load into the other (once wgmma.wait_group 1 says stage i - 1's group, the last
+// reader of that buffer, is done), so the shared-memory loads overlap the tensor cores.
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kSpMS>
+__device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS>;
+  constexpr int kAcc = kNTile / 2;
+  constexpr int kWgRows = 64 * kSpMS;
+  const uint32_t ring0 = SmemAddr(ring);
+  const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * kWgRows * kNTile * 2;
+  float d[kSpMS][kAcc];
+  uint32_t af[2][kSpMS][2][4], e[2][kSpMS][2];
+  int stage = 0;
+  uint32_t phase = 0;
+  Cursor cursor(p, blockIdx.x);
+  Segment sg;
+  while (cursor.Next(p, &sg)) {
+    const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
+#pragma unroll
+    for (int ms = 0; ms < kSpMS; ++ms)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) d[ms][i] = 0.f;
+    const int len = sg.kb1 - sg.kb0;
+    engine::MbarWait(full0 + 8 * stage, phase);
+    __syncwarp();
+    LoadSpFragments<kSpMS, 0>(ring0 + stage * L::kStageBytes, cw, af, e);
+    int prev = -1;
+    for (int i = 0; i < len; ++i) {
+      const uint32_t b0 = ring0 + stage * L::kStageBytes + L::kABytes;
+      if ((i & 1) == 0)
+        IssueSp<kType, kNTile, kSpMS, 0>(b0, d, af, e);
+      else
+        IssueSp<kType, kNTile, kSpMS, 1>(b0, d, af, e);
+      // Stage i - 1's group is complete: its slot and its fragment buffer are free.
+      wg::Wait<1>();
+#pragma unroll
+      for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
+      if (prev >= 0) Release<1>(empty0 + 8 * prev);
+      prev = stage;
+      if (++stage == kStages) stage = 0, phase ^= 1;
+      if (i + 1 < len) {
+        engine::MbarWait(full0 + 8 * stage, phase);
+        __syncwarp();
+        if ((i & 1) == 0)
+          LoadSpFragments<kSpMS, 1>(ring0 + stage * L::kStageBytes, cw, af, e);
+        else
+          LoadSpFragments<kSpMS, 0>(ring0 + stage * L::kStageBytes, cw, af, e);
+      }
+    }
+    wg::Wait<0>();
+#pragma unroll
+    for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
+    Release<1>(empty0 + 8 * prev);
+    if (sg.tile >= p.dp_tiles) {
+      if (sg.kb0 > 0) {
+        SavePartial<kSpMS * kAcc>(p, cw, &d[0][0]);
+        continue;
+      }
+      AddPartials<kSpMS * kAcc>(p, cw, (sg.tile - p.dp_tiles + 1) * p.k_blocks, &d[0][0]);
+    }
+#pragma unroll
+    for (int ms = 0; ms < kSpMS; ++ms) {
+      const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
+      if (kTmaStore)
+        StoreTileTma<kType, kNTile>(p, cw, row0, col0, d[ms], cbuf + ms * 64 * kNTile * 2);
+      else
+        StoreTile<kType, kNTile>(p, row0, col0, d[ms]);
+    }
+  }
+  if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
+}
+
 // Launch: p.grid clusters of kCluster blocks (<= the SM count: persistent, and stream-K's
 // waits need every block resident; stream-K only without clusters), kThreads threads,
 // Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
+  static_assert(kSpMS == 0 || kCluster == 1, "2:4 tiles run without clusters");
   extern __shared__ unsigned char smem_raw[];
-  using L = Layout<kNTile, kStages, kTmaStore>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS>;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.
   unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes + L::kCBytes), empty0 = full0 + 8 * kStages;
@@ -496,10 +653,13 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   const int wgi = threadIdx.x / 128;
   if (wgi == 0) {
     RegsDec<40>();
-    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, rank);
+    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS>(p, ring, full0, empty0, rank);
   } else {
     RegsInc<232>();
-    Consume<kType, kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
+    if constexpr (kSpMS > 0)
+      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS>(p, ring, full0, empty0, wgi - 1);
+    else
+      Consume<kType, kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
   }
   // ... and stay alive until the other block's last copies into it and arrivals on it are done.
   if (kCluster > 1) engine::ClusterSync();

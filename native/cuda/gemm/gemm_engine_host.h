@@ -45,18 +45,25 @@ inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 // on the device) for tiles of 128 x n_tile; `group`: row blocks per raster group. partials and
 // flags: a stream-K workspace for `slots` blocks (PartialFloats, FlagInts), or null and 0 for
 // launches without stream-K.
+// sp_ms > 0: A is 2:4, `a` its staged tiles (StageSp24Tiles with 8 sp_ms strips and 2
+// k-steps per stage; device, 16-byte aligned) for the kSpMS = sp_ms kernels, tiles of
+// 128 sp_ms rows.
 inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
-                              int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0) {
+                              int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0,
+                              int sp_ms = 0) {
   namespace g = cuda::gemm;
-  if (!CanImplement(m, n, k, a, b, c) || group < 1) return cudaErrorInvalidValue;
+  if (!CanImplement(m, n, k, a, b, c) || group < 1 || sp_ms < 0 || sp_ms > 2) return cudaErrorInvalidValue;
   p->c = c, p->m = m, p->n = n, p->k = k, p->group = group;
+  p->a_tiles = sp_ms > 0 ? a : nullptr;
   p->partials = partials, p->flags = flags, p->slots = slots;
-  p->m_blocks = (m + g::kMTile - 1) / g::kMTile;
+  const int rows = sp_ms > 0 ? g::kMTile * sp_ms : g::kMTile;
+  p->m_blocks = (m + rows - 1) / rows;
   p->n_blocks = (n + n_tile - 1) / n_tile;
   p->k_blocks = (k + g::kKTile - 1) / g::kKTile;
   p->m_units = p->m_blocks;  // Launch pairs them for clusters
   p->grid = 1, p->dp_tiles = p->m_blocks * p->n_blocks, p->sk_tiles = 0;  // Decompose sets these per launch
-  cudaError_t e = Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
+  // (2:4: no tensor map of A; the stages are plain bulk copies.)
+  cudaError_t e = sp_ms > 0 ? cudaSuccess : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
   if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile);
   if (e == cudaSuccess) e = Map2d(&p->c_map, c, n, m, g::kAtomN, g::kMTile / 2);
   return e;
@@ -88,10 +95,11 @@ inline bool Decompose(cuda::gemm::Params* p, int grid, bool stream_k) {
 // blocks (<= 0: one per SM; Decompose picks the number), stream-K or not (not with clusters).
 // Clusters of 2: on pairs of row blocks, and no more clusters than fit at once (an SM count
 // per GPC that is odd leaves an SM out), so that they stay persistent.
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0>
 cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, bool stream_k, cudaStream_t s) {
-  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore>;
-  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster>;
+  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS>;
+  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS>;
+  if ((kSpMS > 0) != (params.a_tiles != nullptr)) return cudaErrorInvalidValue;  // A's form must match the kernel's
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
   if (attr != cudaSuccess) return attr;

@@ -48,6 +48,8 @@ struct WgmmaSp;
 #define SPARSE_WG_D8(i) SPARSE_WG_D4(i), SPARSE_WG_D4(i + 4)
 #define SPARSE_WG_D16(i) SPARSE_WG_D8(i), SPARSE_WG_D8(i + 8)
 #define SPARSE_WG_D32(i) SPARSE_WG_D16(i), SPARSE_WG_D16(i + 16)
+#define SPARSE_WG_D64(i) SPARSE_WG_D32(i), SPARSE_WG_D32(i + 32)
+#define SPARSE_WG_D128(i) SPARSE_WG_D64(i), SPARSE_WG_D64(i + 64)
 
 #define SPARSE_WG_OPERANDS_8 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, %9, %10, p, 1, 1, 1;\n}\n"
 #define SPARSE_WG_SCALE_8 "%11"
@@ -57,6 +59,14 @@ struct WgmmaSp;
 #define SPARSE_WG_SCALE_32 "%23"
 #define SPARSE_WG_OPERANDS_64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, %37, %38, p, 1, 1, 1;\n}\n"
 #define SPARSE_WG_SCALE_64 "%39"
+// N = 128 and 256 (the GEMM engine's 2:4 tiles, gemm_engine.cuh): the same with 64 and 128
+// accumulators.
+#define SPARSE_WG_OPERANDS_128 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, %69, %70, p, 1, 1, 1;\n}\n"
+#define SPARSE_WG_SCALE_128 "%71"
+#define SPARSE_WG_OPERANDS_256 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, %133, %134, p, 1, 1, 1;\n}\n"
+#define SPARSE_WG_SCALE_256 "%135"
 
 #define SPARSE_WGMMA_SP(NN, TYPE, PTX, DOPS)                                                            \
   template <>                                                                                         \
@@ -78,6 +88,10 @@ SPARSE_WGMMA_SP(32, kF16, "f16", SPARSE_WG_D16(0))
 SPARSE_WGMMA_SP(32, kBF16, "bf16", SPARSE_WG_D16(0))
 SPARSE_WGMMA_SP(64, kF16, "f16", SPARSE_WG_D32(0))
 SPARSE_WGMMA_SP(64, kBF16, "bf16", SPARSE_WG_D32(0))
+SPARSE_WGMMA_SP(128, kF16, "f16", SPARSE_WG_D64(0))
+SPARSE_WGMMA_SP(128, kBF16, "bf16", SPARSE_WG_D64(0))
+SPARSE_WGMMA_SP(256, kF16, "f16", SPARSE_WG_D128(0))
+SPARSE_WGMMA_SP(256, kBF16, "bf16", SPARSE_WG_D128(0))
 
 #undef SPARSE_WGMMA_SP
 

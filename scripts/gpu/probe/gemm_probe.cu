@@ -1,12 +1,13 @@
-// Workbench for the dense GEMM engine (native/cuda/gemm/gemm_engine.cuh), outside the addon:
+// Workbench for the GEMM engine (native/cuda/gemm/gemm_engine.cuh), dense and 2:4 A (the
+// `_sp` variants, wgmma.mma_async.sp), outside the addon:
 // checks every variant against a float64 reference (poisoned outputs, fresh random inputs,
 // ragged shapes, a full and a small persistent grid, stream-K's workspace flags left zero)
-// and times it beside cuBLAS (loaded at
+// and times it beside cuBLAS (dense, on the same A; loaded at
 // run time, same row-major layout): CUDA-event medians with a cold L2, and the CUDA-graph
 // time per launch over rotated operand copies. Built by gemm_build.sh.
 //   gemm_probe selftest                 host logic only (no device): the tile raster, the
 //                                       stream-K decomposition
-//   gemm_probe check                    every variant, f16 and bf16
+//   gemm_probe check                    every variant (or those VARIANTS names), f16 and bf16
 //   gemm_probe list                     the variants
 //   gemm_probe time [MxK ...]           N from NS (default 256,512,1024,2048); VARIANTS=a,b
 //                                       picks variants (default: every f16 one)
@@ -38,6 +39,7 @@ struct Variant {
   int n_tile;
   bool stream_k;
   LaunchFn launch;
+  int sp = 0;  // 2:4 A (strips per consumer warp: tiles of 128 sp rows), 0: dense
 };
 
 // Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores), _sk
@@ -52,8 +54,25 @@ struct Variant {
       SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 1, "_tma"), SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, true, 1, "_sk"), \
       SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, true, 1, "_tma_sk"),                                                   \
       SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, true, 1, "_tma_sk"),                                                   \
-      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, false, 2, "_tma_mc"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 2, "_tma_mc")
-const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16), SPARSE_GEMM_VARIANTS(kBF16, bf16)};
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, false, 2, "_tma_mc"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 2, "_tma_mc"), \
+      SPARSE_GEMM_VARIANT(T, TN, 64, 8, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, false, 1, "_tma"),   \
+      SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, true, 1, "_tma_sk")
+// 2:4 A (wgmma.mma_async.sp): _sp tiles of 128 rows, _sp2 of 256 (two m-slices per consumer
+// warpgroup); the rest of the name as above.
+#define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) \
+  Variant { #TN "_sp" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, 1, MS>, MS }
+#define SPARSE_GEMM_SP_VARIANTS(T, TN)                                                                          \
+  SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, false, false, ""),                                                    \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, false, "_tma"),                                            \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 256, 3, true, false, "_tma"),                                            \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, true, "_tma_sk"),                                          \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, false, false, "2"),                                              \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, false, "2_tma"),                                           \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, true, "2_tma_sk")
+const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16), SPARSE_GEMM_VARIANTS(kBF16, bf16),
+                             SPARSE_GEMM_SP_VARIANTS(kF16, f16), SPARSE_GEMM_SP_VARIANTS(kBF16, bf16)};
+#undef SPARSE_GEMM_SP_VARIANTS
+#undef SPARSE_GEMM_SP_VARIANT
 #undef SPARSE_GEMM_VARIANTS
 #undef SPARSE_GEMM_VARIANT
 
@@ -70,6 +89,14 @@ struct Workspace {
   int* Flags() const { return static_cast<int*>(flags.p); }
 };
 
+// Whether VARIANTS (a comma-separated list of names) names v; without it, every variant (or,
+// with f16_only, the f16 ones).
+bool Picked(const Variant& v, bool f16_only) {
+  const char* pick = std::getenv("VARIANTS");
+  if (!pick) return !f16_only || v.type == DType::kF16;
+  return std::strstr((std::string(",") + pick + ",").c_str(), (std::string(",") + v.name + ",").c_str()) != nullptr;
+}
+
 int Group() {
   const char* g = std::getenv("GEMM_GROUP");
   return g ? std::max(1, std::atoi(g)) : 8;
@@ -80,6 +107,46 @@ std::vector<uint16_t> Random(size_t count, DType t, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (auto& x : v) x = ToBits(u(rng), t);
   return v;
+}
+
+// A random 2:4 matrix (M x K row-major): in each group of four columns of a row, two kept at
+// random positions, one in 8 groups with only one and one in 16 with none (so the tiles'
+// padding and partly empty groups are exercised); K % 4 columns at the end are a partial group.
+std::vector<uint16_t> Random24(int m, int k, DType t, std::mt19937_64& rng) {
+  std::vector<uint16_t> v = Random(static_cast<size_t>(m) * k, t, rng);
+  std::uniform_int_distribution<int> pick(0, 3), keep(0, 15);
+  for (int r = 0; r < m; ++r)
+    for (int g = 0; g < k; g += 4) {
+      const int x = pick(rng), y = (x + 1 + pick(rng) % 3) % 4, roll = keep(rng);
+      const int kept = roll == 0 ? 0 : roll <= 2 ? 1 : 2;
+      for (int j = 0; j < 4 && g + j < k; ++j) {
+        const bool on = (kept >= 1 && j == x) || (kept == 2 && j == y);
+        if (!on) v[static_cast<size_t>(r) * k + g + j] = 0;
+      }
+    }
+  return v;
+}
+
+// The staged 2:4 tiles of a dense 2:4 matrix for the kernels with `sp` strips per consumer warp
+// (StageSp24Tiles with 8 sp strips and 2 k-steps per stage).
+std::vector<uint8_t> Staged24(const std::vector<uint16_t>& a, int m, int k, int sp) {
+  std::vector<int> offsets(1, 0), cols;
+  std::vector<uint16_t> vals;
+  for (int r = 0; r < m; ++r) {
+    for (int c = 0; c < k; ++c) {
+      const uint16_t x = a[static_cast<size_t>(r) * k + c];
+      if ((x & 0x7fff) == 0) continue;
+      cols.push_back(c), vals.push_back(x);
+    }
+    offsets.push_back(static_cast<int>(cols.size()));
+  }
+  Sp24Tiles tiles;
+  const std::string err = BuildSp24Tiles(m, k, offsets.data(), cols.data(), vals.data(), &tiles);
+  if (!err.empty()) {
+    std::printf("BuildSp24Tiles: %s\n", err.c_str());
+    std::exit(1);
+  }
+  return StageSp24Tiles(tiles, 8 * sp, 2);
 }
 
 // float64 reference of C = A B (A: M x K, B: K x N, row-major).
@@ -212,6 +279,62 @@ int SelfTest() {
       std::printf("FAIL CanImplement(%d, %d, %d) should be %d\n", s.m, s.n, s.k, s.ok);
     }
   }
+  // 2:4: what the consumers read from the staged tiles (stage (mb, kb) at (mb k_blocks + kb)
+  // kABytes; strip SpStrip, k-step kt of it; lane l's fragment words and metadata word),
+  // decoded and placed where the epilogue stores it (SpSliceRow + 16 w), is the matrix; and the
+  // staged buffer is exactly the m_blocks x k_blocks stages the kernel addresses.
+  {
+    std::mt19937_64 rng(11);
+    const struct {
+      int m, k;
+    } sp_shapes[] = {{1, 8}, {7, 40}, {200, 96}, {129, 264}, {333, 520}, {300, 72}};
+    for (int sp : {1, 2})
+      for (const auto& sh : sp_shapes) {
+        ++cases;
+        const auto a = Random24(sh.m, sh.k, DType::kF16, rng);
+        const auto staged = Staged24(a, sh.m, sh.k, sp);
+        const int rows = gm::kMTile * sp, m_blocks = (sh.m + rows - 1) / rows, k_blocks = (sh.k + 63) / 64;
+        const size_t a_bytes = static_cast<size_t>(8 * sp * 2 * kSp24StagedTileBytes);
+        bool ok = staged.size() == static_cast<size_t>(m_blocks) * k_blocks * a_bytes;
+        std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * rows * k_blocks * 64, 0);
+        for (int mb = 0; ok && mb < m_blocks; ++mb)
+          for (int kb = 0; kb < k_blocks; ++kb)
+            for (int cw = 0; cw < 2; ++cw)
+              for (int ms = 0; ms < sp; ++ms)
+                for (int w = 0; w < 4; ++w)
+                  for (int kt = 0; kt < 2; ++kt) {
+                    const uint8_t* tile = staged.data() + (static_cast<size_t>(mb) * k_blocks + kb) * a_bytes +
+                                          static_cast<size_t>(gm::SpStrip(sp, cw, ms, w) * 2 + kt) * kSp24StagedTileBytes;
+                    const int row0 = mb * rows + gm::SpSliceRow(sp, cw, ms) + 16 * w, col0 = kb * 64 + 32 * kt;
+                    for (int lane = 0; lane < 32; ++lane) {
+                      const int g = lane >> 2, t = lane & 3;
+                      uint16_t words[8];
+                      std::memcpy(words, tile + 16 * lane, 16);
+                      // Compressed (row, column) of each of the lane's 8 words (common/sparse24.h).
+                      const int cr[8] = {g, g, g + 8, g + 8, g, g, g + 8, g + 8};
+                      const int cc[8] = {2 * t, 2 * t + 1, 2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9, 2 * t + 8, 2 * t + 9};
+                      for (int i = 0; i < 8; ++i) {
+                        const int grp = cc[i] / 2, h = grp / 4, c = grp % 4, hi = cr[i] >= 8 ? 16 : 0;
+                        uint32_t meta;
+                        std::memcpy(&meta, tile + 512 + 4 * (2 * (cr[i] & 7) + h), 4);
+                        const int idx = (meta >> (hi + 4 * c + 2 * (cc[i] & 1))) & 3;
+                        const size_t at = static_cast<size_t>(row0 + cr[i]) * (k_blocks * 64) + col0 + 4 * grp + idx;
+                        if (words[i] != 0) back[at] = words[i];
+                      }
+                    }
+                  }
+        for (int r = 0; ok && r < m_blocks * rows; ++r)
+          for (int c = 0; c < k_blocks * 64; ++c) {
+            const uint16_t want = r < sh.m && c < sh.k ? a[static_cast<size_t>(r) * sh.k + c] : 0;
+            const uint16_t got = back[static_cast<size_t>(r) * k_blocks * 64 + c];
+            if ((want & 0x7fff ? want : 0) != got) {
+              ok = false;
+              break;
+            }
+          }
+        if (!ok && ++failures <= 5) std::printf("FAIL 2:4 staged tiles sp %d M %d K %d\n", sp, sh.m, sh.k);
+      }
+  }
   std::printf("selftest: %d cases, %d failures\n", cases, failures);
   return failures ? 1 : 0;
 }
@@ -235,16 +358,24 @@ int Check() {
     for (const Shape& s : shapes) {
       const auto a = Random(static_cast<size_t>(s.m) * s.k, t, rng);
       const auto b = Random(static_cast<size_t>(s.k) * s.n, t, rng);
-      const auto ref = Reference(a, b, s.m, s.k, s.n, t);
-      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref.size() * 2);
+      const auto ref_dense = Reference(a, b, s.m, s.k, s.n, t);
+      // The 2:4 variants' A: another random matrix, 2:4, staged for each tile height.
+      const auto a24 = Random24(s.m, s.k, t, rng);
+      const auto ref24 = Reference(a24, b, s.m, s.k, s.n, t);
+      const std::vector<uint8_t> staged[2] = {Staged24(a24, s.m, s.k, 1), Staged24(a24, s.m, s.k, 2)};
+      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds1(staged[0].size()), ds2(staged[1].size());
       CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(db.p, b.data(), db.bytes, cudaMemcpyHostToDevice));
-      std::vector<uint16_t> c(ref.size());
+      CK(cudaMemcpy(ds1.p, staged[0].data(), ds1.bytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(ds2.p, staged[1].data(), ds2.bytes, cudaMemcpyHostToDevice));
+      std::vector<uint16_t> c(ref_dense.size());
       for (const Variant& v : kVariants) {
-        if (v.type != t) continue;
+        if (v.type != t || !Picked(v, false)) continue;
+        const std::vector<double>& ref = v.sp ? ref24 : ref_dense;
+        const void* a_dev = v.sp == 0 ? da.p : v.sp == 1 ? ds1.p : ds2.p;
         gm::Params p;
-        CK(gemm_host::MakeParams(&p, da.p, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                                 ws.blocks));
+        CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
+                                 ws.blocks, v.sp));
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
         // across tiles (and for stream-K: whole-tile rounds, then runs of many stages).
         for (int grid : {0, 3}) {
@@ -273,29 +404,40 @@ int Check() {
 
 // Rotated device copies of A and B (enough that a launch finds none of its operands in L2),
 // one C, and each copy's launch parameters for a given tile width.
+// With sparse: A is 2:4 (Random24; cuBLAS multiplies its dense form) and each copy also has
+// its staged tiles for the 2:4 kernels of either tile height.
 struct Operands {
-  std::vector<DevBuf*> a, b;
+  std::vector<DevBuf*> a, b, s1, s2;
   DevBuf c;
   int m, k, n;
-  Operands(int m_, int k_, int n_, DType t, int copies) : c(static_cast<size_t>(m_) * n_ * 2), m(m_), k(k_), n(n_) {
+  Operands(int m_, int k_, int n_, DType t, int copies, bool sparse = false)
+      : c(static_cast<size_t>(m_) * n_ * 2), m(m_), k(k_), n(n_) {
     std::mt19937_64 rng(7);
-    const auto ha = Random(static_cast<size_t>(m) * k, t, rng), hb = Random(static_cast<size_t>(k) * n, t, rng);
+    const auto ha = sparse ? Random24(m, k, t, rng) : Random(static_cast<size_t>(m) * k, t, rng);
+    const auto hb = Random(static_cast<size_t>(k) * n, t, rng);
+    std::vector<uint8_t> st1, st2;
+    if (sparse) st1 = Staged24(ha, m, k, 1), st2 = Staged24(ha, m, k, 2);
+    const auto upload = [](std::vector<DevBuf*>* to, const void* host, size_t bytes) {
+      to->push_back(new DevBuf(bytes));
+      CK(cudaMemcpy(to->back()->p, host, bytes, cudaMemcpyHostToDevice));
+    };
     for (int i = 0; i < copies; ++i) {
-      a.push_back(new DevBuf(ha.size() * 2));
-      b.push_back(new DevBuf(hb.size() * 2));
-      CK(cudaMemcpy(a.back()->p, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(b.back()->p, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
+      upload(&a, ha.data(), ha.size() * 2);
+      upload(&b, hb.data(), hb.size() * 2);
+      if (sparse) upload(&s1, st1.data(), st1.size()), upload(&s2, st2.data(), st2.size());
     }
   }
   ~Operands() {
-    for (DevBuf* x : a) delete x;
-    for (DevBuf* x : b) delete x;
+    for (auto* v : {&a, &b, &s1, &s2})
+      for (DevBuf* x : *v) delete x;
   }
-  std::vector<gm::Params> Launches(int n_tile, int group, const Workspace& ws) const {
+  std::vector<gm::Params> Launches(const Variant& v, int group, const Workspace& ws) const {
     std::vector<gm::Params> ps(a.size());
-    for (size_t i = 0; i < a.size(); ++i)
-      CK(gemm_host::MakeParams(&ps[i], a[i]->p, b[i]->p, c.p, m, n, k, n_tile, group, ws.Partials(), ws.Flags(),
-                               ws.blocks));
+    for (size_t i = 0; i < a.size(); ++i) {
+      const void* a_dev = v.sp == 0 ? a[i]->p : v.sp == 1 ? s1.at(i)->p : s2.at(i)->p;
+      CK(gemm_host::MakeParams(&ps[i], a_dev, b[i]->p, c.p, m, n, k, v.n_tile, group, ws.Partials(), ws.Flags(),
+                               ws.blocks, v.sp));
+    }
     return ps;
   }
 };
@@ -304,13 +446,8 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
   const int sms = SmCount(), group = Group();
   const Workspace ws(sms);
   std::vector<const Variant*> vs;
-  const char* pick = std::getenv("VARIANTS");
-  for (const Variant& v : kVariants) {
-    const bool chosen = pick ? std::strstr((std::string(",") + pick + ",").c_str(),
-                                           (std::string(",") + v.name + ",").c_str()) != nullptr
-                             : v.type == DType::kF16;
-    if (chosen) vs.push_back(&v);
-  }
+  for (const Variant& v : kVariants)
+    if (Picked(v, true)) vs.push_back(&v);
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
   Timer timer(s);
@@ -327,7 +464,8 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
       const double flop = 2.0 * m * n * k;
       for (DType t : {DType::kF16, DType::kBF16}) {
         if (std::none_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t; })) continue;
-        Operands ops(m, k, n, t, copies);
+        const bool sparse = std::any_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t && v->sp; });
+        Operands ops(m, k, n, t, copies, sparse);
         double cb_ev = 0, cb_gr = 0;
         if (have_cublas) {
           auto f = [&](int i) {
@@ -338,7 +476,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
         }
         for (const Variant* v : vs) {
           if (v->type != t) continue;
-          const auto ps = ops.Launches(v->n_tile, group, ws);
+          const auto ps = ops.Launches(*v, group, ws);
           auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, v->stream_k, s); };
           const double ev = timer.Events(f), gr = timer.Graph(f, 4 * copies);
           std::printf("%-16s %6d %6d %5d  %9.1f %9.1f %7.1f  %9.1f %9.1f  %7.3f %7.3f\n", v->name, m, k, n, ev, gr,
@@ -353,10 +491,10 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
 int One(const char* name, int m, int k, int n) {
   for (const Variant& v : kVariants) {
     if (std::strcmp(v.name, name) != 0) continue;
-    Operands ops(m, k, n, v.type, 1);
+    Operands ops(m, k, n, v.type, 1, v.sp > 0);
     const int sms = SmCount();
     const Workspace ws(sms);
-    const auto ps = ops.Launches(v.n_tile, Group(), ws);
+    const auto ps = ops.Launches(v, Group(), ws);
     for (int i = 0; i < 3; ++i) CK(v.launch(ps[0], sms, 0, v.stream_k, 0));
     CK(cudaDeviceSynchronize());
     std::printf("ran %s M %d K %d N %d x3\n", name, m, k, n);
