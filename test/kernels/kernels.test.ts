@@ -255,6 +255,63 @@ describe('kernels on CUDA against the float64 reference', function () {
       }
     })
   }
+  // The 2:4 kernels on the Hopper GEMM engine (spmm_24_gemm_sm90a.cu, wgmma.mma_async.sp; for
+  // N >= 128): not listed and not selected yet (forced only), so each variant is forced; it
+  // rejects where it cannot run (any GPU but compute capability 9.0; N % 8 != 0). On 9.0:
+  // tile rows past M (M = 257, 7, 33, 300), K = 2048, 96, 70 (not a multiple of 8: only the
+  // 2:4 tiles, no tensor map of A) and 1000 (not of 64), groups of 0-2 nonzeros and empty rows,
+  // N = 8 (one column block, mostly empty), 136 (a partial second block), 256; the stream-K
+  // variants with fewer tiles than SMs (every tile in pieces); each run twice on one prepared
+  // operand (stream-K's flags must be left zero for the second).
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`SpMM ${dtype}, 2:4: the GEMM engine's variants (s24g), forced`, async function () {
+      const names = ['s24g_m128_n128_s6', 's24g_m128_n256_s3', 's24g_m256_n128_s4']
+      const variants = [...names, ...names.map((v) => `${v}_sk1`)]
+      const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
+      const hopper = cudaInfo().computeCapability === '9.0'
+      for (const [i, csr] of shapes.entries()) {
+        const nnz = csr.columnIndices.length
+        const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 60 + i), dtype), dtype}
+        for (const n of hopper ? [8, 136, 256] : [136]) {
+          const b = {rows: csr.cols, cols: n, dtype, data: encode(uniform(csr.cols * n, 61 + n + i), dtype)}
+          const ref = await spmmReference(a, b)
+          for (const variant of variants) {
+            for (let rep = 0; rep < (hopper ? 2 : 1); rep++) {
+              const out = poisoned(dtype, csr.rows * n)
+              let err: unknown
+              try {
+                await spmm(a, b, {device: 'cuda', out, variant})
+              } catch (error) {
+                err = error
+              }
+              const what = `${variant} M=${csr.rows} K=${csr.cols} N=${n} run ${rep}`
+              if (!hopper) {
+                expect((err as {code?: string})?.code, `${what}: sm_90a code runs on 9.0 only`).to.equal('cudaErrorInvalidValue')
+                continue
+              }
+              expect(err, what).to.equal(undefined)
+              const r = compare(out, dtype, ref)
+              expect(r.nonFinite, `${what}: unwritten outputs`).to.equal(0)
+              expect(r.relativeError, what).to.be.a('number').and.at.most(TOLERANCE[dtype])
+            }
+          }
+        }
+      }
+      if (!hopper) return
+      // N % 8 != 0 (B's tensor map needs rows of 16 bytes): rejected, not run.
+      const csr = shapes[0]
+      const a: CsrMatrix = {...csr, values: encode(uniform(csr.columnIndices.length, 70), dtype), dtype}
+      const b = {rows: csr.cols, cols: 132, dtype, data: encode(uniform(csr.cols * 132, 71), dtype)}
+      let err: unknown
+      try {
+        await spmm(a, b, {device: 'cuda', variant: 's24g_m128_n128_s6'})
+      } catch (error) {
+        err = error
+      }
+      expect((err as {code?: string})?.code).to.equal('cudaErrorInvalidValue')
+    })
+  }
+
   // The selection between the two 2:4 kernels (spmm_24_engine_sm90a.cu, SelectEngineFamily):
   // on compute capability 9.0 the engine for N > 8, and for N <= 8 from 24 MB of weights on
   // (1.125 bytes a weight); the mma.sp kernel elsewhere and on every other GPU. Planned

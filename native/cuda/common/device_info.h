@@ -49,4 +49,14 @@ inline int ComputeMinor() {
 inline bool Aligned(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
 
 }  // namespace sparse
+
+// Whether this translation unit's sm_90a code (files named *_sm90a.cu are built for sm_90a
+// with SPARSE_SM90A defined, when the build targets sm_90) can run on the current device:
+// compute capability 9.0 exactly. A macro, not a function, because SPARSE_SM90A differs
+// between translation units.
+#if defined(SPARSE_SM90A)
+#define SPARSE_SM90A_CAN_RUN() (::sparse::ComputeMajor() == 9 && ::sparse::ComputeMinor() == 0)
+#else
+#define SPARSE_SM90A_CAN_RUN() false
+#endif
 #endif  // SPARSE_CUDA_COMMON_DEVICE_INFO_H_

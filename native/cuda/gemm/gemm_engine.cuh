@@ -30,7 +30,7 @@
 //     B stage, multicast into both blocks' shared memory, so each SM pulls 3/4 (n128) of the
 //     bytes per stage from L2; a stage is refilled once the consumers of both blocks let it go.
 //   - 2:4 A (kSpMS > 0, issue 25 step 2): A's stage is one contiguous run of staged 2:4 tiles
-//     (common/sparse24.h, StageSp24Tiles) fetched by a bulk copy; consumer warps load their
+//     (common/sparse24.h, StageSp24Tiles with 16 strips, SpStageOffset) fetched by a bulk copy; consumer warps load their
 //     strips' fragments and metadata into registers and the warpgroups issue
 //     wgmma.mma_async.sp (ConsumeSp), tiles of 128 kSpMS rows; no clusters.
 // Shapes: any M; N and K multiples of 8 (the tensor maps' 16-byte row strides); edges past
@@ -62,8 +62,8 @@ struct Params {
   CUtensorMap c_map;  // C as an N x M tensor, box 64 x 64, 128-byte swizzle (kTmaStore only)
   void* c;            // M x N, row-major, on the device
   // 2:4 variants (kSpMS > 0) read A from its staged tiles instead of a_map: StageSp24Tiles
-  // (common/sparse24.h) with 8 kSpMS strips and 2 k-steps per stage, so stage (mb, kb) is
-  // one contiguous run of Layout::kABytes at (mb k_blocks + kb) kABytes.
+  // (common/sparse24.h) with kSpStageStrips (16) strips and 2 k-steps per stage, one form for
+  // both tile heights (SpStageOffset: a tile's stage is one contiguous run).
   const void* a_tiles;
   // Stream-K workspace, on the device, for grids of up to `slots` blocks: partials holds 2
   // slots per block (one per consumer warpgroup) of 64 x 256 floats; flags 2 ints per block,
@@ -155,6 +155,19 @@ constexpr uint64_t kSwizzle128 = 1ull << 62;
 constexpr uint64_t kADesc = kSwizzle128 | ((1024ull >> 4) << 32) | (1ull << 16);
 constexpr uint64_t kBDesc = kSwizzle128 | ((1024ull >> 4) << 32) | ((8192ull >> 4) << 16);
 
+// The staged 2:4 form every 2:4 variant reads: stages of 16 strips (256 rows) x 2 k-steps (64
+// columns of K), row block by row block, K stage by K stage (StageSp24Tiles(t, 16, 2)).
+constexpr int kSpStageStrips = 16;
+constexpr int kSpStageBytes = kSpStageStrips * 2 * kSp24StagedTileBytes;
+// Where the A run of tile row block mb, K stage kb starts in that form, for tiles of 128 sp
+// rows: a 256-row tile's is a whole stage; a 128-row tile's is the first or second half (its
+// 8 strips' tiles are contiguous there, strip-major). Shared by the producer and the
+// workbench's selftest.
+__host__ __device__ constexpr int64_t SpStageOffset(int sp, int k_blocks, int mb, int kb) {
+  return (static_cast<int64_t>(mb / (2 / sp)) * k_blocks + kb) * kSpStageBytes +
+         static_cast<int64_t>(mb % (2 / sp)) * (kSpStageBytes / 2);
+}
+
 // kSpMS: 0 for dense A; 1 or 2 for 2:4 A (strips of 16 rows per consumer warp and stage:
 // tiles of 128 kSpMS rows, each consumer warpgroup owning 64 kSpMS of them).
 template <int kNTile, int kStages, bool kTmaStore, int kSpMS = 0>
@@ -169,7 +182,9 @@ struct Layout {
   static_assert(kStageBytes % 1024 == 0, "stages keep the swizzle's 1024-byte alignment");
   // The C tile staged for the tensor stores: per consumer warpgroup kNTile / 64 boxes of
   // 64 rows x 128 bytes, after the ring (so 1024-byte aligned, as the swizzle needs).
-  static constexpr int kCBytes = kTmaStore ? kRows * kNTile * 2 : 0;
+  // 2:4 tiles of 256 rows stage one 64-row m-slice per warpgroup at a time (StoreTileTma waits
+  // for the previous slice's stores to have read the buffer), so every variant stages 128 rows.
+  static constexpr int kCBytes = kTmaStore ? kMTile * kNTile * 2 : 0;
   // The ring, the C tile, the full and empty barriers, and room to align the dynamic shared memory.
   static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "the ring and the C tile fit in one SM's shared memory");
@@ -307,7 +322,7 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS>;
   constexpr int kAtomsPerBlock = kNTile / kAtomN / kCluster;
   static_assert(kNTile / kAtomN % kCluster == 0, "the B stage splits into whole atoms per cluster block");
-  PrefetchTensorMap(&p.a_map);
+  if constexpr (kSpMS == 0) PrefetchTensorMap(&p.a_map);  // (2:4: no map of A)
   PrefetchTensorMap(&p.b_map);
   int stage = 0;
   uint32_t phase = 0;
@@ -324,9 +339,7 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       const uint32_t st = SmemAddr(ring + stage * L::kStageBytes);
       engine::MbarArriveExpectTx(full, L::kStageBytes);
       if constexpr (kSpMS > 0)
-        engine::BulkCopy(st,
-                         static_cast<const unsigned char*>(p.a_tiles) +
-                             (static_cast<int64_t>(mb) * p.k_blocks + kb) * L::kABytes,
+        engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, mb, kb),
                          L::kABytes, full);
       else
         engine::TensorCopy2d(st, &p.a_map, kb * kKTile, mb * kMTile, full);
@@ -563,9 +576,8 @@ template <DType kType, int kNTile, int kStages, bool kTmaStore, int kSpMS>
 __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS>;
   constexpr int kAcc = kNTile / 2;
-  constexpr int kWgRows = 64 * kSpMS;
   const uint32_t ring0 = SmemAddr(ring);
-  const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * kWgRows * kNTile * 2;
+  const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * 64 * kNTile * 2;
   float d[kSpMS][kAcc];
   uint32_t af[2][kSpMS][2][4], e[2][kSpMS][2];
   int stage = 0;
@@ -620,7 +632,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     for (int ms = 0; ms < kSpMS; ++ms) {
       const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
       if (kTmaStore)
-        StoreTileTma<kType, kNTile>(p, cw, row0, col0, d[ms], cbuf + ms * 64 * kNTile * 2);
+        StoreTileTma<kType, kNTile>(p, cw, row0, col0, d[ms], cbuf);
       else
         StoreTile<kType, kNTile>(p, row0, col0, d[ms]);
     }

@@ -45,14 +45,15 @@ inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 // on the device) for tiles of 128 x n_tile; `group`: row blocks per raster group. partials and
 // flags: a stream-K workspace for `slots` blocks (PartialFloats, FlagInts), or null and 0 for
 // launches without stream-K.
-// sp_ms > 0: A is 2:4, `a` its staged tiles (StageSp24Tiles with 8 sp_ms strips and 2
-// k-steps per stage; device, 16-byte aligned) for the kSpMS = sp_ms kernels, tiles of
-// 128 sp_ms rows.
+// sp_ms > 0: A is 2:4, `a` its staged tiles (StageSp24Tiles(tiles, kSpStageStrips, 2): device,
+// 16-byte aligned) for the kSpMS = sp_ms kernels, tiles of 128 sp_ms rows; K need not be a
+// multiple of 8 then (no tensor map of A).
 inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
                               int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0,
                               int sp_ms = 0) {
   namespace g = cuda::gemm;
-  if (!CanImplement(m, n, k, a, b, c) || group < 1 || sp_ms < 0 || sp_ms > 2) return cudaErrorInvalidValue;
+  if (!CanImplement(m, n, sp_ms > 0 ? 8 : k, a, b, c) || k < 1 || group < 1 || sp_ms < 0 || sp_ms > 2)
+    return cudaErrorInvalidValue;
   p->c = c, p->m = m, p->n = n, p->k = k, p->group = group;
   p->a_tiles = sp_ms > 0 ? a : nullptr;
   p->partials = partials, p->flags = flags, p->slots = slots;
@@ -95,13 +96,23 @@ inline bool Decompose(cuda::gemm::Params* p, int grid, bool stream_k) {
 // blocks (<= 0: one per SM; Decompose picks the number), stream-K or not (not with clusters).
 // Clusters of 2: on pairs of row blocks, and no more clusters than fit at once (an SM count
 // per GPC that is odd leaves an SM out), so that they stay persistent.
+// Raises the kernel's shared-memory limit (once per instance; the first call does it). A
+// library calls it when it prepares, outside any graph capture; Launch calls it too.
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0>
+cudaError_t SetUp() {
+  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS>;
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
+  return attr;
+}
+
 template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0>
 cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, bool stream_k, cudaStream_t s) {
   using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS>;
   const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS>;
   if ((kSpMS > 0) != (params.a_tiles != nullptr)) return cudaErrorInvalidValue;  // A's form must match the kernel's
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
+  const cudaError_t attr = SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS>();
   if (attr != cudaSuccess) return attr;
   if (grid <= 0 || grid > sms) grid = sms;
   cudaLaunchConfig_t cfg = {};

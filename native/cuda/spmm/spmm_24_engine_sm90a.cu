@@ -168,15 +168,6 @@ cudaError_t RaiseSmemLimits() {
 }
 #endif
 
-// Compute capability 9.0 exactly (sm_90a code runs there only).
-bool IsSm90() {
-#if defined(SPARSE_SM90A)
-  return ComputeMajor() == 9 && ComputeMinor() == 0;
-#else
-  return false;
-#endif
-}
-
 bool ParseEngineFamily(const char* name, SpmmChoice* ch) {
   if (std::strcmp(name, "s24e_w8_k256") != 0) return false;
   ch->Set(0);
@@ -186,7 +177,7 @@ std::string EngineFamilyName(const SpmmChoice&) { return "s24e_w8_k256"; }
 
 bool EngineFamilyCanRun(const SpmmProblem& p, const SpmmChoice&) {
   return p.structure == SpmmProblem::k24 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 &&
-         p.k >= 1 && p.n >= 1 && p.n <= kMaxN && Aligned(p.b, 16) && Aligned(p.c, 4) && IsSm90();
+         p.k >= 1 && p.n >= 1 && p.n <= kMaxN && Aligned(p.b, 16) && Aligned(p.c, 4) && SPARSE_SM90A_CAN_RUN();
 }
 
 void EngineFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {

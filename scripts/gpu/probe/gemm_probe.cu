@@ -68,7 +68,10 @@ struct Variant {
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, true, "_tma_sk"),                                          \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, false, false, "2"),                                              \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, false, "2_tma"),                                           \
-      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, true, "2_tma_sk")
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, true, "2_tma_sk"),                                        \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 7, true, false, "_tma"),                                            \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, true, false, "2_tma"),                                           \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, true, true, "2_tma_sk")
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16), SPARSE_GEMM_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SP_VARIANTS(kF16, f16), SPARSE_GEMM_SP_VARIANTS(kBF16, bf16)};
 #undef SPARSE_GEMM_SP_VARIANTS
@@ -127,9 +130,9 @@ std::vector<uint16_t> Random24(int m, int k, DType t, std::mt19937_64& rng) {
   return v;
 }
 
-// The staged 2:4 tiles of a dense 2:4 matrix for the kernels with `sp` strips per consumer warp
-// (StageSp24Tiles with 8 sp strips and 2 k-steps per stage).
-std::vector<uint8_t> Staged24(const std::vector<uint16_t>& a, int m, int k, int sp) {
+// The staged 2:4 tiles of a dense 2:4 matrix, the form every `_sp` kernel reads
+// (StageSp24Tiles with kSpStageStrips strips and 2 k-steps per stage).
+std::vector<uint8_t> Staged24(const std::vector<uint16_t>& a, int m, int k) {
   std::vector<int> offsets(1, 0), cols;
   std::vector<uint16_t> vals;
   for (int r = 0; r < m; ++r) {
@@ -146,7 +149,7 @@ std::vector<uint8_t> Staged24(const std::vector<uint16_t>& a, int m, int k, int 
     std::printf("BuildSp24Tiles: %s\n", err.c_str());
     std::exit(1);
   }
-  return StageSp24Tiles(tiles, 8 * sp, 2);
+  return StageSp24Tiles(tiles, gm::kSpStageStrips, 2);
 }
 
 // float64 reference of C = A B (A: M x K, B: K x N, row-major).
@@ -279,10 +282,10 @@ int SelfTest() {
       std::printf("FAIL CanImplement(%d, %d, %d) should be %d\n", s.m, s.n, s.k, s.ok);
     }
   }
-  // 2:4: what the consumers read from the staged tiles (stage (mb, kb) at (mb k_blocks + kb)
-  // kABytes; strip SpStrip, k-step kt of it; lane l's fragment words and metadata word),
-  // decoded and placed where the epilogue stores it (SpSliceRow + 16 w), is the matrix; and the
-  // staged buffer is exactly the m_blocks x k_blocks stages the kernel addresses.
+  // 2:4: what the consumers read from the staged tiles (tile (mb, kb) at SpStageOffset; strip
+  // SpStrip, k-step kt of it; lane l's fragment words and metadata word), decoded and placed
+  // where the epilogue stores it (SpSliceRow + 16 w), is the matrix, for both tile heights
+  // from the one staged form; and the form is the size the kernels' addresses assume.
   {
     std::mt19937_64 rng(11);
     const struct {
@@ -292,10 +295,10 @@ int SelfTest() {
       for (const auto& sh : sp_shapes) {
         ++cases;
         const auto a = Random24(sh.m, sh.k, DType::kF16, rng);
-        const auto staged = Staged24(a, sh.m, sh.k, sp);
+        const auto staged = Staged24(a, sh.m, sh.k);
         const int rows = gm::kMTile * sp, m_blocks = (sh.m + rows - 1) / rows, k_blocks = (sh.k + 63) / 64;
-        const size_t a_bytes = static_cast<size_t>(8 * sp * 2 * kSp24StagedTileBytes);
-        bool ok = staged.size() == static_cast<size_t>(m_blocks) * k_blocks * a_bytes;
+        const int staged_rbs = (sh.m + 255) / 256;
+        bool ok = staged.size() == static_cast<size_t>(staged_rbs) * k_blocks * gm::kSpStageBytes;
         std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * rows * k_blocks * 64, 0);
         for (int mb = 0; ok && mb < m_blocks; ++mb)
           for (int kb = 0; kb < k_blocks; ++kb)
@@ -303,7 +306,7 @@ int SelfTest() {
               for (int ms = 0; ms < sp; ++ms)
                 for (int w = 0; w < 4; ++w)
                   for (int kt = 0; kt < 2; ++kt) {
-                    const uint8_t* tile = staged.data() + (static_cast<size_t>(mb) * k_blocks + kb) * a_bytes +
+                    const uint8_t* tile = staged.data() + gm::SpStageOffset(sp, k_blocks, mb, kb) +
                                           static_cast<size_t>(gm::SpStrip(sp, cw, ms, w) * 2 + kt) * kSp24StagedTileBytes;
                     const int row0 = mb * rows + gm::SpSliceRow(sp, cw, ms) + 16 * w, col0 = kb * 64 + 32 * kt;
                     for (int lane = 0; lane < 32; ++lane) {
@@ -344,11 +347,12 @@ int Check() {
     int m, k, n;
   };
   // Ragged in every direction (M any; N and K multiples of 8), single tiles, one element row;
-  // the last one has more tiles than SMs and not a whole number of waves (stream-K after
-  // whole-tile waves), the others fewer (stream-K throughout, tiles cut into many pieces).
-  const Shape shapes[] = {{200, 96, 72},   {1000, 1000, 136}, {7, 96, 40},      {1, 8, 8},
-                          {128, 64, 256},  {129, 72, 264},    {333, 4104, 520}, {1024, 512, 1024},
-                          {4100, 136, 1160}};
+  // 4100 x 136 x 1160 has more tiles than SMs and not a whole number of waves (stream-K after
+  // whole-tile waves), the others fewer (stream-K throughout, tiles cut into many pieces);
+  // 77 x 100 x 136 has K % 8 != 0 (the 2:4 variants only: dense A needs a tensor map).
+  const Shape shapes[] = {{200, 96, 72},     {1000, 1000, 136}, {7, 96, 40},      {1, 8, 8},
+                          {128, 64, 256},    {129, 72, 264},    {333, 4104, 520}, {1024, 512, 1024},
+                          {4100, 136, 1160}, {77, 100, 136}};
   const int sms = SmCount(), group = Group();
   Workspace ws(sms);
   std::vector<int> flags(gemm_host::FlagInts(sms));
@@ -359,20 +363,19 @@ int Check() {
       const auto a = Random(static_cast<size_t>(s.m) * s.k, t, rng);
       const auto b = Random(static_cast<size_t>(s.k) * s.n, t, rng);
       const auto ref_dense = Reference(a, b, s.m, s.k, s.n, t);
-      // The 2:4 variants' A: another random matrix, 2:4, staged for each tile height.
+      // The 2:4 variants' A: another random matrix, 2:4, staged once (both tile heights read the one form).
       const auto a24 = Random24(s.m, s.k, t, rng);
       const auto ref24 = Reference(a24, b, s.m, s.k, s.n, t);
-      const std::vector<uint8_t> staged[2] = {Staged24(a24, s.m, s.k, 1), Staged24(a24, s.m, s.k, 2)};
-      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds1(staged[0].size()), ds2(staged[1].size());
+      const std::vector<uint8_t> staged = Staged24(a24, s.m, s.k);
+      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size());
       CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(db.p, b.data(), db.bytes, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(ds1.p, staged[0].data(), ds1.bytes, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(ds2.p, staged[1].data(), ds2.bytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(ds.p, staged.data(), ds.bytes, cudaMemcpyHostToDevice));
       std::vector<uint16_t> c(ref_dense.size());
       for (const Variant& v : kVariants) {
-        if (v.type != t || !Picked(v, false)) continue;
+        if (v.type != t || !Picked(v, false) || (v.sp == 0 && s.k % 8 != 0)) continue;
         const std::vector<double>& ref = v.sp ? ref24 : ref_dense;
-        const void* a_dev = v.sp == 0 ? da.p : v.sp == 1 ? ds1.p : ds2.p;
+        const void* a_dev = v.sp == 0 ? da.p : ds.p;
         gm::Params p;
         CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
                                  ws.blocks, v.sp));
@@ -405,9 +408,9 @@ int Check() {
 // Rotated device copies of A and B (enough that a launch finds none of its operands in L2),
 // one C, and each copy's launch parameters for a given tile width.
 // With sparse: A is 2:4 (Random24; cuBLAS multiplies its dense form) and each copy also has
-// its staged tiles for the 2:4 kernels of either tile height.
+// its staged tiles (the one form both 2:4 tile heights read).
 struct Operands {
-  std::vector<DevBuf*> a, b, s1, s2;
+  std::vector<DevBuf*> a, b, staged;
   DevBuf c;
   int m, k, n;
   Operands(int m_, int k_, int n_, DType t, int copies, bool sparse = false)
@@ -415,8 +418,8 @@ struct Operands {
     std::mt19937_64 rng(7);
     const auto ha = sparse ? Random24(m, k, t, rng) : Random(static_cast<size_t>(m) * k, t, rng);
     const auto hb = Random(static_cast<size_t>(k) * n, t, rng);
-    std::vector<uint8_t> st1, st2;
-    if (sparse) st1 = Staged24(ha, m, k, 1), st2 = Staged24(ha, m, k, 2);
+    std::vector<uint8_t> st;
+    if (sparse) st = Staged24(ha, m, k);
     const auto upload = [](std::vector<DevBuf*>* to, const void* host, size_t bytes) {
       to->push_back(new DevBuf(bytes));
       CK(cudaMemcpy(to->back()->p, host, bytes, cudaMemcpyHostToDevice));
@@ -424,17 +427,17 @@ struct Operands {
     for (int i = 0; i < copies; ++i) {
       upload(&a, ha.data(), ha.size() * 2);
       upload(&b, hb.data(), hb.size() * 2);
-      if (sparse) upload(&s1, st1.data(), st1.size()), upload(&s2, st2.data(), st2.size());
+      if (sparse) upload(&staged, st.data(), st.size());
     }
   }
   ~Operands() {
-    for (auto* v : {&a, &b, &s1, &s2})
+    for (auto* v : {&a, &b, &staged})
       for (DevBuf* x : *v) delete x;
   }
   std::vector<gm::Params> Launches(const Variant& v, int group, const Workspace& ws) const {
     std::vector<gm::Params> ps(a.size());
     for (size_t i = 0; i < a.size(); ++i) {
-      const void* a_dev = v.sp == 0 ? a[i]->p : v.sp == 1 ? s1.at(i)->p : s2.at(i)->p;
+      const void* a_dev = v.sp == 0 ? a[i]->p : staged.at(i)->p;
       CK(gemm_host::MakeParams(&ps[i], a_dev, b[i]->p, c.p, m, n, k, v.n_tile, group, ws.Partials(), ws.Flags(),
                                ws.blocks, v.sp));
     }

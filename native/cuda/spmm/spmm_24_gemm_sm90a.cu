@@ -1,0 +1,239 @@
+// The 2:4 family on the Hopper GEMM engine (cuda/gemm/gemm_engine.cuh, kSpMS > 0): N from
+// 128 on (prefill, batched serving), where SpMM is compute-bound. A producer warp streams the
+// staged 2:4 tiles (one contiguous run per stage, a bulk copy) and B (tensor copies, 128-byte
+// swizzle) into a ring; two consumer warpgroups load their strips' fragments and metadata
+// into registers and issue wgmma.mma_async.sp; the C tile leaves through tensor stores. Its
+// prepared operand is the tiles staged once per matrix (StageSp24Tiles with 16 strips and 2
+// k-steps per stage: both tile heights read it) and a stream-K workspace.
+//
+// This file is compiled for sm_90a only (native/scripts/nvcc.cjs, from the "_sm90a" in its
+// name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
+// A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
+//
+// Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1]": tiles of 128 or 256 rows x 128 or 256
+// columns, a ring of that many stages of 64 columns of K, and with "_sk1" stream-K for the
+// tiles past the last whole wave (gemm_host::Decompose). (Every part of a variant name is
+// letters then digits: the form names are checked against without the addon's grammar.) Measured in the workbench
+// (docs/gemm-engine.md, "2:4 on the engine"): 1.09-1.26x cuBLAS f16 at N = 1024-2048 on the
+// H200, best variant per shape.
+//
+// Forced only for now (SPARSE_SPMM_VARIANT, or spmm()'s `variant` option): select is null and
+// no variant is listed (so --tune does not time it), because its addon path has not run on a
+// GPU yet and the rule between the tile heights and stream-K is still to be fitted
+// (docs/gemm-engine.md, "Next (2:4)").
+//
+// A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
+// order), on a device with at most as many SMs as the one it was prepared on.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/sparse24.h"
+#include "cuda/common/device_buffer.h"
+#include "cuda/common/device_info.h"
+#include "cuda/spmm/spmm_family.h"
+#include "cuda/spmm/spmm_stream.h"
+#if defined(SPARSE_SM90A)
+#include "cuda/gemm/gemm_engine_host.h"
+#endif
+
+namespace sparse {
+namespace gemm24 {
+
+// One configuration: tile rows (128 sp), tile columns, ring stages, stream-K.
+struct GemmChoice {
+  int sp, n_tile, stages, stream_k;
+};
+// The instantiated configurations (the tensor-store epilogue throughout: the register one was
+// slower in every cell measured).
+constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0}};
+constexpr int kStageStrips = 16;  // gemm_engine.cuh's kSpStageStrips (checked there)
+constexpr int kGroup = 8;         // raster group (row blocks), as in the workbench
+
+inline int ConfigIndex(const GemmChoice& c) {
+  for (int i = 0; i < static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); ++i)
+    if (kConfigs[i].sp == c.sp && kConfigs[i].n_tile == c.n_tile && kConfigs[i].stages == c.stages) return i;
+  return -1;
+}
+
+// The staged tiles and the stream-K workspace (partial sums and flags for `slots` blocks;
+// the flags are zero between launches).
+class Sp24GemmMatrix : public SpmmOperand {
+ public:
+  cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream) {
+    m_ = t.m, k_ = t.k, dtype_ = dtype;
+    const std::vector<uint8_t> staged = StageSp24Tiles(t, kStageStrips, 2);
+    cudaError_t e = staged_.Upload(staged.data(), staged.size(), stream);
+    if (e == cudaSuccess) e = AllocateWorkspace(stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    return e;
+  }
+  cudaError_t CopyFrom(const Sp24GemmMatrix& o, cudaStream_t stream) {
+    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_;
+    cudaError_t e = CopyParts({{&staged_, &o.staged_}}, stream);
+    if (e == cudaSuccess) e = AllocateWorkspace(stream);
+    return e;
+  }
+  size_t Bytes() const override { return staged_.bytes() + partials_.bytes() + flags_.bytes(); }
+  cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
+    return CloneOperand(*this, out, stream);
+  }
+  const void* staged() const { return staged_.get(); }
+  float* partials() const { return partials_.as<float>(); }
+  int* flags() const { return flags_.as<int>(); }
+  int slots() const { return slots_; }
+  int m() const { return m_; }
+  int k() const { return k_; }
+  DType dtype() const { return dtype_; }
+
+ private:
+  cudaError_t AllocateWorkspace(cudaStream_t stream) {
+    slots_ = std::max(1, SmCount());
+#if defined(SPARSE_SM90A)
+    cudaError_t e = partials_.Allocate(gemm_host::PartialFloats(slots_) * sizeof(float));
+    if (e == cudaSuccess) e = flags_.Allocate(gemm_host::FlagInts(slots_) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMemsetAsync(flags_.get(), 0, flags_.bytes(), stream);
+    return e;
+#else
+    (void)stream;
+    return cudaSuccess;
+#endif
+  }
+
+  DeviceBuffer staged_, partials_, flags_;
+  int m_ = 0, k_ = 0, slots_ = 1;
+  DType dtype_ = DType::kF16;
+};
+
+}  // namespace gemm24
+
+namespace {
+
+using gemm24::ConfigIndex;
+using gemm24::GemmChoice;
+using gemm24::kConfigs;
+using gemm24::Sp24GemmMatrix;
+
+#if defined(SPARSE_SM90A)
+static_assert(gemm24::kStageStrips == cuda::gemm::kSpStageStrips, "one staged form");
+
+using LaunchFn = cudaError_t (*)(const cuda::gemm::Params&, int, int, bool, cudaStream_t);
+using SetUpFn = cudaError_t (*)();
+struct KernelRef {
+  LaunchFn launch;
+  SetUpFn set_up;
+};
+template <DType kType, int kSp, int kNTile, int kStages>
+constexpr KernelRef RefOf() {
+  return KernelRef{&gemm_host::Launch<kType, kNTile, kStages, true, 1, kSp>,
+                   &gemm_host::SetUp<kType, kNTile, kStages, true, 1, kSp>};
+}
+// The kernels by dtype and configuration (kConfigs' order).
+const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 1, 128, 6>(), RefOf<DType::kF16, 1, 256, 3>(),
+                                 RefOf<DType::kF16, 2, 128, 4>()};
+const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 1, 128, 6>(), RefOf<DType::kBF16, 1, 256, 3>(),
+                                  RefOf<DType::kBF16, 2, 128, 4>()};
+static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == sizeof(kConfigs) / sizeof(kConfigs[0]),
+              "a kernel per configuration");
+const KernelRef& KernelFor(DType t, int config) { return t == DType::kBF16 ? kBF16Kernels[config] : kF16Kernels[config]; }
+
+// Every kernel's shared-memory limit raised once, at prepare (outside any graph capture).
+cudaError_t SetUpKernels() {
+  for (DType t : {DType::kF16, DType::kBF16})
+    for (size_t i = 0; i < sizeof(kConfigs) / sizeof(kConfigs[0]); ++i) {
+      const cudaError_t e = KernelFor(t, static_cast<int>(i)).set_up();
+      if (e != cudaSuccess) return e;
+    }
+  return cudaSuccess;
+}
+#endif
+
+std::string Name(const GemmChoice& c) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "s24g_m%d_n%d_s%d%s", 128 * c.sp, c.n_tile, c.stages, c.stream_k ? "_sk1" : "");
+  return buf;
+}
+
+bool ParseGemmFamily(const char* name, SpmmChoice* ch) {
+  int rows = 0, cols = 0, stages = 0, used = 0;
+  if (std::sscanf(name, "s24g_m%d_n%d_s%d%n", &rows, &cols, &stages, &used) != 3) return false;
+  const char* rest = name + used;
+  const bool sk = std::strcmp(rest, "_sk1") == 0;
+  if (!sk && *rest != '\0') return false;
+  if (rows != 128 && rows != 256) return false;
+  const GemmChoice c{rows / 128, cols, stages, sk ? 1 : 0};
+  if (Name(c) != name) return false;  // no leading zeros or signs
+  ch->Set(c);
+  return true;
+}
+std::string GemmFamilyName(const SpmmChoice& ch) { return Name(ch.Get<GemmChoice>()); }
+
+// 2:4 f16/bf16 on compute capability 9.0; N a multiple of 8 (B's and C's tensor maps step
+// rows of 16 bytes); B and C 16-byte aligned; an instantiated configuration.
+bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
+  return p.structure == SpmmProblem::k24 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 &&
+         p.k >= 1 && p.n >= 8 && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) &&
+         ConfigIndex(ch.Get<GemmChoice>()) >= 0 && SPARSE_SM90A_CAN_RUN();
+}
+
+// None listed yet: `--tune` times what is listed and keeps the fastest without checking its
+// output, and this family's addon path has not run on a GPU (only its kernels, in the
+// workbench). Named variants run (--variant, SPARSE_SPMM_VARIANT). kListed goes once the GPU
+// tests (test/kernels/kernels.test.ts, "the GEMM engine's variants") have passed on the H200.
+constexpr bool kListed = false;
+void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
+  if constexpr (kListed) {
+    for (const GemmChoice& base : kConfigs)
+      for (int sk : {0, 1}) {
+        GemmChoice c = base;
+        c.stream_k = sk;
+        SpmmChoice ch;
+        ch.Set(c);
+        if (GemmFamilyCanRun(p, ch)) out->push_back(Name(c));
+      }
+  } else {
+    (void)p, (void)out;
+  }
+}
+
+cudaError_t GemmPrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out, std::string* why) {
+#if defined(SPARSE_SM90A)
+  const cudaError_t e = SetUpKernels();
+  if (e != cudaSuccess) return e;
+#endif
+  return PrepareStreamOperand<Sp24GemmMatrix>(p, stream, BuildSp24Tiles, out, why);
+}
+
+cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int sm_count,
+                       cudaStream_t stream) {
+  if (!GemmFamilyCanRun(p, ch) || op == nullptr) return cudaErrorInvalidValue;
+#if defined(SPARSE_SM90A)
+  const Sp24GemmMatrix& a = *static_cast<const Sp24GemmMatrix*>(op);
+  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype) return cudaErrorInvalidValue;
+  const GemmChoice c = ch.Get<GemmChoice>();
+  cuda::gemm::Params params{};
+  cudaError_t e = gemm_host::MakeParams(&params, a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm24::kGroup,
+                                        a.partials(), a.flags(), a.slots(), c.sp);
+  if (e != cudaSuccess) return e;
+  const int sms = std::min(sm_count > 0 ? sm_count : SmCount(), a.slots());
+  return KernelFor(p.dtype, ConfigIndex(c)).launch(params, sms, 0, c.stream_k != 0, stream);
+#else
+  (void)sm_count, (void)stream;
+  return cudaErrorInvalidValue;
+#endif
+}
+
+// Rank 8, before the streaming engine (9) and the mma.sp kernel (10); no selection rule yet.
+const SpmmFamily kSp24GemmFamily = {
+    "s24g",          "s24g_m(128|256)_n(128|256)_s\\d+(_sk1)?", 8, nullptr, ParseGemmFamily, GemmFamilyName,
+    GemmFamilyCanRun, GemmFamilyVariants, "2:4 tiles, staged (GEMM engine)", GemmPrepare, GemmLaunch,
+};
+
+}  // namespace
+
+SPARSE_SPMM_FAMILY(kSp24GemmFamily);
+
+}  // namespace sparse
