@@ -14,7 +14,7 @@
 # $OUT/summary.txt, which is printed last. A word that is a task name starts the next task.
 #
 # Tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile
-# enums probe engine sh (engine alone needs no pack: it builds its workbench there). Environment variables set before run.sh reach every task (e.g.
+# enums probe engine gemm sh (engine and gemm alone need no pack: they build their workbenches there). Environment variables set before run.sh reach every task (e.g.
 # SPARSE_SDDMM_VARIANT=simt for an A/B run; TASK_TIMEOUT=S overrides each step's limit).
 # Exit status: 0 when every task succeeded, 1 when one failed (the others still ran),
 # 2 for bad usage (unknown task, too many tasks, a missing data set), 3 when the packed
@@ -25,7 +25,7 @@ ROOT=$PWD
 GPU_DIR=${GPU_DIR:-.gpu}
 SHARED=${SHARED:-$ROOT/../shared}
 GPU_TMP=${GPU_TMP:-/tmp/sparse-gpu}
-TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine sh)
+TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine gemm sh)
 # $OUT brings back at most 8 files: one archive per task and summary.txt.
 MAX_TASKS=7
 CARRY_LIMIT=$((64 * 1024 * 1024))
@@ -412,6 +412,54 @@ task_engine() {
   return $rc
 }
 
+# gemm MODE [ARGS]: the Hopper GEMM engine's workbench (scripts/gpu/probe/gemm_probe.cu;
+# docs/gemm-engine.md), built on the GPU machine for sm_90a into $GPU_TMP/gb (again only when
+# its sources changed), then run. MODE: the workbench's own (selftest, check, list,
+# time [MxK ...], one VARIANT M K N), or
+#   memcheck            check under compute-sanitizer memcheck (VARIANTS narrows it)
+#   ncu VARIANT M K N   Nsight Compute --set full on the variant's second launch (clocks left
+#                       alone): the details page, and the source page (SASS with its stall
+#                       samples) as CSV, xz-compressed, in the task's archive
+# NS, VARIANTS and GEMM_GROUP set before run.sh reach the workbench.
+GEMM_MODES="selftest check list time one memcheck ncu"
+task_gemm() {
+  local mode=${1:-check} gb=$GPU_TMP/gb stamp rc
+  [ $# -gt 0 ] && shift
+  case " $GEMM_MODES " in *" $mode "*) ;; *)
+    note "  gemm: unknown mode '$mode' (modes: $GEMM_MODES)"
+    return 2
+    ;;
+  esac
+  stamp=$(cat native/cuda/gemm/* native/cuda/spmm/*.cuh native/cuda/spmm/*.h native/common/sparse24.* scripts/gpu/probe/gemm_* scripts/gpu/probe/probe_util.h 2>/dev/null | md5sum | cut -c1-32)
+  if [ ! -x "$gb/gemm_probe" ] || [ "$(cat "$gb/stamp" 2>/dev/null)" != "$stamp" ]; then
+    step "$(task_timeout 300)" build bash scripts/gpu/probe/gemm_build.sh "$gb" || {
+      outputs build | tail -20 | sed 's/^/  /' | tee -a "$SUMMARY"
+      return 1
+    }
+    echo "$stamp" >"$gb/stamp"
+    cp "$gb/gemm_probe.regs.txt" "$W/" 2>/dev/null
+  fi
+  case $mode in
+    memcheck) step "$(task_timeout 300)" memcheck compute-sanitizer --tool memcheck "$gb/gemm_probe" check ;;
+    ncu)
+      step "$(task_timeout 300)" ncu ncu --set full --import-source yes --clock-control none -k regex:GemmKernel \
+        --launch-skip 1 --launch-count 1 -o "$W/profile" "$gb/gemm_probe" one "$@" &&
+        ncu --import "$W/profile.ncu-rep" --page details --print-details all --print-summary none >"$W/details.txt" 2>&1 &&
+        { ncu --import "$W/profile.ncu-rep" --page source --csv --print-source sass --print-summary none 2>/dev/null |
+          xz -T4 >"$W/sass.csv.xz"; }
+      ;;
+    *) step "$(task_timeout 300)" "$mode" "$gb/gemm_probe" "$mode" "$@" ;;
+  esac
+  rc=$?
+  case $mode in
+    memcheck) outputs memcheck | grep -E 'ERROR SUMMARY|^check:|FAIL' | head -5 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
+    ncu) grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|SM: Pipe Tensor Cycles Active|Warp Cycles Per Issued)' "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
+    check) outputs check | grep -v ' ok$' | tail -10 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
+    *) outputs "$mode" | tail -40 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
+  esac
+  return $rc
+}
+
 # sh COMMAND: any shell command, after the unpacking (node on the PATH, $W its folder).
 task_sh() {
   [ $# -gt 0 ] || { note "  sh needs a command, e.g. sh 'node bin/run.js verify ../shared/dlmc/rn50 --device cuda'"; return 2; }
@@ -452,14 +500,14 @@ run_tasks() {
   SUMMARY=$GPU_TMP/summary.txt
   : >"$SUMMARY"
 
-  # The engine's workbench needs no pack; every other task runs on the unpacked one.
+  # The workbenches (engine, gemm) need no pack; every other task runs on the unpacked one.
   local t packed=0
-  for t in "${names[@]}"; do [ "$t" = engine ] || packed=1; done
+  for t in "${names[@]}"; do [ "$t" = engine ] || [ "$t" = gemm ] || packed=1; done
   if [ $packed = 1 ]; then
     setup
     note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), packed from commit $(cat "$GPU_DIR/commit" 2>/dev/null || echo unknown), node $("$NODE" --version)"
   else
-    note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), the engine's workbench (no pack)"
+    note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), workbenches only (no pack)"
   fi
   if command -v nvidia-smi >/dev/null; then
     note "GPU: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv,noheader 2>&1 | head -1)"

@@ -228,7 +228,7 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
   it('refuses bad usage with one line and exit 2 before unpacking anything; a missing pack exits 3', () => {
     const w = world()
     let r = runner(w, ['bench-everything'])
-    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine sh; here: pack)\n"])
+    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine gemm sh; here: pack)\n"])
     r = runner(w, ['test', 'test', 'test', 'test', 'test', 'test', 'test', 'test'])
     expect(r.code).to.equal(2)
     expect(r.stderr).to.match(/^run\.sh: 8 tasks in one call, but \$OUT brings back 8 files: at most 7 tasks/)
@@ -276,7 +276,7 @@ case "$out" in *engine_probe) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "
     const r = runner(w, ['engine', 'check', 'engine', 'timeall', 's24_f16', '11008x4096'], {NS: '8,64'})
     expect(r.code, r.stderr + r.stdout).to.equal(0)
     const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
-    expect(summary).to.match(/the engine's workbench \(no pack\)/)
+    expect(summary).to.match(/workbenches only \(no pack\)/)
     expect(summary).to.include('check: 3 runs, 0 failures')
     expect(r.calls.filter((c) => c.startsWith('nvcc ') && c.includes('-DGROUP='))).to.have.length(9)
     expect(r.calls).to.include.members(['engine_probe check', 'engine_probe timeall s24_f16 11008x4096'])
@@ -289,5 +289,41 @@ case "$out" in *engine_probe) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "
     const bad = runner(w, ['engine', 'bogus'])
     expect(bad.code).to.equal(1)
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("engine: unknown mode 'bogus'")
+  })
+
+  it('gemm: builds the GEMM workbench there without a pack (again only when its sources change) and runs its modes', () => {
+    const w = world()
+    rmSync(join(w.repo, '.gpu'), {recursive: true, force: true})
+    const probe = join(w.repo, 'scripts', 'gpu', 'probe')
+    cpSync(join(ROOT, 'scripts', 'gpu', 'probe', 'gemm_build.sh'), join(probe, 'gemm_build.sh'))
+    write(join(probe, 'gemm_probe.cu'), '// stub\n')
+    write(join(w.repo, 'native', 'common', 'sparse24.cc'), '// stub\n')
+    // nvcc: the linked workbench is a script that answers its modes; check prints one failure.
+    const linked = '#!/usr/bin/env bash\necho "gemm_probe $*" >> "$CALLS"; echo "f16_sp_n128_s6 M 7 FAIL"; echo "x ok"; echo "check: 3 runs, 1 failures"\n'
+    write(
+      join(w.base, 'bin', 'nvcc'),
+      stub('nvcc', `out=""; while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+case "$out" in *gemm_probe) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$out"; chmod +x "$out" ;; *) : > "$out" ;; esac`),
+      0o755,
+    )
+    const r = runner(w, ['gemm', 'check', 'gemm', 'time', '4096x4096'], {NS: '256'})
+    expect(r.code, r.stderr + r.stdout).to.equal(0)
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.match(/workbenches only \(no pack\)/)
+    // check's part of the summary keeps the failures and the count, not the passing runs.
+    const checkPart = summary.slice(summary.indexOf('== gemm check'), summary.indexOf('== gemm-2'))
+    expect(checkPart).to.include('f16_sp_n128_s6 M 7 FAIL')
+    expect(checkPart).to.include('check: 3 runs, 1 failures')
+    expect(checkPart).to.not.include('x ok')
+    expect(r.calls).to.include.members(['gemm_probe check', 'gemm_probe time 4096x4096'])
+    expect(readdirSync(w.out).sort()).to.deep.equal(['gemm-2.tar.xz', 'gemm.tar.xz', 'summary.txt'])
+    const builds = (calls: string[]) => calls.filter((c) => c.startsWith('nvcc ') && c.includes('gemm_probe.cu')).length
+    expect(builds(r.calls)).to.equal(1)
+    const again = runner(w, ['gemm', 'list'])
+    expect(again.code).to.equal(0)
+    expect(builds(again.calls)).to.equal(builds(r.calls))
+    const bad = runner(w, ['gemm', 'bogus'])
+    expect(bad.code).to.equal(1)
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("gemm: unknown mode 'bogus'")
   })
 })
