@@ -369,6 +369,31 @@ task_probe() {
   return $rc
 }
 
+# Whether MODE is one of MODES for workbench task TASK (says so in the summary if not).
+workbench_mode() {
+  local task=$1 mode=$2 modes=$3
+  case " $modes " in *" $mode "*) return 0 ;; esac
+  note "  $task: unknown mode '$mode' (modes: $modes)"
+  return 2
+}
+
+# Builds a workbench with BUILD_SCRIPT into DIR (nvcc for sm_90a, on the GPU machine) unless
+# DIR/BINARY is there from the same SOURCES (their checksum is kept in DIR/stamp); the build
+# report BINARY.regs.txt goes into the task's folder.
+build_workbench() {
+  local dir=$1 binary=$2 script=$3 stamp
+  shift 3
+  stamp=$(cat "$@" 2>/dev/null | md5sum | cut -c1-32)
+  [ -x "$dir/$binary" ] && [ "$(cat "$dir/stamp" 2>/dev/null)" = "$stamp" ] && return 0
+  step "$(task_timeout 300)" build bash "$script" "$dir" || {
+    outputs build | tail -20 | sed 's/^/  /' | tee -a "$SUMMARY"
+    return 1
+  }
+  echo "$stamp" >"$dir/stamp"
+  cp "$dir/$binary.regs.txt" "$W/" 2>/dev/null
+  return 0
+}
+
 # engine MODE [ARGS]: the streaming engine's workbench (scripts/gpu/probe/engine_probe.cu;
 # docs/stream-engine.md), built on the GPU machine with nvcc for sm_90a into $GPU_TMP/eb (again
 # only when its sources changed), then run. MODE: the workbench's own (check, checksmall, list,
@@ -379,22 +404,11 @@ task_probe() {
 # NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER and ENGINE_ROTATE set before run.sh reach the workbench.
 ENGINE_MODES="check checksmall list time timeall one trace memcheck ncu"
 task_engine() {
-  local mode=${1:-check} eb=$GPU_TMP/eb stamp rc
+  local mode=${1:-check} eb=$GPU_TMP/eb rc
   [ $# -gt 0 ] && shift
-  case " $ENGINE_MODES " in *" $mode "*) ;; *)
-    note "  engine: unknown mode '$mode' (modes: $ENGINE_MODES)"
-    return 2
-    ;;
-  esac
-  stamp=$(cat native/cuda/spmm/*.cuh native/cuda/spmm/*.h native/common/sparse24.* native/common/stream_plan.h scripts/gpu/probe/engine_* scripts/gpu/probe/probe_util.h 2>/dev/null | md5sum | cut -c1-32)
-  if [ ! -x "$eb/engine_probe" ] || [ "$(cat "$eb/stamp" 2>/dev/null)" != "$stamp" ]; then
-    step "$(task_timeout 300)" build bash scripts/gpu/probe/engine_build.sh "$eb" || {
-      outputs build | tail -20 | sed 's/^/  /' | tee -a "$SUMMARY"
-      return 1
-    }
-    echo "$stamp" >"$eb/stamp"
-    cp "$eb/engine_probe.regs.txt" "$W/" 2>/dev/null
-  fi
+  workbench_mode engine "$mode" "$ENGINE_MODES" || return 2
+  build_workbench "$eb" engine_probe scripts/gpu/probe/engine_build.sh native/cuda/spmm/*.cuh native/cuda/spmm/*.h \
+    native/common/sparse24.* native/common/stream_plan.h scripts/gpu/probe/engine_* scripts/gpu/probe/probe_util.h || return 1
   case $mode in
     memcheck) step "$(task_timeout 300)" memcheck compute-sanitizer --tool memcheck "$eb/engine_probe" checksmall ;;
     ncu)
@@ -423,22 +437,11 @@ task_engine() {
 # NS, VARIANTS and GEMM_GROUP set before run.sh reach the workbench.
 GEMM_MODES="selftest check list time one memcheck ncu"
 task_gemm() {
-  local mode=${1:-check} gb=$GPU_TMP/gb stamp rc
+  local mode=${1:-check} gb=$GPU_TMP/gb rc
   [ $# -gt 0 ] && shift
-  case " $GEMM_MODES " in *" $mode "*) ;; *)
-    note "  gemm: unknown mode '$mode' (modes: $GEMM_MODES)"
-    return 2
-    ;;
-  esac
-  stamp=$(cat native/cuda/gemm/* native/cuda/spmm/*.cuh native/cuda/spmm/*.h native/common/sparse24.* scripts/gpu/probe/gemm_* scripts/gpu/probe/probe_util.h 2>/dev/null | md5sum | cut -c1-32)
-  if [ ! -x "$gb/gemm_probe" ] || [ "$(cat "$gb/stamp" 2>/dev/null)" != "$stamp" ]; then
-    step "$(task_timeout 300)" build bash scripts/gpu/probe/gemm_build.sh "$gb" || {
-      outputs build | tail -20 | sed 's/^/  /' | tee -a "$SUMMARY"
-      return 1
-    }
-    echo "$stamp" >"$gb/stamp"
-    cp "$gb/gemm_probe.regs.txt" "$W/" 2>/dev/null
-  fi
+  workbench_mode gemm "$mode" "$GEMM_MODES" || return 2
+  build_workbench "$gb" gemm_probe scripts/gpu/probe/gemm_build.sh native/cuda/gemm/* native/cuda/spmm/*.cuh \
+    native/cuda/spmm/*.h native/common/sparse24.* scripts/gpu/probe/gemm_* scripts/gpu/probe/probe_util.h || return 1
   case $mode in
     memcheck) step "$(task_timeout 300)" memcheck compute-sanitizer --tool memcheck "$gb/gemm_probe" check ;;
     ncu)

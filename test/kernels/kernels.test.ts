@@ -76,6 +76,16 @@ function variantShapes(): Shape[] {
 }
 
 /** 2:4 matrices (at most two nonzeros in every group of four columns of a row). */
+/** What `run` rejects with, or undefined when it resolves. */
+async function errorOf(run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await run()
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
+
 function twoFourShapes(): Shape[] {
   const make = (m: number, k: number, seed: number, keep: (r: number, g: number) => number) => {
     let x = seed
@@ -278,12 +288,7 @@ describe('kernels on CUDA against the float64 reference', function () {
           for (const variant of variants) {
             for (let rep = 0; rep < (hopper ? 2 : 1); rep++) {
               const out = poisoned(dtype, csr.rows * n)
-              let err: unknown
-              try {
-                await spmm(a, b, {device: 'cuda', out, variant})
-              } catch (error) {
-                err = error
-              }
+              const err = await errorOf(() => spmm(a, b, {device: 'cuda', out, variant}))
               const what = `${variant} M=${csr.rows} K=${csr.cols} N=${n} run ${rep}`
               if (!hopper) {
                 expect((err as {code?: string})?.code, `${what}: sm_90a code runs on 9.0 only`).to.equal('cudaErrorInvalidValue')
@@ -302,12 +307,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const csr = shapes[0]
       const a: CsrMatrix = {...csr, values: encode(uniform(csr.columnIndices.length, 70), dtype), dtype}
       const b = {rows: csr.cols, cols: 132, dtype, data: encode(uniform(csr.cols * 132, 71), dtype)}
-      let err: unknown
-      try {
-        await spmm(a, b, {device: 'cuda', variant: 's24g_m128_n128_s6'})
-      } catch (error) {
-        err = error
-      }
+      const err = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 's24g_m128_n128_s6'}))
       expect((err as {code?: string})?.code).to.equal('cudaErrorInvalidValue')
     })
   }
@@ -410,19 +410,9 @@ describe('kernels on CUDA against the float64 reference', function () {
     const shape = awkwardShapes()[1] // N = 17: no 16-byte vectors
     const a: CsrMatrix = {...shape.csr, values: uniform(shape.csr.columnIndices.length, 5), dtype: 'f32'}
     const b = {rows: a.cols, cols: shape.n, dtype: 'f32' as const, data: uniform(a.cols * shape.n, 6)}
-    let err: unknown
-    try {
-      await spmm(a, b, {device: 'cuda', variant: 'fast'})
-    } catch (error) {
-      err = error
-    }
-    expect((err as {code?: string})?.code).to.equal('bad-variant')
-    err = undefined
-    try {
-      await spmm(a, b, {device: 'cuda', variant: 'split_v4_t8_w1'})
-    } catch (error) {
-      err = error
-    }
-    expect((err as {code?: string})?.code).to.equal('cudaErrorInvalidValue')
+    const unknown = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'fast'}))
+    expect((unknown as {code?: string})?.code).to.equal('bad-variant')
+    const cannot = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'split_v4_t8_w1'}))
+    expect((cannot as {code?: string})?.code).to.equal('cudaErrorInvalidValue')
   })
 })

@@ -257,21 +257,33 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(r.stdout).to.include('bash scripts/gpu/run.sh pack [DATASET...] [-- TASK [ARGS]...]')
   })
 
-  it('engine: builds the workbench there without a pack (again only when its sources change) and runs its modes', () => {
+  /**
+   * A world without a pack where a workbench builds: its build script (the real one), its
+   * sources as stubs, and an nvcc whose objects are empty files and whose linked `binary` is a
+   * script that logs its arguments to $CALLS and prints `output`.
+   */
+  function workbenchWorld(build: string, sources: string[], binary: string, output: string): World {
     const w = world()
     rmSync(join(w.repo, '.gpu'), {recursive: true, force: true})
     const probe = join(w.repo, 'scripts', 'gpu', 'probe')
-    cpSync(join(ROOT, 'scripts', 'gpu', 'probe', 'engine_build.sh'), join(probe, 'engine_build.sh'))
-    write(join(probe, 'engine_probe.cu'), '// stub\n')
-    write(join(probe, 'engine_variants.cu'), '// stub\n')
-    write(join(w.repo, 'native', 'common', 'sparse24.cc'), '// stub\n')
-    // nvcc: objects are empty files; the linked workbench is a script that answers its modes.
-    const linked = '#!/usr/bin/env bash\necho "engine_probe $*" >> "$CALLS"; echo "check: 3 runs, 0 failures"\n'
+    cpSync(join(ROOT, 'scripts', 'gpu', 'probe', build), join(probe, build))
+    for (const s of sources) write(join(w.repo, s), '// stub\n')
+    const linked = `#!/usr/bin/env bash\necho "${binary} $*" >> "$CALLS"; ${output}\n`
     write(
       join(w.base, 'bin', 'nvcc'),
       stub('nvcc', `out=""; while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
-case "$out" in *engine_probe) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$out"; chmod +x "$out" ;; *) : > "$out" ;; esac`),
+case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$out"; chmod +x "$out" ;; *) : > "$out" ;; esac`),
       0o755,
+    )
+    return w
+  }
+
+  it('engine: builds the workbench there without a pack (again only when its sources change) and runs its modes', () => {
+    const w = workbenchWorld(
+      'engine_build.sh',
+      ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc'],
+      'engine_probe',
+      'echo "check: 3 runs, 0 failures"',
     )
     const r = runner(w, ['engine', 'check', 'engine', 'timeall', 's24_f16', '11008x4096'], {NS: '8,64'})
     expect(r.code, r.stderr + r.stdout).to.equal(0)
@@ -292,19 +304,12 @@ case "$out" in *engine_probe) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "
   })
 
   it('gemm: builds the GEMM workbench there without a pack (again only when its sources change) and runs its modes', () => {
-    const w = world()
-    rmSync(join(w.repo, '.gpu'), {recursive: true, force: true})
-    const probe = join(w.repo, 'scripts', 'gpu', 'probe')
-    cpSync(join(ROOT, 'scripts', 'gpu', 'probe', 'gemm_build.sh'), join(probe, 'gemm_build.sh'))
-    write(join(probe, 'gemm_probe.cu'), '// stub\n')
-    write(join(w.repo, 'native', 'common', 'sparse24.cc'), '// stub\n')
-    // nvcc: the linked workbench is a script that answers its modes; check prints one failure.
-    const linked = '#!/usr/bin/env bash\necho "gemm_probe $*" >> "$CALLS"; echo "f16_sp_n128_s6 M 7 FAIL"; echo "x ok"; echo "check: 3 runs, 1 failures"\n'
-    write(
-      join(w.base, 'bin', 'nvcc'),
-      stub('nvcc', `out=""; while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
-case "$out" in *gemm_probe) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$out"; chmod +x "$out" ;; *) : > "$out" ;; esac`),
-      0o755,
+    // Its check prints one failure among passing runs.
+    const w = workbenchWorld(
+      'gemm_build.sh',
+      ['scripts/gpu/probe/gemm_probe.cu', 'native/common/sparse24.cc'],
+      'gemm_probe',
+      'echo "f16_sp_n128_s6 M 7 FAIL"; echo "x ok"; echo "check: 3 runs, 1 failures"',
     )
     const r = runner(w, ['gemm', 'check', 'gemm', 'time', '4096x4096'], {NS: '256'})
     expect(r.code, r.stderr + r.stdout).to.equal(0)

@@ -176,7 +176,7 @@ struct Layout {
   static_assert(kSpMS >= 0 && kSpMS <= 2 && kSpMS * kNTile <= 256, "accumulators fit the consumers' registers");
   static constexpr int kRows = kSpMS > 0 ? kMTile * kSpMS : kMTile;  // rows of a tile
   // A's part of a stage: dense 128 x 64 halves, or 8 kSpMS strips x 2 k-steps of 2:4 tiles.
-  static constexpr int kABytes = kSpMS > 0 ? 8 * kSpMS * 2 * kSp24StagedTileBytes : kMTile * kKTile * 2;
+  static constexpr int kABytes = kSpMS > 0 ? kSpStageBytes / 2 * kSpMS : kMTile * kKTile * 2;
   static constexpr int kBBytes = kKTile * kNTile * 2;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static_assert(kStageBytes % 1024 == 0, "stages keep the swizzle's 1024-byte alignment");
@@ -447,6 +447,20 @@ __device__ __forceinline__ void AddPartials(const Params& p, int cw, int tile_en
   }
 }
 
+// A segment's end under stream-K: a piece that does not start at K stage 0 saves its sums for
+// the tile's owner (false: nothing to store); the owner adds the later blocks' pieces. True
+// when d holds the whole tile (every whole-tile segment too).
+template <int kAcc>
+__device__ __forceinline__ bool CompleteTile(const Params& p, const Segment& sg, int cw, float* d) {
+  if (sg.tile < p.dp_tiles) return true;
+  if (sg.kb0 > 0) {
+    SavePartial<kAcc>(p, cw, d);
+    return false;
+  }
+  AddPartials<kAcc>(p, cw, (sg.tile - p.dp_tiles + 1) * p.k_blocks, d);
+  return true;
+}
+
 // Lets the producers refill ring slot `slot`: alone, every consumer thread arrives (count
 // 256); in a cluster, lane 0 of each consumer warp arrives on the slot's barrier in every
 // block of the cluster (count 8 kCluster), since every block's producer writes into this one.
@@ -500,13 +514,7 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
     wg::Wait<0>();
     wg::Pin<kAcc>(d);
     Release<kCluster>(empty0 + 8 * prev);
-    if (sg.tile >= p.dp_tiles) {
-      if (sg.kb0 > 0) {
-        SavePartial<kAcc>(p, cw, d);
-        continue;
-      }
-      AddPartials<kAcc>(p, cw, (sg.tile - p.dp_tiles + 1) * p.k_blocks, d);
-    }
+    if (!CompleteTile<kAcc>(p, sg, cw, d)) continue;
     const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
     if (kTmaStore)
       StoreTileTma<kType, kNTile>(p, cw, row0, col0, d, cbuf);
@@ -535,7 +543,7 @@ __host__ __device__ constexpr int SpSliceRow(int sp, int cw, int ms) { return 64
 template <int kSpMS, int kBuf>
 __device__ __forceinline__ void LoadSpFragments(uint32_t st, int cw, uint32_t (&af)[2][kSpMS][2][4],
                                                 uint32_t (&e)[2][kSpMS][2]) {
-  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3, g = lane >> 2, t = lane & 3;
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
 #pragma unroll
   for (int ms = 0; ms < kSpMS; ++ms)
 #pragma unroll
@@ -545,7 +553,7 @@ __device__ __forceinline__ void LoadSpFragments(uint32_t st, int cw, uint32_t (&
       asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                    : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
                    : "r"(tile + 16 * lane));
-      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(e[kBuf][ms][kt]) : "r"(tile + 512 + 4 * (g * 2 + (t & 1))));
+      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(e[kBuf][ms][kt]) : "r"(tile + 512 + 4 * engine::Sp24MetaWord(lane)));
     }
 }
 
@@ -621,13 +629,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
     Release<1>(empty0 + 8 * prev);
-    if (sg.tile >= p.dp_tiles) {
-      if (sg.kb0 > 0) {
-        SavePartial<kSpMS * kAcc>(p, cw, &d[0][0]);
-        continue;
-      }
-      AddPartials<kSpMS * kAcc>(p, cw, (sg.tile - p.dp_tiles + 1) * p.k_blocks, &d[0][0]);
-    }
+    if (!CompleteTile<kSpMS * kAcc>(p, sg, cw, &d[0][0])) continue;
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms) {
       const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;

@@ -811,13 +811,17 @@ struct Sp24TileAt {
   const unsigned char* meta;
 };
 
+// The metadata word of a 2:4 tile that lane `lane` passes to mma.sp / wgmma.sp (selector 0:
+// lanes 4 g and 4 g + 1 supply words 2 g and 2 g + 1; the others' are not read).
+__host__ __device__ constexpr int Sp24MetaWord(int lane) { return (lane >> 2) * 2 + (lane & 1); }
+
 // A lane's part of one 2:4 tile: its A fragment (16 bytes: the m16n8k16 / wgmma register
-// order) and its metadata word (lanes with lane % 4 in {0, 1} supply it: selector 0).
+// order) and its metadata word (Sp24MetaWord).
 __device__ __forceinline__ void LoadSp24Fragment(const Sp24TileAt& at, uint32_t (&af)[4], uint32_t& e) {
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int lane = threadIdx.x & 31;
   const uint4 av = *reinterpret_cast<const uint4*>(at.values + 16 * lane);
   af[0] = av.x, af[1] = av.y, af[2] = av.z, af[3] = av.w;
-  e = *reinterpret_cast<const uint32_t*>(at.meta + 4 * (g * 2 + (t & 1)));
+  e = *reinterpret_cast<const uint32_t*>(at.meta + 4 * Sp24MetaWord(lane));
 }
 
 // One warp's 2:4 k-steps of a stage: `steps` steps of 32 columns; tile(ms, kt) locates the
