@@ -4,6 +4,7 @@
 #include "binding/exports.h"
 #include "binding/kernel_call.h"
 #include "common/bitmap_tiles.h"
+#include "common/gemm_plan.h"
 #include "common/sparse24.h"
 #include "common/stream_plan.h"
 #include "common/tc_tiles.h"
@@ -123,6 +124,22 @@ Napi::Value Stream24WinsJs(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), Stream24Wins(m, k, n));
 }
 
+// gemm24Rows({m, k, n, sms}) -> {rows, split}: the 2:4 tile height the selection runs on the
+// GEMM engine (128 or 256; Gemm24Rows, common/gemm_plan.h) on a GPU of `sms` SMs, and how
+// many pieces by K the ragged last wave's tiles of that height are cut into (TailSplit; below 2:
+// whole). Synchronous; pure C++.
+Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
+  Args a(info, "gemm24Rows");
+  const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n"), sms = a.Dim("sms");
+  if (m < 1 || k < 1 || n < 1 || sms < 1) a.RangeFail("m, k, n and sms must be at least 1");
+  const int rows = Gemm24Rows(m, n, k, sms);
+  const long long tiles = static_cast<long long>((m + rows - 1) / rows) * ((n + 127) / 128);
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("rows", rows);
+  o.Set("split", TailSplit(tiles, sms, (k + 63) / 64));
+  return o;
+}
+
 // sp24ToCsr({m, k, values: Uint16Array, meta: Uint32Array}) -> {rowOffsets, columnIndices,
 // values}: the nonzeros of 2:4 tiles (zeros left out, columns ascending). Synchronous.
 Napi::Value Sp24ToCsrJs(const Napi::CallbackInfo& info) {
@@ -177,6 +194,7 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                    {"sp24Staged", Sp24StagedJs},
                    {"streamPlan", StreamPlanJs},
                    {"stream24Wins", Stream24WinsJs},
+                   {"gemm24Rows", Gemm24RowsJs},
                    {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs}});
 }

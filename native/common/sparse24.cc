@@ -163,4 +163,36 @@ std::vector<uint8_t> StageSp24Tiles(const Sp24Tiles& t, int strips, int steps) {
   return out;
 }
 
+std::vector<uint16_t> Sp24CompressedRows(const Sp24Tiles& t) {
+  const int64_t cols = static_cast<int64_t>(t.ksteps) * 16;
+  std::vector<uint16_t> out(static_cast<size_t>(t.m * cols), 0);
+  for (int64_t s = 0; s < t.strips; ++s)
+    for (int64_t j = 0; j < t.ksteps; ++j) {
+      const uint16_t* v = t.values.data() + (s * t.ksteps + j) * 256;
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane >> 2, q = lane & 3;
+        // The lane's 8 words: compressed (row, column) in the A fragment's register order.
+        const int rows[8] = {g, g, g + 8, g + 8, g, g, g + 8, g + 8};
+        const int cs[8] = {2 * q, 2 * q + 1, 2 * q, 2 * q + 1, 2 * q + 8, 2 * q + 9, 2 * q + 8, 2 * q + 9};
+        for (int i = 0; i < 8; ++i) {
+          const int64_t row = 16 * s + rows[i];
+          if (row < t.m) out[static_cast<size_t>(row * cols + 16 * j + cs[i])] = v[8 * lane + i];
+        }
+      }
+    }
+  return out;
+}
+
+std::vector<uint32_t> StageSp24Meta(const Sp24Tiles& t, int strip_multiple, int steps) {
+  const int64_t strips = (t.strips + strip_multiple - 1) / strip_multiple * strip_multiple;
+  const int64_t kst = (t.ksteps + steps - 1) / steps;
+  std::vector<uint32_t> out(static_cast<size_t>(kst * strips * steps * 16), 0x44444444u);
+  for (int64_t ks = 0; ks < kst; ++ks)
+    for (int64_t s = 0; s < t.strips; ++s)
+      for (int kt = 0; kt < steps && ks * steps + kt < t.ksteps; ++kt)
+        std::memcpy(out.data() + ((ks * strips + s) * steps + kt) * 16,
+                    t.meta.data() + (s * t.ksteps + ks * steps + kt) * 16, 64);
+  return out;
+}
+
 }  // namespace sparse

@@ -59,6 +59,18 @@ constexpr int kSp24StagedTileBytes = 512 + 64;
 // are zero with metadata 0x44444444 (indices 0 and 1 in every group).
 std::vector<uint8_t> StageSp24Tiles(const Sp24Tiles& t, int strips, int steps);
 
+// The 2:4 form of the GEMM engine's `_ss` kernels, whose wgmma read A from shared memory
+// (cuda/gemm/gemm_engine.cuh): the compressed values as a plain row-major matrix of m rows and
+// 16 ksteps columns (row r, column 16 j + c: compressed column c of k-step j, two per group of
+// four in column order, as in the tiles), for a tensor map to cut into boxes.
+std::vector<uint16_t> Sp24CompressedRows(const Sp24Tiles& t);
+
+// ... and its metadata by K stage: K stage ks (`steps` k-steps) of strip s is
+// ((ks * padded_strips + s) * steps + kt) * 16 words, the tiles' words (word 2 g + h as
+// above); the strips are padded to a multiple of `strip_multiple` (so every tile height that
+// divides it reads whole runs), padding and k-steps past the matrix with metadata 0x44444444.
+std::vector<uint32_t> StageSp24Meta(const Sp24Tiles& t, int strip_multiple, int steps);
+
 // The CSR of the tiles' nonzeros (rows in order, columns ascending; zeros left out).
 void Sp24TilesToCsr(const Sp24Tiles& t, std::vector<int>* row_offsets, std::vector<int>* column_indices,
                     std::vector<uint16_t>* values16);

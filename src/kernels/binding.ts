@@ -222,6 +222,12 @@ export interface NativeKernels {
    * (s24) for an m x k 2:4 matrix at N = n, where both can run (native/common/stream_plan.h).
    */
   stream24Wins(args: {m: number; k: number; n: number}): boolean
+  /**
+   * The 2:4 tile height (128 or 256 rows) the selection runs on the Hopper GEMM engine (s24g,
+   * N >= 128) on a GPU of `sms` SMs, and the pieces by K its ragged last wave's tiles are cut
+   * into (below 2: whole tiles); native/common/gemm_plan.h.
+   */
+  gemm24Rows(args: {m: number; k: number; n: number; sms: number}): {rows: number; split: number}
   /** The nonzeros of 2:4 tiles as CSR (zeros left out); a RangeError on metadata mma.sp rejects. */
   sp24ToCsr(args: {m: number; k: number; values: Uint16Array; meta: Uint32Array}): {
     rowOffsets: Int32Array

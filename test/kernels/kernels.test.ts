@@ -266,19 +266,22 @@ describe('kernels on CUDA against the float64 reference', function () {
     })
   }
   // The 2:4 kernels on the Hopper GEMM engine (spmm_24_gemm_sm90a.cu, wgmma.mma_async.sp; for
-  // N >= 128): not listed and not selected yet (forced only), so each variant is forced; it
-  // rejects where it cannot run (any GPU but compute capability 9.0; N % 8 != 0). On 9.0:
+  // N >= 128): every variant forced (the selection picks two of them), with each decomposition
+  // (whole tiles, hybrid stream-K, the ragged wave split by K); listed for 2:4 where it can
+  // run. It rejects where it cannot run (any GPU but compute capability 9.0; N % 8 != 0). On 9.0:
   // tile rows past M (M = 257, 7, 33, 300), K = 2048, 96, 70 (not a multiple of 8: only the
   // 2:4 tiles, no tensor map of A) and 1000 (not of 64), groups of 0-2 nonzeros and empty rows,
   // N = 8 (one column block, mostly empty), 136 (a partial second block), 256; the stream-K
-  // variants with fewer tiles than SMs (every tile in pieces); each run twice on one prepared
-  // operand (stream-K's flags must be left zero for the second).
+  // variants with fewer tiles than SMs (every tile in pieces: up to 4 with _sk2); each run twice
+  // on one prepared operand (stream-K's flags must be left zero for the second).
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4: the GEMM engine's variants (s24g), forced`, async function () {
       const names = ['s24g_m128_n128_s6', 's24g_m128_n256_s3', 's24g_m256_n128_s4']
-      const variants = [...names, ...names.map((v) => `${v}_sk1`)]
+      const variants = [...names, ...names.map((v) => `${v}_sk1`), ...names.map((v) => `${v}_sk2`)]
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'
+      const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype, structure: '2:4'}).variants
+      expect(listed.filter((v) => v.startsWith('s24g_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants].sort() : [])
       for (const [i, csr] of shapes.entries()) {
         const nnz = csr.columnIndices.length
         const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 60 + i), dtype), dtype}
@@ -312,12 +315,14 @@ describe('kernels on CUDA against the float64 reference', function () {
     })
   }
 
-  // The selection between the two 2:4 kernels (spmm_24_engine_sm90a.cu, SelectEngineFamily):
-  // on compute capability 9.0 the engine for N > 8, and for N <= 8 from 24 MB of weights on
-  // (1.125 bytes a weight); the mma.sp kernel elsewhere and on every other GPU. Planned
-  // without data: the sizes alone decide.
+  // The selection between the 2:4 kernels: on compute capability 9.0 the streaming engine
+  // (spmm_24_engine_sm90a.cu, SelectEngineFamily) for 8 < N <= 64, and for N <= 8 from 24 MB of
+  // weights on (1.125 bytes a weight); the GEMM engine (spmm_24_gemm_sm90a.cu) from N = 128 on
+  // where N is a multiple of 8, its tile height by waves (Gemm24Rows), the ragged wave split
+  // by K; the mma.sp kernel elsewhere and on every other GPU. Planned without data: the sizes
+  // alone decide.
   for (const dtype of ['f16', 'bf16'] as const) {
-    it(`SpMM ${dtype}, 2:4 matrix: the selection runs a 2:4 kernel at small N, the engine where it wins`, () => {
+    it(`SpMM ${dtype}, 2:4 matrix: the selection runs a 2:4 kernel, the engines where they win`, () => {
       const {csr, n} = twoFourShapes()[1]
       const pick = (m: number, k: number, n: number) =>
         spmmVariants({m, k, n, nnz: (m * k) / 2, dtype, structure: '2:4'}).selected
@@ -330,6 +335,12 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect(pick(11008, 4096, 3)).to.match(hopper ? /^s24e_/ : /^s24_/)
       expect(pick(4096, 4096, 64)).to.match(hopper ? /^s24e_/ : /^s24_/)
       expect(pick(4096, 4096, 65), 'past the engine N').to.match(/^s24_/)
+      expect(pick(4096, 4096, 120), 'below the GEMM engine').to.match(/^s24_/)
+      expect(pick(4096, 4096, 132), 'N % 8 != 0').to.match(/^s24_/)
+      expect(pick(4096, 4096, 256)).to.equal(hopper ? 's24g_m256_n128_s4_sk2' : pick(4096, 4096, 65))
+      expect(pick(4096, 4096, 128), '32 tiles of 128 rows, 4 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk2' : pick(4096, 4096, 65))
+      expect(pick(11008, 4096, 256), '172 tiles of 128 rows: one wave and 40 in thirds').to.match(hopper ? /^s24g_m128_/ : /^s24_/)
+      expect(pick(14336, 4096, 2048)).to.match(hopper ? /^s24g_m256_/ : /^s24_/)
       expect(n).to.be.greaterThan(0)
     })
   }

@@ -266,6 +266,31 @@ describe("the streaming engine's launch plan (host)", () => {
     expect(() => addon.stream24Wins({m: 0, k: 4, n: 1})).to.throw(RangeError, /at least 1/)
   })
 
+  it('picks the GEMM engine\'s 2:4 tile height by waves, and splits only the ragged wave', () => {
+    const pick = (m: number, k: number, n: number, sms = 132) => addon.gemm24Rows({m, k, n, sms})
+    // 4096 x 4096: 32 tiles of 128 rows x 128 at N = 128, each cut in 4 (128 blocks busy) against
+    // 16 of 256 rows in 4 (64 busy); from N = 256 the 256-row tiles fill as well and win.
+    expect(pick(4096, 4096, 128)).to.deep.equal({rows: 128, split: 4})
+    expect(pick(4096, 4096, 256)).to.deep.equal({rows: 256, split: 4})
+    expect(pick(4096, 4096, 1024), '128 tiles: one wave, whole').to.deep.equal({rows: 256, split: 1})
+    // 11008 x 4096, N = 256: 172 tiles of 128 rows are a wave and 40 tiles in thirds (97 % busy);
+    // 86 of 256 rows leave a third of the SMs idle (65 %, even at 1.15x).
+    expect(pick(11008, 4096, 256)).to.deep.equal({rows: 128, split: 3})
+    expect(pick(14336, 4096, 256), '112 tiles of 256 rows').to.deep.equal({rows: 256, split: 1})
+    // A wave's worth of pieces at most, at most 4 per tile, never more than K's stages.
+    expect(pick(256, 64, 128).split, 'one tile, one K stage').to.equal(1)
+    expect(pick(256, 4096, 128).split, 'one tile: 4 pieces').to.equal(4)
+    for (const [m, k, n, sms] of [[4096, 4096, 2048, 132], [5000, 3000, 640, 114], [300, 100, 4096, 132], [77, 4104, 136, 8]]) {
+      const {rows, split} = pick(m, k, n, sms)
+      expect([128, 256]).to.include(rows)
+      const tiles = Math.ceil(m / rows) * Math.ceil(n / 128)
+      const r = tiles < sms ? tiles : tiles % sms
+      expect(split, `${m} x ${k}, N = ${n}`).to.be.at.least(1).and.at.most(Math.min(4, Math.ceil(k / 64)))
+      if (split >= 2) expect(r * split, `${m} x ${k}, N = ${n}: one wave of pieces`).to.be.at.most(sms)
+    }
+    expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 0})).to.throw(RangeError, /at least 1/)
+  })
+
   it('rejects a resident list of the wrong length or with negative counts', () => {
     expect(() => addon.streamPlan({rowBlocks: 4, kstages: 4, resident: new Int32Array(7)})).to.throw(/resident/)
     expect(() => plan(4, 4, Int32Array.from([1, -1, 0, 0, 0, 0, 0, 0]))).to.throw(RangeError, /negative/)

@@ -33,6 +33,12 @@
 //     (common/sparse24.h, StageSp24Tiles with 16 strips, SpStageOffset) fetched by a bulk copy; consumer warps load their
 //     strips' fragments and metadata into registers and the warpgroups issue
 //     wgmma.mma_async.sp (ConsumeSp), tiles of 128 kSpMS rows; no clusters.
+//   - 2:4 A read from shared memory (kSpSs, the `_ss` variants): A's stage is the compressed
+//     values (a plain row-major matrix of K / 2 columns, Sp24CompressedRows) cut by the tensor
+//     copies like dense A but 64-byte swizzled, and the stage's metadata (StageSp24Meta, one
+//     bulk copy); consumer warps load only the metadata words, and wgmma.mma_async.sp reads A
+//     through a descriptor, so no registers hold A and tiles reach 256 x 192 and 384 x 128
+//     (fewer bytes per multiply: the 2:4 kernels are limited by what an SM takes in).
 // Shapes: any M; N and K multiples of 8 (the tensor maps' 16-byte row strides); edges past
 // M, N and K arrive as zeros from the tensor copies and the stores are bounds-checked (the
 // tensor stores clip at the tensor's edges).
@@ -65,6 +71,11 @@ struct Params {
   // (common/sparse24.h) with kSpStageStrips (16) strips and 2 k-steps per stage, one form for
   // both tile heights (SpStageOffset: a tile's stage is one contiguous run).
   const void* a_tiles;
+  // 2:4 variants with A from shared memory (kSpSs): a_map is over the compressed values
+  // (Sp24CompressedRows: K / 2 innermost, box 32 x 128, 64-byte swizzle), a_meta their
+  // metadata (StageSp24Meta(t, kSsStripMultiple, 2)) with meta_strips strips per K stage.
+  const void* a_meta;
+  int meta_strips;
   // Stream-K workspace, on the device, for grids of up to `slots` blocks: partials holds 2
   // slots per block (one per consumer warpgroup) of 64 x 256 floats; flags 2 ints per block,
   // zero before a launch and zero again after it (each is reset by the block that consumes
@@ -77,8 +88,9 @@ struct Params {
   int m_units;        // rows of the raster: m_blocks, or with clusters of 2 pairs of row blocks
   int group;          // raster rows per raster group (TileOf)
   // The work decomposition (gemm_host::Decompose): the grid (in clusters), the raster's first
-  // dp_tiles tiles dealt whole round robin, its last sk_tiles tiles shared out by K stages.
-  int grid, dp_tiles, sk_tiles;
+  // dp_tiles tiles dealt whole round robin, its last sk_tiles tiles shared out by K stages
+  // among the first sk_grid blocks (all of them, or, splitting only the tail, `split` per tile).
+  int grid, dp_tiles, sk_tiles, sk_grid;
 };
 
 // Tile t of the raster: groups of `group` rows (row blocks, or pairs of them for clusters;
@@ -95,11 +107,12 @@ __host__ __device__ __forceinline__ Tile TileOf(int t, int m_blocks, int n_block
   return Tile{first + local % rows, local / rows};
 }
 
-// Stream-K: the sk_tiles k_blocks stages of the stream-K tiles, cut into `grid` contiguous
-// runs; block b's run starts at SkStart(b) (SkStart(grid) is the total). Decompose keeps
-// grid <= the total, so no run is empty.
+// Stream-K: the sk_tiles k_blocks stages of the stream-K tiles, cut into `sk_grid` contiguous
+// runs; block b's run starts at SkStart(b) (SkStart(sk_grid) is the total; blocks from sk_grid
+// on have none). Decompose keeps sk_grid <= the total, so no run of those blocks is empty.
 __host__ __device__ __forceinline__ int SkStart(const Params& p, int b) {
-  return static_cast<int>(static_cast<int64_t>(b) * p.sk_tiles * p.k_blocks / p.grid);
+  const int64_t q = b < p.sk_grid ? b : p.sk_grid;
+  return static_cast<int>(q * p.sk_tiles * p.k_blocks / (p.sk_grid > 0 ? p.sk_grid : 1));
 }
 
 // One piece of a block's work: K stages [kb0, kb1) of raster tile `tile`.
@@ -154,6 +167,13 @@ __host__ __device__ __forceinline__ bool SkContributes(const Params& p, int j, i
 constexpr uint64_t kSwizzle128 = 1ull << 62;
 constexpr uint64_t kADesc = kSwizzle128 | ((1024ull >> 4) << 32) | (1ull << 16);
 constexpr uint64_t kBDesc = kSwizzle128 | ((1024ull >> 4) << 32) | ((8192ull >> 4) << 16);
+// The compressed 2:4 A of the `_ss` kernels, K-major with the 64-byte swizzle: rows of 64
+// bytes (32 compressed values: one K stage), 16-byte chunk c of row r at c ^ ((r >> 1) & 3),
+// repeating every 8 rows (512 bytes); the stride byte offset steps between 8-row groups. A
+// wgmma.sp k32 reads 16 compressed values (32 bytes) per row: the second k-step starts 32
+// bytes further.
+constexpr uint64_t kSwizzle64 = 2ull << 62;
+constexpr uint64_t kASsDesc = kSwizzle64 | ((512ull >> 4) << 32) | (1ull << 16);
 
 // The staged 2:4 form every 2:4 variant reads: stages of 16 strips (256 rows) x 2 k-steps (64
 // columns of K), row block by row block, K stage by K stage (StageSp24Tiles(t, 16, 2)).
@@ -168,17 +188,32 @@ __host__ __device__ constexpr int64_t SpStageOffset(int sp, int k_blocks, int mb
          static_cast<int64_t>(mb % (2 / sp)) * (kSpStageBytes / 2);
 }
 
+// The `_ss` form's strips per K stage are padded to a multiple of this (48 strips: 768 rows),
+// so tiles of 128, 256 and 384 rows read whole runs of it.
+constexpr int kSsStripMultiple = 48;
+// Where the metadata of tile row block mb (tiles of `rows` rows), K stage kb starts in the
+// `_ss` form (bytes): its rows / 16 strips are contiguous, 128 bytes each (2 k-steps of 16
+// words). Shared by the producer and the workbench's selftest.
+__host__ __device__ constexpr int64_t SsMetaOffset(int meta_strips, int rows, int mb, int kb) {
+  return (static_cast<int64_t>(kb) * meta_strips + static_cast<int64_t>(mb) * (rows / 16)) * 128;
+}
+
 // kSpMS: 0 for dense A; 1 or 2 for 2:4 A (strips of 16 rows per consumer warp and stage:
-// tiles of 128 kSpMS rows, each consumer warpgroup owning 64 kSpMS of them).
-template <int kNTile, int kStages, bool kTmaStore, int kSpMS = 0>
+// tiles of 128 kSpMS rows, each consumer warpgroup owning 64 kSpMS of them); up to 3 with
+// kSpSs (A from shared memory, no fragment registers).
+template <int kNTile, int kStages, bool kTmaStore, int kSpMS = 0, bool kSpSs = false>
 struct Layout {
   static_assert(kNTile % kAtomN == 0 && kNTile <= 256, "whole swizzle atoms, wgmma N <= 256");
-  static_assert(kSpMS >= 0 && kSpMS <= 2 && kSpMS * kNTile <= 256, "accumulators fit the consumers' registers");
+  static_assert(kSpMS >= 0 && kSpMS <= (kSpSs ? 3 : 2) && kSpMS * kNTile <= (kSpSs ? 384 : 256),
+                "accumulators fit the consumers' registers");
+  static_assert(!kSpSs || kSpMS > 0, "A from shared memory is a 2:4 form");
   static constexpr int kRows = kSpMS > 0 ? kMTile * kSpMS : kMTile;  // rows of a tile
-  // A's part of a stage: dense 128 x 64 halves, or 8 kSpMS strips x 2 k-steps of 2:4 tiles.
-  static constexpr int kABytes = kSpMS > 0 ? kSpStageBytes / 2 * kSpMS : kMTile * kKTile * 2;
+  // A's part of a stage: dense 128 x 64 halves, 8 kSpMS strips x 2 k-steps of 2:4 tiles, or
+  // (kSpSs) kRows rows of 32 compressed values; then B; then (kSpSs) the metadata.
+  static constexpr int kABytes = kSpSs ? kRows * 64 : kSpMS > 0 ? kSpStageBytes / 2 * kSpMS : kMTile * kKTile * 2;
   static constexpr int kBBytes = kKTile * kNTile * 2;
-  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kMetaBytes = kSpSs ? kRows * 8 : 0;
+  static constexpr int kStageBytes = kABytes + kBBytes + kMetaBytes;
   static_assert(kStageBytes % 1024 == 0, "stages keep the swizzle's 1024-byte alignment");
   // The C tile staged for the tensor stores: per consumer warpgroup kNTile / 64 boxes of
   // 64 rows x 128 bytes, after the ring (so 1024-byte aligned, as the swizzle needs).
@@ -197,16 +232,19 @@ struct Layout {
   SPARSE_GEMM_D_32 ", "                                                                 \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "    \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define SPARSE_GEMM_D_128                                                                       \
+#define SPARSE_GEMM_D_96                                                                        \
   SPARSE_GEMM_D_64 ", "                                                                         \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "             \
-  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "             \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define SPARSE_GEMM_D_128                                                                       \
+  SPARSE_GEMM_D_96 ", "                                                                         \
   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define SPARSE_GEMM_F4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
 #define SPARSE_GEMM_F16(i) SPARSE_GEMM_F4(i), SPARSE_GEMM_F4(i + 4), SPARSE_GEMM_F4(i + 8), SPARSE_GEMM_F4(i + 12)
 #define SPARSE_GEMM_F32(i) SPARSE_GEMM_F16(i), SPARSE_GEMM_F16(i + 16)
 #define SPARSE_GEMM_F64(i) SPARSE_GEMM_F32(i), SPARSE_GEMM_F32(i + 32)
+#define SPARSE_GEMM_F96(i) SPARSE_GEMM_F64(i), SPARSE_GEMM_F32(i + 64)
 #define SPARSE_GEMM_F128(i) SPARSE_GEMM_F64(i), SPARSE_GEMM_F64(i + 64)
 
 // wgmma m64nNk16, A and B from shared memory: D's N / 2 accumulators (d[4 j + q]: the m16n8
@@ -236,12 +274,40 @@ SPARSE_GEMM_WGMMA(256, 128, "%128", "%129", "%130", kF16, "f16", SPARSE_GEMM_F12
 SPARSE_GEMM_WGMMA(256, 128, "%128", "%129", "%130", kBF16, "bf16", SPARSE_GEMM_F128(0))
 
 #undef SPARSE_GEMM_WGMMA
+
+// wgmma m64nNk32 with 2:4 A, A and B from shared memory (the `_ss` kernels): D's N / 2
+// accumulators, A's descriptor (the compressed values), B's, the metadata word, selector 0;
+// always accumulates (D += A B); scales 1, A K-major, B N-major.
+template <DType kType, int kN>
+struct WgmmaSpSs;
+
+// IA: the operand number of A's descriptor; B's, the metadata's and the selector's follow.
+#define SPARSE_GEMM_WGMMA_SP_SS(NN, NREG, IA, IB, IE, ISEL, IS, TYPE, PTX, DOPS)                      \
+  template <>                                                                                         \
+  struct WgmmaSpSs<DType::TYPE, NN> {                                                                 \
+    __device__ __forceinline__ static void Run(float* d, uint64_t a, uint64_t b, uint32_t e) {        \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IS ", 0;\n"                                    \
+                   "wgmma.mma_async.sp.sync.aligned.m64n" #NN "k32.f32." PTX "." PTX " "             \
+                   "{" SPARSE_GEMM_D_##NREG "}, " IA ", " IB ", " IE ", " ISEL ", p, 1, 1, 0, 1;\n}\n"  \
+                   : DOPS                                                                             \
+                   : "l"(a), "l"(b), "r"(e), "n"(0), "r"(1));                                         \
+    }                                                                                                 \
+  };
+
+SPARSE_GEMM_WGMMA_SP_SS(128, 64, "%64", "%65", "%66", "%67", "%68", kF16, "f16", SPARSE_GEMM_F64(0))
+SPARSE_GEMM_WGMMA_SP_SS(128, 64, "%64", "%65", "%66", "%67", "%68", kBF16, "bf16", SPARSE_GEMM_F64(0))
+SPARSE_GEMM_WGMMA_SP_SS(192, 96, "%96", "%97", "%98", "%99", "%100", kF16, "f16", SPARSE_GEMM_F96(0))
+SPARSE_GEMM_WGMMA_SP_SS(192, 96, "%96", "%97", "%98", "%99", "%100", kBF16, "bf16", SPARSE_GEMM_F96(0))
+
+#undef SPARSE_GEMM_WGMMA_SP_SS
 #undef SPARSE_GEMM_F128
+#undef SPARSE_GEMM_F96
 #undef SPARSE_GEMM_F64
 #undef SPARSE_GEMM_F32
 #undef SPARSE_GEMM_F16
 #undef SPARSE_GEMM_F4
 #undef SPARSE_GEMM_D_128
+#undef SPARSE_GEMM_D_96
 #undef SPARSE_GEMM_D_64
 #undef SPARSE_GEMM_D_32
 
@@ -316,13 +382,13 @@ __device__ __forceinline__ void RegsInc() {
 // of them, to every block). Boxes past M, N or K arrive as zeros and still count their full
 // bytes (the second block of a cluster past M loads zeros and stores nothing). The full
 // barrier counts the whole stage, its own copies and the other block's multicast alike.
-template <int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS>
+template <int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS, bool kSpSs>
 __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
                                         int rank) {
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
   constexpr int kAtomsPerBlock = kNTile / kAtomN / kCluster;
   static_assert(kNTile / kAtomN % kCluster == 0, "the B stage splits into whole atoms per cluster block");
-  if constexpr (kSpMS == 0) PrefetchTensorMap(&p.a_map);  // (2:4: no map of A)
+  if constexpr (kSpMS == 0 || kSpSs) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
   PrefetchTensorMap(&p.b_map);
   int stage = 0;
   uint32_t phase = 0;
@@ -338,7 +404,14 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       const uint32_t full = full0 + 8 * stage;
       const uint32_t st = SmemAddr(ring + stage * L::kStageBytes);
       engine::MbarArriveExpectTx(full, L::kStageBytes);
-      if constexpr (kSpMS > 0)
+      if constexpr (kSpSs) {
+#pragma unroll
+        for (int h = 0; h < L::kRows / kMTile; ++h)
+          engine::TensorCopy2d(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full);
+        engine::BulkCopy(st + L::kABytes + L::kBBytes,
+                         static_cast<const unsigned char*>(p.a_meta) + SsMetaOffset(p.meta_strips, L::kRows, mb, kb),
+                         L::kMetaBytes, full);
+      } else if constexpr (kSpMS > 0)
         engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, mb, kb),
                          L::kABytes, full);
       else
@@ -540,14 +613,22 @@ __host__ __device__ constexpr int SpSliceRow(int sp, int cw, int ms) { return 64
 // ld.shared: generic loads of the same bytes went through the L1TEX path, and the warpgroup's
 // wgmma waited on them (ncu: 30 % of the stall samples at WARPGROUP.ARRIVE, long scoreboard;
 // v11, call 9).
-template <int kSpMS, int kBuf>
-__device__ __forceinline__ void LoadSpFragments(uint32_t st, int cw, uint32_t (&af)[2][kSpMS][2][4],
+// kSpSs: only the metadata words, from the stage's metadata (meta: strip q's k-step kt at
+// (2 q + kt) 64 bytes); wgmma reads A itself.
+template <int kSpMS, bool kSpSs, int kBuf>
+__device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int cw, uint32_t (&af)[2][kSpMS][2][4],
                                                 uint32_t (&e)[2][kSpMS][2]) {
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
 #pragma unroll
   for (int ms = 0; ms < kSpMS; ++ms)
 #pragma unroll
     for (int kt = 0; kt < 2; ++kt) {
+      if constexpr (kSpSs) {
+        asm volatile("ld.shared.u32 %0, [%1];\n"
+                     : "=r"(e[kBuf][ms][kt])
+                     : "r"(meta + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * 64 + 4 * engine::Sp24MetaWord(lane)));
+        continue;
+      }
       const uint32_t tile = st + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * kSp24StagedTileBytes;
       uint32_t(&f)[4] = af[kBuf][ms][kt];
       asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
@@ -559,9 +640,11 @@ __device__ __forceinline__ void LoadSpFragments(uint32_t st, int cw, uint32_t (&
 
 // The wgmma of one stage from fragment buffer kBuf: one m64nNk32 per (k-step, m-slice), B's
 // k-step kt (32 K rows) 4096 bytes into each atom, through the descriptor; then commit.
-template <DType kType, int kNTile, int kSpMS, int kBuf>
-__device__ __forceinline__ void IssueSp(uint32_t b0, float (&d)[kSpMS][kNTile / 2], uint32_t (&af)[2][kSpMS][2][4],
-                                        uint32_t (&e)[2][kSpMS][2]) {
+// kSpSs: A through its descriptor, m-slice ms at its rows' 64-byte lines (a0: this warpgroup's
+// first row), k-step kt 32 bytes into them.
+template <DType kType, int kNTile, int kSpMS, bool kSpSs, int kBuf>
+__device__ __forceinline__ void IssueSp(uint32_t a0, uint32_t b0, float (&d)[kSpMS][kNTile / 2],
+                                        uint32_t (&af)[2][kSpMS][2][4], uint32_t (&e)[2][kSpMS][2]) {
 #pragma unroll
   for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kNTile / 2>(d[ms]);
   wg::Fence();
@@ -569,7 +652,12 @@ __device__ __forceinline__ void IssueSp(uint32_t b0, float (&d)[kSpMS][kNTile / 
   for (int kt = 0; kt < 2; ++kt) {
     const uint64_t desc = wg::Desc(kBDesc, b0 + 4096 * kt);
 #pragma unroll
-    for (int ms = 0; ms < kSpMS; ++ms) wg::WgmmaSp<kType, kNTile>::Run(d[ms], af[kBuf][ms][kt], desc, e[kBuf][ms][kt]);
+    for (int ms = 0; ms < kSpMS; ++ms) {
+      if constexpr (kSpSs)
+        WgmmaSpSs<kType, kNTile>::Run(d[ms], wg::Desc(kASsDesc, a0 + ms * 64 * 64 + 32 * kt), desc, e[kBuf][ms][kt]);
+      else
+        wg::WgmmaSp<kType, kNTile>::Run(d[ms], af[kBuf][ms][kt], desc, e[kBuf][ms][kt]);
+    }
   }
   wg::Commit();
 }
@@ -580,9 +668,12 @@ __device__ __forceinline__ void IssueSp(uint32_t b0, float (&d)[kSpMS][kNTile / 
 // Software-pipelined: stage i's wgmma run from one fragment buffer while the next stage's
 // fragments load into the other (once wgmma.wait_group 1 says stage i - 1's group, the last
 // reader of that buffer, is done), so the shared-memory loads overlap the tensor cores.
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kSpMS>
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kSpMS, bool kSpSs>
 __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
+  // (kSpSs) where this warpgroup's first row of A and the metadata lie within a stage.
+  constexpr uint32_t kMeta = L::kABytes + L::kBBytes;
+  const uint32_t a_cw = cw * 64 * kSpMS * 64;
   constexpr int kAcc = kNTile / 2;
   const uint32_t ring0 = SmemAddr(ring);
   const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * 64 * kNTile * 2;
@@ -601,14 +692,14 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     const int len = sg.kb1 - sg.kb0;
     engine::MbarWait(full0 + 8 * stage, phase);
     __syncwarp();
-    LoadSpFragments<kSpMS, 0>(ring0 + stage * L::kStageBytes, cw, af, e);
+    LoadSpFragments<kSpMS, kSpSs, 0>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta, cw, af, e);
     int prev = -1;
     for (int i = 0; i < len; ++i) {
-      const uint32_t b0 = ring0 + stage * L::kStageBytes + L::kABytes;
+      const uint32_t st = ring0 + stage * L::kStageBytes, b0 = st + L::kABytes;
       if ((i & 1) == 0)
-        IssueSp<kType, kNTile, kSpMS, 0>(b0, d, af, e);
+        IssueSp<kType, kNTile, kSpMS, kSpSs, 0>(st + a_cw, b0, d, af, e);
       else
-        IssueSp<kType, kNTile, kSpMS, 1>(b0, d, af, e);
+        IssueSp<kType, kNTile, kSpMS, kSpSs, 1>(st + a_cw, b0, d, af, e);
       // Stage i - 1's group is complete: its slot and its fragment buffer are free.
       wg::Wait<1>();
 #pragma unroll
@@ -619,10 +710,11 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
       if (i + 1 < len) {
         engine::MbarWait(full0 + 8 * stage, phase);
         __syncwarp();
+        const uint32_t next = ring0 + stage * L::kStageBytes;
         if ((i & 1) == 0)
-          LoadSpFragments<kSpMS, 1>(ring0 + stage * L::kStageBytes, cw, af, e);
+          LoadSpFragments<kSpMS, kSpSs, 1>(next, next + kMeta, cw, af, e);
         else
-          LoadSpFragments<kSpMS, 0>(ring0 + stage * L::kStageBytes, cw, af, e);
+          LoadSpFragments<kSpMS, kSpSs, 0>(next, next + kMeta, cw, af, e);
       }
     }
     wg::Wait<0>();
@@ -645,11 +737,11 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // Launch: p.grid clusters of kCluster blocks (<= the SM count: persistent, and stream-K's
 // waits need every block resident; stream-K only without clusters), kThreads threads,
 // Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0>
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
   static_assert(kSpMS == 0 || kCluster == 1, "2:4 tiles run without clusters");
   extern __shared__ unsigned char smem_raw[];
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.
   unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes + L::kCBytes), empty0 = full0 + 8 * kStages;
@@ -667,11 +759,11 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   const int wgi = threadIdx.x / 128;
   if (wgi == 0) {
     RegsDec<40>();
-    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS>(p, ring, full0, empty0, rank);
+    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs>(p, ring, full0, empty0, rank);
   } else {
     RegsInc<232>();
     if constexpr (kSpMS > 0)
-      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS>(p, ring, full0, empty0, wgi - 1);
+      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs>(p, ring, full0, empty0, wgi - 1);
     else
       Consume<kType, kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "common/gemm_plan.h"
 #include "cuda/gemm/gemm_engine.cuh"
 #include "cuda/spmm/stream_engine_host.h"
 
@@ -22,8 +23,10 @@ inline bool CanImplement(int m, int n, int k, const void* a, const void* b, cons
 }
 
 // A 2-D tensor map over 16-bit elements: `inner` x `outer` elements, rows of `inner`
-// contiguous, box box_inner x box_outer, 128-byte swizzle; reads past the edges give zeros.
-inline cudaError_t Map2d(CUtensorMap* map, const void* base, int inner, int outer, int box_inner, int box_outer) {
+// contiguous, box box_inner x box_outer, 128-byte swizzle (or `swizzle`); reads past the edges
+// give zeros.
+inline cudaError_t Map2d(CUtensorMap* map, const void* base, int inner, int outer, int box_inner, int box_outer,
+                         CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
   PFN_cuTensorMapEncodeTiled_v12000 encode = engine_host::EncodeTiled();
   if (!encode) return cudaErrorInvalidValue;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
@@ -31,14 +34,16 @@ inline cudaError_t Map2d(CUtensorMap* map, const void* base, int inner, int oute
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner), static_cast<cuuint32_t>(box_outer)};
   const cuuint32_t estr[2] = {1, 1};
   const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(base), dims, strides, box, estr,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 // The stream-K workspace for grids of up to `blocks` blocks: partials (floats) and flags (ints,
 // to be zeroed once when allocated; launches leave them zero).
-inline size_t PartialFloats(int blocks) { return static_cast<size_t>(blocks) * 2 * (cuda::gemm::kMTile / 2) * 256; }
+// A slot holds a consumer warpgroup's sums: up to 192 floats per thread (the `_ss` tiles of 256
+// x 192 and 384 x 128).
+inline size_t PartialFloats(int blocks) { return static_cast<size_t>(blocks) * 2 * 128 * 192; }
 inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 
 // Fills the launch of C = A B (A: M x K row-major, B: K x N row-major, C: M x N row-major, all
@@ -48,14 +53,21 @@ inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 // sp_ms > 0: A is 2:4, `a` its staged tiles (StageSp24Tiles(tiles, kSpStageStrips, 2): device,
 // 16-byte aligned) for the kSpMS = sp_ms kernels, tiles of 128 sp_ms rows; K need not be a
 // multiple of 8 then (no tensor map of A).
+// a_meta non-null: the `_ss` kernels' form instead (sp_ms 1 to 3): `a` the compressed values
+// (Sp24CompressedRows), a_meta their metadata (StageSp24Meta(tiles, kSsStripMultiple, 2)), both
+// on the device, 16-byte aligned.
 inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
                               int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0,
-                              int sp_ms = 0) {
+                              int sp_ms = 0, const void* a_meta = nullptr) {
   namespace g = cuda::gemm;
-  if (!CanImplement(m, n, sp_ms > 0 ? 8 : k, a, b, c) || k < 1 || group < 1 || sp_ms < 0 || sp_ms > 2)
+  const bool ss = a_meta != nullptr;
+  if (!CanImplement(m, n, sp_ms > 0 ? 8 : k, a, b, c) || k < 1 || group < 1 || sp_ms < 0 || sp_ms > (ss ? 3 : 2) ||
+      (ss && (sp_ms == 0 || (reinterpret_cast<uintptr_t>(a_meta) & 15) != 0)))
     return cudaErrorInvalidValue;
   p->c = c, p->m = m, p->n = n, p->k = k, p->group = group;
-  p->a_tiles = sp_ms > 0 ? a : nullptr;
+  p->a_tiles = sp_ms > 0 && !ss ? a : nullptr;
+  p->a_meta = a_meta;
+  p->meta_strips = ((m + 15) / 16 + g::kSsStripMultiple - 1) / g::kSsStripMultiple * g::kSsStripMultiple;
   p->partials = partials, p->flags = flags, p->slots = slots;
   const int rows = sp_ms > 0 ? g::kMTile * sp_ms : g::kMTile;
   p->m_blocks = (m + rows - 1) / rows;
@@ -63,8 +75,11 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   p->k_blocks = (k + g::kKTile - 1) / g::kKTile;
   p->m_units = p->m_blocks;  // Launch pairs them for clusters
   p->grid = 1, p->dp_tiles = p->m_blocks * p->n_blocks, p->sk_tiles = 0;  // Decompose sets these per launch
-  // (2:4: no tensor map of A; the stages are plain bulk copies.)
-  cudaError_t e = sp_ms > 0 ? cudaSuccess : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
+  // (2:4 tiles: no tensor map of A; the stages are plain bulk copies. `_ss`: a map of the
+  // compressed values, K / 2 padded to whole k-steps of 16, boxes of one K stage's 32.)
+  cudaError_t e = ss ? Map2d(&p->a_map, a, (k + 31) / 32 * 16, m, g::kKTile / 2, g::kMTile, CU_TENSOR_MAP_SWIZZLE_64B)
+                  : sp_ms > 0 ? cudaSuccess
+                              : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
   if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile);
   if (e == cudaSuccess) e = Map2d(&p->c_map, c, n, m, g::kAtomN, g::kMTile / 2);
   return e;
@@ -77,14 +92,29 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
 // fewer tiles than blocks) are shared out by K stages, so every block does 1 to 2 tiles' worth
 // of them (each tile in at most a few pieces) and all finish together; earlier waves stay
 // whole tiles, with no partials. The grid is capped at the total K stages (no empty runs).
+// stream_k 2 (kStreamKTail): only the ragged last wave's r = tiles % grid tiles (all of them
+// below one wave) are shared out, each cut into TailSplit (common/gemm_plan.h) pieces by K,
+// run by the first r split blocks, the other blocks idle (none launched below one wave); a
+// split below 2 leaves every tile whole. Blocks running together then work on the same few
+// tiles, so the L2 keeps serving their panels (the hybrid spreads every block over 1 to 2 tiles
+// at different K offsets: on 4096 x 11008, N = 1024 it read 797 MB from DRAM for 113 MB of
+// operands; v11), and a tile's owner adds at most kMaxSplit - 1 partials.
 // Returns false when stream-K needs more workspace slots than p has (MakeParams).
-inline bool Decompose(cuda::gemm::Params* p, int grid, bool stream_k) {
+constexpr int kStreamKHybrid = 1, kStreamKTail = 2, kMaxSplit = kGemmMaxSplit;
+inline bool Decompose(cuda::gemm::Params* p, int grid, int stream_k) {
   const int tiles = p->m_units * p->n_blocks;
-  p->sk_tiles = 0;
-  if (stream_k) {
+  p->sk_tiles = 0, p->sk_grid = 0;
+  if (stream_k == kStreamKHybrid) {
     const int64_t stages = static_cast<int64_t>(tiles) * p->k_blocks;
     if (grid > stages) grid = static_cast<int>(stages);
     if (tiles % grid != 0) p->sk_tiles = tiles < grid ? tiles : grid + tiles % grid;
+    p->sk_grid = grid;
+  } else if (stream_k == kStreamKTail) {
+    const int r = tiles < grid ? tiles : tiles % grid, split = TailSplit(tiles, grid, p->k_blocks);
+    if (split >= 2) {
+      p->sk_tiles = r, p->sk_grid = r * split;
+      if (tiles < grid) grid = p->sk_grid;
+    }
   }
   if (p->sk_tiles == 0 && grid > tiles) grid = tiles;
   p->grid = grid;
@@ -93,26 +123,30 @@ inline bool Decompose(cuda::gemm::Params* p, int grid, bool stream_k) {
 }
 
 // Sets the kernel's shared-memory limit (once per instance) and launches it on up to `grid`
-// blocks (<= 0: one per SM; Decompose picks the number), stream-K or not (not with clusters).
+// blocks (<= 0: one per SM; Decompose picks the number), stream_k 0 (whole tiles), kStreamKHybrid
+// or kStreamKTail (not with clusters).
 // Clusters of 2: on pairs of row blocks, and no more clusters than fit at once (an SM count
 // per GPC that is odd leaves an SM out), so that they stay persistent.
 // Raises the kernel's shared-memory limit (once per instance; the first call does it). A
 // library calls it when it prepares, outside any graph capture; Launch calls it too.
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0>
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false>
 cudaError_t SetUp() {
-  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS>;
+  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
   static const cudaError_t attr =
-      cudaFuncSetAttribute(cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS>,
+      cudaFuncSetAttribute(cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
   return attr;
 }
 
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0>
-cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, bool stream_k, cudaStream_t s) {
-  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS>;
-  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS>;
-  if ((kSpMS > 0) != (params.a_tiles != nullptr)) return cudaErrorInvalidValue;  // A's form must match the kernel's
-  const cudaError_t attr = SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS>();
+template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false>
+cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stream_k, cudaStream_t s) {
+  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
+  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs>;
+  // A's form must match the kernel's (and the rows its parameters were made for).
+  if ((kSpMS > 0 && !kSpSs) != (params.a_tiles != nullptr) || kSpSs != (params.a_meta != nullptr) ||
+      params.m_blocks != (params.m + L::kRows - 1) / L::kRows)
+    return cudaErrorInvalidValue;
+  const cudaError_t attr = SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs>();
   if (attr != cudaSuccess) return attr;
   if (grid <= 0 || grid > sms) grid = sms;
   cudaLaunchConfig_t cfg = {};

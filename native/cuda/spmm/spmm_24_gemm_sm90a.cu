@@ -10,17 +10,17 @@
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
-// Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1]": tiles of 128 or 256 rows x 128 or 256
-// columns, a ring of that many stages of 64 columns of K, and with "_sk1" stream-K for the
-// tiles past the last whole wave (gemm_host::Decompose). (Every part of a variant name is
-// letters then digits: the form names are checked against without the addon's grammar.) Measured in the workbench
-// (docs/gemm-engine.md, "2:4 on the engine"): 1.09-1.26x cuBLAS f16 at N = 1024-2048 on the
-// H200, best variant per shape.
+// Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1|_sk2]": tiles of 128 or 256 rows x 128 or 256
+// columns, a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
+// waves' tiles out by K (stream-K hybrid), "_sk2" cuts only the ragged last wave's tiles into
+// up to 4 pieces by K (gemm_host::Decompose). (Every part of a variant name is letters then
+// digits: the form names are checked against without the addon's grammar.) Measured in the
+// workbench (docs/gemm-engine.md): 0.8-1.29x cuBLAS f16 at N = 256-2048 on the H200.
 //
-// Forced only for now (SPARSE_SPMM_VARIANT, or spmm()'s `variant` option): select is null and
-// no variant is listed (so --tune does not time it), because its addon path has not run on a
-// GPU yet and the rule between the tile heights and stream-K is still to be fitted
-// (docs/gemm-engine.md, "Next (2:4)").
+// The selection runs it for every 2:4 f16/bf16 problem from N = 128 on (rank 8, before the
+// streaming engine and the mma.sp kernel), 128 columns, the tail split, and the tile height
+// of Gemm24Rows (common/gemm_plan.h): the one that keeps the SMs busiest, 256-row tiles
+// weighted for their fewer bytes per multiply-add. Every variant is listed for --tune.
 //
 // A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
 // order), on a device with at most as many SMs as the one it was prepared on.
@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gemm_plan.h"
 #include "common/sparse24.h"
 #include "cuda/common/device_buffer.h"
 #include "cuda/common/device_info.h"
@@ -52,6 +53,7 @@ struct GemmChoice {
 constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0}};
 constexpr int kStageStrips = 16;  // gemm_engine.cuh's kSpStageStrips (checked there)
 constexpr int kGroup = 8;         // raster group (row blocks), as in the workbench
+constexpr int kGemm24MinN = 128;  // the selection's smallest N (the streaming engine's largest is 64)
 
 inline int ConfigIndex(const GemmChoice& c) {
   for (int i = 0; i < static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); ++i)
@@ -115,12 +117,13 @@ namespace {
 using gemm24::ConfigIndex;
 using gemm24::GemmChoice;
 using gemm24::kConfigs;
+using gemm24::kGemm24MinN;
 using gemm24::Sp24GemmMatrix;
 
 #if defined(SPARSE_SM90A)
 static_assert(gemm24::kStageStrips == cuda::gemm::kSpStageStrips, "one staged form");
 
-using LaunchFn = cudaError_t (*)(const cuda::gemm::Params&, int, int, bool, cudaStream_t);
+using LaunchFn = cudaError_t (*)(const cuda::gemm::Params&, int, int, int, cudaStream_t);
 using SetUpFn = cudaError_t (*)();
 struct KernelRef {
   LaunchFn launch;
@@ -153,7 +156,8 @@ cudaError_t SetUpKernels() {
 
 std::string Name(const GemmChoice& c) {
   char buf[48];
-  std::snprintf(buf, sizeof(buf), "s24g_m%d_n%d_s%d%s", 128 * c.sp, c.n_tile, c.stages, c.stream_k ? "_sk1" : "");
+  std::snprintf(buf, sizeof(buf), "s24g_m%d_n%d_s%d%s", 128 * c.sp, c.n_tile, c.stages,
+                c.stream_k == 1 ? "_sk1" : c.stream_k == 2 ? "_sk2" : "");
   return buf;
 }
 
@@ -161,10 +165,10 @@ bool ParseGemmFamily(const char* name, SpmmChoice* ch) {
   int rows = 0, cols = 0, stages = 0, used = 0;
   if (std::sscanf(name, "s24g_m%d_n%d_s%d%n", &rows, &cols, &stages, &used) != 3) return false;
   const char* rest = name + used;
-  const bool sk = std::strcmp(rest, "_sk1") == 0;
-  if (!sk && *rest != '\0') return false;
+  const int sk = std::strcmp(rest, "_sk1") == 0 ? 1 : std::strcmp(rest, "_sk2") == 0 ? 2 : 0;
+  if (sk == 0 && *rest != '\0') return false;
   if (rows != 128 && rows != 256) return false;
-  const GemmChoice c{rows / 128, cols, stages, sk ? 1 : 0};
+  const GemmChoice c{rows / 128, cols, stages, sk};
   if (Name(c) != name) return false;  // no leading zeros or signs
   ch->Set(c);
   return true;
@@ -179,24 +183,31 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
          ConfigIndex(ch.Get<GemmChoice>()) >= 0 && SPARSE_SM90A_CAN_RUN();
 }
 
-// None listed yet: `--tune` times what is listed and keeps the fastest without checking its
-// output, and this family's addon path has not run on a GPU (only its kernels, in the
-// workbench). Named variants run (--variant, SPARSE_SPMM_VARIANT). kListed goes once the GPU
-// tests (test/kernels/kernels.test.ts, "the GEMM engine's variants") have passed on the H200.
-constexpr bool kListed = false;
+// Every configuration with each decomposition (whole tiles, hybrid stream-K, tail split).
+// Its GPU tests passed on the H200 (v12, call 1: test/kernels/kernels.test.ts, "the GEMM
+// engine's variants").
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  if constexpr (kListed) {
-    for (const GemmChoice& base : kConfigs)
-      for (int sk : {0, 1}) {
-        GemmChoice c = base;
-        c.stream_k = sk;
-        SpmmChoice ch;
-        ch.Set(c);
-        if (GemmFamilyCanRun(p, ch)) out->push_back(Name(c));
-      }
-  } else {
-    (void)p, (void)out;
-  }
+  for (const GemmChoice& base : kConfigs)
+    for (int sk : {0, 1, 2}) {
+      GemmChoice c = base;
+      c.stream_k = sk;
+      SpmmChoice ch;
+      ch.Set(c);
+      if (GemmFamilyCanRun(p, ch)) out->push_back(Name(c));
+    }
+}
+
+// N >= 128 (below, the streaming engine and the mma.sp kernel): 128 columns, the tail split,
+// the tile height of Gemm24Rows on this GPU's SMs (kConfigs' 128- and 256-row entries).
+bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
+  if (p.n < kGemm24MinN) return false;
+  const int rows = Gemm24Rows(p.m, p.n, p.k, sm_count > 0 ? sm_count : SmCount());
+  const GemmChoice c = rows == 256 ? GemmChoice{2, 128, 4, 2} : GemmChoice{1, 128, 6, 2};
+  SpmmChoice mine;
+  mine.Set(c);
+  if (!GemmFamilyCanRun(p, mine)) return false;
+  ch->Set(c);
+  return true;
 }
 
 cudaError_t GemmPrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out, std::string* why) {
@@ -219,16 +230,16 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
                                         a.partials(), a.flags(), a.slots(), c.sp);
   if (e != cudaSuccess) return e;
   const int sms = std::min(sm_count > 0 ? sm_count : SmCount(), a.slots());
-  return KernelFor(p.dtype, ConfigIndex(c)).launch(params, sms, 0, c.stream_k != 0, stream);
+  return KernelFor(p.dtype, ConfigIndex(c)).launch(params, sms, 0, c.stream_k, stream);
 #else
   (void)sm_count, (void)stream;
   return cudaErrorInvalidValue;
 #endif
 }
 
-// Rank 8, before the streaming engine (9) and the mma.sp kernel (10); no selection rule yet.
+// Rank 8, before the streaming engine (9) and the mma.sp kernel (10).
 const SpmmFamily kSp24GemmFamily = {
-    "s24g",          "s24g_m(128|256)_n(128|256)_s\\d+(_sk1)?", 8, nullptr, ParseGemmFamily, GemmFamilyName,
+    "s24g",          "s24g_m(128|256)_n(128|256)_s\\d+(_sk[12])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
     GemmFamilyCanRun, GemmFamilyVariants, "2:4 tiles, staged (GEMM engine)", GemmPrepare, GemmLaunch,
 };
 

@@ -31,19 +31,20 @@ namespace gm = sparse::cuda::gemm;
 
 namespace {
 
-using LaunchFn = cudaError_t (*)(const gm::Params&, int, int, bool, cudaStream_t);
+using LaunchFn = cudaError_t (*)(const gm::Params&, int, int, int, cudaStream_t);
 
 struct Variant {
   const char* name;
   DType type;
   int n_tile;
-  bool stream_k;
+  int stream_k;  // 0, gemm_host::kStreamKHybrid (_sk) or kStreamKTail (_tk)
   LaunchFn launch;
   int sp = 0;  // 2:4 A (strips per consumer warp: tiles of 128 sp rows), 0: dense
+  bool ss = false;  // 2:4 A read by wgmma from shared memory (the compressed rows and metadata)
 };
 
 // Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores), _sk
-// (stream-K for the tiles past the last whole wave), _mc (clusters of 2 along M, B multicast).
+// (stream-K for the tiles past the last whole wave), _tk (the ragged wave's tiles split by K), _mc (clusters of 2 along M, B multicast).
 #define SPARSE_GEMM_VARIANT(T, TN, NT, S, TMA, SK, CL, SUFFIX) \
   Variant { #TN "_n" #NT "_s" #S SUFFIX, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL> }
 #define SPARSE_GEMM_VARIANTS(T, TN)                                                                              \
@@ -56,7 +57,8 @@ struct Variant {
       SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, true, 1, "_tma_sk"),                                                   \
       SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, false, 2, "_tma_mc"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 2, "_tma_mc"), \
       SPARSE_GEMM_VARIANT(T, TN, 64, 8, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, false, 1, "_tma"),   \
-      SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, true, 1, "_tma_sk")
+      SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, true, 1, "_tma_sk"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, 2, 1, "_tma_tk"), \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, 2, 1, "_tma_tk")
 // 2:4 A (wgmma.mma_async.sp): _sp tiles of 128 rows, _sp2 of 256 (two m-slices per consumer
 // warpgroup); the rest of the name as above.
 #define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) \
@@ -71,9 +73,23 @@ struct Variant {
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, true, "2_tma_sk"),                                        \
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 7, true, false, "_tma"),                                            \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, true, false, "2_tma"),                                           \
-      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, true, true, "2_tma_sk")
-const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16), SPARSE_GEMM_VARIANTS(kBF16, bf16),
-                             SPARSE_GEMM_SP_VARIANTS(kF16, f16), SPARSE_GEMM_SP_VARIANTS(kBF16, bf16)};
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, true, true, "2_tma_sk"),                                        \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, 2, "2_tma_tk")
+// 2:4 A from shared memory: _ss2 tiles of 256 rows, _ss3 of 384; the rest as above.
+#define SPARSE_GEMM_SS_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) \
+  Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, true, 1, MS, true>, MS, true }
+#define SPARSE_GEMM_SS_VARIANTS(T, TN)                                                                      \
+  SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, false, "_tma"), \
+      SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, true, "_tma_sk"),                                            \
+      SPARSE_GEMM_SS_VARIANT(T, TN, 2, 192, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 192, 4, true, "_tma_sk"), \
+      SPARSE_GEMM_SS_VARIANT(T, TN, 3, 128, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 3, 128, 4, true, "_tma_sk"), \
+      SPARSE_GEMM_SS_VARIANT(T, TN, 1, 128, 6, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, 2, "_tma_tk"), \
+      SPARSE_GEMM_SS_VARIANT(T, TN, 2, 192, 4, 2, "_tma_tk"), SPARSE_GEMM_SS_VARIANT(T, TN, 3, 128, 4, 2, "_tma_tk")
+const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_VARIANTS(kBF16, bf16),
+                             SPARSE_GEMM_SP_VARIANTS(kF16, f16),    SPARSE_GEMM_SP_VARIANTS(kBF16, bf16),
+                             SPARSE_GEMM_SS_VARIANTS(kF16, f16),    SPARSE_GEMM_SS_VARIANTS(kBF16, bf16)};
+#undef SPARSE_GEMM_SS_VARIANTS
+#undef SPARSE_GEMM_SS_VARIANT
 #undef SPARSE_GEMM_SP_VARIANTS
 #undef SPARSE_GEMM_SP_VARIANT
 #undef SPARSE_GEMM_VARIANTS
@@ -130,9 +146,8 @@ std::vector<uint16_t> Random24(int m, int k, DType t, std::mt19937_64& rng) {
   return v;
 }
 
-// The staged 2:4 tiles of a dense 2:4 matrix, the form every `_sp` kernel reads
-// (StageSp24Tiles with kSpStageStrips strips and 2 k-steps per stage).
-std::vector<uint8_t> Staged24(const std::vector<uint16_t>& a, int m, int k) {
+// The 2:4 tiles of a dense 2:4 matrix.
+Sp24Tiles Tiles24(const std::vector<uint16_t>& a, int m, int k) {
   std::vector<int> offsets(1, 0), cols;
   std::vector<uint16_t> vals;
   for (int r = 0; r < m; ++r) {
@@ -149,7 +164,21 @@ std::vector<uint8_t> Staged24(const std::vector<uint16_t>& a, int m, int k) {
     std::printf("BuildSp24Tiles: %s\n", err.c_str());
     std::exit(1);
   }
-  return StageSp24Tiles(tiles, gm::kSpStageStrips, 2);
+  return tiles;
+}
+
+// The forms the 2:4 kernels read: the staged tiles of every `_sp` kernel (StageSp24Tiles with
+// kSpStageStrips strips and 2 k-steps per stage), and the `_ss` kernels' compressed rows and
+// metadata (StageSp24Meta with kSsStripMultiple).
+struct Forms24 {
+  std::vector<uint8_t> staged;
+  std::vector<uint16_t> rows;
+  std::vector<uint32_t> meta;
+};
+Forms24 Forms(const std::vector<uint16_t>& a, int m, int k) {
+  const Sp24Tiles tiles = Tiles24(a, m, k);
+  return Forms24{StageSp24Tiles(tiles, gm::kSpStageStrips, 2), Sp24CompressedRows(tiles),
+                 StageSp24Meta(tiles, gm::kSsStripMultiple, 2)};
 }
 
 // float64 reference of C = A B (A: M x K, B: K x N, row-major).
@@ -206,7 +235,7 @@ int SelfTest() {
     for (int nb : {1, 2, 3, 4, 7, 8, 16})
       for (int kb : {1, 2, 3, 7, 19, 64})
         for (int grid : {1, 2, 3, 7, 64, 132})
-          for (bool sk : {false, true}) {
+          for (int sk : {0, gemm_host::kStreamKHybrid, gemm_host::kStreamKTail}) {
             gm::Params p{};
             p.m_blocks = p.m_units = mb, p.n_blocks = nb, p.k_blocks = kb, p.slots = 132;
             p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
@@ -248,7 +277,8 @@ int SelfTest() {
                 ok = ok && sg.tile == t && sg.kb0 > 0;
                 ++waits;
               }
-              ok = ok && owner[t] >= 0 && waits == holders[t];
+              ok = ok && owner[t] >= 0 && waits == holders[t] &&
+                   (sk != gemm_host::kStreamKTail || waits < gemm_host::kMaxSplit);
             }
             ++cases;
             if (!ok) {
@@ -264,7 +294,7 @@ int SelfTest() {
     p.m_blocks = p.m_units = 3, p.n_blocks = 1, p.k_blocks = 8, p.slots = 2;
     p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
     ++cases;
-    if (gemm_host::Decompose(&p, 4, true)) {
+    if (gemm_host::Decompose(&p, 4, gemm_host::kStreamKHybrid)) {
       ++failures;
       std::printf("FAIL Decompose accepted a grid of 4 on 2 workspace slots\n");
     }
@@ -295,7 +325,7 @@ int SelfTest() {
       for (const auto& sh : sp_shapes) {
         ++cases;
         const auto a = Random24(sh.m, sh.k, DType::kF16, rng);
-        const auto staged = Staged24(a, sh.m, sh.k);
+        const auto staged = Forms(a, sh.m, sh.k).staged;
         const int rows = gm::kMTile * sp, m_blocks = (sh.m + rows - 1) / rows, k_blocks = (sh.k + 63) / 64;
         const int staged_rbs = (sh.m + 255) / 256;
         bool ok = staged.size() == static_cast<size_t>(staged_rbs) * k_blocks * gm::kSpStageBytes;
@@ -337,6 +367,54 @@ int SelfTest() {
           }
         if (!ok && ++failures <= 5) std::printf("FAIL 2:4 staged tiles sp %d M %d K %d\n", sp, sh.m, sh.k);
       }
+    // The `_ss` form: what wgmma reads of the compressed rows (the tensor copy of K stage kb
+    // holds compressed columns 32 kb.., k-step kt 16 kt.. of them; rows past M and columns past
+    // the rows' end arrive as zeros) and the metadata the consumers load (SsMetaOffset, strip
+    // SpStrip), decoded, is the matrix, for tiles of 128, 256 and 384 rows.
+    for (int sp : {1, 2, 3})
+      for (const auto& sh : sp_shapes) {
+        ++cases;
+        const auto a = Random24(sh.m, sh.k, DType::kF16, rng);
+        const Forms24 f = Forms(a, sh.m, sh.k);
+        const int rows = gm::kMTile * sp, m_blocks = (sh.m + rows - 1) / rows, k_blocks = (sh.k + 63) / 64;
+        const int kc = (sh.k + 31) / 32 * 16;
+        const int meta_strips = ((sh.m + 15) / 16 + gm::kSsStripMultiple - 1) / gm::kSsStripMultiple * gm::kSsStripMultiple;
+        bool ok = f.rows.size() == static_cast<size_t>(sh.m) * kc &&
+                  f.meta.size() * 4 == static_cast<size_t>(k_blocks) * meta_strips * 128 &&
+                  static_cast<int64_t>(f.meta.size()) * 4 >=
+                      gm::SsMetaOffset(meta_strips, rows, m_blocks - 1, k_blocks - 1) + rows * 8;
+        std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * rows * k_blocks * 64, 0);
+        for (int mb = 0; ok && mb < m_blocks; ++mb)
+          for (int kb = 0; kb < k_blocks; ++kb)
+            for (int cw = 0; cw < 2; ++cw)
+              for (int ms = 0; ms < sp; ++ms)
+                for (int w = 0; w < 4; ++w)
+                  for (int kt = 0; kt < 2; ++kt) {
+                    uint32_t words[16];
+                    std::memcpy(words,
+                                reinterpret_cast<const uint8_t*>(f.meta.data()) + gm::SsMetaOffset(meta_strips, rows, mb, kb) +
+                                    (gm::SpStrip(sp, cw, ms, w) * 2 + kt) * 64,
+                                64);
+                    const int row0 = mb * rows + gm::SpSliceRow(sp, cw, ms) + 16 * w;
+                    for (int r = 0; r < 16; ++r)
+                      for (int c = 0; c < 16; ++c) {
+                        const int row = row0 + r, col = kb * 32 + kt * 16 + c;
+                        const uint16_t v = row < sh.m && col < kc ? f.rows[static_cast<size_t>(row) * kc + col] : 0;
+                        const int grp = c / 2, h = grp / 4, cc = grp % 4, hi = r >= 8 ? 16 : 0;
+                        const int idx = (words[2 * (r & 7) + h] >> (hi + 4 * cc + 2 * (c & 1))) & 3;
+                        if (v != 0) back[static_cast<size_t>(row) * (k_blocks * 64) + kb * 64 + kt * 32 + 4 * grp + idx] = v;
+                      }
+                  }
+        for (int r = 0; ok && r < m_blocks * rows; ++r)
+          for (int c = 0; c < k_blocks * 64; ++c) {
+            const uint16_t want = r < sh.m && c < sh.k ? a[static_cast<size_t>(r) * sh.k + c] : 0;
+            if ((want & 0x7fff ? want : 0) != back[static_cast<size_t>(r) * k_blocks * 64 + c]) {
+              ok = false;
+              break;
+            }
+          }
+        if (!ok && ++failures <= 5) std::printf("FAIL 2:4 ss form sp %d M %d K %d\n", sp, sh.m, sh.k);
+      }
   }
   std::printf("selftest: %d cases, %d failures\n", cases, failures);
   return failures ? 1 : 0;
@@ -366,8 +444,12 @@ int Check() {
       // The 2:4 variants' A: another random matrix, 2:4, staged once (both tile heights read the one form).
       const auto a24 = Random24(s.m, s.k, t, rng);
       const auto ref24 = Reference(a24, b, s.m, s.k, s.n, t);
-      const std::vector<uint8_t> staged = Staged24(a24, s.m, s.k);
-      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size());
+      const Forms24 f24 = Forms(a24, s.m, s.k);
+      const std::vector<uint8_t>& staged = f24.staged;
+      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size()), drows(f24.rows.size() * 2),
+          dmeta(f24.meta.size() * 4);
+      CK(cudaMemcpy(drows.p, f24.rows.data(), drows.bytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dmeta.p, f24.meta.data(), dmeta.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(db.p, b.data(), db.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(ds.p, staged.data(), ds.bytes, cudaMemcpyHostToDevice));
@@ -375,10 +457,10 @@ int Check() {
       for (const Variant& v : kVariants) {
         if (v.type != t || !Picked(v, false) || (v.sp == 0 && s.k % 8 != 0)) continue;
         const std::vector<double>& ref = v.sp ? ref24 : ref_dense;
-        const void* a_dev = v.sp == 0 ? da.p : ds.p;
+        const void* a_dev = v.sp == 0 ? da.p : v.ss ? drows.p : ds.p;
         gm::Params p;
         CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                                 ws.blocks, v.sp));
+                                 ws.blocks, v.sp, v.ss ? dmeta.p : nullptr));
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
         // across tiles (and for stream-K: whole-tile rounds, then runs of many stages).
         for (int grid : {0, 3}) {
@@ -410,7 +492,7 @@ int Check() {
 // With sparse: A is 2:4 (Random24; cuBLAS multiplies its dense form) and each copy also has
 // its staged tiles (the one form both 2:4 tile heights read).
 struct Operands {
-  std::vector<DevBuf*> a, b, staged;
+  std::vector<DevBuf*> a, b, staged, rows, meta;
   DevBuf c;
   int m, k, n;
   Operands(int m_, int k_, int n_, DType t, int copies, bool sparse = false)
@@ -418,8 +500,8 @@ struct Operands {
     std::mt19937_64 rng(7);
     const auto ha = sparse ? Random24(m, k, t, rng) : Random(static_cast<size_t>(m) * k, t, rng);
     const auto hb = Random(static_cast<size_t>(k) * n, t, rng);
-    std::vector<uint8_t> st;
-    if (sparse) st = Staged24(ha, m, k);
+    Forms24 f;
+    if (sparse) f = Forms(ha, m, k);
     const auto upload = [](std::vector<DevBuf*>* to, const void* host, size_t bytes) {
       to->push_back(new DevBuf(bytes));
       CK(cudaMemcpy(to->back()->p, host, bytes, cudaMemcpyHostToDevice));
@@ -427,19 +509,23 @@ struct Operands {
     for (int i = 0; i < copies; ++i) {
       upload(&a, ha.data(), ha.size() * 2);
       upload(&b, hb.data(), hb.size() * 2);
-      if (sparse) upload(&staged, st.data(), st.size());
+      if (sparse) {
+        upload(&staged, f.staged.data(), f.staged.size());
+        upload(&rows, f.rows.data(), f.rows.size() * 2);
+        upload(&meta, f.meta.data(), f.meta.size() * 4);
+      }
     }
   }
   ~Operands() {
-    for (auto* v : {&a, &b, &staged})
+    for (auto* v : {&a, &b, &staged, &rows, &meta})
       for (DevBuf* x : *v) delete x;
   }
   std::vector<gm::Params> Launches(const Variant& v, int group, const Workspace& ws) const {
     std::vector<gm::Params> ps(a.size());
     for (size_t i = 0; i < a.size(); ++i) {
-      const void* a_dev = v.sp == 0 ? a[i]->p : staged.at(i)->p;
+      const void* a_dev = v.sp == 0 ? a[i]->p : v.ss ? rows.at(i)->p : staged.at(i)->p;
       CK(gemm_host::MakeParams(&ps[i], a_dev, b[i]->p, c.p, m, n, k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                               ws.blocks, v.sp));
+                               ws.blocks, v.sp, v.ss ? meta.at(i)->p : nullptr));
     }
     return ps;
   }
