@@ -199,6 +199,29 @@ std::vector<double> Reference(const std::vector<uint16_t>& a, const std::vector<
 
 // The tile raster must visit every tile exactly once, whatever the grid: the producer and
 // the consumers walk it independently and must agree.
+// Calls fn(mb, kb, cw, ms, w, kt) for every place a 2:4 consumer warp reads: row block mb,
+// K stage kb, consumer warpgroup cw, m-slice ms, warp w, k-step kt (tiles of 128 sp rows).
+template <class Fn>
+void ForEachSpRead(int m_blocks, int k_blocks, int sp, Fn fn) {
+  for (int mb = 0; mb < m_blocks; ++mb)
+    for (int kb = 0; kb < k_blocks; ++kb)
+      for (int cw = 0; cw < 2; ++cw)
+        for (int ms = 0; ms < sp; ++ms)
+          for (int w = 0; w < 4; ++w)
+            for (int kt = 0; kt < 2; ++kt) fn(mb, kb, cw, ms, w, kt);
+}
+
+// Whether `back` (rows x cols, zero-padded past the matrix) holds exactly the m x k matrix a
+// (stored zeros of either sign as +0).
+bool DecodedIs(const std::vector<uint16_t>& back, int rows, int cols, const std::vector<uint16_t>& a, int m, int k) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const uint16_t want = r < m && c < k ? a[static_cast<size_t>(r) * k + c] : 0;
+      if ((want & 0x7fff ? want : 0) != back[static_cast<size_t>(r) * cols + c]) return false;
+    }
+  return true;
+}
+
 int SelfTest() {
   alignas(16) static char buf[16];
   int failures = 0, cases = 0;
@@ -330,12 +353,8 @@ int SelfTest() {
         const int staged_rbs = (sh.m + 255) / 256;
         bool ok = staged.size() == static_cast<size_t>(staged_rbs) * k_blocks * gm::kSpStageBytes;
         std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * rows * k_blocks * 64, 0);
-        for (int mb = 0; ok && mb < m_blocks; ++mb)
-          for (int kb = 0; kb < k_blocks; ++kb)
-            for (int cw = 0; cw < 2; ++cw)
-              for (int ms = 0; ms < sp; ++ms)
-                for (int w = 0; w < 4; ++w)
-                  for (int kt = 0; kt < 2; ++kt) {
+        if (ok)
+          ForEachSpRead(m_blocks, k_blocks, sp, [&](int mb, int kb, int cw, int ms, int w, int kt) {
                     const uint8_t* tile = staged.data() + gm::SpStageOffset(sp, k_blocks, mb, kb) +
                                           static_cast<size_t>(gm::SpStrip(sp, cw, ms, w) * 2 + kt) * kSp24StagedTileBytes;
                     const int row0 = mb * rows + gm::SpSliceRow(sp, cw, ms) + 16 * w, col0 = kb * 64 + 32 * kt;
@@ -355,16 +374,8 @@ int SelfTest() {
                         if (words[i] != 0) back[at] = words[i];
                       }
                     }
-                  }
-        for (int r = 0; ok && r < m_blocks * rows; ++r)
-          for (int c = 0; c < k_blocks * 64; ++c) {
-            const uint16_t want = r < sh.m && c < sh.k ? a[static_cast<size_t>(r) * sh.k + c] : 0;
-            const uint16_t got = back[static_cast<size_t>(r) * k_blocks * 64 + c];
-            if ((want & 0x7fff ? want : 0) != got) {
-              ok = false;
-              break;
-            }
-          }
+          });
+        ok = ok && DecodedIs(back, m_blocks * rows, k_blocks * 64, a, sh.m, sh.k);
         if (!ok && ++failures <= 5) std::printf("FAIL 2:4 staged tiles sp %d M %d K %d\n", sp, sh.m, sh.k);
       }
     // The `_ss` form: what wgmma reads of the compressed rows (the tensor copy of K stage kb
@@ -384,12 +395,8 @@ int SelfTest() {
                   static_cast<int64_t>(f.meta.size()) * 4 >=
                       gm::SsMetaOffset(meta_strips, rows, m_blocks - 1, k_blocks - 1) + rows * 8;
         std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * rows * k_blocks * 64, 0);
-        for (int mb = 0; ok && mb < m_blocks; ++mb)
-          for (int kb = 0; kb < k_blocks; ++kb)
-            for (int cw = 0; cw < 2; ++cw)
-              for (int ms = 0; ms < sp; ++ms)
-                for (int w = 0; w < 4; ++w)
-                  for (int kt = 0; kt < 2; ++kt) {
+        if (ok)
+          ForEachSpRead(m_blocks, k_blocks, sp, [&](int mb, int kb, int cw, int ms, int w, int kt) {
                     uint32_t words[16];
                     std::memcpy(words,
                                 reinterpret_cast<const uint8_t*>(f.meta.data()) + gm::SsMetaOffset(meta_strips, rows, mb, kb) +
@@ -404,15 +411,8 @@ int SelfTest() {
                         const int idx = (words[2 * (r & 7) + h] >> (hi + 4 * cc + 2 * (c & 1))) & 3;
                         if (v != 0) back[static_cast<size_t>(row) * (k_blocks * 64) + kb * 64 + kt * 32 + 4 * grp + idx] = v;
                       }
-                  }
-        for (int r = 0; ok && r < m_blocks * rows; ++r)
-          for (int c = 0; c < k_blocks * 64; ++c) {
-            const uint16_t want = r < sh.m && c < sh.k ? a[static_cast<size_t>(r) * sh.k + c] : 0;
-            if ((want & 0x7fff ? want : 0) != back[static_cast<size_t>(r) * k_blocks * 64 + c]) {
-              ok = false;
-              break;
-            }
-          }
+          });
+        ok = ok && DecodedIs(back, m_blocks * rows, k_blocks * 64, a, sh.m, sh.k);
         if (!ok && ++failures <= 5) std::printf("FAIL 2:4 ss form sp %d M %d K %d\n", sp, sh.m, sh.k);
       }
   }
