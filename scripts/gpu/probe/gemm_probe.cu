@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -553,19 +554,27 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
       const double flop = 2.0 * m * n * k;
       for (DType t : {DType::kF16, DType::kBF16}) {
         if (std::none_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t; })) continue;
-        const bool sparse = std::any_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t && v->sp; });
-        Operands ops(m, k, n, t, copies, sparse);
+        // Dense variants multiply a dense A, 2:4 ones a 2:4 A (each its own operands when a call
+        // picks both kinds); cuBLAS multiplies the dense one, or the 2:4 A's dense form when only
+        // 2:4 variants run.
+        const auto picks = [&](bool sp) {
+          return std::any_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t && (v->sp > 0) == sp; });
+        };
+        std::unique_ptr<Operands> dense, sparse;
+        if (picks(false)) dense.reset(new Operands(m, k, n, t, copies, false));
+        if (picks(true)) sparse.reset(new Operands(m, k, n, t, copies, true));
+        const Operands& base = dense ? *dense : *sparse;
         double cb_ev = 0, cb_gr = 0;
         if (have_cublas) {
           auto f = [&](int i) {
-            return cublas.Gemm(ops.a[i % copies]->p, ops.b[i % copies]->p, ops.c.p, m, k, n, t);
+            return cublas.Gemm(base.a[i % copies]->p, base.b[i % copies]->p, base.c.p, m, k, n, t);
           };
           cb_ev = timer.Events(f);
           cb_gr = timer.Graph(f, 4 * copies);
         }
         for (const Variant* v : vs) {
           if (v->type != t) continue;
-          const auto ps = ops.Launches(*v, group, ws);
+          const auto ps = (v->sp ? *sparse : *dense).Launches(*v, group, ws);
           auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, v->stream_k, s); };
           const double ev = timer.Events(f), gr = timer.Graph(f, 4 * copies);
           std::printf("%-16s %6d %6d %5d  %9.1f %9.1f %7.1f  %9.1f %9.1f  %7.3f %7.3f\n", v->name, m, k, n, ev, gr,
