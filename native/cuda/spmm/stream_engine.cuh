@@ -1060,7 +1060,12 @@ struct TwoFourTiled {
 // N % 8 != 0, by the consumers in kBTma's layout: kBWgRows).
 // The four warps of a warpgroup own four strips of the row block (any four: rows need not be
 // contiguous); kNT8 8 is the instruction's N. Needs kNG == 1 and kCW % 4 == 0.
-struct TwoFourWg : TwoFourTiled {
+// kLds: the fragments and metadata read with explicit ld.shared instead of generic loads (the
+// GEMM engine's 2:4 consumers waited on the generic ones: ncu put 30 % of their stall samples
+// there, and ld.shared gained 10-14 %; v11). TwoFourWgLds is the workbench's (engine_variants
+// group 9) until the H200 has measured it; the addon runs TwoFourWg.
+template <bool kLds>
+struct TwoFourWgT : TwoFourTiled {
   static constexpr bool kWgB = true;  // B through a descriptor (ragged N: kBWgRows)
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
@@ -1077,7 +1082,16 @@ struct TwoFourWg : TwoFourTiled {
 #pragma unroll
       for (int kt = 0; kt < kSteps; ++kt) {
         const unsigned char* d = st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes;
-        LoadSp24Fragment(Sp24TileAt{d, d + 512}, af[ms][kt], e[ms][kt]);
+        if constexpr (kLds) {
+          const uint32_t at = SmemAddr(d), lane = threadIdx.x & 31;
+          uint32_t(&f)[4] = af[ms][kt];
+          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+                       : "r"(at + 16 * lane));
+          asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(e[ms][kt]) : "r"(at + 512 + 4 * Sp24MetaWord(lane)));
+        } else {
+          LoadSp24Fragment(Sp24TileAt{d, d + 512}, af[ms][kt], e[ms][kt]);
+        }
       }
     const uint32_t b0 = SmemAddr(bs);
 #pragma unroll
@@ -1095,6 +1109,8 @@ struct TwoFourWg : TwoFourTiled {
     for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
   }
 };
+using TwoFourWg = TwoFourWgT<false>;
+using TwoFourWgLds = TwoFourWgT<true>;
 
 }  // namespace engine
 }  // namespace cuda

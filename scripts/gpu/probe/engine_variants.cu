@@ -20,7 +20,7 @@ static Variant Make(const char* fam) {
   char buf[96];
   std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
                 8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : kBudgetKB > 80 ? "2cta" : "3cta");
-  constexpr bool wg = std::is_same<F, e::TwoFourWg>::value;
+  constexpr bool wg = std::is_same<F, e::TwoFourWg>::value || std::is_same<F, e::TwoFourWgLds>::value;
   constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || wg;
   constexpr bool tiled = std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value || wg;
   return Variant{strdup(buf), two_four, tiled, wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes, per_sm, fn};
@@ -81,6 +81,15 @@ std::vector<Variant> Group8() {
   using W = e::TwoFourWg;
   return {NT8S(W, WG_TYPE, 4, 1, 256, 100, WG_NAME), NT8S(W, WG_TYPE, 8, 1, 256, 200, WG_NAME),
           NT8S(W, WG_TYPE, 4, 1, 256, 200, WG_NAME), NT8S(W, WG_TYPE, 8, 1, 128, 200, WG_NAME)};
+}
+#elif GROUP == 9
+// The addon's configuration (8 consumer warps, 256-column stages) and the 128-column one, f16
+// and bf16, with the fragments read by ld.shared (TwoFourWgLds): against group 7/8's same names
+// without "lds".
+std::vector<Variant> Group9() {
+  using L = e::TwoFourWgLds;
+  return {NT8S(L, DType::kF16, 8, 1, 256, 200, "s24_f16_wglds"), NT8S(L, DType::kF16, 8, 1, 128, 200, "s24_f16_wglds"),
+          NT8S(L, DType::kBF16, 8, 1, 256, 200, "s24_bf16_wglds")};
 }
 #endif
 
