@@ -8,7 +8,7 @@
 // 4.18 TB/s the H200 copies at). Built by unst_build.sh (one object per kind and capacity).
 //   unst_probe check                      every N-fitting variant with room for the matrix
 //   unst_probe time [MxK ...]             SPARSITY=0.5,0.7,0.9  NS=1,8,16,32,64  TYPES=f16,bf16
-//                                         KINDS=unst,unstcw,unwg,unwgzf,unwg256 (a line per kind)
+//                                         KINDS=unst,unstcw,unwg,unwgzf,unwg256,unwgzf2 (a line per kind)
 //   unst_probe one VARIANT M K N S        a few launches of one variant (Nsight Compute)
 //   unst_probe list
 #include <algorithm>
@@ -298,7 +298,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
   std::vector<int> ns;
   for (double x : ParseList("NS", {1, 8, 16, 32, 64})) ns.push_back(static_cast<int>(x));
   const char* types = std::getenv("TYPES") ? std::getenv("TYPES") : "f16,bf16";
-  const std::string kinds = std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf,unwg256";
+  const std::string kinds = std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf,unwg256,unwgzf2";
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   Cublas cb;

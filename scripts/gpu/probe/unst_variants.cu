@@ -13,17 +13,18 @@ namespace e = cuda::engine;
 // 8 consumer warps of one strip each (a row block of 128 rows; the wgmma decodes: two
 // warpgroups of 64 rows), stages of Format::kKS columns, one block per SM: the images take
 // 32 KB of static shared memory (8 x 4 KB per warp, or 2 x 2 x 8 KB per warpgroup), the ring
-// kBudgetKB beside them.
-constexpr int kCW = 8, kMS = 1, kBudgetKB = 180;
+// Format::kBudgetKB beside them (180 KB; 70 for two blocks per SM).
+constexpr int kCW = 8, kMS = 1;
 
 // A kind: its decode, the stream's layout (the warpgroup decodes read the 64 x 64 images'
 // layout) and the K columns per stage.
-template <class Decode, UnstLayout kL, int kStage>
+template <class Decode, UnstLayout kL, int kStage, int kBudget = 180>
 struct FormatOf {
   using F = Decode;
   static constexpr UnstLayout kLayout = kL;
   static constexpr bool kWg = kL == UnstLayout::kWg64;
   static constexpr int kKS = kStage;
+  static constexpr int kBudgetKB = kBudget;
 };
 template <int kKind, int kCap>
 struct Format;
@@ -37,12 +38,14 @@ template <int kCap>
 struct Format<3, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128> {};
 template <int kCap>
 struct Format<4, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstClearWritten>, UnstLayout::kWg64, 256> {};
+template <int kCap>
+struct Format<5, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128, 70> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
   using Fm = Format<kKind, kCap>;
   using F = typename Fm::F;
-  constexpr int kKS = Fm::kKS;
+  constexpr int kKS = Fm::kKS, kBudgetKB = Fm::kBudgetKB;
   using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
   static_assert(E::kSmemBytes + F::template ImageBytes<kCW, kMS, kKS>() + 1024 <= 227 * 1024,
                 "the ring and the images fit in an SM's shared memory");

@@ -25,10 +25,14 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //   3 unwgzf  UnstructuredWg, zero-fill after each k-block's wgmma (kWg64)
 //   4 unwg256 as unwg with stages of 256 columns (four k-blocks: more of the scatter overlaps
 //             the wgmma; capacities 88, 32 and 16 only, the others' two stages do not fit)
+//   5 unwgzf2 as unwgzf with a ring of 70 KB instead of 180, so that two blocks share an SM
+//             where the registers allow it (N <= 16: at most 102 a thread); the profile of
+//             v12 found the decode latency-bound with one block of 10 warps per SM
+//             (capacities 144, 88, 32 and 16)
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named.
-constexpr int kUnstKinds = 5;
-constexpr const char* kUnstKindNames[kUnstKinds] = {"unst", "unstcw", "unwg", "unwgzf", "unwg256"};
+constexpr int kUnstKinds = 6;
+constexpr const char* kUnstKindNames[kUnstKinds] = {"unst", "unstcw", "unwg", "unwgzf", "unwg256", "unwgzf2"};
 
 struct UnstVariant {
   const char* name;
@@ -50,7 +54,7 @@ constexpr int kUnstGroups = 5;
 #define SPARSE_UNST_GROUPS(X) \
   X(0, 0) X(0, 1) X(0, 2) X(0, 3) X(0, 4) X(1, 0) X(1, 1) X(1, 2) X(1, 3) X(1, 4) \
   X(2, 0) X(2, 1) X(2, 2) X(2, 3) X(2, 4) X(3, 0) X(3, 1) X(3, 2) X(3, 3) X(3, 4) \
-  X(4, 2) X(4, 3) X(4, 4)
+  X(4, 2) X(4, 3) X(4, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE
