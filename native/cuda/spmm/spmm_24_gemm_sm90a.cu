@@ -14,8 +14,9 @@
 // columns, a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
 // waves' tiles out by K (stream-K hybrid), "_sk2" cuts only the ragged last wave's tiles into
 // up to 4 pieces by K (gemm_host::Decompose). (Every part of a variant name is letters then
-// digits: the form names are checked against without the addon's grammar.) Measured in the
-// workbench (docs/gemm-engine.md): 0.8-1.29x cuBLAS f16 at N = 256-2048 on the H200.
+// digits: the form names are checked against without the addon's grammar.) On the H200, as
+// selected (sparse bench --suite llm --pattern 2:4, v12): 0.81-1.35x cuBLAS f16 at N = 256-2048,
+// 1.18x geomean (docs/gemm-engine.md).
 //
 // The selection runs it for every 2:4 f16/bf16 problem from N = 128 on (rank 8, before the
 // streaming engine and the mma.sp kernel), 128 columns, the tail split, and the tile height
@@ -184,8 +185,8 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
 }
 
 // Every configuration with each decomposition (whole tiles, hybrid stream-K, tail split).
-// Its GPU tests passed on the H200 (v12, call 1: test/kernels/kernels.test.ts, "the GEMM
-// engine's variants").
+// Its GPU tests passed on the H200 (v12, calls 1, 5 and 7: test/kernels/kernels.test.ts, "the
+// GEMM engine's variants").
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (const GemmChoice& base : kConfigs)
     for (int sk : {0, 1, 2}) {
