@@ -133,10 +133,9 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n"), sms = a.Dim("sms");
   if (m < 1 || k < 1 || n < 1 || sms < 1) a.RangeFail("m, k, n and sms must be at least 1");
   const int rows = Gemm24Rows(m, n, k, sms);
-  const long long tiles = static_cast<long long>((m + rows - 1) / rows) * ((n + 127) / 128);
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("rows", rows);
-  o.Set("split", TailSplit(tiles, sms, (k + 63) / 64));
+  o.Set("split", TailSplit(Gemm24Tiles(m, n, rows), sms, (k + 63) / 64));
   return o;
 }
 

@@ -13,8 +13,8 @@ namespace sparse {
 // never more pieces than K stages; a result below 2 means the tiles stay whole.
 constexpr int kGemmMaxSplit = 4;
 inline int TailSplit(long long tiles, int grid, int k_blocks) {
-  const long long r = tiles < grid ? tiles : tiles % grid;
-  if (r <= 0) return 1;
+  const long long r = tiles % grid;  // (below one wave: all of them)
+  if (r == 0) return 1;
   long long split = grid / r;
   if (split > kGemmMaxSplit) split = kGemmMaxSplit;
   if (split > k_blocks) split = k_blocks;
@@ -36,12 +36,14 @@ inline double TailWaves(long long tiles, int grid, int k_blocks) {
 // for every 64 rows, and the tile's own bytes are written once), which is what limits the
 // 2:4 kernels (ncu: L1 data pipe 79 % busy at 59 % tensor-pipe use; docs/gemm-engine.md).
 constexpr double kGemm24TallGain = 1.15;
+// The selection's tiles of `rows` x 128 over M x N.
+inline long long Gemm24Tiles(long long m, long long n, int rows) { return (m + rows - 1) / rows * ((n + 127) / 128); }
 inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
-  const long long n_blocks = (n + 127) / 128, k_blocks = (k + 63) / 64;
+  const long long k_blocks = (k + 63) / 64;
   double best = 0;
   int rows = 256;
   for (int r : {256, 128}) {
-    const long long tiles = (m + r - 1) / r * n_blocks;
+    const long long tiles = Gemm24Tiles(m, n, r);
     const double busy = static_cast<double>(tiles) / sms / TailWaves(tiles, sms, static_cast<int>(k_blocks));
     const double score = busy * (r == 256 ? kGemm24TallGain : 1.0);
     if (score > best) best = score, rows = r;

@@ -197,6 +197,17 @@ constexpr int kSsStripMultiple = 48;
 __host__ __device__ constexpr int64_t SsMetaOffset(int meta_strips, int rows, int mb, int kb) {
   return (static_cast<int64_t>(kb) * meta_strips + static_cast<int64_t>(mb) * (rows / 16)) * 128;
 }
+// The `_ss` form's strips per K stage for M rows (Params::meta_strips), and its compressed
+// values' columns for K (K / 2, padded to whole k-steps of 16): the sizes StageSp24Meta and
+// Sp24CompressedRows give, which MakeParams and the workbench's selftest address.
+__host__ __device__ constexpr int SsMetaStrips(int m) {
+  return ((m + 15) / 16 + kSsStripMultiple - 1) / kSsStripMultiple * kSsStripMultiple;
+}
+__host__ __device__ constexpr int SsColumns(int k) { return (k + 31) / 32 * 16; }
+
+// The most accumulators a consumer thread holds (the `_ss` tiles of 256 x 192 and 384 x 128):
+// what a stream-K partial slot is sized for (gemm_host::PartialFloats).
+constexpr int kMaxAccPerThread = 192;
 
 // kSpMS: 0 for dense A; 1 or 2 for 2:4 A (strips of 16 rows per consumer warp and stage:
 // tiles of 128 kSpMS rows, each consumer warpgroup owning 64 kSpMS of them); up to 3 with
@@ -206,6 +217,7 @@ struct Layout {
   static_assert(kNTile % kAtomN == 0 && kNTile <= 256, "whole swizzle atoms, wgmma N <= 256");
   static_assert(kSpMS >= 0 && kSpMS <= (kSpSs ? 3 : 2) && kSpMS * kNTile <= (kSpSs ? 384 : 256),
                 "accumulators fit the consumers' registers");
+  static_assert((kSpMS > 0 ? kSpMS : 1) * kNTile / 2 <= kMaxAccPerThread, "a stream-K slot holds the sums");
   static_assert(!kSpSs || kSpMS > 0, "A from shared memory is a 2:4 form");
   static constexpr int kRows = kSpMS > 0 ? kMTile * kSpMS : kMTile;  // rows of a tile
   // A's part of a stage: dense 128 x 64 halves, 8 kSpMS strips x 2 k-steps of 2:4 tiles, or

@@ -41,9 +41,10 @@ inline cudaError_t Map2d(CUtensorMap* map, const void* base, int inner, int oute
 
 // The stream-K workspace for grids of up to `blocks` blocks: partials (floats) and flags (ints,
 // to be zeroed once when allocated; launches leave them zero).
-// A slot holds a consumer warpgroup's sums: up to 192 floats per thread (the `_ss` tiles of 256
-// x 192 and 384 x 128).
-inline size_t PartialFloats(int blocks) { return static_cast<size_t>(blocks) * 2 * 128 * 192; }
+// A slot holds a consumer warpgroup's sums: 128 threads of up to kMaxAccPerThread floats.
+inline size_t PartialFloats(int blocks) {
+  return static_cast<size_t>(blocks) * 2 * 128 * cuda::gemm::kMaxAccPerThread;
+}
 inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 
 // Fills the launch of C = A B (A: M x K row-major, B: K x N row-major, C: M x N row-major, all
@@ -67,7 +68,7 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   p->c = c, p->m = m, p->n = n, p->k = k, p->group = group;
   p->a_tiles = sp_ms > 0 && !ss ? a : nullptr;
   p->a_meta = a_meta;
-  p->meta_strips = ((m + 15) / 16 + g::kSsStripMultiple - 1) / g::kSsStripMultiple * g::kSsStripMultiple;
+  p->meta_strips = g::SsMetaStrips(m);
   p->partials = partials, p->flags = flags, p->slots = slots;
   const int rows = sp_ms > 0 ? g::kMTile * sp_ms : g::kMTile;
   p->m_blocks = (m + rows - 1) / rows;
@@ -76,8 +77,8 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   p->m_units = p->m_blocks;  // Launch pairs them for clusters
   p->grid = 1, p->dp_tiles = p->m_blocks * p->n_blocks, p->sk_tiles = 0;  // Decompose sets these per launch
   // (2:4 tiles: no tensor map of A; the stages are plain bulk copies. `_ss`: a map of the
-  // compressed values, K / 2 padded to whole k-steps of 16, boxes of one K stage's 32.)
-  cudaError_t e = ss ? Map2d(&p->a_map, a, (k + 31) / 32 * 16, m, g::kKTile / 2, g::kMTile, CU_TENSOR_MAP_SWIZZLE_64B)
+  // compressed values, boxes of one K stage's 32.)
+  cudaError_t e = ss ? Map2d(&p->a_map, a, g::SsColumns(k), m, g::kKTile / 2, g::kMTile, CU_TENSOR_MAP_SWIZZLE_64B)
                   : sp_ms > 0 ? cudaSuccess
                               : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
   if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile);
@@ -110,7 +111,7 @@ inline bool Decompose(cuda::gemm::Params* p, int grid, int stream_k) {
     if (tiles % grid != 0) p->sk_tiles = tiles < grid ? tiles : grid + tiles % grid;
     p->sk_grid = grid;
   } else if (stream_k == kStreamKTail) {
-    const int r = tiles < grid ? tiles : tiles % grid, split = TailSplit(tiles, grid, p->k_blocks);
+    const int r = tiles % grid, split = TailSplit(tiles, grid, p->k_blocks);
     if (split >= 2) {
       p->sk_tiles = r, p->sk_grid = r * split;
       if (tiles < grid) grid = p->sk_grid;

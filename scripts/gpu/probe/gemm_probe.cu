@@ -389,8 +389,7 @@ int SelfTest() {
         const auto a = Random24(sh.m, sh.k, DType::kF16, rng);
         const Forms24 f = Forms(a, sh.m, sh.k);
         const int rows = gm::kMTile * sp, m_blocks = (sh.m + rows - 1) / rows, k_blocks = (sh.k + 63) / 64;
-        const int kc = (sh.k + 31) / 32 * 16;
-        const int meta_strips = ((sh.m + 15) / 16 + gm::kSsStripMultiple - 1) / gm::kSsStripMultiple * gm::kSsStripMultiple;
+        const int kc = gm::SsColumns(sh.k), meta_strips = gm::SsMetaStrips(sh.m);
         bool ok = f.rows.size() == static_cast<size_t>(sh.m) * kc &&
                   f.meta.size() * 4 == static_cast<size_t>(k_blocks) * meta_strips * 128 &&
                   static_cast<int64_t>(f.meta.size()) * 4 >=
