@@ -402,7 +402,7 @@ build_workbench() {
 #   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
 #                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
 # NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER and ENGINE_ROTATE set before run.sh reach the workbench.
-ENGINE_MODES="check checksmall list time timeall one trace memcheck ncu"
+ENGINE_MODES="check checksmall list time timeall one trace launch memcheck ncu"
 task_engine() {
   local mode=${1:-check} eb=$GPU_TMP/eb rc
   [ $# -gt 0 ] && shift

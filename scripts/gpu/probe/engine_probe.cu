@@ -474,6 +474,34 @@ static int TraceOne(const char* name, int m, int k, int n) {
   return 0;
 }
 
+// What an event-timed launch costs before any work (mode "launch"): an empty kernel with the
+// engine's argument block, after the L2 flush as Timer::Events does it, by grid, threads,
+// dynamic shared memory and cluster size; then the same with the flush kernel asked to prefer
+// the largest shared-memory carveout (does the SMs' L1/shared reconfiguration cost the gap?).
+static int LaunchCost() {
+  Timer timer;
+  CK(cudaFuncSetAttribute(EmptyKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+  CK(cudaFuncSetAttribute(EmptyKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  std::printf("%-6s %-7s %-8s %-7s | %8s\n", "grid", "threads", "smem_KB", "cluster", "ev_us");
+  for (int carve = 0; carve < 2; ++carve) {
+    if (carve) {
+      CK(cudaFuncSetAttribute(FlushRead, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+      std::printf("flush kernel prefers the largest shared-memory carveout:\n");
+    }
+    for (int grid : {96, 132, 264})
+      for (int threads : {160, 320})
+        for (int kb : {0, 100, 201})
+          for (int cl : {0, 2, 4}) {
+            if (grid % (cl ? cl : 1) || (kb > 110 && grid > 132)) continue;
+            Launch l{};
+            l.fn = EmptyKernel, l.grid = grid, l.threads = threads, l.smem = kb * 1024, l.cluster = cl;
+            const double ev = timer.Events([&](int) { return Run(l, 0); }, 21);
+            std::printf("%-6d %-7d %-8d %-7d | %8.2f\n", grid, threads, kb, cl, ev);
+          }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
   if (mode == "list") {
@@ -483,7 +511,7 @@ int main(int argc, char** argv) {
   if (mode == "check" || mode == "checksmall") return Check(mode == "checksmall");
   if (mode == "time" || mode == "timeall") {
     std::vector<std::pair<int, int>> shapes;
-    for (int i = 3; i + 1 < argc && std::strchr(argv[i], 'x'); ++i) {
+    for (int i = 3; i < argc && std::strchr(argv[i], 'x'); ++i) {
       int m = 0, k = 0;
       std::sscanf(argv[i], "%dx%d", &m, &k);
       shapes.push_back({m, k});
@@ -502,6 +530,7 @@ int main(int argc, char** argv) {
     }
     return Time(argc > 2 ? argv[2] : "all", shapes, ns, mode == "timeall");
   }
+  if (mode == "launch") return LaunchCost();
   if (mode == "trace" && argc > 5) return TraceOne(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
   if (mode == "one" && argc > 5) return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
   std::printf("usage: engine_probe check | list | time[all] FILTER [MxK ...] (NS=8,16) | one|trace VARIANT M K N\n");
