@@ -1112,6 +1112,38 @@ struct TwoFourWgT : TwoFourTiled {
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
 
+// Dense f16/bf16 in DenseTiled's stages, multiplied by warpgroup MMA with A and B both read
+// through descriptors (sm_90a; the engine's dense proof, workbench only). The host lays a
+// stage out as kKS / 64 images of kRows rows x 128 bytes with the 128-byte swizzle (16-byte
+// chunk c of row r at chunk c ^ (r & 7); DenseTiled's own layout when kKS is 64), which is the
+// layout a K-major descriptor names: the consumers load nothing, and warpgroup g issues kKS / 16
+// m64nNk16 on rows 64 g .. 64 g + 63 (the rows of its four warps' strips). B is staged as for
+// TwoFourWg. Every k16 slice of a stage runs: columns past K are zero in the images and B's
+// rows past K arrive as zeros. (DenseTiled's mma.sync consumers spent about 370 instructions
+// per warp and stage, 8 cycles apart: 25 GB/s per SM at one block per SM, ncu v13.)
+// Needs kMS == 1, kNG == 1, kCW % 4 == 0, kKS % 64 == 0.
+struct DenseWg : DenseTiled {
+  static constexpr bool kWgB = true;
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
+  __device__ static void Compute(const Args& a, int, int, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    static_assert(kMS == 1 && kNG == 1 && kCW % 4 == 0 && kKS % 64 == 0, "warpgroups of contiguous rows, 64-column images");
+    constexpr int kImage = 16 * kCW * 128;  // one 64-column image of the stage's rows
+    const int g = (threadIdx.x >> 5) / 4;
+    // A slice's start is an addition to the 14-bit address field (shared addresses < 2^18).
+    const uint64_t da = wg::Desc(wg::kSwizzle128KMajor, SmemAddr(st) + g * 64 * 128), db = wg::Desc(a.b_desc, SmemAddr(bs));
+    wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+    wg::Fence();
+#pragma unroll
+    for (int kk = 0; kk < kKS / 16; ++kk)
+      wg::WgmmaSs<kType, 8 * kNT8>::Run(&acc[0][0][0], da + (((kk / 4) * kImage + 32 * (kk % 4)) >> 4),
+                                         db + ((kk * 16 * 16 * kNT8) >> 4));
+    wg::Commit();
+    wg::Wait<0>();
+    wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+  }
+};
+
 }  // namespace engine
 }  // namespace cuda
 }  // namespace sparse

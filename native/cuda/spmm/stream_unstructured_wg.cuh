@@ -27,50 +27,7 @@ __device__ __forceinline__ void FenceProxyAsyncShared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-// A 64 x 16 K-major operand with the 128-byte swizzle (layout 1): rows of 128 bytes, 8-row
-// groups 1024 bytes apart (stride byte offset); the leading byte offset is unused with a
-// swizzle (written as 1, as gemm_engine.cuh's kADesc, which is proven on the GPU). The k16
-// slice j of a 64-column image starts 32 j bytes into its rows.
-constexpr uint64_t kSwizzle128KMajor = (1ull << 62) | ((1024ull >> 4) << 32) | (1ull << 16);
-
-// wgmma m64nNk16, A and B from shared memory (dense), N = 8 / 16 / 32 / 64: D's N / 2
-// accumulators (d[4 j + q]: the m16n8 C fragment q of n-tile j for warp w's rows 16 w ..),
-// A's and B's descriptors, D += A B, scales 1, A K-major (tnspA 0), B N-major (tnspB 1).
-template <DType kType, int kN>
-struct WgmmaSs;
-
-#define SPARSE_WGSS_D8 "%0, %1, %2, %3"
-#define SPARSE_WGSS_D16 SPARSE_WGSS_D8 ", %4, %5, %6, %7"
-#define SPARSE_WGSS_D32 SPARSE_WGSS_D16 ", %8, %9, %10, %11, %12, %13, %14, %15"
-#define SPARSE_WGSS_D64 \
-  SPARSE_WGSS_D32 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define SPARSE_WGSS_F4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-#define SPARSE_WGSS_F8 SPARSE_WGSS_F4(0), SPARSE_WGSS_F4(4)
-#define SPARSE_WGSS_F16 SPARSE_WGSS_F8, SPARSE_WGSS_F4(8), SPARSE_WGSS_F4(12)
-#define SPARSE_WGSS_F32 SPARSE_WGSS_F16, SPARSE_WGSS_F4(16), SPARSE_WGSS_F4(20), SPARSE_WGSS_F4(24), SPARSE_WGSS_F4(28)
-// IA, IB, IS: the operand numbers of A's and B's descriptors and of scale-d (after D's N / 2).
-#define SPARSE_WGSS(NN, IA, IB, IS, TYPE, PTX, DOPS)                                                         \
-  template <>                                                                                          \
-  struct WgmmaSs<DType::TYPE, NN> {                                                                    \
-    __device__ __forceinline__ static void Run(float* d, uint64_t a, uint64_t b) {                     \
-      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IS ", 0;\n"                                     \
-                   "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." PTX "." PTX " {" SPARSE_WGSS_D##NN \
-                   "}, " IA ", " IB ", p, 1, 1, 0, 1;\n}\n"                                            \
-                   : DOPS                                                                              \
-                   : "l"(a), "l"(b), "r"(1));                                                          \
-    }                                                                                                  \
-  };
-
-SPARSE_WGSS(8, "%4", "%5", "%6", kF16, "f16", SPARSE_WGSS_F4(0))
-SPARSE_WGSS(8, "%4", "%5", "%6", kBF16, "bf16", SPARSE_WGSS_F4(0))
-SPARSE_WGSS(16, "%8", "%9", "%10", kF16, "f16", SPARSE_WGSS_F8)
-SPARSE_WGSS(16, "%8", "%9", "%10", kBF16, "bf16", SPARSE_WGSS_F8)
-SPARSE_WGSS(32, "%16", "%17", "%18", kF16, "f16", SPARSE_WGSS_F16)
-SPARSE_WGSS(32, "%16", "%17", "%18", kBF16, "bf16", SPARSE_WGSS_F16)
-SPARSE_WGSS(64, "%32", "%33", "%34", kF16, "f16", SPARSE_WGSS_F32)
-SPARSE_WGSS(64, "%32", "%33", "%34", kBF16, "bf16", SPARSE_WGSS_F32)
-
-#undef SPARSE_WGSS
+// kSwizzle128KMajor and WgmmaSs (dense wgmma, A and B from shared memory): cuda/spmm/wgmma.cuh.
 
 }  // namespace wg
 

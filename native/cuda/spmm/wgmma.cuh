@@ -2,7 +2,8 @@
 #define SPARSE_CUDA_SPMM_WGMMA_CUH_
 // Hopper warpgroup MMA (wgmma, sm_90a only): the sparse m64nNk32 form with A (the 2:4 weights,
 // compressed to 64 x 16) in registers and B (32 x N) in shared memory through a matrix
-// descriptor. Device code only; the code that calls it is compiled for sm_90a.
+// descriptor; and the dense m64nNk16 form with A and B both through descriptors (WgmmaSs,
+// N = 8 ... 64). Device code only; the code that calls it is compiled for sm_90a.
 //
 // Register layouts (per warp w of the warpgroup, its rows 16 w .. 16 w + 15):
 //   A: a[4], the dense m16n8k16 A fragment of the compressed 16 x 16 strip (our 2:4 tiles of
@@ -94,6 +95,51 @@ SPARSE_WGMMA_SP(256, kF16, "f16", SPARSE_WG_D128(0))
 SPARSE_WGMMA_SP(256, kBF16, "bf16", SPARSE_WG_D128(0))
 
 #undef SPARSE_WGMMA_SP
+
+// A 64 x 16 K-major operand with the 128-byte swizzle (layout 1): rows of 128 bytes, 8-row
+// groups 1024 bytes apart (stride byte offset); the leading byte offset is unused with a
+// swizzle (written as 1, as gemm_engine.cuh's kADesc, which is proven on the GPU). The k16
+// slice j of a 64-column image starts 32 j bytes into its rows.
+constexpr uint64_t kSwizzle128KMajor = (1ull << 62) | ((1024ull >> 4) << 32) | (1ull << 16);
+
+// wgmma m64nNk16, A and B from shared memory (dense), N = 8 / 16 / 32 / 64: D's N / 2
+// accumulators (d[4 j + q]: the m16n8 C fragment q of n-tile j for warp w's rows 16 w ..),
+// A's and B's descriptors, D += A B, scales 1, A K-major (tnspA 0), B N-major (tnspB 1).
+template <DType kType, int kN>
+struct WgmmaSs;
+
+#define SPARSE_WGSS_D8 "%0, %1, %2, %3"
+#define SPARSE_WGSS_D16 SPARSE_WGSS_D8 ", %4, %5, %6, %7"
+#define SPARSE_WGSS_D32 SPARSE_WGSS_D16 ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define SPARSE_WGSS_D64 \
+  SPARSE_WGSS_D32 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define SPARSE_WGSS_F4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define SPARSE_WGSS_F8 SPARSE_WGSS_F4(0), SPARSE_WGSS_F4(4)
+#define SPARSE_WGSS_F16 SPARSE_WGSS_F8, SPARSE_WGSS_F4(8), SPARSE_WGSS_F4(12)
+#define SPARSE_WGSS_F32 SPARSE_WGSS_F16, SPARSE_WGSS_F4(16), SPARSE_WGSS_F4(20), SPARSE_WGSS_F4(24), SPARSE_WGSS_F4(28)
+// IA, IB, IS: the operand numbers of A's and B's descriptors and of scale-d (after D's N / 2).
+#define SPARSE_WGSS(NN, IA, IB, IS, TYPE, PTX, DOPS)                                                         \
+  template <>                                                                                          \
+  struct WgmmaSs<DType::TYPE, NN> {                                                                    \
+    __device__ __forceinline__ static void Run(float* d, uint64_t a, uint64_t b) {                     \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IS ", 0;\n"                                     \
+                   "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." PTX "." PTX " {" SPARSE_WGSS_D##NN \
+                   "}, " IA ", " IB ", p, 1, 1, 0, 1;\n}\n"                                            \
+                   : DOPS                                                                              \
+                   : "l"(a), "l"(b), "r"(1));                                                          \
+    }                                                                                                  \
+  };
+
+SPARSE_WGSS(8, "%4", "%5", "%6", kF16, "f16", SPARSE_WGSS_F4(0))
+SPARSE_WGSS(8, "%4", "%5", "%6", kBF16, "bf16", SPARSE_WGSS_F4(0))
+SPARSE_WGSS(16, "%8", "%9", "%10", kF16, "f16", SPARSE_WGSS_F8)
+SPARSE_WGSS(16, "%8", "%9", "%10", kBF16, "bf16", SPARSE_WGSS_F8)
+SPARSE_WGSS(32, "%16", "%17", "%18", kF16, "f16", SPARSE_WGSS_F16)
+SPARSE_WGSS(32, "%16", "%17", "%18", kBF16, "bf16", SPARSE_WGSS_F16)
+SPARSE_WGSS(64, "%32", "%33", "%34", kF16, "f16", SPARSE_WGSS_F32)
+SPARSE_WGSS(64, "%32", "%33", "%34", kBF16, "bf16", SPARSE_WGSS_F32)
+
+#undef SPARSE_WGSS
 
 }  // namespace wg
 }  // namespace cuda

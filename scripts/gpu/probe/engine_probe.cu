@@ -89,7 +89,9 @@ struct Operand {
     std::swap(d.p, x.p), std::swap(d.bytes, x.bytes);
     CK(cudaMemcpy(d.p, src, bytes, cudaMemcpyHostToDevice));
   }
-  Operand(const std::vector<uint16_t>& dense, int m, int k, bool two_four, bool tiled, int rows, int kks, DType t) {
+  // wg (dense): the stage as kks / 64 images of `rows` rows x 64 columns (DenseWg), each row's
+  // 16-byte chunks swizzled as DenseTiled's (the same layout when kks is 64).
+  Operand(const std::vector<uint16_t>& dense, int m, int k, bool two_four, bool tiled, bool wg, int rows, int kks, DType t) {
     if (!two_four && !tiled) {
       Put(a0, dense.data(), dense.size() * 2);
       bytes = dense.size() * 2;
@@ -103,8 +105,10 @@ struct Operand {
           uint16_t* run = out.data() + (static_cast<size_t>(rb) * kst + ks) * rows * kks;
           for (int r = 0; r < rows && rb * rows + r < m; ++r)
             for (int c = 0; c < kks && ks * kks + c < k; ++c) {
-              const int chunk = (c / 8) ^ (r & 7);
-              run[static_cast<size_t>(r) * kks + chunk * 8 + c % 8] = dense[static_cast<size_t>(rb * rows + r) * k + ks * kks + c];
+              const size_t at = wg ? static_cast<size_t>(c / 64) * rows * 64 + static_cast<size_t>(r) * 64 +
+                                         (((c % 64) / 8) ^ (r & 7)) * 8 + c % 8
+                                   : static_cast<size_t>(r) * kks + (((c / 8) ^ (r & 7)) * 8) + c % 8;
+              run[at] = dense[static_cast<size_t>(rb * rows + r) * k + ks * kks + c];
             }
         }
       Put(a0, out.data(), out.size() * 2);
@@ -133,7 +137,7 @@ struct Operand {
 };
 
 static Operand* Build(const std::vector<uint16_t>& a, int m, int k, const Variant& v) {
-  return new Operand(a, m, k, v.two_four, v.tiled, v.rows, v.kks, v.type);
+  return new Operand(a, m, k, v.two_four, v.tiled, v.wg && !v.two_four, v.rows, v.kks, v.type);
 }
 
 static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, void* c, int m, int k, int n,
@@ -326,7 +330,7 @@ static int Time(const char* filter, const std::vector<std::pair<int, int>>& shap
         std::vector<std::pair<std::string, std::vector<Operand*>>> layouts;
         auto ops_for = [&](const Variant& v) -> std::vector<Operand*>& {
           const std::string key = std::to_string(v.tiled) + "/" + std::to_string(v.tiled ? v.rows : 0) + "/" +
-                                  std::to_string(v.tiled ? v.kks : 0);
+                                  std::to_string(v.tiled ? v.kks : 0) + "/" + std::to_string(v.wg && !v.two_four);
           for (auto& l : layouts)
             if (l.first == key) return l.second;
           layouts.push_back({key, {}});

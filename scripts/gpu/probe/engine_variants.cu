@@ -20,8 +20,9 @@ static Variant Make(const char* fam) {
   char buf[96];
   std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
                 8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : kBudgetKB > 80 ? "2cta" : "3cta");
-  constexpr bool wg = std::is_same<F, e::TwoFourWg>::value || std::is_same<F, e::TwoFourWgLds>::value;
-  constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || wg;
+  constexpr bool dense_wg = std::is_same<F, e::DenseWg>::value;
+  constexpr bool wg = std::is_same<F, e::TwoFourWg>::value || std::is_same<F, e::TwoFourWgLds>::value || dense_wg;
+  constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || (wg && !dense_wg);
   constexpr bool tiled = std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value || wg;
   return Variant{strdup(buf), two_four, tiled, wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes, per_sm, fn};
 }
@@ -90,6 +91,16 @@ std::vector<Variant> Group9() {
   using L = e::TwoFourWgLds;
   return {NT8S(L, DType::kF16, 8, 1, 256, 200, "s24_f16_wglds"), NT8S(L, DType::kF16, 8, 1, 128, 200, "s24_f16_wglds"),
           NT8S(L, DType::kBF16, 8, 1, 256, 200, "s24_bf16_wglds")};
+}
+#elif GROUP == 10
+// Dense with warpgroup MMA from shared memory (DenseWg: A in 64-column swizzled images, no
+// fragment loads): one block per SM with a deep ring, two and three blocks per SM, 64 and
+// 128 rows per block.
+std::vector<Variant> Group10() {
+  using D = e::DenseWg;
+  return {NT8S(D, DType::kF16, 8, 1, 128, 200, "dense_f16_wg"), NT8S(D, DType::kF16, 8, 1, 128, 100, "dense_f16_wg"),
+          NT8S(D, DType::kF16, 8, 1, 64, 70, "dense_f16_wg"), NT8S(D, DType::kF16, 4, 1, 128, 100, "dense_f16_wg"),
+          NT8S(D, DType::kF16, 8, 1, 256, 200, "dense_f16_wg")};
 }
 #endif
 
