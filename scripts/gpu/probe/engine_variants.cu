@@ -102,6 +102,14 @@ std::vector<Variant> Group10() {
           NT8S(D, DType::kF16, 8, 1, 64, 70, "dense_f16_wg"), NT8S(D, DType::kF16, 4, 1, 128, 100, "dense_f16_wg"),
           NT8S(D, DType::kF16, 8, 1, 256, 200, "dense_f16_wg")};
 }
+#elif GROUP == 11
+// 2:4 with warpgroup MMA and two strips per warp (kMS = 2): row blocks of 256 rows (8 warps)
+// or 128 (one warpgroup), so that a stage's B is a smaller share of its bytes at N = 32-64.
+std::vector<Variant> Group11() {
+  using W = e::TwoFourWg;
+  return {NT8S(W, DType::kF16, 8, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 8, 2, 256, 200, "s24_f16_wg"),
+          NT8S(W, DType::kF16, 4, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 4, 2, 256, 100, "s24_f16_wg")};
+}
 #endif
 
 }  // namespace probe
