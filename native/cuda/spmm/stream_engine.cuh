@@ -303,36 +303,21 @@ __device__ __forceinline__ void BFrag32(const Args& a, const unsigned char* bs, 
 // The ring takes as many stages as fit in kBudgetKB of shared memory (2..8).
 // kNG: the n-tiles are split over kNG warps (each warp kNT8 of them, kNT8 kNG in all); the
 // warps of one n-group own distinct strips.
-// kBRing: 0, a stage holds its B rows and its A; > 0, B's rows have a ring of their own with
-// kBRing slots (fewer than A's), so that where B is a large share of a stage (N = 64: 32 KB of
-// B beside 37 KB of 2:4 A) more of A's stages are in flight: stage s's B may be copied only
-// once stage s - kBRing is released, its A once stage s - kStages is.
-template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1, int kBRing = 0>
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
 struct Engine {
   static_assert(kCW % kNG == 0, "whole n-groups");
   static constexpr int kStrips = kCW / kNG * kMS;
   static constexpr int kRows = 16 * kStrips;
   static constexpr int kABytes = F::template StageABytes<kStrips, kKS>();
   static constexpr int kBBytes = BStage<kKS, kNT8 * kNG>::kBytes;
-  // A stage: B's rows first (1024-byte aligned), then the format's A; with a B ring, A alone
-  // (the B ring's kBRing slots of kBBytes come first).
-  static constexpr int kStageBytes = ((kBRing ? 0 : kBBytes) + kABytes + 1023) / 1024 * 1024;
-  static constexpr int kBRingBytes = kBRing * kBBytes;
-  static constexpr int kFit = (kBudgetKB * 1024 - kBRingBytes) / kStageBytes;
+  // A stage: B's rows first (1024-byte aligned), then the format's A.
+  static constexpr int kStageBytes = (kBBytes + kABytes + 1023) / 1024 * 1024;
+  static constexpr int kFit = kBudgetKB * 1024 / kStageBytes;
   static constexpr int kStages = kFit < 2 ? 2 : kFit > 8 ? 8 : kFit;
-  static_assert(kBRing == 0 || (kBRing >= 2 && kBRing < kStages), "a B ring of 2 or more slots, fewer than A's");
-  static constexpr int kRingBytes = kBRingBytes + kStages * kStageBytes;
-  // The rings, their barriers, and room to align the dynamic shared memory to 1024 bytes.
-  static constexpr int kSmemBytes = kRingBytes + 2 * kStages * 8 + 1024;
+  // The ring, its barriers, and room to align the dynamic shared memory to 1024 bytes.
+  static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
   static constexpr int kThreads = 32 * (kCW + 2);
   static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
-  // Where the block's s-th stage keeps its B rows and its A (ring: the 1024-aligned start).
-  __device__ static unsigned char* BOf(unsigned char* ring, int s) {
-    return kBRing ? ring + (s % (kBRing ? kBRing : 1)) * kBBytes : ring + (s % kStages) * kStageBytes;
-  }
-  __device__ static unsigned char* AOf(unsigned char* ring, int s) {
-    return kBRing ? ring + kBRingBytes + (s % kStages) * kStageBytes : ring + (s % kStages) * kStageBytes + kBBytes;
-  }
 };
 
 // How partial sums of a row block cut between blocks meet (Args::fixup).
@@ -651,16 +636,16 @@ __device__ __forceinline__ int StageOf(const Args& a, long long i0, long long i1
   return first + (ks - first + rb % len) % len;
 }
 
-template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1, int kBRing = 0>
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
 __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_constant__ Args a) {
-  using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG, kBRing>;
+  using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   constexpr int kStages = E::kStages;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ FixupFlags fl;
   // The ring from a 1024-byte aligned address (the swizzled tensor copies of B need it).
   unsigned char* smem = smem_raw + ((1024 - (SmemAddr(smem_raw) & 1023)) & 1023);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const uint32_t bars = SmemAddr(smem + E::kRingBytes);
+  const uint32_t bars = SmemAddr(smem + kStages * E::kStageBytes);
   auto full = [&](int s) { return bars + 8 * s; };
   auto empty = [&](int s) { return bars + 8 * (kStages + s); };
   if (threadIdx.x == 0) {
@@ -697,9 +682,6 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     // Launched after another kernel with programmatic dependent launch, the first stages' A
     // (the weights: nothing the previous kernel writes) is requested before waiting for it;
     // their B after. Not past a stage whose B needs plain stores (a ragged end).
-    // With a B ring: wait until stage u (a stage of this block, u >= 0) is released, i.e.
-    // its B slot may be written again.
-    auto released = [&](int u) { MbarWait(empty(u % kStages), (u / kStages) & 1); };
     int s = 0;
     for (long long i = i0; i < i1 && s < kStages; ++i, ++s) {
       const int rb = static_cast<int>(i / a.kstages), ks = StageOf(a, i0, i1, i);
@@ -707,33 +689,27 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
       if (lane == 0) MbarArriveExpectTx(full(s), bytes);
       __syncwarp();
-      F::template Issue<E::kStrips, kKS>(a, rb, ks, E::AOf(smem, s), full(s), lane, policy);
+      F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
     }
     GridDependencyWait();
-    for (int q = 0; q < s; ++q) {
-      if (kBRing && q >= kBRing) released(q - kBRing);
-      StageB<kKS>(a, StageOf(a, i0, i1, i0 + q) * kKS, E::BOf(smem, q), full(q), lane, true);
-    }
+    for (int q = 0; q < s; ++q)
+      StageB<kKS>(a, StageOf(a, i0, i1, i0 + q) * kKS, smem + q * E::kStageBytes, full(q), lane, true);
     for (long long i = i0 + s; i < i1; ++i, ++s) {
       const int slot = s % kStages;
       if (s >= kStages) MbarWait(empty(slot), ((s / kStages) & 1) ^ 1);
       const int rb = static_cast<int>(i / a.kstages), ks = StageOf(a, i0, i1, i);
-      unsigned char* sb = E::BOf(smem, s);
-      const bool bulk_only = StageBBulkOnly<kKS>(a, ks * kKS);
-      // B's own slot free: before its plain stores (a ragged end), else after A's copies.
-      if (kBRing && !bulk_only && s >= kBRing) released(s - kBRing);
+      unsigned char* st = smem + slot * E::kStageBytes;
       // Plain stores first (ragged B ends, zero rows), then the arrival that publishes them
       // with the byte count of the asynchronous copies, then the copies.
-      const uint32_t bbytes = StageB<kKS>(a, ks * kKS, sb, full(slot), lane, false);
+      const uint32_t bbytes = StageB<kKS>(a, ks * kKS, st, full(slot), lane, false);
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + bbytes;
       // A ragged end's plain stores, read by wgmma (the async proxy) in the wgmma formats.
-      if (HasWgB<F>::value && !bulk_only) FenceProxyAsync();
+      if (HasWgB<F>::value && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
       __syncwarp();
       if (lane == 0) MbarArriveExpectTx(full(slot), bytes);
       __syncwarp();
-      F::template Issue<E::kStrips, kKS>(a, rb, ks, E::AOf(smem, s), full(slot), lane, policy);
-      if (kBRing && bulk_only && s >= kBRing) released(s - kBRing);
-      StageB<kKS>(a, ks * kKS, sb, full(slot), lane, true);
+      F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
+      StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
     }
     if (clustered) {
       ClusterFollow();
@@ -773,7 +749,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     const int slot = s % kStages;
     MbarWait(full(slot), (s / kStages) & 1);
     if (s == 0 && threadIdx.x == 0) Trace(a, 1);
-    unsigned char* st = E::BOf(smem, s);
+    unsigned char* st = smem + slot * E::kStageBytes;
     if (ragged) {
       // Every row read before any is overwritten; then published to every consumer warp's
       // wgmma (the async proxy).
@@ -784,7 +760,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       FenceProxyAsync();
       NamedBarrier(1, 32 * kCW);
     }
-    F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, StageOf(a, i0, i1, i), E::AOf(smem, s), st, acc);
+    F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, StageOf(a, i0, i1, i), st + E::kBBytes, st, acc);
     __syncwarp();
     if (lane == 0) MbarArrive(empty(slot));
   }
@@ -795,7 +771,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     if (!clustered) contribute(end - first);
   }
   if (clustered) {
-    static_assert(SlotFloats<kCW, kMS, kNT8>() * 4 <= E::kRingBytes, "the sums fit in the ring");
+    static_assert(SlotFloats<kCW, kMS, kNT8>() * 4 <= kStages * E::kStageBytes, "the sums fit in the ring");
     ClusterReduce<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, smem);
   } else {
     Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl);

@@ -10,17 +10,16 @@ namespace probe {
 
 namespace e = cuda::engine;
 
-template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1, int kBRing = 0>
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
 static Variant Make(const char* fam) {
-  using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG, kBRing>;
-  auto fn = &e::StreamKernel<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG, kBRing>;
+  using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
+  auto fn = &e::StreamKernel<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, E::kSmemBytes));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, E::kThreads, E::kSmemBytes));
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
-                8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : kBudgetKB > 80 ? "2cta" : "3cta",
-                kBRing ? (kBRing == 2 ? "_br2" : "_br3") : "");
+  std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
+                8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : kBudgetKB > 80 ? "2cta" : "3cta");
   constexpr bool dense_wg = std::is_same<F, e::DenseWg>::value;
   constexpr bool wg = std::is_same<F, e::TwoFourWg>::value || std::is_same<F, e::TwoFourWgLds>::value || dense_wg;
   constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || (wg && !dense_wg);
@@ -110,17 +109,6 @@ std::vector<Variant> Group11() {
   using W = e::TwoFourWg;
   return {NT8S(W, DType::kF16, 8, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 8, 2, 256, 200, "s24_f16_wg"),
           NT8S(W, DType::kF16, 4, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 4, 2, 256, 100, "s24_f16_wg")};
-}
-#elif GROUP == 12
-// 2:4 with warpgroup MMA and B in a ring of its own (kBRing = 2, Engine): at N = 64 a stage's B
-// (32 KB at 256 columns) no longer halves the A stages in flight. 220 KB budgets.
-std::vector<Variant> Group12() {
-  using W = e::TwoFourWg;
-  constexpr DType T = DType::kF16;
-  return {Make<W, T, 8, 1, 1, 256, 220, 1, 2>("s24_f16_wg"), Make<W, T, 8, 1, 2, 256, 220, 1, 2>("s24_f16_wg"),
-          Make<W, T, 8, 1, 4, 256, 220, 1, 2>("s24_f16_wg"), Make<W, T, 8, 1, 8, 256, 220, 1, 2>("s24_f16_wg"),
-          Make<W, T, 8, 1, 4, 128, 220, 1, 2>("s24_f16_wg"), Make<W, T, 8, 1, 8, 128, 220, 1, 2>("s24_f16_wg"),
-          Make<W, T, 8, 1, 8, 128, 220, 1, 3>("s24_f16_wg")};
 }
 #endif
 
