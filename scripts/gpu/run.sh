@@ -397,12 +397,12 @@ build_workbench() {
 # engine MODE [ARGS]: the streaming engine's workbench (scripts/gpu/probe/engine_probe.cu;
 # docs/stream-engine.md), built on the GPU machine with nvcc for sm_90a into $GPU_TMP/eb (again
 # only when its sources changed), then run. MODE: the workbench's own (check, checksmall, list,
-# time FILTER [MxK ...], timeall FILTER [MxK ...], one|trace VARIANT M K N), or
+# time FILTER [MxK ...], timeall FILTER [MxK ...], one|trace|stages VARIANT M K N, launch), or
 #   memcheck            checksmall under compute-sanitizer memcheck
 #   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
 #                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
-# NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER and ENGINE_ROTATE set before run.sh reach the workbench.
-ENGINE_MODES="check checksmall list time timeall one trace launch memcheck ncu"
+# NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER, ENGINE_ROTATE and TIMER_FLUSH set before run.sh reach the workbench.
+ENGINE_MODES="check checksmall list time timeall one trace stages launch memcheck ncu"
 task_engine() {
   local mode=${1:-check} eb=$GPU_TMP/eb rc
   [ $# -gt 0 ] && shift

@@ -124,6 +124,8 @@ struct Args {
   CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
   // The workbench's trace (null elsewhere): per block kTraceWords stamps, see Trace.
   unsigned long long* trace;
+  // The workbench's per-stage trace (null elsewhere): see StageTrace.
+  unsigned long long* stage_trace;
 };
 
 template <int kKS, int kNT8>
@@ -244,6 +246,17 @@ struct HasWgB<F, decltype(void(F::kWgB))> {
   static constexpr bool value = F::kWgB;
 };
 
+// Formats whose consumers load a stage's fragments while the previous stage's wgmma group
+// runs declare kAhead = true and supply Frags, Load, Multiply and Finish (TwoFourWgAhead).
+template <class F, class = void>
+struct HasAhead {
+  static constexpr bool value = false;
+};
+template <class F>
+struct HasAhead<F, decltype(void(F::kAhead))> {
+  static constexpr bool value = F::kAhead;
+};
+
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
 // Where a block's time goes (the workbench's `trace` mode): per block the global timer (ns,
 // comparable across SMs) at entry and at the end, and the SM clock (cycles, finer) at entry,
@@ -260,6 +273,15 @@ __device__ __forceinline__ void Trace(const Args& a, int i) {
     t = clock64();
   }
   a.trace[blockIdx.x * kTraceWords + i] = t;
+}
+// Where each stage's time goes (the workbench's `stages` mode): for a block's first
+// kStageTraceMax stages, the SM clock when the producer issues stage s (word 3), and in the
+// first consumer warp when it starts waiting for the stage (0), when the stage is there (1)
+// and when the stage is computed and released (2). One uniform branch when null.
+constexpr int kStageTraceMax = 64;
+__device__ __forceinline__ void StageTrace(const Args& a, int s, int w) {
+  if (a.stage_trace == nullptr || s >= kStageTraceMax) return;
+  a.stage_trace[(static_cast<size_t>(blockIdx.x) * kStageTraceMax + s) * 4 + w] = clock64();
 }
 __device__ __forceinline__ void GridDependencyWait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void GridDependencyLaunch() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
@@ -687,7 +709,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       const int rb = static_cast<int>(i / a.kstages), ks = StageOf(a, i0, i1, i);
       if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
-      if (lane == 0) MbarArriveExpectTx(full(s), bytes);
+      if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(s), bytes);
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
     }
@@ -706,7 +728,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       // A ragged end's plain stores, read by wgmma (the async proxy) in the wgmma formats.
       if (HasWgB<F>::value && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
       __syncwarp();
-      if (lane == 0) MbarArriveExpectTx(full(slot), bytes);
+      if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(slot), bytes);
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
       StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
@@ -735,20 +757,24 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     const int p = Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, stages, acc, &fl, peeked, q);
     if (p >= 0) (q == 0 ? pend0 : pend1) = p;
   };
-  for (long long i = i0; i < i1; ++i, ++s) {
-    const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
-    if (rb != cur) {
-      if (cur >= 0) {
-        F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, a.kstages, acc);
-        contribute(a.kstages - first);
-        zero();
-      }
-      cur = rb, first = ks;
-      peeked = Peek(a, rb);
+  // At item (rb, ks): a new row block ends the previous one's sums.
+  auto begin = [&](int rb, int ks) {
+    if (rb == cur) return;
+    if (cur >= 0) {
+      F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, a.kstages, acc);
+      contribute(a.kstages - first);
+      zero();
     }
-    const int slot = s % kStages;
-    MbarWait(full(slot), (s / kStages) & 1);
-    if (s == 0 && threadIdx.x == 0) Trace(a, 1);
+    cur = rb, first = ks;
+    peeked = Peek(a, rb);
+  };
+  // The block's stage q: waits for it and lays a ragged B out; returns the stage (B first).
+  auto ready = [&](int q) {
+    const int slot = q % kStages;
+    if (threadIdx.x == 0) StageTrace(a, q, 0);
+    MbarWait(full(slot), (q / kStages) & 1);
+    if (threadIdx.x == 0) StageTrace(a, q, 1);
+    if (q == 0 && threadIdx.x == 0) Trace(a, 1);
     unsigned char* st = smem + slot * E::kStageBytes;
     if (ragged) {
       // Every row read before any is overwritten; then published to every consumer warp's
@@ -760,9 +786,33 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       FenceProxyAsync();
       NamedBarrier(1, 32 * kCW);
     }
-    F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, StageOf(a, i0, i1, i), st + E::kBBytes, st, acc);
+    return st;
+  };
+  auto release = [&](int q) {
     __syncwarp();
-    if (lane == 0) MbarArrive(empty(slot));
+    if (lane == 0) MbarArrive(empty(q % kStages));
+    if (threadIdx.x == 0) StageTrace(a, q, 2);
+  };
+  if constexpr (HasAhead<F>::value) {
+    // Stage s + 1's fragments are loaded while stage s's wgmma group runs (workbench only).
+    typename F::template Frags<kMS, kKS> now, next;
+    if (i0 < i1) F::template Load<kMS, kKS>(now, ready(0) + E::kBBytes);
+    for (long long i = i0; i < i1; ++i, ++s) {
+      begin(static_cast<int>(i / a.kstages), static_cast<int>(i % a.kstages));
+      F::template Multiply<kType, kMS, kNT8, kKS>(a, smem + (s % kStages) * E::kStageBytes, now, acc);
+      if (i + 1 < i1) F::template Load<kMS, kKS>(next, ready(s + 1) + E::kBBytes);
+      F::template Finish<kMS, kNT8, kKS>(now, acc);
+      release(s);
+      now = next;
+    }
+  } else {
+    for (long long i = i0; i < i1; ++i, ++s) {
+      const int rb = static_cast<int>(i / a.kstages);
+      begin(rb, static_cast<int>(i % a.kstages));
+      unsigned char* st = ready(s);
+      F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, StageOf(a, i0, i1, i), st + E::kBBytes, st, acc);
+      release(s);
+    }
   }
   if (threadIdx.x == 0) Trace(a, 2);
   if (cur >= 0) {
@@ -1111,6 +1161,63 @@ struct TwoFourWgT : TwoFourTiled {
 };
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
+
+// TwoFourWg's stages and instructions with the fragments of stage s + 1 loaded (ld.shared)
+// while stage s's wgmma group runs (the engine's kAhead loop): the consumers' serial path per
+// stage loses the loads' latency. Two sets of fragment registers; each set stays live until
+// the wait for the group that reads it (a wgmma reads its A registers asynchronously, so they
+// must not be reused before then). Workbench only (engine_variants group 12) until measured.
+struct TwoFourWgAhead : TwoFourTiled {
+  static constexpr bool kWgB = true;
+  static constexpr bool kAhead = true;
+  template <int kMS, int kKS>
+  struct Frags {
+    uint32_t af[kMS][kKS / 32][4];
+    uint32_t e[kMS][kKS / 32];
+  };
+  template <int kMS, int kKS>
+  __device__ static void Load(Frags<kMS, kKS>& f, const unsigned char* st) {
+    constexpr int kSteps = kKS / 32;
+    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+      for (int kt = 0; kt < kSteps; ++kt) {
+        const uint32_t at = SmemAddr(st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes);
+        uint32_t(&x)[4] = f.af[ms][kt];
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]) : "r"(at + 16 * lane));
+        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(f.e[ms][kt]) : "r"(at + 512 + 4 * Sp24MetaWord(lane)));
+      }
+  }
+  // The stage's wgmma group (every k-step and strip, as TwoFourWg), committed, not waited for.
+  template <DType kType, int kMS, int kNT8, int kKS>
+  __device__ static void Multiply(const Args& a, const unsigned char* bs, const Frags<kMS, kKS>& f, float (&acc)[kMS][kNT8][4]) {
+    const uint32_t b0 = SmemAddr(bs);
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
+    wg::Fence();
+#pragma unroll
+    for (int kt = 0; kt < kKS / 32; ++kt) {
+      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
+    }
+    wg::Commit();
+  }
+  // The group complete; f's registers live until here.
+  template <int kMS, int kNT8, int kKS>
+  __device__ static void Finish(const Frags<kMS, kKS>& f, float (&acc)[kMS][kNT8][4]) {
+    wg::Wait<0>();
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) {
+      wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
+#pragma unroll
+      for (int kt = 0; kt < kKS / 32; ++kt)
+        asm volatile("" ::"r"(f.af[ms][kt][0]), "r"(f.af[ms][kt][1]), "r"(f.af[ms][kt][2]), "r"(f.af[ms][kt][3]),
+                     "r"(f.e[ms][kt]));
+    }
+  }
+};
 
 // Dense f16/bf16 in DenseTiled's stages, multiplied by warpgroup MMA with A and B both read
 // through descriptors (sm_90a; the engine's dense proof, workbench only). The host lays a

@@ -478,6 +478,70 @@ static int TraceOne(const char* name, int m, int k, int n) {
   return 0;
 }
 
+// Where each stage's time goes (mode "stages"): the per-stage stamps of StageTrace for every
+// block's first kStageTraceMax stages, after an L2 flush as Events does it. Per stage index,
+// the median over the blocks that have it, in us from the block's entry (SM clock at the
+// device's nominal rate): when the producer issued it, when the first consumer warp began to
+// wait for it, when it was there, when it was computed and released. Then per block the sums
+// of the consumers' busy time (there -> released) and of their waits, and the stages.
+static int StagesOne(const char* name, int m, int k, int n) {
+  const Variant* v = Named(name);
+  if (!v) return 2;
+  OneCase c(*v, m, k, n);
+  Launch& l = c.l;
+  namespace en = sparse::cuda::engine;
+  DevBuf tr(static_cast<size_t>(l.grid) * en::kTraceWords * 8);
+  DevBuf st(static_cast<size_t>(l.grid) * en::kStageTraceMax * 4 * 8);
+  CK(cudaMemset(tr.p, 0, tr.bytes));
+  CK(cudaMemset(st.p, 0, st.bytes));
+  l.args.trace = static_cast<unsigned long long*>(tr.p);
+  l.args.stage_trace = static_cast<unsigned long long*>(st.p);
+  Timer timer;
+  const double ev = timer.Events([&](int) { return Run(l, 0); }, 9);
+  std::vector<unsigned long long> t(static_cast<size_t>(l.grid) * en::kTraceWords);
+  std::vector<unsigned long long> u(static_cast<size_t>(l.grid) * en::kStageTraceMax * 4);
+  CK(cudaMemcpy(t.data(), tr.p, t.size() * 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(u.data(), st.p, u.size() * 8, cudaMemcpyDeviceToHost));
+  int clock_khz = 0;
+  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  const double us = 1e3 / clock_khz;
+  auto med = [](std::vector<double> x) {
+    if (x.empty()) return 0.0;
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+  };
+  std::printf("stages: %s %dx%d n=%d grid %d cluster %d, events %.2f us (SM clock at %.0f MHz nominal)\n", name, m, k, n,
+              l.grid, l.cluster, ev, clock_khz / 1e3);
+  std::printf("  %5s %6s | %8s %8s %8s %8s | %8s %8s\n", "stage", "blocks", "issued", "waiting", "there", "done", "busy",
+              "waited");
+  std::vector<double> busy_sum(l.grid, 0), wait_sum(l.grid, 0);
+  std::vector<int> count(l.grid, 0);
+  for (int q = 0; q < en::kStageTraceMax; ++q) {
+    std::vector<double> is, w0, w1, w2, busy, waited;
+    for (int b = 0; b < l.grid; ++b) {
+      const unsigned long long* x = &u[(static_cast<size_t>(b) * en::kStageTraceMax + q) * 4];
+      const unsigned long long e = t[static_cast<size_t>(b) * en::kTraceWords + 0];
+      if (x[2] == 0 || x[2] < e) continue;
+      is.push_back((static_cast<double>(x[3]) - e) * us);
+      w0.push_back((static_cast<double>(x[0]) - e) * us);
+      w1.push_back((static_cast<double>(x[1]) - e) * us);
+      w2.push_back((static_cast<double>(x[2]) - e) * us);
+      busy.push_back((static_cast<double>(x[2]) - x[1]) * us);
+      waited.push_back((static_cast<double>(x[1]) - x[0]) * us);
+      busy_sum[b] += busy.back(), wait_sum[b] += waited.back(), ++count[b];
+    }
+    if (is.empty()) break;
+    std::printf("  %5d %6zu | %8.2f %8.2f %8.2f %8.2f | %8.3f %8.3f\n", q, is.size(), med(is), med(w0), med(w1), med(w2),
+                med(busy), med(waited));
+  }
+  std::vector<double> bs, ws, ns;
+  for (int b = 0; b < l.grid; ++b)
+    if (count[b]) bs.push_back(busy_sum[b]), ws.push_back(wait_sum[b]), ns.push_back(count[b]);
+  std::printf("  per block (median): %.0f stages traced, consumers busy %.2f us, waiting %.2f us\n", med(ns), med(bs),
+              med(ws));
+  return 0;
+}
+
 // What an event-timed launch costs before any work (mode "launch"): an empty kernel with the
 // engine's argument block, after the L2 flush as Timer::Events does it, by grid, threads,
 // dynamic shared memory and cluster size; then the same with the flush kernel asked to prefer
@@ -535,6 +599,7 @@ int main(int argc, char** argv) {
     return Time(argc > 2 ? argv[2] : "all", shapes, ns, mode == "timeall");
   }
   if (mode == "launch") return LaunchCost();
+  if (mode == "stages" && argc > 5) return StagesOne(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
   if (mode == "trace" && argc > 5) return TraceOne(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
   if (mode == "one" && argc > 5) return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
   std::printf("usage: engine_probe check | list | time[all] FILTER [MxK ...] (NS=8,16) | one|trace VARIANT M K N\n");

@@ -21,7 +21,8 @@ static Variant Make(const char* fam) {
   std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
                 8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : kBudgetKB > 80 ? "2cta" : "3cta");
   constexpr bool dense_wg = std::is_same<F, e::DenseWg>::value;
-  constexpr bool wg = std::is_same<F, e::TwoFourWg>::value || std::is_same<F, e::TwoFourWgLds>::value || dense_wg;
+  constexpr bool wg = std::is_same<F, e::TwoFourWg>::value || std::is_same<F, e::TwoFourWgLds>::value ||
+                     std::is_same<F, e::TwoFourWgAhead>::value || dense_wg;
   constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || (wg && !dense_wg);
   constexpr bool tiled = std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value || wg;
   return Variant{strdup(buf), two_four, tiled, wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes, per_sm, fn};
@@ -109,6 +110,13 @@ std::vector<Variant> Group11() {
   using W = e::TwoFourWg;
   return {NT8S(W, DType::kF16, 8, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 8, 2, 256, 200, "s24_f16_wg"),
           NT8S(W, DType::kF16, 4, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 4, 2, 256, 100, "s24_f16_wg")};
+}
+#elif GROUP == 12
+// 2:4 with warpgroup MMA, the fragments of the next stage loaded while a stage's group runs
+// (TwoFourWgAhead): against group 7's `_wg_` of the same shape.
+std::vector<Variant> Group12() {
+  using W = e::TwoFourWgAhead;
+  return {NT8S(W, DType::kF16, 8, 1, 256, 200, "s24_f16_wgah"), NT8S(W, DType::kF16, 8, 1, 128, 200, "s24_f16_wgah")};
 }
 #endif
 
