@@ -203,7 +203,10 @@ void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   if (p.n < kGemm24MinN) return false;
   const int rows = Gemm24Rows(p.m, p.n, p.k, sm_count > 0 ? sm_count : SmCount());
-  const GemmChoice c = rows == 256 ? GemmChoice{2, 128, 4, 2} : GemmChoice{1, 128, 6, 2};
+  GemmChoice c{};  // kConfigs' 128-column entry of that height, with the tail split
+  for (const GemmChoice& k : kConfigs)
+    if (k.sp == rows / 128 && k.n_tile == 128) c = k;
+  c.stream_k = 2;
   SpmmChoice mine;
   mine.Set(c);
   if (!GemmFamilyCanRun(p, mine)) return false;

@@ -1112,64 +1112,12 @@ struct TwoFourTiled {
 // contiguous); kNT8 8 is the instruction's N. Needs kNG == 1 and kCW % 4 == 0.
 // kLds: the fragments and metadata read with explicit ld.shared instead of generic loads (the
 // GEMM engine's 2:4 consumers waited on the generic ones: ncu put 30 % of their stall samples
-// there, and ld.shared gained 10-14 %; v11). TwoFourWgLds is the workbench's (engine_variants
-// group 9) until the H200 has measured it; the addon runs TwoFourWg.
+// there, and ld.shared gained 10-14 %; v11). Here the H200 put TwoFourWgLds (engine_variants
+// group 9) within 4 % of TwoFourWg either way (v13); the addon runs TwoFourWg.
 template <bool kLds>
 struct TwoFourWgT : TwoFourTiled {
   static constexpr bool kWgB = true;  // B through a descriptor (ragged N: kBWgRows)
-  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
-  __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
-                                 float (&acc)[kMS][kNT8][4]) {
-    static_assert(kNG == 1 && kCW % 4 == 0, "whole warpgroups, no n-split");
-    constexpr int kSteps = kKS / 32;
-    const int warp = threadIdx.x >> 5;
-    // Every k-step of the stage, every strip: the tiled stream pads a row block's last strips
-    // and a stage's k-steps past K with zero tiles (B's rows past K arrive as zeros), and a
-    // uniform path lets the wgmma chain run unserialised.
-    uint32_t af[kMS][kSteps][4], e[kMS][kSteps];
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-      for (int kt = 0; kt < kSteps; ++kt) {
-        const unsigned char* d = st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes;
-        if constexpr (kLds) {
-          const uint32_t at = SmemAddr(d), lane = threadIdx.x & 31;
-          uint32_t(&f)[4] = af[ms][kt];
-          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                       : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
-                       : "r"(at + 16 * lane));
-          asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(e[ms][kt]) : "r"(at + 512 + 4 * Sp24MetaWord(lane)));
-        } else {
-          LoadSp24Fragment(Sp24TileAt{d, d + 512}, af[ms][kt], e[ms][kt]);
-        }
-      }
-    const uint32_t b0 = SmemAddr(bs);
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
-    wg::Fence();
-#pragma unroll
-    for (int kt = 0; kt < kSteps; ++kt) {
-      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], af[ms][kt], desc, e[ms][kt]);
-    }
-    wg::Commit();
-    wg::Wait<0>();
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
-  }
-};
-using TwoFourWg = TwoFourWgT<false>;
-using TwoFourWgLds = TwoFourWgT<true>;
-
-// TwoFourWg's stages and instructions with the fragments of stage s + 1 loaded (ld.shared)
-// while stage s's wgmma group runs (the engine's kAhead loop): the consumers' serial path per
-// stage loses the loads' latency. Two sets of fragment registers; each set stays live until
-// the wait for the group that reads it (a wgmma reads its A registers asynchronously, so they
-// must not be reused before then). Workbench only (engine_variants group 12) until measured.
-struct TwoFourWgAhead : TwoFourTiled {
-  static constexpr bool kWgB = true;
-  static constexpr bool kAhead = true;
+  // One warp's A fragments and metadata words of a stage: every strip, every k-step.
   template <int kMS, int kKS>
   struct Frags {
     uint32_t af[kMS][kKS / 32][4];
@@ -1178,20 +1126,29 @@ struct TwoFourWgAhead : TwoFourTiled {
   template <int kMS, int kKS>
   __device__ static void Load(Frags<kMS, kKS>& f, const unsigned char* st) {
     constexpr int kSteps = kKS / 32;
-    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int warp = threadIdx.x >> 5;
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
       for (int kt = 0; kt < kSteps; ++kt) {
-        const uint32_t at = SmemAddr(st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes);
-        uint32_t(&x)[4] = f.af[ms][kt];
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3]) : "r"(at + 16 * lane));
-        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(f.e[ms][kt]) : "r"(at + 512 + 4 * Sp24MetaWord(lane)));
+        const unsigned char* d = st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes;
+        if constexpr (kLds) {
+          const uint32_t at = SmemAddr(d), lane = threadIdx.x & 31;
+          uint32_t(&x)[4] = f.af[ms][kt];
+          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                       : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+                       : "r"(at + 16 * lane));
+          asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(f.e[ms][kt]) : "r"(at + 512 + 4 * Sp24MetaWord(lane)));
+        } else {
+          LoadSp24Fragment(Sp24TileAt{d, d + 512}, f.af[ms][kt], f.e[ms][kt]);
+        }
       }
   }
-  // The stage's wgmma group (every k-step and strip, as TwoFourWg), committed, not waited for.
+  // The stage's wgmma group (one m64nNk32 per k-step and strip, B through the stage's
+  // descriptor), committed, not waited for.
   template <DType kType, int kMS, int kNT8, int kKS>
-  __device__ static void Multiply(const Args& a, const unsigned char* bs, const Frags<kMS, kKS>& f, float (&acc)[kMS][kNT8][4]) {
+  __device__ static void Multiply(const Args& a, const unsigned char* bs, const Frags<kMS, kKS>& f,
+                                  float (&acc)[kMS][kNT8][4]) {
     const uint32_t b0 = SmemAddr(bs);
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
@@ -1204,6 +1161,31 @@ struct TwoFourWgAhead : TwoFourTiled {
     }
     wg::Commit();
   }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
+  __device__ static void Compute(const Args& a, int rb, int ks, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    static_assert(kNG == 1 && kCW % 4 == 0, "whole warpgroups, no n-split");
+    // Every k-step of the stage, every strip: the tiled stream pads a row block's last strips
+    // and a stage's k-steps past K with zero tiles (B's rows past K arrive as zeros), and a
+    // uniform path lets the wgmma chain run unserialised.
+    Frags<kMS, kKS> f;
+    Load<kMS, kKS>(f, st);
+    Multiply<kType, kMS, kNT8, kKS>(a, bs, f, acc);
+    wg::Wait<0>();
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
+  }
+};
+using TwoFourWg = TwoFourWgT<false>;
+using TwoFourWgLds = TwoFourWgT<true>;
+
+// TwoFourWgLds with the fragments of stage s + 1 loaded while stage s's wgmma group runs (the
+// engine's kAhead loop: Load, Multiply, Finish): the consumers' serial path per stage loses
+// the loads' latency. Two sets of fragment registers; each set stays live until the wait for
+// the group that reads it (a wgmma reads its A registers asynchronously, so they must not be
+// reused before then). Workbench only (engine_variants group 12) until measured.
+struct TwoFourWgAhead : TwoFourWgT<true> {
+  static constexpr bool kAhead = true;
   // The group complete; f's registers live until here.
   template <int kMS, int kNT8, int kKS>
   __device__ static void Finish(const Frags<kMS, kKS>& f, float (&acc)[kMS][kNT8][4]) {
