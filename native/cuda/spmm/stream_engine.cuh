@@ -121,6 +121,12 @@ struct Args {
   int rotate;             // 1: each block walks its share of a row block's K stages from a
                           // different stage (StageOf); 0: in order. Workbench experiment
                           // (ENGINE_ROTATE): all blocks asking for one stage's B at once
+  int a_first;            // 1: the first stages' A (the weights, which no kernel before this one
+                          // writes) requested before any of their B, and B only after the wait
+                          // for the previous kernel (GridDependencyWait): required when launched
+                          // with programmatic dependent launch. 0: each stage's B right after its
+                          // A, so that the first stage is whole before the ring's other A copies
+                          // (without PDL the wait returns at once)
   CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
   // The workbench's trace (null elsewhere): per block kTraceWords stamps, see Trace.
   unsigned long long* trace;
@@ -246,15 +252,17 @@ struct HasWgB<F, decltype(void(F::kWgB))> {
   static constexpr bool value = F::kWgB;
 };
 
-// Formats whose consumers load a stage's fragments while the previous stage's wgmma group
-// runs declare kAhead = true and supply Frags, Load, Multiply and Finish (TwoFourWgAhead).
+// Formats whose stage is Load (fragments into registers) and Multiply (the wgmma group,
+// committed, not waited for) declare kPipe = true: the engine then keeps one stage's group in
+// flight while it waits for, loads and issues the next, and releases a stage once its group is
+// complete (wgmma.wait_group 1), as CUTLASS's Hopper mainloops do. TwoFourWgPipe.
 template <class F, class = void>
-struct HasAhead {
+struct HasPipe {
   static constexpr bool value = false;
 };
 template <class F>
-struct HasAhead<F, decltype(void(F::kAhead))> {
-  static constexpr bool value = F::kAhead;
+struct HasPipe<F, decltype(void(F::kPipe))> {
+  static constexpr bool value = F::kPipe;
 };
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
@@ -644,18 +652,29 @@ __device__ __forceinline__ BlockItems ItemsOfBlock(const Args& a) {
   return BlockItems{a.total * blockIdx.x / gridDim.x, a.total * (blockIdx.x + 1) / gridDim.x};
 }
 
-// The K stage a block streams at item i of its range [i0, i1). In order unless a.rotate: then
-// the block's share [first, end) of the item's row block is walked from first + rb mod (end -
-// first), so that blocks working on different row blocks ask for different stages' B (one
-// stage's B at N = 1 is four L2 lines). The share is the same set of stages in either order,
-// so the fixup and the exact re-sums (Fix, over [first, end)) are unchanged.
-__device__ __forceinline__ int StageOf(const Args& a, long long i0, long long i1, long long i) {
-  const int rb = static_cast<int>(i / a.kstages), ks = static_cast<int>(i % a.kstages);
-  if (!a.rotate) return ks;
-  const long long base = static_cast<long long>(rb) * a.kstages;
+// The walk over a block's items: item i is (row block i / kstages, K stage i % kstages). The
+// loops step it with an increment (a 64-bit division per stage sat on the consumers' serial
+// path between two stages).
+struct ItemWalk {
+  int rb, ks;
+  __device__ __forceinline__ ItemWalk(const Args& a, long long i)
+      : rb(static_cast<int>(i / a.kstages)), ks(static_cast<int>(i % a.kstages)) {}
+  __device__ __forceinline__ void Next(const Args& a) {
+    if (++ks == a.kstages) ks = 0, ++rb;
+  }
+};
+
+// The K stage a block streams at item (rb, ks) of its range [i0, i1). In order unless a.rotate:
+// then the block's share [first, end) of the item's row block is walked from first + rb mod
+// (end - first), so that blocks working on different row blocks ask for different stages' B
+// (one stage's B at N = 1 is four L2 lines). The share is the same set of stages in either
+// order, so the fixup and the exact re-sums (Fix, over [first, end)) are unchanged.
+__device__ __forceinline__ int StageOf(const Args& a, long long i0, long long i1, const ItemWalk& w) {
+  if (!a.rotate) return w.ks;
+  const long long base = static_cast<long long>(w.rb) * a.kstages;
   const int first = static_cast<int>(max(i0, base) - base), end = static_cast<int>(min(i1, base + a.kstages) - base);
   const int len = end - first;
-  return first + (ks - first + rb % len) % len;
+  return first + (w.ks - first + w.rb % len) % len;
 }
 
 template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
@@ -701,25 +720,32 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   if (warp == kCW) {
     // Producer.
     const uint64_t policy = EvictFirstPolicy();
-    // Launched after another kernel with programmatic dependent launch, the first stages' A
-    // (the weights: nothing the previous kernel writes) is requested before waiting for it;
-    // their B after. Not past a stage whose B needs plain stores (a ragged end).
+    // The ring's first stages, before any slot is waited for. With a.a_first (launched after
+    // another kernel with programmatic dependent launch) their A (the weights: nothing the
+    // previous kernel writes) is requested before waiting for it, their B after; else each
+    // stage's B right after its A, so that stage 0 is not queued behind the ring's other A
+    // copies. Not past a stage whose B needs plain stores (a ragged end).
     int s = 0;
-    for (long long i = i0; i < i1 && s < kStages; ++i, ++s) {
-      const int rb = static_cast<int>(i / a.kstages), ks = StageOf(a, i0, i1, i);
+    ItemWalk w(a, i0);
+    for (long long i = i0; i < i1 && s < kStages; ++i, ++s, w.Next(a)) {
+      const int rb = w.rb, ks = StageOf(a, i0, i1, w);
       if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
       if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(s), bytes);
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
+      if (!a.a_first) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);
     }
     GridDependencyWait();
-    for (int q = 0; q < s; ++q)
-      StageB<kKS>(a, StageOf(a, i0, i1, i0 + q) * kKS, smem + q * E::kStageBytes, full(q), lane, true);
-    for (long long i = i0 + s; i < i1; ++i, ++s) {
+    if (a.a_first) {
+      ItemWalk v(a, i0);
+      for (int q = 0; q < s; ++q, v.Next(a))
+        StageB<kKS>(a, StageOf(a, i0, i1, v) * kKS, smem + q * E::kStageBytes, full(q), lane, true);
+    }
+    for (long long i = i0 + s; i < i1; ++i, ++s, w.Next(a)) {
       const int slot = s % kStages;
       if (s >= kStages) MbarWait(empty(slot), ((s / kStages) & 1) ^ 1);
-      const int rb = static_cast<int>(i / a.kstages), ks = StageOf(a, i0, i1, i);
+      const int rb = w.rb, ks = StageOf(a, i0, i1, w);
       unsigned char* st = smem + slot * E::kStageBytes;
       // Plain stores first (ragged B ends, zero rows), then the arrival that publishes them
       // with the byte count of the asynchronous copies, then the copies.
@@ -793,24 +819,45 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     if (lane == 0) MbarArrive(empty(q % kStages));
     if (threadIdx.x == 0) StageTrace(a, q, 2);
   };
-  if constexpr (HasAhead<F>::value) {
-    // Stage s + 1's fragments are loaded while stage s's wgmma group runs (workbench only).
-    typename F::template Frags<kMS, kKS> now, next;
-    if (i0 < i1) F::template Load<kMS, kKS>(now, ready(0) + E::kBBytes);
-    for (long long i = i0; i < i1; ++i, ++s) {
-      begin(static_cast<int>(i / a.kstages), static_cast<int>(i % a.kstages));
-      F::template Multiply<kType, kMS, kNT8, kKS>(a, smem + (s % kStages) * E::kStageBytes, now, acc);
-      if (i + 1 < i1) F::template Load<kMS, kKS>(next, ready(s + 1) + E::kBBytes);
-      F::template Finish<kMS, kNT8, kKS>(now, acc);
-      release(s);
-      now = next;
-    }
-  } else {
-    for (long long i = i0; i < i1; ++i, ++s) {
-      const int rb = static_cast<int>(i / a.kstages);
-      begin(rb, static_cast<int>(i % a.kstages));
+  ItemWalk w(a, i0);
+  if constexpr (HasPipe<F>::value) {
+    // One stage's group in flight: stage s is loaded and issued, then the group of stage
+    // s - 1 is waited for and its slot released. Two fragment sets, alternating, so that a
+    // group's A registers are not rewritten before it completes (Keep holds the other set
+    // live to there). A new row block's Fix reads the sums: every group completes first.
+    using Frags = typename F::template Frags<kMS, kKS>;
+    Frags f0, f1;
+    int held = -1;
+    long long i = i0;
+    auto settle = [&] {
+      wg::Wait<0>();
+#pragma unroll
+      for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
+      if (held >= 0) release(held);
+      held = -1;
+    };
+    auto one = [&](Frags& f, const Frags& other) {
+      if (w.rb != cur && cur >= 0) settle();
+      begin(w.rb, w.ks);
       unsigned char* st = ready(s);
-      F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, rb, StageOf(a, i0, i1, i), st + E::kBBytes, st, acc);
+      F::template Load<kMS, kKS>(f, st + E::kBBytes);
+      F::template Multiply<kType, kMS, kNT8, kKS>(a, st, f, acc);
+      wg::Wait<1>();
+      F::template Keep<kMS, kKS>(other);
+      if (held >= 0) release(held);
+      held = s;
+      ++i, ++s, w.Next(a);
+    };
+    while (i < i1) {
+      one(f0, f1);
+      if (i < i1) one(f1, f0);
+    }
+    settle();
+  } else {
+    for (long long i = i0; i < i1; ++i, ++s, w.Next(a)) {
+      begin(w.rb, w.ks);
+      unsigned char* st = ready(s);
+      F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, w.rb, StageOf(a, i0, i1, w), st + E::kBBytes, st, acc);
       release(s);
     }
   }
@@ -1179,28 +1226,21 @@ struct TwoFourWgT : TwoFourTiled {
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
 
-// TwoFourWgLds with the fragments of stage s + 1 loaded while stage s's wgmma group runs (the
-// engine's kAhead loop: Load, Multiply, Finish): the consumers' serial path per stage loses
-// the loads' latency. Two sets of fragment registers; each set stays live until the wait for
-// the group that reads it (a wgmma reads its A registers asynchronously, so they must not be
-// reused before then). Workbench only (engine_variants group 12) until measured.
-struct TwoFourWgAhead : TwoFourWgT<true> {
-  static constexpr bool kAhead = true;
-  // The group complete; f's registers live until here.
-  template <int kMS, int kNT8, int kKS>
-  __device__ static void Finish(const Frags<kMS, kKS>& f, float (&acc)[kMS][kNT8][4]) {
-    wg::Wait<0>();
+// TwoFourWg on the engine's pipelined loop (HasPipe): a stage's group completes while the
+// consumers wait for, load and issue the next one. Keep marks a fragment set live (its group
+// may still read it). Workbench (engine_variants group 12) until measured.
+struct TwoFourWgPipe : TwoFourWg {
+  static constexpr bool kPipe = true;
+  template <int kMS, int kKS>
+  __device__ static void Keep(const Frags<kMS, kKS>& f) {
 #pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) {
-      wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
+    for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
       for (int kt = 0; kt < kKS / 32; ++kt)
         asm volatile("" ::"r"(f.af[ms][kt][0]), "r"(f.af[ms][kt][1]), "r"(f.af[ms][kt][2]), "r"(f.af[ms][kt][3]),
                      "r"(f.e[ms][kt]));
-    }
   }
 };
-
 // Dense f16/bf16 in DenseTiled's stages, multiplied by warpgroup MMA with A and B both read
 // through descriptors (sm_90a; the engine's dense proof, workbench only). The host lays a
 // stage out as kKS / 64 images of kRows rows x 128 bytes with the 128-byte swizzle (16-byte

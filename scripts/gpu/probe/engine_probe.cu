@@ -140,6 +140,12 @@ static Operand* Build(const std::vector<uint16_t>& a, int m, int k, const Varian
   return new Operand(a, m, k, v.two_four, v.tiled, v.wg && !v.two_four, v.rows, v.kks, v.type);
 }
 
+// An environment switch: set and not "0".
+static bool Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::atoi(v) != 0;
+}
+
 static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, void* c, int m, int k, int n,
                          EngineWorkspace& w) {
   Launch l;
@@ -165,6 +171,10 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_ROTATE=1: each block walks its share of a row block's K stages from a stage of its
   // own (Args::rotate; the addon leaves it 0).
   a.rotate = std::getenv("ENGINE_ROTATE") ? std::atoi(std::getenv("ENGINE_ROTATE")) : 0;
+  // The ring's first stages: all their A before any B (Args::a_first) when launched with PDL
+  // (ENGINE_PDL=1, required) or with ENGINE_A_FIRST=1 (the order before v14); else each stage's
+  // B after its A.
+  a.a_first = (Env("ENGINE_PDL") || Env("ENGINE_A_FIRST")) ? 1 : 0;
   // ENGINE_CLUSTER=auto: the addon's plan (engine_host::Plan: one block per row block, split-K
   // in clusters, or stream-K); ENGINE_CLUSTER=C (2 ... 8): split-K in clusters of C where all
   // row blocks' clusters are resident at once, else stream-K.
@@ -195,7 +205,7 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
 // ENGINE_PDL=1: launched with programmatic dependent launch (the kernel's producer fetches its
 // first stages' weights while the previous kernel on the stream finishes).
 static cudaError_t Run(const Launch& l, cudaStream_t s) {
-  static const bool pdl = std::getenv("ENGINE_PDL") && std::atoi(std::getenv("ENGINE_PDL")) != 0;
+  static const bool pdl = Env("ENGINE_PDL");
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(l.grid), cfg.blockDim = dim3(l.threads), cfg.dynamicSmemBytes = l.smem, cfg.stream = s;
   cudaLaunchAttribute attr[2];

@@ -21,8 +21,7 @@ static Variant Make(const char* fam) {
   std::snprintf(buf, sizeof(buf), "%s_w%dx%d%s_n%d_k%d_s%d_%s", fam, kCW, kMS, kNG > 1 ? (kNG == 2 ? "g2" : "g4") : "",
                 8 * kNT8 * kNG, kKS, E::kStages, kBudgetKB > 120 ? "1cta" : kBudgetKB > 80 ? "2cta" : "3cta");
   constexpr bool dense_wg = std::is_same<F, e::DenseWg>::value;
-  constexpr bool wg = std::is_same<F, e::TwoFourWg>::value || std::is_same<F, e::TwoFourWgLds>::value ||
-                     std::is_same<F, e::TwoFourWgAhead>::value || dense_wg;
+  constexpr bool wg = e::HasWgB<F>::value;
   constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || (wg && !dense_wg);
   constexpr bool tiled = std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value || wg;
   return Variant{strdup(buf), two_four, tiled, wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes, per_sm, fn};
@@ -112,11 +111,22 @@ std::vector<Variant> Group11() {
           NT8S(W, DType::kF16, 4, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 4, 2, 256, 100, "s24_f16_wg")};
 }
 #elif GROUP == 12
-// 2:4 with warpgroup MMA, the fragments of the next stage loaded while a stage's group runs
-// (TwoFourWgAhead): against group 7's `_wg_` of the same shape.
+// 2:4 with warpgroup MMA on the engine's pipelined loop (TwoFourWgPipe: one stage's group in
+// flight while the next is loaded and issued), rings of 200 and 224 KB: against group 7's and
+// 13's `_wg_` of the same shape.
 std::vector<Variant> Group12() {
-  using W = e::TwoFourWgAhead;
-  return {NT8S(W, DType::kF16, 8, 1, 256, 200, "s24_f16_wgah"), NT8S(W, DType::kF16, 8, 1, 128, 200, "s24_f16_wgah")};
+  using P = e::TwoFourWgPipe;
+  return {NT8S(P, DType::kF16, 8, 1, 256, 200, "s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 2, 256, 224>("s24_f16_wgp"),
+          Make<P, DType::kF16, 8, 1, 4, 256, 224>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 8, 256, 224>("s24_f16_wgp"),
+          Make<P, DType::kF16, 8, 1, 1, 128, 200>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 8, 128, 224>("s24_f16_wgp")};
+}
+#elif GROUP == 13
+// 2:4 with warpgroup MMA and a ring of 224 KB instead of 200 (one stage more at N = 16-64):
+// against group 7's `_wg_` of the same N and K stage.
+std::vector<Variant> Group13() {
+  using W = e::TwoFourWg;
+  return {Make<W, DType::kF16, 8, 1, 2, 256, 224>("s24_f16_wg"), Make<W, DType::kF16, 8, 1, 4, 256, 224>("s24_f16_wg"),
+          Make<W, DType::kF16, 8, 1, 8, 256, 224>("s24_f16_wg"), Make<W, DType::kF16, 8, 1, 8, 128, 224>("s24_f16_wg")};
 }
 #endif
 
