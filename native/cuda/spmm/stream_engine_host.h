@@ -38,10 +38,14 @@ inline PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
 //   are and laid out like the tensor copy's by the consumers (kBWgRows); b_desc is B's wgmma
 //   descriptor ("MN-major": N contiguous) without its start address;
 //   else: N = 16 / 32 / 64 by tensor copy, other multiples of 8 whole, others element-wise.
+// wgmma formats: `wide` (8 / 16 / 32 / 64, at least N's own box) names a wider box than N's own, for a
+// kernel of that width run at a smaller N (the workbench's ENGINE_WIDE); 0: N's own.
 // cudaErrorInvalidValue when the tensor map cannot be made.
-inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg) {
+inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide = 0) {
   namespace en = cuda::engine;
-  const int box_n = wg ? (n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64) : n;
+  const int own = n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64;
+  if (wg && wide != 0 && (wide < own || wide > 64 || (wide & (wide - 1)) != 0)) return cudaErrorInvalidValue;
+  const int box_n = wg ? (wide != 0 ? wide : own) : n;
   a->b_stride = 2 * n, a->b_swizzle = 0, a->b_cols = n, a->b_desc = 0;
   if (wg) {
     if (n < 1 || n > 64) return cudaErrorInvalidValue;
