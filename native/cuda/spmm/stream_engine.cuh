@@ -265,6 +265,18 @@ struct HasPipe<F, decltype(void(F::kPipe))> {
   static constexpr bool value = F::kPipe;
 };
 
+// Formats whose warpgroups can take a stage each, alternately, declare kPingPong = true and
+// supply Compute2 (one warpgroup multiplies all of a stage's rows: two m64 tiles): see the
+// engine's ping-pong loop. TwoFourWgPing.
+template <class F, class = void>
+struct HasPingPong {
+  static constexpr bool value = false;
+};
+template <class F>
+struct HasPingPong<F, decltype(void(F::kPingPong))> {
+  static constexpr bool value = F::kPingPong;
+};
+
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
 // Where a block's time goes (the workbench's `trace` mode): per block the global timer (ns,
 // comparable across SMs) at entry and at the end, and the SM clock (cycles, finer) at entry,
@@ -689,10 +701,18 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   const uint32_t bars = SmemAddr(smem + kStages * E::kStageBytes);
   auto full = [&](int s) { return bars + 8 * s; };
   auto empty = [&](int s) { return bars + 8 * (kStages + s); };
+  // Ping-pong (HasPingPong formats): the two consumer warpgroups take the stages alternately,
+  // each multiplying all of a stage's rows, when the block's items lie in one row block and B
+  // needs no layout by the consumers; a stage is then released by one warpgroup's 4 warps.
+  bool pp = false;
+  if constexpr (HasPingPong<F>::value) {
+    const BlockItems it = ItemsOfBlock(a);
+    pp = it.i0 < it.i1 && it.i0 / a.kstages == (it.i1 - 1) / a.kstages && a.b_read != kBWgRows;
+  }
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       MbarInit(full(s), 1);
-      MbarInit(empty(s), kCW);
+      MbarInit(empty(s), pp ? kCW / 2 : kCW);
     }
     for (int q = 0; q < 3; ++q) MbarInit(SmemAddr(&fl.stored[q]), kCW);
     for (int q = 0; q < 2; ++q) MbarInit(SmemAddr(&fl.signalled[q]), 1);
@@ -820,7 +840,50 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     if (threadIdx.x == 0) StageTrace(a, q, 2);
   };
   ItemWalk w(a, i0);
-  if constexpr (HasPipe<F>::value) {
+  if constexpr (HasPingPong<F>::value) {
+    static_assert(kCW == 8 && kMS == 1 && kNG == 1, "two warpgroups of one strip per warp");
+    if (pp) {
+      // Warpgroup g takes the stages s with s mod 2 = g and multiplies both of their 64-row
+      // tiles: warp j of it sums strips j (p0) and 4 + j (p1) over its stages. After the
+      // loop the two warpgroups swap halves through the idle ring, so that warp w holds
+      // strip w's sums over every stage, as the other loops leave them.
+      const int g = warp >> 2, j = warp & 3;
+      float p0[kNT8][4], p1[kNT8][4];
+#pragma unroll
+      for (int n = 0; n < kNT8; ++n)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) p0[n][q] = p1[n][q] = 0.f;
+      begin(w.rb, w.ks);
+      for (long long i = i0; i < i1; ++i, ++s) {
+        if ((s & 1) != g) continue;
+        const int slot = s % kStages;
+        if ((threadIdx.x & 127) == 0) StageTrace(a, s, 0);
+        MbarWait(full(slot), (s / kStages) & 1);
+        if ((threadIdx.x & 127) == 0) StageTrace(a, s, 1);
+        unsigned char* st = smem + slot * E::kStageBytes;
+        F::template Compute2<kType, kNT8, kKS>(a, st + E::kBBytes, st, p0, p1);
+        __syncwarp();
+        if (lane == 0) MbarArrive(empty(slot));
+        if ((threadIdx.x & 127) == 0) StageTrace(a, s, 2);
+      }
+      float* x = reinterpret_cast<float*>(smem);
+      const int partner = (1 - g) * 4 + j;
+      NamedBarrier(1, 32 * kCW);  // both warpgroups are done with the ring
+#pragma unroll
+      for (int n = 0; n < kNT8; ++n)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) x[((partner * kNT8 + n) * 4 + q) * 32 + lane] = g == 0 ? p1[n][q] : p0[n][q];
+      NamedBarrier(1, 32 * kCW);
+#pragma unroll
+      for (int n = 0; n < kNT8; ++n)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[0][n][q] = (g == 0 ? p0[n][q] : p1[n][q]) + x[((warp * kNT8 + n) * 4 + q) * 32 + lane];
+      NamedBarrier(1, 32 * kCW);  // every swap read before the ring's memory is used again
+    }
+  }
+  if (pp) {
+    // the ping-pong loop above
+  } else if constexpr (HasPipe<F>::value) {
     // One stage's group in flight: stage s is loaded and issued, then the group of stage
     // s - 1 is waited for and its slot released. Two fragment sets, alternating, so that a
     // group's A registers are not rewritten before it completes (Keep holds the other set
@@ -1225,6 +1288,43 @@ struct TwoFourWgT : TwoFourTiled {
 };
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
+
+// TwoFourWg on the engine's ping-pong loop (HasPingPong): one warpgroup multiplies a whole
+// stage (two m64 tiles: warp j's fragments of strips j and 4 + j, two wgmma chains on one B
+// descriptor), so that each warpgroup has two stages' time for one, and the consumers' serial
+// path per stage (fragment loads, the group, its wait) overlaps across the two warpgroups.
+// Workbench (engine_variants group 14) until measured.
+struct TwoFourWgPing : TwoFourWg {
+  static constexpr bool kPingPong = true;
+  template <DType kType, int kNT8, int kKS>
+  __device__ static void Compute2(const Args& a, const unsigned char* st, const unsigned char* bs,
+                                  float (&p0)[kNT8][4], float (&p1)[kNT8][4]) {
+    constexpr int kSteps = kKS / 32;
+    const int j = (threadIdx.x >> 5) & 3;
+    uint32_t af[2][kSteps][4], e[2][kSteps];
+#pragma unroll
+    for (int t = 0; t < 2; ++t)
+#pragma unroll
+      for (int kt = 0; kt < kSteps; ++kt) {
+        const unsigned char* d = st + ((4 * t + j) * kSteps + kt) * kSp24TileBytes;
+        LoadSp24Fragment(Sp24TileAt{d, d + 512}, af[t][kt], e[t][kt]);
+      }
+    const uint32_t b0 = SmemAddr(bs);
+    wg::Pin<kNT8 * 4>(&p0[0][0]);
+    wg::Pin<kNT8 * 4>(&p1[0][0]);
+    wg::Fence();
+#pragma unroll
+    for (int kt = 0; kt < kSteps; ++kt) {
+      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
+      wg::WgmmaSp<kType, 8 * kNT8>::Run(&p0[0][0], af[0][kt], desc, e[0][kt]);
+      wg::WgmmaSp<kType, 8 * kNT8>::Run(&p1[0][0], af[1][kt], desc, e[1][kt]);
+    }
+    wg::Commit();
+    wg::Wait<0>();
+    wg::Pin<kNT8 * 4>(&p0[0][0]);
+    wg::Pin<kNT8 * 4>(&p1[0][0]);
+  }
+};
 
 // TwoFourWg on the engine's pipelined loop (HasPipe): a stage's group completes while the
 // consumers wait for, load and issue the next one. Keep marks a fragment set live (its group

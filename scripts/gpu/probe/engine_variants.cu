@@ -128,6 +128,15 @@ std::vector<Variant> Group13() {
   return {Make<W, DType::kF16, 8, 1, 2, 256, 224>("s24_f16_wg"), Make<W, DType::kF16, 8, 1, 4, 256, 224>("s24_f16_wg"),
           Make<W, DType::kF16, 8, 1, 8, 256, 224>("s24_f16_wg"), Make<W, DType::kF16, 8, 1, 8, 128, 224>("s24_f16_wg")};
 }
+#elif GROUP == 14
+// 2:4 with warpgroup MMA on the engine's ping-pong loop (TwoFourWgPing: the two warpgroups take
+// the stages alternately, each multiplying a whole stage): against group 7's and 13's `_wg_`
+// of the same shape.
+std::vector<Variant> Group14() {
+  using P = e::TwoFourWgPing;
+  return {NT8S(P, DType::kF16, 8, 1, 256, 200, "s24_f16_wgpp"), Make<P, DType::kF16, 8, 1, 8, 256, 224>("s24_f16_wgpp"),
+          Make<P, DType::kF16, 8, 1, 1, 128, 200>("s24_f16_wgpp")};
+}
 #endif
 
 }  // namespace probe
