@@ -121,6 +121,11 @@ struct Args {
   int rotate;             // 1: each block walks its share of a row block's K stages from a
                           // different stage (StageOf); 0: in order. Workbench experiment
                           // (ENGINE_ROTATE): all blocks asking for one stage's B at once
+  int lanes_arrive;       // 1: every lane of the producer and of each consumer warp arrives on the
+                          // ring's barriers (full: 32, empty: 32 a consumer warp), each ordering
+                          // its own shared-memory accesses; 0: lane 0 for its warp after
+                          // __syncwarp. Workbench (ENGINE_LANES): does racecheck's report on the
+                          // ragged-B path (v14) follow the one-lane form?
   int a_first;            // 1: the first stages' A (the weights, which no kernel before this one
                           // writes) requested before any of their B, and B only after the wait
                           // for the previous kernel (GridDependencyWait): required when launched
@@ -711,8 +716,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   }
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      MbarInit(full(s), 1);
-      MbarInit(empty(s), pp ? kCW / 2 : kCW);
+      MbarInit(full(s), a.lanes_arrive ? 32 : 1);
+      MbarInit(empty(s), (pp ? kCW / 2 : kCW) * (a.lanes_arrive ? 32 : 1));
     }
     for (int q = 0; q < 3; ++q) MbarInit(SmemAddr(&fl.stored[q]), kCW);
     for (int q = 0; q < 2; ++q) MbarInit(SmemAddr(&fl.signalled[q]), 1);
@@ -752,6 +757,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
       if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(s), bytes);
+      else if (a.lanes_arrive) MbarArrive(full(s));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
       if (!a.a_first) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);
@@ -775,6 +781,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       if (HasWgB<F>::value && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
       __syncwarp();
       if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(slot), bytes);
+      else if (a.lanes_arrive) MbarArrive(full(slot));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
       StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
@@ -836,7 +843,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   };
   auto release = [&](int q) {
     __syncwarp();
-    if (lane == 0) MbarArrive(empty(q % kStages));
+    if (lane == 0 || a.lanes_arrive) MbarArrive(empty(q % kStages));
     if (threadIdx.x == 0) StageTrace(a, q, 2);
   };
   ItemWalk w(a, i0);
@@ -863,7 +870,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
         unsigned char* st = smem + slot * E::kStageBytes;
         F::template Compute2<kType, kNT8, kKS>(a, st + E::kBBytes, st, p0, p1);
         __syncwarp();
-        if (lane == 0) MbarArrive(empty(slot));
+        if (lane == 0 || a.lanes_arrive) MbarArrive(empty(slot));
         if ((threadIdx.x & 127) == 0) StageTrace(a, s, 2);
       }
       float* x = reinterpret_cast<float*>(smem);
