@@ -247,40 +247,29 @@ struct RowsB {
   }
 };
 
-// Formats whose consumers multiply with wgmma from B's descriptor declare kWgB = true.
-template <class F, class = void>
-struct HasWgB {
-  static constexpr bool value = false;
-};
-template <class F>
-struct HasWgB<F, decltype(void(F::kWgB))> {
-  static constexpr bool value = F::kWgB;
-};
+// A format's optional flag `member` as Trait<F>::value (false when F does not declare it).
+#define SPARSE_ENGINE_FORMAT_FLAG(Trait, member)          \
+  template <class F, class = void>                        \
+  struct Trait {                                          \
+    static constexpr bool value = false;                  \
+  };                                                      \
+  template <class F>                                      \
+  struct Trait<F, decltype(void(F::member))> {            \
+    static constexpr bool value = F::member;              \
+  };
 
+// Formats whose consumers multiply with wgmma from B's descriptor declare kWgB = true.
+SPARSE_ENGINE_FORMAT_FLAG(HasWgB, kWgB)
 // Formats whose stage is Load (fragments into registers) and Multiply (the wgmma group,
 // committed, not waited for) declare kPipe = true: the engine then keeps one stage's group in
 // flight while it waits for, loads and issues the next, and releases a stage once its group is
 // complete (wgmma.wait_group 1), as CUTLASS's Hopper mainloops do. TwoFourWgPipe.
-template <class F, class = void>
-struct HasPipe {
-  static constexpr bool value = false;
-};
-template <class F>
-struct HasPipe<F, decltype(void(F::kPipe))> {
-  static constexpr bool value = F::kPipe;
-};
-
+SPARSE_ENGINE_FORMAT_FLAG(HasPipe, kPipe)
 // Formats whose warpgroups can take a stage each, alternately, declare kPingPong = true and
 // supply Compute2 (one warpgroup multiplies all of a stage's rows: two m64 tiles): see the
 // engine's ping-pong loop. TwoFourWgPing.
-template <class F, class = void>
-struct HasPingPong {
-  static constexpr bool value = false;
-};
-template <class F>
-struct HasPingPong<F, decltype(void(F::kPingPong))> {
-  static constexpr bool value = F::kPingPong;
-};
+SPARSE_ENGINE_FORMAT_FLAG(HasPingPong, kPingPong)
+#undef SPARSE_ENGINE_FORMAT_FLAG
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
 // Where a block's time goes (the workbench's `trace` mode): per block the global timer (ns,
@@ -821,12 +810,15 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     cur = rb, first = ks;
     peeked = Peek(a, rb);
   };
+  // The per-stage stamps come from the first thread of the warps that take the stage: thread 0,
+  // or in ping-pong the first thread of each warpgroup.
+  const bool stamper = pp ? (threadIdx.x & 127) == 0 : threadIdx.x == 0;
   // The block's stage q: waits for it and lays a ragged B out; returns the stage (B first).
   auto ready = [&](int q) {
     const int slot = q % kStages;
-    if (threadIdx.x == 0) StageTrace(a, q, 0);
+    if (stamper) StageTrace(a, q, 0);
     MbarWait(full(slot), (q / kStages) & 1);
-    if (threadIdx.x == 0) StageTrace(a, q, 1);
+    if (stamper) StageTrace(a, q, 1);
     if (q == 0 && threadIdx.x == 0) Trace(a, 1);
     unsigned char* st = smem + slot * E::kStageBytes;
     if (ragged) {
@@ -844,34 +836,29 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   auto release = [&](int q) {
     __syncwarp();
     if (lane == 0 || a.lanes_arrive) MbarArrive(empty(q % kStages));
-    if (threadIdx.x == 0) StageTrace(a, q, 2);
+    if (stamper) StageTrace(a, q, 2);
   };
   ItemWalk w(a, i0);
-  if constexpr (HasPingPong<F>::value) {
-    static_assert(kCW == 8 && kMS == 1 && kNG == 1, "two warpgroups of one strip per warp");
-    if (pp) {
+  if (pp) {
+    if constexpr (HasPingPong<F>::value) {
+      static_assert(kCW == 8 && kMS == 1 && kNG == 1, "two warpgroups of one strip per warp");
       // Warpgroup g takes the stages s with s mod 2 = g and multiplies both of their 64-row
-      // tiles: warp j of it sums strips j (p0) and 4 + j (p1) over its stages. After the
-      // loop the two warpgroups swap halves through the idle ring, so that warp w holds
-      // strip w's sums over every stage, as the other loops leave them.
+      // tiles: warp j of it sums strips j (p[0]) and 4 + j (p[1]) over its stages (B is not
+      // ragged here: ready lays nothing out). After the loop the two warpgroups swap halves
+      // through the idle ring, so that warp w holds strip w's sums over every stage, as the
+      // other loops leave them.
       const int g = warp >> 2, j = warp & 3;
-      float p0[kNT8][4], p1[kNT8][4];
+      float p[2][kNT8][4];
 #pragma unroll
       for (int n = 0; n < kNT8; ++n)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) p0[n][q] = p1[n][q] = 0.f;
+        for (int q = 0; q < 4; ++q) p[0][n][q] = p[1][n][q] = 0.f;
       begin(w.rb, w.ks);
       for (long long i = i0; i < i1; ++i, ++s) {
         if ((s & 1) != g) continue;
-        const int slot = s % kStages;
-        if ((threadIdx.x & 127) == 0) StageTrace(a, s, 0);
-        MbarWait(full(slot), (s / kStages) & 1);
-        if ((threadIdx.x & 127) == 0) StageTrace(a, s, 1);
-        unsigned char* st = smem + slot * E::kStageBytes;
-        F::template Compute2<kType, kNT8, kKS>(a, st + E::kBBytes, st, p0, p1);
-        __syncwarp();
-        if (lane == 0 || a.lanes_arrive) MbarArrive(empty(slot));
-        if ((threadIdx.x & 127) == 0) StageTrace(a, s, 2);
+        unsigned char* st = ready(s);
+        F::template Compute2<kType, kNT8, kKS>(a, st + E::kBBytes, st, p);
+        release(s);
       }
       float* x = reinterpret_cast<float*>(smem);
       const int partner = (1 - g) * 4 + j;
@@ -879,17 +866,15 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
 #pragma unroll
       for (int n = 0; n < kNT8; ++n)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) x[((partner * kNT8 + n) * 4 + q) * 32 + lane] = g == 0 ? p1[n][q] : p0[n][q];
+        for (int q = 0; q < 4; ++q) x[((partner * kNT8 + n) * 4 + q) * 32 + lane] = g == 0 ? p[1][n][q] : p[0][n][q];
       NamedBarrier(1, 32 * kCW);
 #pragma unroll
       for (int n = 0; n < kNT8; ++n)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[0][n][q] = (g == 0 ? p0[n][q] : p1[n][q]) + x[((warp * kNT8 + n) * 4 + q) * 32 + lane];
+        for (int q = 0; q < 4; ++q)
+          acc[0][n][q] = (g == 0 ? p[0][n][q] : p[1][n][q]) + x[((warp * kNT8 + n) * 4 + q) * 32 + lane];
       NamedBarrier(1, 32 * kCW);  // every swap read before the ring's memory is used again
     }
-  }
-  if (pp) {
-    // the ping-pong loop above
   } else if constexpr (HasPipe<F>::value) {
     // One stage's group in flight: stage s is loaded and issued, then the group of stage
     // s - 1 is waited for and its slot released. Two fragment sets, alternating, so that a
@@ -1240,15 +1225,17 @@ struct TwoFourWgT : TwoFourTiled {
     uint32_t af[kMS][kKS / 32][4];
     uint32_t e[kMS][kKS / 32];
   };
+  // Strip ms of the fragments is the stage's strip first + ms step (default: the warp's own
+  // kMS strips).
   template <int kMS, int kKS>
-  __device__ static void Load(Frags<kMS, kKS>& f, const unsigned char* st) {
+  __device__ static void Load(Frags<kMS, kKS>& f, const unsigned char* st, int first = -1, int step = 1) {
     constexpr int kSteps = kKS / 32;
-    const int warp = threadIdx.x >> 5;
+    if (first < 0) first = (threadIdx.x >> 5) * kMS;
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
       for (int kt = 0; kt < kSteps; ++kt) {
-        const unsigned char* d = st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes;
+        const unsigned char* d = st + ((first + ms * step) * kSteps + kt) * kSp24TileBytes;
         if constexpr (kLds) {
           const uint32_t at = SmemAddr(d), lane = threadIdx.x & 31;
           uint32_t(&x)[4] = f.af[ms][kt];
@@ -1305,31 +1292,13 @@ struct TwoFourWgPing : TwoFourWg {
   static constexpr bool kPingPong = true;
   template <DType kType, int kNT8, int kKS>
   __device__ static void Compute2(const Args& a, const unsigned char* st, const unsigned char* bs,
-                                  float (&p0)[kNT8][4], float (&p1)[kNT8][4]) {
-    constexpr int kSteps = kKS / 32;
-    const int j = (threadIdx.x >> 5) & 3;
-    uint32_t af[2][kSteps][4], e[2][kSteps];
-#pragma unroll
-    for (int t = 0; t < 2; ++t)
-#pragma unroll
-      for (int kt = 0; kt < kSteps; ++kt) {
-        const unsigned char* d = st + ((4 * t + j) * kSteps + kt) * kSp24TileBytes;
-        LoadSp24Fragment(Sp24TileAt{d, d + 512}, af[t][kt], e[t][kt]);
-      }
-    const uint32_t b0 = SmemAddr(bs);
-    wg::Pin<kNT8 * 4>(&p0[0][0]);
-    wg::Pin<kNT8 * 4>(&p1[0][0]);
-    wg::Fence();
-#pragma unroll
-    for (int kt = 0; kt < kSteps; ++kt) {
-      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
-      wg::WgmmaSp<kType, 8 * kNT8>::Run(&p0[0][0], af[0][kt], desc, e[0][kt]);
-      wg::WgmmaSp<kType, 8 * kNT8>::Run(&p1[0][0], af[1][kt], desc, e[1][kt]);
-    }
-    wg::Commit();
+                                  float (&p)[2][kNT8][4]) {
+    Frags<2, kKS> f;
+    Load<2, kKS>(f, st, (threadIdx.x >> 5) & 3, 4);  // strips j and 4 + j
+    Multiply<kType, 2, kNT8, kKS>(a, bs, f, p);
     wg::Wait<0>();
-    wg::Pin<kNT8 * 4>(&p0[0][0]);
-    wg::Pin<kNT8 * 4>(&p1[0][0]);
+    wg::Pin<kNT8 * 4>(&p[0][0][0]);
+    wg::Pin<kNT8 * 4>(&p[1][0][0]);
   }
 };
 
