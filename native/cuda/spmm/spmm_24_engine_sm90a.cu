@@ -129,12 +129,16 @@ using engine24::Sp24EngineMatrix;
 #if defined(SPARSE_SM90A)
 namespace e = cuda::engine;
 
-// The ring's shared memory (KB) by instruction N: 200 (5 / 4 / 3 stages at N = 8 / 16 / 32),
-// 224 at N = 64 (3 stages of 37 KB of A and 32 KB of B instead of 2: 1.10-1.15x faster on the
-// suite's and the held-out shapes, v14 call 3; at N = 16 and 32 a fifth and a fourth stage were
-// 3-8 % slower in the same run).
+// The ring: three stages at every instruction N (120 / 132 / 156 / 204 KB at N = 8 / 16 / 32 /
+// 64), that is 108 KB of A in flight per SM. More is slower, not faster: against 5 and 4 stages
+// at N = 8 and 16, three were 2-10 % faster on all six shapes measured (the suite's and the
+// held-out 14336 x 4096, 4096 x 14336, 6144 x 4096; v15 call 3), and at N = 64 three beat two
+// by 1.10-1.15x (v14 call 3). Little's law: 108 KB per SM at about 2 us of loaded latency is
+// 54 GB/s per SM, 4.6 TB/s over 86 SMs, the HBM's peak; a deeper ring only lengthens the queue.
+constexpr int kRingStages = 3;
 template <int kNT8>
-constexpr int kBudgetKB = kNT8 == 8 ? 224 : 200;
+constexpr int kBudgetKB =
+    kRingStages * e::Engine<e::TwoFourWg, DType::kF16, kWarps, 1, kNT8, kKStage, 1024>::kStageBytes / 1024;
 template <DType kType, int kNT8>
 constexpr auto KernelOf() {
   return &e::StreamKernel<e::TwoFourWg, kType, kWarps, 1, kNT8, kKStage, kBudgetKB<kNT8>>;

@@ -124,8 +124,8 @@ struct Args {
   int lanes_arrive;       // 1: every lane of the producer and of each consumer warp arrives on the
                           // ring's barriers (full: 32, empty: 32 a consumer warp), each ordering
                           // its own shared-memory accesses; 0: lane 0 for its warp after
-                          // __syncwarp. Workbench (ENGINE_LANES): does racecheck's report on the
-                          // ragged-B path (v14) follow the one-lane form?
+                          // __syncwarp. SetupB sets it where B takes plain stores (racecheck
+                          // follows only the every-lane form); ENGINE_LANES in the workbench
   int a_first;            // 1: the first stages' A (the weights, which no kernel before this one
                           // writes) requested before any of their B, and B only after the wait
                           // for the previous kernel (GridDependencyWait): required when launched
@@ -265,10 +265,6 @@ SPARSE_ENGINE_FORMAT_FLAG(HasWgB, kWgB)
 // flight while it waits for, loads and issues the next, and releases a stage once its group is
 // complete (wgmma.wait_group 1), as CUTLASS's Hopper mainloops do. TwoFourWgPipe.
 SPARSE_ENGINE_FORMAT_FLAG(HasPipe, kPipe)
-// Formats whose warpgroups can take a stage each, alternately, declare kPingPong = true and
-// supply Compute2 (one warpgroup multiplies all of a stage's rows: two m64 tiles): see the
-// engine's ping-pong loop. TwoFourWgPing.
-SPARSE_ENGINE_FORMAT_FLAG(HasPingPong, kPingPong)
 #undef SPARSE_ENGINE_FORMAT_FLAG
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
@@ -695,18 +691,10 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   const uint32_t bars = SmemAddr(smem + kStages * E::kStageBytes);
   auto full = [&](int s) { return bars + 8 * s; };
   auto empty = [&](int s) { return bars + 8 * (kStages + s); };
-  // Ping-pong (HasPingPong formats): the two consumer warpgroups take the stages alternately,
-  // each multiplying all of a stage's rows, when the block's items lie in one row block and B
-  // needs no layout by the consumers; a stage is then released by one warpgroup's 4 warps.
-  bool pp = false;
-  if constexpr (HasPingPong<F>::value) {
-    const BlockItems it = ItemsOfBlock(a);
-    pp = it.i0 < it.i1 && it.i0 / a.kstages == (it.i1 - 1) / a.kstages && a.b_read != kBWgRows;
-  }
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       MbarInit(full(s), a.lanes_arrive ? 32 : 1);
-      MbarInit(empty(s), (pp ? kCW / 2 : kCW) * (a.lanes_arrive ? 32 : 1));
+      MbarInit(empty(s), kCW * (a.lanes_arrive ? 32 : 1));
     }
     for (int q = 0; q < 3; ++q) MbarInit(SmemAddr(&fl.stored[q]), kCW);
     for (int q = 0; q < 2; ++q) MbarInit(SmemAddr(&fl.signalled[q]), 1);
@@ -810,9 +798,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     cur = rb, first = ks;
     peeked = Peek(a, rb);
   };
-  // The per-stage stamps come from the first thread of the warps that take the stage: thread 0,
-  // or in ping-pong the first thread of each warpgroup.
-  const bool stamper = pp ? (threadIdx.x & 127) == 0 : threadIdx.x == 0;
+  // The per-stage stamps come from thread 0.
+  const bool stamper = threadIdx.x == 0;
   // The block's stage q: waits for it and lays a ragged B out; returns the stage (B first).
   auto ready = [&](int q) {
     const int slot = q % kStages;
@@ -839,43 +826,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     if (stamper) StageTrace(a, q, 2);
   };
   ItemWalk w(a, i0);
-  if (pp) {
-    if constexpr (HasPingPong<F>::value) {
-      static_assert(kCW == 8 && kMS == 1 && kNG == 1, "two warpgroups of one strip per warp");
-      // Warpgroup g takes the stages s with s mod 2 = g and multiplies both of their 64-row
-      // tiles: warp j of it sums strips j (p[0]) and 4 + j (p[1]) over its stages (B is not
-      // ragged here: ready lays nothing out). After the loop the two warpgroups swap halves
-      // through the idle ring, so that warp w holds strip w's sums over every stage, as the
-      // other loops leave them.
-      const int g = warp >> 2, j = warp & 3;
-      float p[2][kNT8][4];
-#pragma unroll
-      for (int n = 0; n < kNT8; ++n)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) p[0][n][q] = p[1][n][q] = 0.f;
-      begin(w.rb, w.ks);
-      for (long long i = i0; i < i1; ++i, ++s) {
-        if ((s & 1) != g) continue;
-        unsigned char* st = ready(s);
-        F::template Compute2<kType, kNT8, kKS>(a, st + E::kBBytes, st, p);
-        release(s);
-      }
-      float* x = reinterpret_cast<float*>(smem);
-      const int partner = (1 - g) * 4 + j;
-      NamedBarrier(1, 32 * kCW);  // both warpgroups are done with the ring
-#pragma unroll
-      for (int n = 0; n < kNT8; ++n)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) x[((partner * kNT8 + n) * 4 + q) * 32 + lane] = g == 0 ? p[1][n][q] : p[0][n][q];
-      NamedBarrier(1, 32 * kCW);
-#pragma unroll
-      for (int n = 0; n < kNT8; ++n)
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-          acc[0][n][q] = (g == 0 ? p[0][n][q] : p[1][n][q]) + x[((warp * kNT8 + n) * 4 + q) * 32 + lane];
-      NamedBarrier(1, 32 * kCW);  // every swap read before the ring's memory is used again
-    }
-  } else if constexpr (HasPipe<F>::value) {
+  if constexpr (HasPipe<F>::value) {
     // One stage's group in flight: stage s is loaded and issued, then the group of stage
     // s - 1 is waited for and its slot released. Two fragment sets, alternating, so that a
     // group's A registers are not rewritten before it completes (Keep holds the other set
@@ -1282,25 +1233,6 @@ struct TwoFourWgT : TwoFourTiled {
 };
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
-
-// TwoFourWg on the engine's ping-pong loop (HasPingPong): one warpgroup multiplies a whole
-// stage (two m64 tiles: warp j's fragments of strips j and 4 + j, two wgmma chains on one B
-// descriptor), so that each warpgroup has two stages' time for one, and the consumers' serial
-// path per stage (fragment loads, the group, its wait) overlaps across the two warpgroups.
-// Workbench (engine_variants group 14) until measured.
-struct TwoFourWgPing : TwoFourWg {
-  static constexpr bool kPingPong = true;
-  template <DType kType, int kNT8, int kKS>
-  __device__ static void Compute2(const Args& a, const unsigned char* st, const unsigned char* bs,
-                                  float (&p)[2][kNT8][4]) {
-    Frags<2, kKS> f;
-    Load<2, kKS>(f, st, (threadIdx.x >> 5) & 3, 4);  // strips j and 4 + j
-    Multiply<kType, 2, kNT8, kKS>(a, bs, f, p);
-    wg::Wait<0>();
-    wg::Pin<kNT8 * 4>(&p[0][0][0]);
-    wg::Pin<kNT8 * 4>(&p[1][0][0]);
-  }
-};
 
 // TwoFourWg on the engine's pipelined loop (HasPipe): a stage's group completes while the
 // consumers wait for, load and issue the next one. Keep marks a fragment set live (its group

@@ -41,7 +41,19 @@ inline PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
 // wgmma formats: `wide` (8 / 16 / 32 / 64, at least N's own box) names a wider box than N's own, for a
 // kernel of that width run at a smaller N (the workbench's ENGINE_WIDE); 0: N's own.
 // cudaErrorInvalidValue when the tensor map cannot be made.
+// It also sets lanes_arrive where a stage's B takes plain shared-memory stores (by the producer:
+// element-wise rows, a ragged end; by the consumers: kBWgRows), so that every lane's own stores
+// are ordered by its own arrival: compute-sanitizer's racecheck does not follow the ordering
+// through __syncwarp and lane 0's arrival (v14: 100 hazards reported on that path; v15: none with
+// every lane arriving). Bulk and tensor copies alone keep the one-lane form.
+inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide);
 inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide = 0) {
+  namespace en = cuda::engine;
+  const cudaError_t e = SetupBRead(a, b, n, k, kks, wg, wide);
+  a->lanes_arrive = !(a->b_read == en::kBTma || (a->b_read == en::kBLd && k % kks == 0));
+  return e;
+}
+inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide) {
   namespace en = cuda::engine;
   const int own = n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64;
   if (wg && wide != 0 && (wide < own || wide > 64 || (wide & (wide - 1)) != 0)) return cudaErrorInvalidValue;
