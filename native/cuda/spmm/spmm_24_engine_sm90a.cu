@@ -130,9 +130,10 @@ using engine24::Sp24EngineMatrix;
 namespace e = cuda::engine;
 
 // The ring: three stages at every instruction N (120 / 132 / 156 / 204 KB at N = 8 / 16 / 32 /
-// 64), that is 108 KB of A in flight per SM. More is slower, not faster: against 5 and 4 stages
-// at N = 8 and 16, three were 2-10 % faster on all six shapes measured (the suite's and the
-// held-out 14336 x 4096, 4096 x 14336, 6144 x 4096; v15 call 3), and at N = 64 three beat two
+// 64), that is 108 KB of A in flight per SM. More is slower, not faster: against 5 stages at
+// N = 8, three were as fast on 11008 x 4096 and 3-11 % faster on the five other shapes measured
+// (the suite's and the held-out 14336 x 4096, 4096 x 14336, 6144 x 4096; graph, v15 call 3);
+// against 4 at N = 16, 4-8 % faster on all six; and at N = 64 three beat two
 // by 1.10-1.15x (v14 call 3). Little's law: 108 KB per SM at about 2 us of loaded latency is
 // 54 GB/s per SM, 4.6 TB/s over 86 SMs, the HBM's peak; a deeper ring only lengthens the queue.
 constexpr int kRingStages = 3;
