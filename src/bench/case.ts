@@ -13,7 +13,7 @@ import type {CompareTable} from './compare.js'
 import {errorCode, errorMessage} from './failure.js'
 import {type Measurement, measure} from './measure.js'
 import {csrTileStats} from '../sparse/memory.js'
-import {bytesMoved, denseReference, flopCount, memoryFigures, recommend} from './metrics.js'
+import {bytesMoved, denseReference, flopCount, memoryFigures, recommend, streamedWeights} from './metrics.js'
 import {implList, type PlanTiming} from './plan.js'
 import type {BenchProblem} from './problems.js'
 import {type SampleSummary, summarize} from './stats.js'
@@ -76,7 +76,7 @@ export async function runCase(ctx: CaseContext, input: CaseInput, onTuning: (i: 
     const choice = op === 'spmm' && ctx.tuner ? await ctx.tuner.choose(ctx.native, args, onTuning) : undefined
     const res = await measure(ctx.native, {...args, variant: choice?.pass})
     smClockMhz = res.smClockMhz
-    let record = buildCase(base, csr, res, ctx.ceilings)
+    let record = buildCase(base, csr, res, ctx.ceilings, choice?.name)
     if (choice && ctx.tuner) record = ctx.tuner.settle(record, choice, problem.file)
     const hit = ctx.compare?.lookup(problem.file, op, dtype, n)
     if (hit) record = withCompare(record, hit.columns, hit.peers)
@@ -111,12 +111,17 @@ function figures(samples: Float64Array | undefined): SampleSummary {
   return summarize(samples ?? new Float64Array(0))
 }
 
-/** The record of a case that ran: samples to statistics, rates, bytes, fractions of the ceilings, memory, speedups and advice. */
+/**
+ * The record of a case that ran: samples to statistics, rates, bytes, fractions of the
+ * ceilings, memory, speedups and advice. `variant`: the SpMM variant chosen for it, when
+ * known (the form it reads counts where `ours`'s detail names no kernel).
+ */
 function buildCase(
   base: CaseBase,
   csr: CsrMatrix,
   res: Measurement,
   ceilings: NativeCeilings,
+  variant?: string,
 ): BenchCaseResult {
   const nnz = csr.rowOffsets[csr.rows]
   const ours = res.impls.find((i) => i.name === 'ours')
@@ -148,10 +153,14 @@ function buildCase(
   const shape: CaseShape = {op: base.op, dtype: base.dtype, m: csr.rows, k: csr.cols, n: base.n, nnz, indexBits: res.indexBits}
   const seconds = o.ms.median * 1e-3
   const tflops = flopCount(shape) / seconds / 1e12
-  const bytes = bytesMoved(shape)
+  const memory = memoryFigures(csr.rows, csr.cols, nnz, base.dtype, base.dtype === 'f32' ? undefined : csrTileStats(csr))
+  // The bytes and saving of the form the kernel read: a 2:4 kernel streams the 2:4 tiles
+  // (1.125 bytes per element in f16), not the CSR (2 bytes per element at 50 % with 16-bit
+  // indices), so CSR's figures would put a 2:4 case above the copy bandwidth.
+  const weights = streamedWeights(base.op, base.device, o.detail, variant, memory)
+  const bytes = bytesMoved(shape, weights.bytes ?? undefined)
   const gbps = bytes / seconds / 1e9
   const peak = base.dtype === 'f32' ? ceilings.f32Tflops : base.dtype === 'f16' ? ceilings.f16Tflops : ceilings.bf16Tflops
-  const memory = memoryFigures(csr.rows, csr.cols, nnz, base.dtype, base.dtype === 'f32' ? undefined : csrTileStats(csr))
   const record: BenchCaseResult = {
     status: 'ok',
     ...base,
@@ -167,12 +176,13 @@ function buildCase(
     unavailable,
     impls,
     tflops,
+    form: weights.form,
     bytes,
     gbps,
     fractionOfBandwidth: ceilings.copyGBps > 0 ? gbps / ceilings.copyGBps : null,
     fractionOfCompute: peak && peak > 0 ? tflops / peak : null,
     memory,
-    memorySaving: memory.saving,
+    memorySaving: weights.saving,
     recommendation: recommend(o.ms.median, baselines, denseReference(base.dtype, base.device)),
     l2Mode: o.l2Mode ?? 'n/a',
   }

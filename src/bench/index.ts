@@ -65,7 +65,7 @@ export {
   ATTENTION_SPARSITIES,
 } from './suites.js'
 export {loadCompare, parseCompare, type CompareTable} from './compare.js'
-export {bytesMoved, flopCount, memoryFigures, recommend} from './metrics.js'
+export {bytesMoved, flopCount, memoryFigures, recommend, streamedWeights, type StreamedWeights} from './metrics.js'
 export {toCsv, toJsonl, renderCases, renderSummary, renderHeader} from './output.js'
 export {plotSpec, renderPlotSvg, svgToPng, writePlot} from './plot.js'
 export {parseBaselines, parseDtypes, parseIntList, parseOps, parseSparsityList} from './options.js'

@@ -8,6 +8,7 @@
  *   SDDMM the m x k pattern is the output mask and n the inner dimension:
  *         out = (L[m x n] R[k x n]^T) at the mask: 2 nnz n FLOPs.
  */
+import {spmmKernelVariant, type SpmmForm, spmmVariantForm} from '../kernels/variant.js'
 import {csrBytes, MAX_COLS_16BIT_INDEX} from '../sparse/csr.js'
 import {memorySaving, type TileStats, twoFourBytes} from '../sparse/memory.js'
 import type {ValueDType} from '../types.js'
@@ -30,14 +31,40 @@ export function flopCount(s: CaseShape): number {
 /**
  * The fewest bytes a kernel must move through device memory: every operand read once,
  * the output written once.
- *   SpMM:  values + column indices + row offsets + B (k x n) + C (m x n).
+ *   SpMM:  the weight matrix in the form the kernel reads + B (k x n) + C (m x n). The form's
+ *          bytes are `weightBytes` (the 2:4 or bitmap tiles: see streamedWeights); without
+ *          it, CSR's values + column indices + row offsets.
  *   SDDMM: column indices + row offsets + L (m x n) + R (k x n) + the nnz outputs.
  */
-export function bytesMoved(s: CaseShape): number {
+export function bytesMoved(s: CaseShape, weightBytes?: number): number {
   const vb = valueBytes(s.dtype)
   const offsets = 4 * (s.m + 1)
-  if (s.op === 'spmm') return s.nnz * (vb + s.indexBits / 8) + offsets + s.k * s.n * vb + s.m * s.n * vb
+  if (s.op === 'spmm') return (weightBytes ?? s.nnz * (vb + s.indexBits / 8) + offsets) + s.k * s.n * vb + s.m * s.n * vb
   return s.nnz * 4 + offsets + s.m * s.n * vb + s.k * s.n * vb + s.nnz * vb
+}
+
+/** The weight matrix in the form our kernel read: the form, its bytes (null for CSR: bytesMoved counts them) and its memory saving. */
+export interface StreamedWeights {
+  form: SpmmForm
+  bytes: number | null
+  saving: number
+}
+
+/**
+ * The form of the weight matrix our kernel read, and its figures. SpMM on CUDA: the form of
+ * the variant named in `ours`'s detail (the harness's kernel name, e.g. 'CudaSpmm
+ * spmm_f16_i16_s24e_w8_k256, ...': the 2:4 tiles), else of `variant` (the case's choice,
+ * when known); CSR otherwise (SDDMM reads the CSR mask, the CPU kernels the CSR).
+ * NOTE: the forms exist for f16/bf16 only and the kernels test 2:4 as csrTileStats does, so
+ * the form a kernel ran has its figure in `memory`; where it has none, CSR's figures stand.
+ */
+export function streamedWeights(op: BenchOp, device: 'cuda' | 'cpu', detail: string | undefined, variant: string | undefined, memory: MemoryFigures): StreamedWeights {
+  const csr: StreamedWeights = {form: 'csr', bytes: null, saving: memory.saving}
+  if (op !== 'spmm' || device !== 'cuda') return csr
+  const ran = spmmKernelVariant(detail) ?? variant
+  const form = ran ? spmmVariantForm(ran) : 'csr'
+  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : null
+  return bytes === null ? csr : {form, bytes, saving: memorySaving(memory.denseBytes, bytes)}
 }
 
 /**

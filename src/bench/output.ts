@@ -41,7 +41,7 @@ export function toCsv(report: BenchReport): string {
     'ms_median', 'ms_p10', 'ms_p90',
     ...names.flatMap((n) => [`${n}_ms`, `speedup_${n}`]),
     'tflops', 'bytes', 'gbps', 'fraction_of_bandwidth', 'fraction_of_compute',
-    'dense_bytes', 'csr_bytes', 'memory_saving', 'bitmap_bytes', 'two_four_bytes', 'recommendation', 'recommendation_factor',
+    'dense_bytes', 'csr_bytes', 'memory_saving', 'bitmap_bytes', 'two_four_bytes', 'form', 'recommendation', 'recommendation_factor',
     'l2_mode', 'graph_ms_per_launch', 'rel_err', 'variant', 'variant_source', 'error',
   ]
   const rows = [header.join(',')]
@@ -50,12 +50,12 @@ export function toCsv(report: BenchReport): string {
     if (c.status === 'ok') {
       f.push(c.ms.median, c.ms.p10, c.ms.p90)
       for (const n of names) f.push(c.baselines[n], c.speedup[n])
-      f.push(c.tflops, c.bytes, c.gbps, c.fractionOfBandwidth, c.fractionOfCompute, c.memory.denseBytes, c.memory.csrBytes, c.memorySaving, c.memory.bitmapBytes, c.memory.twoFourBytes)
+      f.push(c.tflops, c.bytes, c.gbps, c.fractionOfBandwidth, c.fractionOfCompute, c.memory.denseBytes, c.memory.csrBytes, c.memorySaving, c.memory.bitmapBytes, c.memory.twoFourBytes, c.form)
       f.push(c.recommendation?.use, c.recommendation?.factor, c.l2Mode, c.graphMsPerLaunch, c.check?.relErr, c.variant, c.variantSource, '')
     } else {
       f.push('', '', '')
       for (let i = 0; i < names.length; i++) f.push('', '')
-      f.push('', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', c.error)
+      f.push('', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', c.error)
     }
     rows.push(f.map(csvField).join(','))
   }
@@ -104,7 +104,11 @@ function table(head: string[]): Table.Table {
   return new Table({head, style: {...PLAIN, compact: true}, chars: {mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': ''}})
 }
 
-/** The per-case table: our time, speedup over each baseline (marked * where it is faster), rate, advice. */
+/**
+ * The per-case table: our time, speedup over each baseline (marked * where it is faster), rate,
+ * share of the copy bandwidth and memory saving of the form our kernel read (named when it is
+ * not CSR, e.g. '1.78x 2:4'), advice.
+ */
 export function renderCases(report: BenchReport, cases: BenchCaseRecord[] = report.cases): string {
   const names = baselineColumns(report)
   const t = table(['file', 'op', 'dtype', 'n', 'sparsity', 'ms', ...names.map((n) => `vs ${n}`), 'TFLOP/s', '%BW', 'mem saving', 'advice'])
@@ -124,7 +128,7 @@ export function renderCases(report: BenchReport, cases: BenchCaseRecord[] = repo
       ...names.map((n) => ratio(c.speedup[n])),
       c.tflops.toFixed(2),
       pct(c.fractionOfBandwidth),
-      `${c.memorySaving.toFixed(2)}x`,
+      `${c.memorySaving.toFixed(2)}x${c.form === 'csr' ? '' : ` ${c.form}`}`,
       advice,
     ])
   }

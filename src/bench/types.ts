@@ -7,7 +7,7 @@
  * - the options of a run, and the report it produces (case records, device, tune, summary).
  */
 import type {SpmmShape, SpmmVariantList} from '../kernels/binding.js'
-import type {SpmmVariantSource} from '../kernels/variant.js'
+import type {SpmmForm, SpmmVariantSource} from '../kernels/variant.js'
 import type {ValueDType} from '../types.js'
 
 // ---------------------------------------------------------------------------------------
@@ -326,12 +326,19 @@ export interface BenchCaseResult {
   compare?: Record<string, number>
   /** Effective rate: 2 nnz n / time. */
   tflops: number
-  /** Bytes that must move (see metrics.ts) and the rate at which they did. */
+  /**
+   * The form of the weight matrix our kernel read: the 2:4 tiles (the s24* kernels), the
+   * bitmap tiles (bm_*) or CSR (every other kernel, SDDMM, the CPU); see spmmVariantForm.
+   */
+  form: SpmmForm
+  /** Bytes that must move, the weight matrix in `form` (see metrics.ts), and the rate at which they did. */
   bytes: number
   gbps: number
   fractionOfBandwidth: number | null
   fractionOfCompute: number | null
+  /** The weight matrix in every form (`memory.saving` is CSR's). */
   memory: MemoryFigures
+  /** The memory saving of `form`: memory.saving, bitmapSaving or twoFourSaving. */
   memorySaving: number
   recommendation: Recommendation | null
   l2Mode: string

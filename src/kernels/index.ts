@@ -23,7 +23,17 @@ import {spmmVariantName} from './variant-name.js'
 
 export {cudaInfo, type CudaInfo, type HostValues, type SpmmShape, type SpmmVariantList} from './binding.js'
 export type {DenseMatrix, Device, DeviceChoice} from './types.js'
-export {forcedSddmmVariant, forcedSpmmLine, forcedSpmmVariant, SDDMM_VARIANTS, spmmVariantChoice, type SpmmVariantSource} from './variant.js'
+export {
+  forcedSddmmVariant,
+  forcedSpmmLine,
+  forcedSpmmVariant,
+  SDDMM_VARIANTS,
+  spmmKernelVariant,
+  spmmVariantChoice,
+  spmmVariantForm,
+  type SpmmForm,
+  type SpmmVariantSource,
+} from './variant.js'
 
 export interface KernelOptions {
   /** 'cuda', 'cpu' or 'auto' (default: the GPU when usable, else the CPU). */

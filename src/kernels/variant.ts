@@ -7,6 +7,8 @@
  *   forcedSpmmVariant()               -> 's24e_w8_k256' | undefined   (SPARSE_SPMM_VARIANT)
  *   spmmVariantChoice(list, forced)   -> {variant, source: 'forced' | 'heuristic'}
  *   forcedSpmmLine(forced, ran, of)   -> 'SpMM variant: ... forced by SPARSE_SPMM_VARIANT (...)'
+ *   spmmKernelVariant(detail)         -> 's24e_w8_k256' | undefined   (from 'spmm_f16_i16_s24e_w8_k256')
+ *   spmmVariantForm(variant)          -> 'csr' | 'bitmap' | '2:4'     (the form of the matrix it reads)
  */
 import type {SpmmVariantList} from './binding.js'
 
@@ -63,4 +65,35 @@ export function forcedSpmmLine(forced: string, ran: number, cases: number): stri
   const rest = cases - ran
   const tail = rest > 0 ? `; the other ${rest} cannot run it and ran the built-in selection's variant` : ''
   return `SpMM variant: ${forced} forced by SPARSE_SPMM_VARIANT (${ran} of ${cases} cases${tail})`
+}
+
+/**
+ * The form of the weight matrix an SpMM kernel reads (each family's `form`,
+ * native/cuda/spmm/spmm_family.h; the sizes in src/sparse/memory.ts):
+ * - '2:4': the 2:4 tiles of the 2:4 kernels (s24_*, the streaming engine's s24e_*, the GEMM
+ *   engine's s24g_*), 1.125 bytes per element in f16/bf16;
+ * - 'bitmap': the bitmap tiles of the bitmap kernel (bm_*);
+ * - 'csr': the CSR (tile_*, split_*, and every kernel on the CPU).
+ * NOTE: the tensor-core kernel (tc_*) counts as 'csr': its tiles hold the 4 bytes per nonzero
+ * of CSR with 16-bit values and indices (native/common/tc_tiles.h), plus under 4 entries of
+ * padding and 4 bytes of offsets per 16 x 32 tile, and no size of them is computed here.
+ */
+export type SpmmForm = 'csr' | 'bitmap' | '2:4'
+
+/** The form a variant's kernel reads, from its family (the name's first part): see SpmmForm. */
+export function spmmVariantForm(variant: string): SpmmForm {
+  const family = variant.split('_', 1)[0]
+  if (/^s24[a-z]*$/.test(family)) return '2:4'
+  if (family === 'bm') return 'bitmap'
+  return 'csr'
+}
+
+/**
+ * The variant in a CUDA SpMM kernel name, 'spmm_<dtype>_i<bits>_<variant>' (SpmmPlan's
+ * KernelName, which the bench harness's `detail` of `ours` holds, e.g. 'CudaSpmm
+ * spmm_f16_i16_s24e_w8_k256, 16-bit indices; 2:4 tiles, staged built once ...' ->
+ * 's24e_w8_k256'), or undefined where the text names none (the CPU, an older addon).
+ */
+export function spmmKernelVariant(text: string | undefined): string | undefined {
+  return /\bspmm_(?:f32|f16|bf16)_i(?:16|32)_([a-z][a-z0-9]*(?:_[a-z]+\d+)*)/.exec(text ?? '')?.[1]
 }

@@ -20,7 +20,7 @@ function ceilings(note: string, f32Tflops: number | null = 0.05): NativeCeilings
 const NOTE = 'CPU: single-threaded memcpy bandwidth; dense rate of the CPU baseline\'s fp32 GEMM: OpenBLAS 0.3.31 cblas_sgemm (/usr/lib/libopenblas.so.0), 2 threads; the fastest; ceiling 61.2 GFLOP/s at 512^3 (measured: OpenBLAS 0.3.31 61.2, our GEMM 40.0 GFLOP/s)'
 
 function okCase(m: number, k: number, n: number, denseMs: number): BenchCaseRecord {
-  return {status: 'ok', file: 'w.npz', name: 'layer', group: 'input', level: 0.9, op: 'spmm', dtype: 'f32', device: 'cpu', m, k, n, nnz: 1, sparsity: 0.9, indexBits: 32, ms: {median: 1, p10: 1, p90: 1}, samples: 3, baselines: {cpu_dense_f32: denseMs}, speedup: {}, unavailable: {}, impls: {}, tflops: 0, bytes: 0, gbps: 0, fractionOfBandwidth: null, fractionOfCompute: null, memory: {} as never, memorySaving: 1, recommendation: null, l2Mode: 'n/a'}
+  return {status: 'ok', file: 'w.npz', name: 'layer', group: 'input', level: 0.9, op: 'spmm', dtype: 'f32', device: 'cpu', m, k, n, nnz: 1, sparsity: 0.9, indexBits: 32, ms: {median: 1, p10: 1, p90: 1}, samples: 3, baselines: {cpu_dense_f32: denseMs}, speedup: {}, unavailable: {}, impls: {}, tflops: 0, form: 'csr', bytes: 0, gbps: 0, fractionOfBandwidth: null, fractionOfCompute: null, memory: {} as never, memorySaving: 1, recommendation: null, l2Mode: 'n/a'}
 }
 
 describe('CPU dense baseline', function () {

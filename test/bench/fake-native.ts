@@ -4,6 +4,9 @@
  * known answers. ours = nnz * n * 1e-9 ms; dense = m * k * n * 2e-10 ms (x0.5 for TF32/f16);
  * cuSPARSE = 2 x ours. With `variants`, the fake lists SpMM kernel variants (`spmmVariants`)
  * and ours = nnz * n * 1e-9 * factor[variant] (the variant passed, else the selected one).
+ * CUDA SpMM with `variants` or `kernel`: ours's detail names the kernel as the harness does
+ * ('CudaSpmm spmm_f16_i16_s24e_w8_k256, 16-bit indices'; 'CudaSpmmVariant ...' for a variant
+ * passed); else it is 'fake ours'.
  */
 import type {BenchNative, NativeBenchArgs, NativeBenchResult, NativeImplResult} from '../../src/bench/types.js'
 
@@ -17,6 +20,8 @@ export interface FakeOptions {
   variants?: {selected: string; factors: Record<string, number>}
   /** Variants whose launch fails (as a variant that cannot run the problem would). */
   failingVariants?: string[]
+  /** Without `variants`: the variant our CUDA SpMM runs (named in its detail). */
+  kernel?: string
 }
 
 export function samplesAround(ms: number, count = 11): Float64Array {
@@ -32,10 +37,14 @@ export function fakeNative(opts: FakeOptions = {}): BenchNative {
     const width = spmm ? args.n : args.k // the dense operand's width
     const denseFlops = args.csr.rows * args.csr.cols * width
     let ours = nnz * width * 1e-9
-    if (spmm && opts.variants && args.device === 'cuda') {
-      const v = args.variant ?? opts.variants.selected
+    let oursDetail = 'fake ours'
+    if (spmm && (opts.variants || opts.kernel) && args.device === 'cuda') {
+      const v = args.variant ?? opts.variants?.selected ?? opts.kernel!
       if (opts.failingVariants?.includes(v)) throw Object.assign(new Error(`CudaSpmmVariant '${v}': cudaErrorInvalidValue`), {code: 'cudaErrorInvalidValue'})
-      ours *= opts.variants.factors[v] ?? 1
+      ours *= opts.variants?.factors[v] ?? 1
+      const bits = args.indexBits ?? 32
+      const name = `spmm_${args.dtype}_i${bits}_${v}`
+      oursDetail = args.variant ? `CudaSpmmVariant ${name} (variant chosen by the caller), ${bits}-bit indices` : `CudaSpmm ${name}, ${bits}-bit indices`
     }
     const impls: NativeImplResult[] = args.impls.map((name) => {
       if (opts.unavailable?.includes(name)) return {name, available: false, reason: `${name} missing in this test`}
@@ -44,7 +53,7 @@ export function fakeNative(opts: FakeOptions = {}): BenchNative {
       else if (name === 'cusparse') ms = 2 * ours
       else if (name === 'cublas_f32' || name === 'cpu_dense_f32') ms = denseFlops * 2e-10
       else ms = denseFlops * 1e-10
-      return {name, available: true, l2Mode: args.device === 'cpu' ? 'n/a' : 'rotate', copies: 3, samples: samplesAround(ms), detail: `fake ${name}`, ...(name === 'ours' ? {relErr: 1e-7, checkAgainst: 'cublas_f32'} : {})}
+      return {name, available: true, l2Mode: args.device === 'cpu' ? 'n/a' : 'rotate', copies: 3, samples: samplesAround(ms), detail: name === 'ours' ? oursDetail : `fake ${name}`, ...(name === 'ours' ? {relErr: 1e-7, checkAgainst: 'cublas_f32'} : {})}
     })
     return {impls, l2Bytes: 60 * 2 ** 20, smClockMhz: args.device === 'cpu' ? null : {min: 1900, max: 1980}}
   }

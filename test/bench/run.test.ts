@@ -49,8 +49,9 @@ describe('bench: runBench (fake harness)', () => {
     expect(c.baselines.cusparse).to.be.closeTo(2 * ours, 1e-15)
     expect(c.speedup.cusparse).to.be.closeTo(2, 1e-12)
     expect(c.speedup.cublas_f32).to.be.closeTo(f32 / ours, 1e-9)
-    // 2 nnz n FLOPs; values + int32 indices + offsets + B + C bytes.
+    // 2 nnz n FLOPs; values + int32 indices + offsets + B + C bytes (f32: the CSR kernels).
     expect(c.tflops).to.be.closeTo((2 * 188 * 64) / (ours * 1e-3) / 1e12, 1e-9)
+    expect(c.form).to.equal('csr')
     expect(c.bytes).to.equal(188 * 8 + 4 * 65 + 147 * 64 * 4 + 64 * 64 * 4)
     expect(c.fractionOfBandwidth).to.be.closeTo(c.bytes / (ours * 1e-3) / 1e9 / 4000, 1e-9)
     expect(c.fractionOfCompute).to.be.closeTo(c.tflops / 50, 1e-12)

@@ -1,0 +1,168 @@
+import {expect} from 'chai'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import {bytesMoved, memoryFigures, streamedWeights} from '../../src/bench/metrics.js'
+import {renderCases, toCsv, toJsonl} from '../../src/bench/output.js'
+import {runBench} from '../../src/bench/run.js'
+import type {BenchCaseResult, BenchNative} from '../../src/bench/types.js'
+import {writeCsrNpz} from '../../src/formats/index.js'
+import {spmmKernelVariant, spmmVariantForm} from '../../src/kernels/variant.js'
+import {pruneMagnitude} from '../../src/pruning/index.js'
+import {csrTileStats, twoFourBytes} from '../../src/sparse/memory.js'
+import {createRng} from '../../src/sparse/random.js'
+import {isTwoFour} from '../../src/sparse/two-four.js'
+import {fakeNative} from './fake-native.js'
+
+const FAST = {minReps: 3, minMs: 1, warmup: 1}
+const ROWS = 64
+const COLS = 128
+const N = 8
+
+const temps: string[] = []
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'bench-form-'))
+  temps.push(d)
+  return d
+}
+after(() => {
+  for (const d of temps) rmSync(d, {recursive: true, force: true})
+})
+
+function ok(c: unknown): BenchCaseResult {
+  expect((c as BenchCaseResult).status, JSON.stringify(c)).to.equal('ok')
+  return c as BenchCaseResult
+}
+
+/** A 64 x 128 matrix magnitude-pruned to 2:4, and the same normals pruned to 50 % unstructured. */
+async function writeMatrices(): Promise<{s24: string; unstructured: string}> {
+  const dir = tempDir()
+  const data = createRng(11).fillNormal(new Float32Array(ROWS * COLS))
+  const p24 = pruneMagnitude({name: 'w', shape: [ROWS, COLS], dtype: 'f32', data}, {pattern: '2:4'}).csr
+  const un = pruneMagnitude({name: 'w', shape: [ROWS, COLS], dtype: 'f32', data}, {sparsity: 0.5}).csr
+  expect(isTwoFour(p24)).to.equal(true)
+  expect(isTwoFour(un)).to.equal(false)
+  const s24 = join(dir, 's24.npz')
+  const unstructured = join(dir, 'un.npz')
+  await writeCsrNpz({name: 'w', shape: [ROWS, COLS], csr: p24}, s24)
+  await writeCsrNpz({name: 'w', shape: [ROWS, COLS], csr: un}, unstructured)
+  return {s24, unstructured}
+}
+
+async function oneCase(file: string, native: BenchNative, op: 'spmm' | 'sddmm' = 'spmm'): Promise<{c: BenchCaseResult; report: Awaited<ReturnType<typeof runBench>>}> {
+  const report = await runBench({inputs: [file], ns: [N], ops: [op], dtypes: ['f16'], tuneCache: false, timing: FAST, native})
+  return {c: ok(report.cases[0]), report}
+}
+
+/** B (k x n) and C (m x n) in f16. */
+const DENSE_OPERANDS = COLS * N * 2 + ROWS * N * 2
+
+describe('bench: bytes and memory saving of the form our kernel read', () => {
+  describe('the form of a kernel variant', () => {
+    it('maps the 2:4 families to 2:4, the bitmap family to bitmap, and the rest to CSR', () => {
+      for (const v of ['s24_w4_m1_s8', 's24e_w8_k256', 's24g_m256_n128_s4_sk2', 's24g_m128_n256_s3']) expect(spmmVariantForm(v), v).to.equal('2:4')
+      expect(spmmVariantForm('bm_w4_m1_s8')).to.equal('bitmap')
+      for (const v of ['split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'tc_w8_s4_p4', 'split_v4_t16_w1_u16']) expect(spmmVariantForm(v), v).to.equal('csr')
+    })
+
+    it("reads the variant from the harness's kernel name in ours's detail", () => {
+      expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_s24e_w8_k256, 16-bit indices; 2:4 tiles, staged built once on the host in 12.3 ms, 66.06 MB')).to.equal('s24e_w8_k256')
+      expect(spmmKernelVariant('CudaSpmmVariant spmm_bf16_i16_s24_w4_m1_s8 (variant chosen by the caller), 16-bit indices; 2:4 tiles built once on the host in 1.0 ms, 0.01 MB')).to.equal('s24_w4_m1_s8')
+      expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_s24g_m256_n128_s4_sk2, 16-bit indices')).to.equal('s24g_m256_n128_s4_sk2')
+      expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_bm_w4_m1_s8, 16-bit indices; bitmap tiles built once on the host in 0.4 ms, 0.02 MB')).to.equal('bm_w4_m1_s8')
+      expect(spmmKernelVariant('CudaSpmm spmm_f32_i32_tile_v4_t8_x2_u16, 32-bit indices')).to.equal('tile_v4_t8_x2_u16')
+      // No kernel named: the CPU, the harness before Setup, an absent detail.
+      expect(spmmKernelVariant('CpuSpmm, 8 threads')).to.equal(undefined)
+      expect(spmmKernelVariant('CudaSpmm, 16-bit indices')).to.equal(undefined)
+      expect(spmmKernelVariant(undefined)).to.equal(undefined)
+    })
+
+    it("takes the detail's kernel first, then the case's variant, and CSR for SDDMM, the CPU or a form without figures", () => {
+      const tiles = {bitmapBytes: 20_000, twoFour: true}
+      const m = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', tiles)
+      const detail = 'CudaSpmm spmm_f16_i16_s24_w4_m1_s8, 16-bit indices'
+      expect(streamedWeights('spmm', 'cuda', detail, 'split_v8_t2_w2', m)).to.deep.equal({form: '2:4', bytes: twoFourBytes(ROWS, COLS), saving: m.twoFourSaving})
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'bm_w4_m1_s8', m)).to.deep.equal({form: 'bitmap', bytes: 20_000, saving: m.bitmapSaving})
+      expect(streamedWeights('spmm', 'cuda', 'fake ours', undefined, m)).to.deep.equal({form: 'csr', bytes: null, saving: m.saving})
+      expect(streamedWeights('sddmm', 'cuda', detail, undefined, m).form).to.equal('csr')
+      expect(streamedWeights('spmm', 'cpu', detail, undefined, m).form).to.equal('csr')
+      // Not 2:4 by the matrix's own test (or f32, which has no tensor-core forms): CSR's figures.
+      const un = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', {bitmapBytes: 20_000, twoFour: false})
+      expect(streamedWeights('spmm', 'cuda', detail, undefined, un)).to.deep.equal({form: 'csr', bytes: null, saving: un.saving})
+      const f32 = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32')
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f32_i32_bm_w4_m1_s8', undefined, f32).form).to.equal('csr')
+    })
+  })
+
+  describe('case records', () => {
+    it('a 2:4 case that ran an s24 kernel counts the 2:4 tiles: bytes, %BW and a saving above 1.7x at f16', async () => {
+      const {s24} = await writeMatrices()
+      const nnz = ROWS * COLS / 2
+      for (const kernel of ['s24e_w8_k256', 's24_w4_m1_s8', 's24g_m256_n128_s4']) {
+        const {c, report} = await oneCase(s24, fakeNative({kernel}))
+        expect(c.impls.ours.detail).to.equal(`CudaSpmm spmm_f16_i16_${kernel}, 16-bit indices`)
+        expect(c.form, kernel).to.equal('2:4')
+        // 16 x 32 tiles of 576 bytes: 4 x 4 of them.
+        expect(c.memory.twoFourBytes).to.equal(16 * 576)
+        expect(c.bytes).to.equal(16 * 576 + DENSE_OPERANDS)
+        expect(c.bytes).to.be.below(bytesMoved({op: 'spmm', dtype: 'f16', m: ROWS, k: COLS, n: N, nnz, indexBits: 16}))
+        const ms = nnz * N * 1e-9
+        expect(c.gbps).to.be.closeTo(c.bytes / (ms * 1e-3) / 1e9, 1e-6)
+        expect(c.fractionOfBandwidth).to.be.closeTo(c.gbps / 4000, 1e-12)
+        expect(c.memorySaving).to.equal(c.memory.twoFourSaving)
+        expect(c.memorySaving).to.be.closeTo((ROWS * COLS * 2) / (16 * 576), 1e-12) // 1.78x
+        expect(c.memorySaving).to.be.above(1.7)
+        // The CSR figures stay in `memory` (16-bit values and indices at 50 %: about 1x).
+        expect(c.memory.saving).to.be.below(1.01)
+        expect(renderCases(report)).to.include('1.78x 2:4')
+      }
+    })
+
+    it('a bitmap case counts the bitmap tiles', async () => {
+      const {unstructured} = await writeMatrices()
+      const {c, report} = await oneCase(unstructured, fakeNative({kernel: 'bm_w4_m1_s8'}))
+      expect(c.form).to.equal('bitmap')
+      expect(c.memory.twoFourBytes).to.equal(null)
+      expect(c.memory.bitmapBytes).to.be.a('number')
+      expect(c.bytes).to.equal(c.memory.bitmapBytes! + DENSE_OPERANDS)
+      expect(c.memorySaving).to.equal(c.memory.bitmapSaving)
+      expect(c.memorySaving).to.not.equal(c.memory.saving)
+      expect(renderCases(report)).to.include(`${c.memorySaving.toFixed(2)}x bitmap`)
+    })
+
+    it('a CSR case (the CSR and tensor-core kernels, SDDMM, no kernel named) keeps the CSR figures', async () => {
+      const {s24, unstructured} = await writeMatrices()
+      const nnz = ROWS * COLS / 2
+      const csrBytes = bytesMoved({op: 'spmm', dtype: 'f16', m: ROWS, k: COLS, n: N, nnz, indexBits: 16})
+      expect(csrBytes).to.equal(nnz * 4 + 4 * (ROWS + 1) + DENSE_OPERANDS)
+      for (const [file, kernel] of [[unstructured, 'split_v8_t2_w2'], [s24, 'tile_v4_t8_x2'], [s24, 'tc_w8_s4_p4'], [s24, undefined]] as const) {
+        const {c, report} = await oneCase(file, fakeNative(kernel ? {kernel} : {}))
+        expect(c.form, kernel).to.equal('csr')
+        expect(c.bytes).to.equal(csrBytes)
+        expect(c.memorySaving).to.equal(c.memory.saving)
+        expect(renderCases(report)).to.include(`${c.memorySaving.toFixed(2)}x `).and.not.match(/x (2:4|bitmap)/)
+      }
+      // SDDMM reads the CSR mask whatever the detail says.
+      const sd = (await oneCase(s24, fakeNative({kernel: 's24_w4_m1_s8'}), 'sddmm')).c
+      expect(sd.form).to.equal('csr')
+      expect(sd.bytes).to.equal(bytesMoved({op: 'sddmm', dtype: 'f16', m: ROWS, k: COLS, n: N, nnz, indexBits: 32}))
+    })
+
+    it('a tuned 2:4 winner counts the 2:4 tiles too; --json, JSONL and CSV carry the form', async () => {
+      const {s24} = await writeMatrices()
+      const factors = {split_v4_t8_w1: 1, bm_w4_m1_s4: 0.6, s24_w4_m1_s8: 0.3}
+      const native = fakeNative({variants: {selected: 'split_v4_t8_w1', factors}})
+      const r = await runBench({inputs: [s24], ns: [N], dtypes: ['f16'], tune: true, tuneCache: false, timing: FAST, native})
+      const c = ok(r.cases[0])
+      expect(c.variant).to.equal('s24_w4_m1_s8')
+      expect(c).to.deep.include({form: '2:4', bytes: 16 * 576 + DENSE_OPERANDS})
+      expect(JSON.parse(toJsonl(r).trimEnd()).form).to.equal('2:4')
+      const [head, row] = toCsv(r).trimEnd().split('\n').map((l) => l.split(','))
+      expect(row).to.have.length(head.length)
+      expect(row[head.indexOf('form')]).to.equal('2:4')
+      expect(Number(row[head.indexOf('memory_saving')])).to.equal(c.memory.twoFourSaving)
+      expect(Number(row[head.indexOf('bytes')])).to.equal(c.bytes)
+    })
+  })
+})
