@@ -261,18 +261,22 @@ struct RowsB {
 // Formats whose consumers multiply with wgmma from B's descriptor declare kWgB = true.
 SPARSE_ENGINE_FORMAT_FLAG(HasWgB, kWgB)
 // Formats whose stage is Load (fragments into registers) and Multiply (the wgmma group,
-// committed, not waited for) declare kPipe = true: the engine then keeps one stage's group in
-// flight while it waits for, loads and issues the next, and releases a stage once its group is
-// complete (wgmma.wait_group 1), as CUTLASS's Hopper mainloops do. TwoFourWgPipe.
+// committed, not waited for) declare kPipe = true: the engine then loads the next stage's
+// fragments while the current stage's group runs, waits for the group (wait_group 0), releases
+// its slot and issues the next. (v14 kept one group in flight while the next was loaded and
+// issued, wait_group 1: ptxas then serialises every wgmma, C7513, because the loads define
+// inputs of a group issued before the wait. Registers loaded under a group that feed only
+// groups issued after its wait are legal.) TwoFourWgPipe.
 SPARSE_ENGINE_FORMAT_FLAG(HasPipe, kPipe)
 #undef SPARSE_ENGINE_FORMAT_FLAG
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
 // Where a block's time goes (the workbench's `trace` mode): per block the global timer (ns,
 // comparable across SMs) at entry and at the end, and the SM clock (cycles, finer) at entry,
-// at the first stage's arrival, after the last stage, at the end, and (6) when the partners'
+// at the first stage's arrival, after the last stage, at the end, (6) when the partners'
 // sums are ready (split-K clusters: after the first cluster barrier; stream-K: the last
-// contributor, after the count's answer). One uniform branch per stamp when `trace` is null.
+// contributor, after the count's answer), and (7) when the producer warp enters its branch.
+// One uniform branch per stamp when `trace` is null.
 constexpr int kTraceWords = 8;
 __device__ __forceinline__ void Trace(const Args& a, int i) {
   if (a.trace == nullptr) return;
@@ -721,6 +725,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   }
   if (warp == kCW) {
     // Producer.
+    if (lane == 0) Trace(a, 7);
     const uint64_t policy = EvictFirstPolicy();
     // The ring's first stages, before any slot is waited for. With a.a_first (launched after
     // another kernel with programmatic dependent launch) their A (the weights: nothing the
@@ -827,38 +832,36 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   };
   ItemWalk w(a, i0);
   if constexpr (HasPipe<F>::value) {
-    // One stage's group in flight: stage s is loaded and issued, then the group of stage
-    // s - 1 is waited for and its slot released. Two fragment sets, alternating, so that a
-    // group's A registers are not rewritten before it completes (Keep holds the other set
-    // live to there). A new row block's Fix reads the sums: every group completes first.
+    // Stage s's group runs while the consumers wait for stage s + 1 and load its fragments
+    // into the other set; then the group is waited for, stage s released and (a new row block)
+    // the finished sums fixed up before stage s + 1's group is issued.
     using Frags = typename F::template Frags<kMS, kKS>;
     Frags f0, f1;
-    int held = -1;
     long long i = i0;
-    auto settle = [&] {
+    unsigned char* st = nullptr;
+    auto step = [&](Frags& now, Frags& next) {
+      F::template Multiply<kType, kMS, kNT8, kKS>(a, st, now, acc);
+      const int held = s;
+      ++i, ++s, w.Next(a);
+      if (i < i1) {
+        st = ready(s);
+        F::template Load<kMS, kKS>(next, st + E::kBBytes);
+      }
       wg::Wait<0>();
 #pragma unroll
       for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
-      if (held >= 0) release(held);
-      held = -1;
+      release(held);
+      if (i < i1) begin(w.rb, w.ks);
     };
-    auto one = [&](Frags& f, const Frags& other) {
-      if (w.rb != cur && cur >= 0) settle();
+    if (i < i1) {
       begin(w.rb, w.ks);
-      unsigned char* st = ready(s);
-      F::template Load<kMS, kKS>(f, st + E::kBBytes);
-      F::template Multiply<kType, kMS, kNT8, kKS>(a, st, f, acc);
-      wg::Wait<1>();
-      F::template Keep<kMS, kKS>(other);
-      if (held >= 0) release(held);
-      held = s;
-      ++i, ++s, w.Next(a);
-    };
-    while (i < i1) {
-      one(f0, f1);
-      if (i < i1) one(f1, f0);
+      st = ready(s);
+      F::template Load<kMS, kKS>(f0, st + E::kBBytes);
     }
-    settle();
+    while (i < i1) {
+      step(f0, f1);
+      if (i < i1) step(f1, f0);
+    }
   } else {
     for (long long i = i0; i < i1; ++i, ++s, w.Next(a)) {
       begin(w.rb, w.ks);
@@ -1234,20 +1237,10 @@ struct TwoFourWgT : TwoFourTiled {
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
 
-// TwoFourWg on the engine's pipelined loop (HasPipe): a stage's group completes while the
-// consumers wait for, load and issue the next one. Keep marks a fragment set live (its group
-// may still read it). Workbench (engine_variants group 12) until measured.
+// TwoFourWg on the engine's pipelined loop (HasPipe): the next stage's fragments are loaded
+// while a stage's group runs. Workbench (engine_variants group 12) until measured.
 struct TwoFourWgPipe : TwoFourWg {
   static constexpr bool kPipe = true;
-  template <int kMS, int kKS>
-  __device__ static void Keep(const Frags<kMS, kKS>& f) {
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-      for (int kt = 0; kt < kKS / 32; ++kt)
-        asm volatile("" ::"r"(f.af[ms][kt][0]), "r"(f.af[ms][kt][1]), "r"(f.af[ms][kt][2]), "r"(f.af[ms][kt][3]),
-                     "r"(f.e[ms][kt]));
-  }
 };
 // Dense f16/bf16 in DenseTiled's stages, multiplied by warpgroup MMA with A and B both read
 // through descriptors (sm_90a; the engine's dense proof, workbench only). The host lays a

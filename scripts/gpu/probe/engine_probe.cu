@@ -459,11 +459,12 @@ static int TraceOne(const char* name, int m, int k, int n) {
   unsigned long long g0 = ~0ull, g1 = 0;
   constexpr int kW = sparse::cuda::engine::kTraceWords;
   for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * kW + 4]), g1 = std::max(g1, t[b * kW + 5]);
-  std::vector<double> wait, first, stream, fix, span, ready, tail;
+  std::vector<double> wait, producer, first, stream, fix, span, ready, tail;
   for (int b = 0; b < l.grid; ++b) {
     const unsigned long long* x = &t[b * kW];
     if (x[6] != 0) ready.push_back((x[6] - x[2]) * us_per_cycle), tail.push_back((x[3] - x[6]) * us_per_cycle);
     wait.push_back((x[4] - g0) * 1e-3);
+    if (x[7] != 0) producer.push_back((static_cast<double>(x[7]) - static_cast<double>(x[0])) * us_per_cycle);
     first.push_back((x[1] - x[0]) * us_per_cycle);
     stream.push_back((x[2] - x[1]) * us_per_cycle);
     fix.push_back((x[3] - x[2]) * us_per_cycle);
@@ -482,6 +483,7 @@ static int TraceOne(const char* name, int m, int k, int n) {
     std::printf("  clusters of %d: %d launched, at most %d resident at once\n", l.cluster, l.grid / l.cluster,
                 sparse::engine_host::ResidentClusters(v->fn, v->threads, v->smem, l.cluster));
   row("entry after the first", wait);
+  row("entry -> producer", producer);
   row("entry -> first stage", first);
   row("first -> last stage", stream);
   row("fixup and C", fix);

@@ -111,14 +111,15 @@ std::vector<Variant> Group11() {
           NT8S(W, DType::kF16, 4, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 4, 2, 256, 100, "s24_f16_wg")};
 }
 #elif GROUP == 12
-// 2:4 with warpgroup MMA on the engine's pipelined loop (TwoFourWgPipe: one stage's group in
-// flight while the next is loaded and issued), rings of 200 and 224 KB: against group 7's and
-// 13's `_wg_` of the same shape.
+// 2:4 with warpgroup MMA on the engine's pipelined loop (TwoFourWgPipe: the next stage's
+// fragments loaded while a stage's group runs, v15's form without C7513), on the addon's
+// three-stage rings (k256), and k128 with six stages (the same bytes in flight) at N = 32, 64:
+// against group 14's and 7's `_wg_` of the same N.
 std::vector<Variant> Group12() {
   using P = e::TwoFourWgPipe;
-  return {NT8S(P, DType::kF16, 8, 1, 256, 200, "s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 2, 256, 224>("s24_f16_wgp"),
-          Make<P, DType::kF16, 8, 1, 4, 256, 224>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 8, 256, 224>("s24_f16_wgp"),
-          Make<P, DType::kF16, 8, 1, 1, 128, 200>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 8, 128, 224>("s24_f16_wgp")};
+  return {Make<P, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 2, 256, 140>("s24_f16_wgp"),
+          Make<P, DType::kF16, 8, 1, 4, 256, 160>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 8, 256, 210>("s24_f16_wgp"),
+          Make<P, DType::kF16, 8, 1, 4, 128, 160>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 8, 128, 210>("s24_f16_wgp")};
 }
 #elif GROUP == 13
 // 2:4 with warpgroup MMA and a ring of 224 KB instead of 200 (one stage more at N = 16-64):
