@@ -1,11 +1,11 @@
 import {Args, Flags} from '@oclif/core'
 import Table from 'cli-table3'
 
+import {parseDtypes, parseIntList} from '../bench/options.js'
 import {BaseCommand} from '../cli/base-command.js'
 import {plural} from '../cli/text.js'
 import {escapeText} from '../formats/limits.js'
 import {forcedSpmmLine} from '../kernels/variant.js'
-import type {ValueDType} from '../types.js'
 import {DEFAULT_N, MAX_N, verifyInputs, type VerifyCase, type VerifyOp, type VerifyResult} from '../verify/index.js'
 
 export default class Verify extends BaseCommand<typeof Verify> {
@@ -15,12 +15,13 @@ export default class Verify extends BaseCommand<typeof Verify> {
 
 SpMM: C[M x N] = A[M x K] * B[K x N]. SDDMM uses A as the output mask with N as the inner dimension: out = (L[M x N] * R[K x N]^T) at A's nonzeros.
 
-Each case reports the kernel that ran it (on CUDA, SpMM's variant and whether SPARSE_SPMM_VARIANT forced it or the built-in selection chose it; a forced variant that cannot run a case is said in the table and in a warning), the relative error ||out - ref|| / ||ref||, the relative tolerance that bounds it (f32 1e-5; f16 and bf16 1e-2), the max absolute error (for information: it has no bound of its own) and pass/fail. Several inputs and folders may be given, like bench. Outputs are poisoned with NaN before each run, so an element a kernel does not write fails. Exit code 0 only when every case passes (1 otherwise); --device cuda without a usable GPU exits with 3.`
+Each case reports the kernel that ran it (on CUDA, SpMM's variant and whether SPARSE_SPMM_VARIANT forced it or the built-in selection chose it; a forced variant that cannot run a case is said in the table and in a warning), the relative error ||out - ref|| / ||ref||, the relative tolerance that bounds it (f32 1e-5; f16 and bf16 1e-2), the max absolute error (for information: it has no bound of its own) and pass/fail. Several inputs and folders may be given, and --n and --dtype take comma-separated lists, like bench: every matrix is checked at every N, in every dtype, by every op, one case each. Outputs are poisoned with NaN before each run, so an element a kernel does not write fails. Exit code 0 only when every case passes (1 otherwise); --device cuda without a usable GPU exits with 3.`
 
   static examples = [
     '<%= config.bin %> verify fixtures/dlmc-rn50-0.98-initial_conv.smtx --device cpu',
     '<%= config.bin %> verify model-csr/ other-layer.npz --op spmm',
     '<%= config.bin %> verify weights-csr.npz --op spmm --dtype bf16 --n 2048 --device cuda',
+    '<%= config.bin %> verify layer.npz --op spmm --dtype f16,bf16 --n 1,8,16,64 --device cuda',
     '<%= config.bin %> verify layer.smtx --device cpu --json',
   ]
 
@@ -33,8 +34,9 @@ Each case reports the kernel that ran it (on CUDA, SpMM's variant and whether SP
 
   static flags = {
     op: Flags.string({description: 'operation(s) to check', options: ['spmm', 'sddmm', 'all'], default: 'all'}),
-    n: Flags.integer({description: `N: columns of B and C (SpMM), inner dimension (SDDMM); default ${DEFAULT_N}, the paper's Transformer size`, default: DEFAULT_N, min: 1, max: MAX_N}),
-    dtype: Flags.string({description: 'element type(s): fp32, or fp16/bf16 with fp32 accumulation', options: ['f32', 'f16', 'bf16', 'all'], default: 'all'}),
+    // NOTE: lists are strings parsed in run() by bench's parsers, so both commands take and refuse the same lists.
+    n: Flags.string({description: `N values, comma-separated (1 to ${MAX_N}): columns of B and C (SpMM), inner dimension (SDDMM); default ${DEFAULT_N}, the paper's Transformer size`, default: String(DEFAULT_N)}),
+    dtype: Flags.string({description: 'element types, comma-separated: f32, f16, bf16 (fp16/bf16 with fp32 accumulation), or all', default: 'all'}),
     device: Flags.string({description: "where to run the kernels ('auto': the GPU when usable, else the CPU)", options: ['cuda', 'cpu', 'auto'], default: 'auto'}),
     seed: Flags.integer({description: 'seed of the random operands', default: 0, min: 0}),
     threads: Flags.integer({description: 'CPU threads for the CPU kernels and the reference (default: all cores)', min: 1}),
@@ -45,16 +47,17 @@ Each case reports the kernel that ran it (on CUDA, SpMM's variant and whether SP
     const inputs = argv as string[]
     const label = inputs.join(' ')
     const ops: VerifyOp[] = flags.op === 'all' ? ['spmm', 'sddmm'] : [flags.op as VerifyOp]
-    const dtypes: ValueDType[] = flags.dtype === 'all' ? ['f32', 'f16', 'bf16'] : [flags.dtype as ValueDType]
+    const dtypes = parseDtypes(flags.dtype)
+    const ns = parseIntList('--n', flags.n)
     this.spin(`verifying ${label}`)
     const result = await verifyInputs(inputs, {
       ops,
       dtypes,
-      n: flags.n,
+      ns,
       device: flags.device as 'cuda' | 'cpu' | 'auto',
       seed: flags.seed,
       threads: flags.threads,
-      onCase: (c, done, total) => this.spin(`verifying ${label}: ${done}/${total} (${c.op} ${c.dtype} ${c.passed ? 'ok' : 'FAILED'})`),
+      onCase: (c, done, total) => this.spin(`verifying ${label}: ${done}/${total} (${c.op} ${c.dtype}${ns.length > 1 ? ` N=${c.n}` : ''} ${c.passed ? 'ok' : 'FAILED'})`),
     })
     this.stopSpinner()
     this.report(renderVerify(result))
@@ -63,7 +66,7 @@ Each case reports the kernel that ran it (on CUDA, SpMM's variant and whether SP
       // NOTE: the result (table or JSON) is printed in full; the exit code and one line on
       // stderr carry the failure.
       process.exitCode = 1
-      const worst = result.cases.filter((c) => !c.passed).map(describeFailure)
+      const worst = result.cases.filter((c) => !c.passed).map((c) => describeFailure(c, result.ns.length > 1))
       const more = worst.length > 3 ? `, and ${worst.length - 3} more` : ''
       process.stderr.write(`error: ${result.failed} of ${plural(result.cases.length, 'verify case')} failed: ${worst.slice(0, 3).join('; ')}${more}\n`)
     }
@@ -77,8 +80,9 @@ function fmtError(x: number | null): string {
   return Number.isFinite(x) ? x.toExponential(2) : 'inf'
 }
 
-function describeFailure(c: VerifyCase): string {
-  const where = `${c.matrix ? c.matrix + ' ' : ''}${c.op} ${c.dtype} on ${c.device}${c.variant ? ` (${c.variant})` : ''}`
+/** One failed case in the error line; `withN` where several N ran (else the summary line says N). */
+function describeFailure(c: VerifyCase, withN: boolean): string {
+  const where = `${c.matrix ? c.matrix + ' ' : ''}${c.op} ${c.dtype}${withN ? ` N=${c.n}` : ''} on ${c.device}${c.variant ? ` (${c.variant})` : ''}`
   if (c.nonFinite > 0) return `${where}: ${c.nonFinite} outputs NaN/inf (unwritten?)`
   return `${where}: relative error ${fmtError(c.relativeError)} > ${c.tolerance}`
 }
@@ -123,6 +127,6 @@ export function renderVerify(r: VerifyResult): string {
   const forced = spmmCuda.find((c) => c.forcedVariant)?.forcedVariant
   if (forced) out.push(escapeText(forcedSpmmLine(forced, spmmCuda.filter((c) => c.variantSource === 'forced').length, spmmCuda.length)))
   const status = r.ok ? 'all passed' : `${r.failed} FAILED`
-  out.push(`${escapeText(r.input)}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.n}, seed ${r.seed}`)
+  out.push(`${escapeText(r.input)}: ${r.passed} of ${plural(r.cases.length, 'case')} passed (${status}) on ${r.device} (${r.deviceName}), N=${r.ns.join(',')}, seed ${r.seed}`)
   return out.join('\n')
 }

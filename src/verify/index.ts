@@ -5,9 +5,9 @@
  *   verifyInput(path, opts) -> VerifyResult     reads a CSR .npz / .smtx / CSR directory / dense file
  *   verifyMatrices(named[], opts) -> VerifyResult
  *
- * Per case (op x dtype): the output is poisoned with NaN first (so an element the kernel
- * does not write fails), the reference is computed from the same rounded inputs (f16/bf16
- * values and operands decoded exactly, accumulated in double), and
+ * Per case (matrix x N x dtype x op): the output is poisoned with NaN first (so an element
+ * the kernel does not write fails), the reference is computed from the same rounded inputs
+ * (f16/bf16 values and operands decoded exactly, accumulated in double), and
  *   relativeError = ||out - ref||_2 / ||ref||_2   (0 when both are zero)
  *   maxAbsError   = max |out - ref|
  * must satisfy relativeError <= tolerance (f32 1e-5; f16 and bf16 1e-2: bf16's own output
@@ -59,6 +59,11 @@ export interface VerifyOptions {
   dtypes?: readonly ValueDType[]
   /** N: columns of B and C (SpMM), inner dimension (SDDMM). Default DEFAULT_N. */
   n?: number
+  /**
+   * Several N instead of `n` (not both): every case runs at each, in this order (duplicates
+   * dropped). A case at some N gets the same operands as a run with `n` set to it.
+   */
+  ns?: readonly number[]
   device?: DeviceChoice
   /** Seed of the random operands (default 0). */
   seed?: number
@@ -116,7 +121,10 @@ export interface VerifyResult {
   device: Device
   /** The GPU's name, or "CPU (N threads)". */
   deviceName: string
-  n: number
+  /** N, when one N was checked (`n`, or `ns` of one); absent with several: see `ns`. */
+  n?: number
+  /** Every N checked, in order (one N: `[n]`); each case has its own `n`. */
+  ns: number[]
   seed: number
   cases: VerifyCase[]
   passed: number
@@ -155,10 +163,15 @@ export async function readVerifyInput(path: string): Promise<NamedCsr[]> {
   return mats
 }
 
-/** Validates the options (UsageError naming the flag) and fills the defaults. */
-export function checkVerifyOptions(opts: VerifyOptions): Required<Omit<VerifyOptions, 'onCase' | 'threads'>> & {threads?: number} {
-  const n = opts.n ?? DEFAULT_N
-  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_N) throw new UsageError('bad-n', `expected a positive integer up to ${MAX_N} for --n, got ${n}`)
+/** Validates the options (UsageError naming the flag) and fills the defaults (`n` becomes `ns`). */
+export function checkVerifyOptions(opts: VerifyOptions): Required<Omit<VerifyOptions, 'onCase' | 'threads' | 'n'>> & {threads?: number} {
+  if (opts.n !== undefined && opts.ns !== undefined) throw new UsageError('bad-n', 'give n or ns, not both')
+  const given = opts.ns ?? [opts.n ?? DEFAULT_N]
+  if (given.length === 0) throw new UsageError('bad-n', 'expected at least one N for --n, got none')
+  for (const n of given) {
+    if (!Number.isSafeInteger(n) || n < 1 || n > MAX_N) throw new UsageError('bad-n', `expected a positive integer up to ${MAX_N} for --n, got ${n}`)
+  }
+  const ns = [...new Set(given)]
   const seed = opts.seed ?? 0
   if (!Number.isSafeInteger(seed) || seed < 0) throw new UsageError('bad-seed', `expected a non-negative integer for --seed, got ${seed}`)
   const ops = opts.ops ?? VERIFY_OPS
@@ -168,7 +181,7 @@ export function checkVerifyOptions(opts: VerifyOptions): Required<Omit<VerifyOpt
   if (opts.threads !== undefined && (!Number.isSafeInteger(opts.threads) || opts.threads < 1)) {
     throw new UsageError('bad-threads', `expected a positive integer for --threads, got ${opts.threads}`)
   }
-  return {n, seed, ops, dtypes, device: opts.device ?? 'auto', threads: opts.threads}
+  return {ns, seed, ops, dtypes, device: opts.device ?? 'auto', threads: opts.threads}
 }
 
 /** The variants the environment forces, read once per run (the kernels read them at every launch). */
@@ -208,7 +221,7 @@ export async function verifyMatrices(mats: readonly NamedCsr[], opts: VerifyOpti
   const {device, info} = resolveDevice(o.device)
   const deviceName = device === 'cuda' ? info?.name ?? 'CUDA GPU' : `CPU (${o.threads ?? cpus().length} threads)`
   const forced: ForcedVariants = {spmm: forcedSpmmVariant(), sddmm: forcedSddmmVariant()}
-  const total = mats.length * o.ops.length * o.dtypes.length
+  const total = mats.length * o.ns.length * o.dtypes.length * o.ops.length
   const cases: VerifyCase[] = []
   for (const [mi, {name, csr}] of mats.entries()) {
     await verifyOne(name, csr, o, device, forced, mi, (c) => {
@@ -218,7 +231,8 @@ export async function verifyMatrices(mats: readonly NamedCsr[], opts: VerifyOpti
   }
   const passed = cases.filter((c) => c.passed).length
   const warnings = variantWarnings(cases, forced)
-  return {input, device, deviceName, n: o.n, seed: o.seed, cases, passed, failed: cases.length - passed, ok: passed === cases.length, warnings}
+  const ns = [...o.ns]
+  return {input, device, deviceName, ...(ns.length === 1 ? {n: ns[0]} : {}), ns, seed: o.seed, cases, passed, failed: cases.length - passed, ok: passed === cases.length, warnings}
 }
 
 /**
@@ -290,39 +304,42 @@ async function verifyOne(
 ): Promise<void> {
   const m = csr.rows
   const k = csr.cols
-  const n = o.n
   const nnz = csr.columnIndices.length
-  // One draw per operand, shared by the dtypes (each rounds it its own way). Seeds differ
-  // per matrix and per operand.
-  checkHostMemory(name, m, k, n, nnz, o.ops)
+  // The largest N decides the host memory, so a list is refused before its first case runs.
+  checkHostMemory(name, m, k, Math.max(...o.ns), nnz, o.ops)
+  // One draw per operand and N, shared by the dtypes (each rounds it its own way). Seeds
+  // differ per matrix and per operand, not per N: a case in a list of N is the very case a
+  // run at that N alone checks.
   const base = o.seed * 1000 + index * 10
   const values32 = csr.values === null ? fillNormal(new Float32Array(nnz), base + 1) : decode(csr.values, csr.dtype)
-  const b32 = uniform(k * n, base + 2)
-  const l32 = o.ops.includes('sddmm') ? uniform(m * n, base + 3) : new Float32Array(0)
   const threads = o.threads
-  for (const dtype of o.dtypes) {
-    const values = csr.values !== null && csr.dtype === dtype ? csr.values : encode(values32, dtype)
-    const a: CsrMatrix = {...csr, values, dtype}
-    const b = encode(b32, dtype)
-    const shape = {matrix: name, dtype, device, m, k, nnz, n, tolerance: TOLERANCE[dtype]}
-    if (o.ops.includes('spmm')) {
-      const out = poisoned(dtype, m * n)
-      const dense = {rows: k, cols: n, dtype, data: b}
-      const {kernel, ms} = await runSpmm(a, dense, out, device, threads, forced.spmm)
-      injectFault(out, dtype)
-      const ref = await spmmReference(a, dense, {threads})
-      emit({op: 'spmm', ...shape, ...kernel, ...compare(out, dtype, ref), ms})
-    }
-    if (o.ops.includes('sddmm')) {
-      const out = poisoned(dtype, nnz)
-      const lhs = {rows: m, cols: n, dtype, data: encode(l32, dtype)}
-      const rhs = {rows: k, cols: n, dtype, data: b}
-      const t0 = performance.now()
-      await sddmm(a, lhs, rhs, {device, threads, out})
-      const ms = performance.now() - t0
-      injectFault(out, dtype)
-      const ref = await sddmmReference(a, lhs, rhs, {threads})
-      emit({op: 'sddmm', ...shape, ...sddmmKernel(device, forced.sddmm), ...compare(out, dtype, ref), ms})
+  for (const n of o.ns) {
+    const b32 = uniform(k * n, base + 2)
+    const l32 = o.ops.includes('sddmm') ? uniform(m * n, base + 3) : new Float32Array(0)
+    for (const dtype of o.dtypes) {
+      const values = csr.values !== null && csr.dtype === dtype ? csr.values : encode(values32, dtype)
+      const a: CsrMatrix = {...csr, values, dtype}
+      const b = encode(b32, dtype)
+      const shape = {matrix: name, dtype, device, m, k, nnz, n, tolerance: TOLERANCE[dtype]}
+      if (o.ops.includes('spmm')) {
+        const out = poisoned(dtype, m * n)
+        const dense = {rows: k, cols: n, dtype, data: b}
+        const {kernel, ms} = await runSpmm(a, dense, out, device, threads, forced.spmm)
+        injectFault(out, dtype)
+        const ref = await spmmReference(a, dense, {threads})
+        emit({op: 'spmm', ...shape, ...kernel, ...compare(out, dtype, ref), ms})
+      }
+      if (o.ops.includes('sddmm')) {
+        const out = poisoned(dtype, nnz)
+        const lhs = {rows: m, cols: n, dtype, data: encode(l32, dtype)}
+        const rhs = {rows: k, cols: n, dtype, data: b}
+        const t0 = performance.now()
+        await sddmm(a, lhs, rhs, {device, threads, out})
+        const ms = performance.now() - t0
+        injectFault(out, dtype)
+        const ref = await sddmmReference(a, lhs, rhs, {threads})
+        emit({op: 'sddmm', ...shape, ...sddmmKernel(device, forced.sddmm), ...compare(out, dtype, ref), ms})
+      }
     }
   }
 }

@@ -65,7 +65,7 @@ describe('shell completion: sparse autocomplete SHELL', function () {
   })
 
   it('the manifest has flags with fixed values to complete (the test below is not empty)', () => {
-    expect(withOptions.map(([id, name]) => `${id} --${name}`)).to.include.members(['prune --format', 'bench --device', 'convert --to', 'verify --dtype'])
+    expect(withOptions.map(([id, name]) => `${id} --${name}`)).to.include.members(['prune --format', 'bench --device', 'convert --to', 'verify --op'])
   })
 
   describe('bash', () => {

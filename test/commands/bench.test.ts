@@ -105,7 +105,7 @@ describe('sparse bench', function () {
     // The flags as the commands declare them (their --help and docs/commands.md come from these).
     for (const C of [Bench, Verify, Convert, Reorder]) expect(C.flags.seed.default, C.name).to.equal(0)
     for (const C of [Bench, Verify]) expect(C.flags.device.default, C.name).to.equal('auto')
-    expect(Verify.flags.n.default).to.equal(256)
+    expect(Verify.flags.n.default).to.equal('256') // a list, as bench's --n: '1,8,16'
     expect(Bench.flags.n.description).to.match(/default for INPUTs 256, as in verify/)
 
   })

@@ -116,6 +116,36 @@ describe('verify: cases on the CPU', () => {
     expect(r.cases.map((c) => `${c.op}/${c.dtype}`)).to.deep.equal(['sddmm/bf16'])
   })
 
+  it('ns: every case at every N (N, then dtype, then op), each the very case a run at that N alone gives', async () => {
+    const mats = [named('awkward', randomPattern(7, 96, 333, 1)), named('empty', randomPattern(5, 8, 0, 3))]
+    const r = await verifyMatrices(mats, {device: 'cpu', ns: [5, 1, 5], dtypes: ['f32', 'bf16'], seed: 2})
+    expect(r.ok).to.equal(true)
+    expect(r.ns).to.deep.equal([5, 1]) // duplicates dropped, order kept
+    expect(r).to.not.have.property('n') // several N: no one n
+    expect(r.cases.filter((c) => c.matrix === 'awkward').map((c) => `${c.n}/${c.dtype}/${c.op}`)).to.deep.equal([
+      '5/f32/spmm', '5/f32/sddmm', '5/bf16/spmm', '5/bf16/sddmm', '1/f32/spmm', '1/f32/sddmm', '1/bf16/spmm', '1/bf16/sddmm',
+    ])
+    expect(r.cases).to.have.length(2 * 2 * 2 * 2)
+    for (const n of [5, 1]) {
+      const alone = await verifyMatrices(mats, {device: 'cpu', n, dtypes: ['f32', 'bf16'], seed: 2})
+      expect(alone).to.include({n})
+      expect(alone.ns).to.deep.equal([n])
+      const errors = (cases: VerifyCase[]) => cases.filter((c) => c.n === n).map((c) => [c.matrix, c.op, c.dtype, c.relativeError, c.maxAbsError])
+      expect(errors(r.cases)).to.deep.equal(errors(alone.cases))
+    }
+  })
+
+  it('ns: a case that fails at any N fails the whole result', async () => {
+    process.env.SPARSE_VERIFY_FAULT = 'unwritten'
+    try {
+      const r = await verifyMatrices([named('a', randomPattern(6, 10, 20, 2))], {device: 'cpu', ns: [1, 3], ops: ['spmm'], dtypes: ['f16']})
+      expect(r).to.include({ok: false, passed: 0, failed: 2})
+      expect(r.cases.map((c) => c.n)).to.deep.equal([1, 3])
+    } finally {
+      delete process.env.SPARSE_VERIFY_FAULT
+    }
+  })
+
   it('fails when the kernel leaves an element unwritten or wrong (self-test hook)', async () => {
     const mats = [named('a', randomPattern(6, 10, 20, 2))]
     for (const fault of ['unwritten', 'perturb']) {
@@ -139,7 +169,7 @@ describe('verify: cases on the CPU', () => {
 
   it('rejects bad options with UsageErrors', async () => {
     const m = [named('a', randomPattern(6, 10, 20, 2))]
-    for (const opts of [{n: 0}, {n: 1.5}, {seed: -1}, {threads: 0}]) {
+    for (const opts of [{n: 0}, {n: 1.5}, {seed: -1}, {threads: 0}, {ns: []}, {ns: [8, 0]}, {ns: [2.5]}, {ns: [(1 << 20) + 1]}, {n: 8, ns: [8]}]) {
       const err = await verifyMatrices(m, opts).catch((e: unknown) => e)
       expect(err, JSON.stringify(opts)).to.be.instanceOf(UsageError)
     }
