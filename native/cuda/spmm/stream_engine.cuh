@@ -126,6 +126,12 @@ struct Args {
                           // its own shared-memory accesses; 0: lane 0 for its warp after
                           // __syncwarp. SetupB sets it where B takes plain stores (racecheck
                           // follows only the every-lane form); ENGINE_LANES in the workbench
+  int b_resident;         // 1 (wgmma formats with an 8-column B box, N <= 8): B's rows laid out
+                          // once per block in shared memory after the ring (kResidentOffset:
+                          // kstages x kKS rows of 16 bytes, zero past K and N) by the consumers at
+                          // the start, while the first stage streams in; the stages then carry no
+                          // B. The launch's shared memory adds those bytes. Workbench
+                          // (ENGINE_RESIDENT) until measured; 0 in the addon
   int a_first;            // 1: the first stages' A (the weights, which no kernel before this one
                           // writes) requested before any of their B, and B only after the wait
                           // for the previous kernel (GridDependencyWait): required when launched
@@ -352,6 +358,10 @@ struct Engine {
   static constexpr int kStages = kFit < 2 ? 2 : kFit > 8 ? 8 : kFit;
   // The ring, its barriers, and room to align the dynamic shared memory to 1024 bytes.
   static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+  // Args::b_resident: B's rows after the ring and its barriers (1024-byte aligned); a launch
+  // with `bytes` of them takes ResidentSmemBytes(bytes) of dynamic shared memory.
+  static constexpr int kResidentOffset = kStages * kStageBytes + 1024;
+  static constexpr int ResidentSmemBytes(int bytes) { return kResidentOffset + bytes + 1024; }
   static constexpr int kThreads = 32 * (kCW + 2);
   static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
 };
@@ -713,6 +723,9 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   const int crb = clustered ? static_cast<int>(blockIdx.x) / a.cluster : 0;
   const BlockItems items = ItemsOfBlock(a);
   const long long i0 = items.i0, i1 = items.i1;
+  // B resident (Args::b_resident): the 8-column box's rows of 16 bytes, once per block.
+  const bool resident_b = HasWgB<F>::value && kNT8 * kNG == 1 && a.b_resident != 0;
+  unsigned char* const resident = smem + E::kResidentOffset;
 
   if (warp == kCW + 1) {
     GridDependencyWait();
@@ -736,16 +749,17 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     ItemWalk w(a, i0);
     for (long long i = i0; i < i1 && s < kStages; ++i, ++s, w.Next(a)) {
       const int rb = w.rb, ks = StageOf(a, i0, i1, w);
-      if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
-      const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
+      if (!resident_b && !StageBBulkOnly<kKS>(a, ks * kKS)) break;
+      const uint32_t bytes =
+          F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + (resident_b ? 0u : StageBBulkBytes<kKS>(a, ks * kKS));
       if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(s), bytes);
       else if (a.lanes_arrive) MbarArrive(full(s));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
-      if (!a.a_first) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);
+      if (!a.a_first && !resident_b) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);
     }
     GridDependencyWait();
-    if (a.a_first) {
+    if (a.a_first && !resident_b) {
       ItemWalk v(a, i0);
       for (int q = 0; q < s; ++q, v.Next(a))
         StageB<kKS>(a, StageOf(a, i0, i1, v) * kKS, smem + q * E::kStageBytes, full(q), lane, true);
@@ -757,16 +771,16 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       unsigned char* st = smem + slot * E::kStageBytes;
       // Plain stores first (ragged B ends, zero rows), then the arrival that publishes them
       // with the byte count of the asynchronous copies, then the copies.
-      const uint32_t bbytes = StageB<kKS>(a, ks * kKS, st, full(slot), lane, false);
+      const uint32_t bbytes = resident_b ? 0u : StageB<kKS>(a, ks * kKS, st, full(slot), lane, false);
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + bbytes;
       // A ragged end's plain stores, read by wgmma (the async proxy) in the wgmma formats.
-      if (HasWgB<F>::value && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
+      if (HasWgB<F>::value && !resident_b && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
       __syncwarp();
       if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(slot), bytes);
       else if (a.lanes_arrive) MbarArrive(full(slot));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
-      StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
+      if (!resident_b) StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
     }
     if (clustered) {
       ClusterFollow();
@@ -784,8 +798,35 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
   };
   zero();
-  // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB).
-  const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows;
+  // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB), per stage, unless B
+  // is resident: then they lay all of its rows out here, once, while the first stage streams
+  // in (rows past K and columns past N zero), and publish them to wgmma (the async proxy).
+  const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows && !resident_b;
+  if (resident_b) {
+    const unsigned short* b = static_cast<const unsigned short*>(a.b);
+    const int rows = a.kstages * kKS;
+    for (int r = static_cast<int>(threadIdx.x); r < rows; r += 32 * kCW) {
+      uint4 v = make_uint4(0, 0, 0, 0);
+      if (r < a.k) {
+        if (a.n == 8) {
+          v = *reinterpret_cast<const uint4*>(b + static_cast<size_t>(r) * 8);
+        } else {
+          uint32_t h[4] = {0, 0, 0, 0};
+#pragma unroll
+          for (int c = 0; c < 8; ++c)
+            if (c < a.n) h[c >> 1] |= static_cast<uint32_t>(b[static_cast<size_t>(r) * a.n + c]) << (16 * (c & 1));
+          v = make_uint4(h[0], h[1], h[2], h[3]);
+        }
+      }
+      *reinterpret_cast<uint4*>(resident + static_cast<size_t>(r) * 16) = v;
+    }
+    FenceProxyAsync();
+    NamedBarrier(1, 32 * kCW);
+  }
+  // The B of the stage at item w: the stage's own, or the resident rows of its K stage.
+  auto stage_b = [&](unsigned char* st, const ItemWalk& at) -> const unsigned char* {
+    return resident_b ? resident + static_cast<size_t>(StageOf(a, i0, i1, at)) * kKS * 16 : st;
+  };
   int cur = -1, first = 0, s = 0, peeked = 0, pend0 = -1, pend1 = -1;
   auto contribute = [&](int stages) {
     const int q = pend0 < 0 ? 0 : 1;
@@ -838,13 +879,14 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     using Frags = typename F::template Frags<kMS, kKS>;
     Frags f0, f1;
     long long i = i0;
-    unsigned char* st = nullptr;
+    const unsigned char* bs = nullptr;
     auto step = [&](Frags& now, Frags& next) {
-      F::template Multiply<kType, kMS, kNT8, kKS>(a, st, now, acc);
+      F::template Multiply<kType, kMS, kNT8, kKS>(a, bs, now, acc);
       const int held = s;
       ++i, ++s, w.Next(a);
       if (i < i1) {
-        st = ready(s);
+        unsigned char* st = ready(s);
+        bs = stage_b(st, w);
         F::template Load<kMS, kKS>(next, st + E::kBBytes);
       }
       wg::Wait<0>();
@@ -855,7 +897,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     };
     if (i < i1) {
       begin(w.rb, w.ks);
-      st = ready(s);
+      unsigned char* st = ready(s);
+      bs = stage_b(st, w);
       F::template Load<kMS, kKS>(f0, st + E::kBBytes);
     }
     while (i < i1) {
@@ -866,7 +909,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     for (long long i = i0; i < i1; ++i, ++s, w.Next(a)) {
       begin(w.rb, w.ks);
       unsigned char* st = ready(s);
-      F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, w.rb, StageOf(a, i0, i1, w), st + E::kBBytes, st, acc);
+      F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, w.rb, StageOf(a, i0, i1, w), st + E::kBBytes, stage_b(st, w),
+                                                          acc);
       release(s);
     }
   }

@@ -165,6 +165,19 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   }
   l.fn = v.fn;
   l.smem = v.smem;
+  // ENGINE_RESIDENT=1: B's rows laid out once per block after the ring (Args::b_resident) where
+  // the kernel has an 8-column B box, N <= 8, one block per SM and the rows fit beside the ring.
+  if (Env("ENGINE_RESIDENT") && v.wg && v.nt8 == 1 && n <= 8 && v.per_sm == 1) {
+    const int bytes = a.kstages * v.kks * 16;
+    const int smem = v.resident_offset + bytes + 1024;
+    int optin = 0;
+    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    if (smem <= optin) {
+      CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      a.b_resident = 1;
+      l.smem = smem;
+    }
+  }
   const long long cap = static_cast<long long>(SmCount()) * v.per_sm;
   l.grid = static_cast<int>(std::min<long long>(cap, a.total));
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
@@ -186,10 +199,10 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   if (const char* c = std::getenv("ENGINE_CLUSTER")) {
     StreamPlan p{l.grid, 0};
     if (std::strcmp(c, "auto") == 0) {
-      p = sparse::engine_host::Plan(v.fn, v.threads, v.smem, a.row_blocks, a.kstages);
+      p = sparse::engine_host::Plan(v.fn, v.threads, l.smem, a.row_blocks, a.kstages);
     } else {
       const int cl = std::atoi(c);
-      if (cl > 1 && cl <= kMaxStreamCluster && a.row_blocks <= sparse::engine_host::ResidentClusters(v.fn, v.threads, v.smem, cl))
+      if (cl > 1 && cl <= kMaxStreamCluster && a.row_blocks <= sparse::engine_host::ResidentClusters(v.fn, v.threads, l.smem, cl))
         p = StreamPlan{a.row_blocks * cl, cl};
     }
     l.grid = p.grid;

@@ -24,7 +24,8 @@ static Variant Make(const char* fam) {
   constexpr bool wg = e::HasWgB<F>::value;
   constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || (wg && !dense_wg);
   constexpr bool tiled = std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value || wg;
-  return Variant{strdup(buf), two_four, tiled, wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes, per_sm, fn};
+  return Variant{strdup(buf), two_four, tiled,  wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes,
+                 per_sm,      fn,        E::kResidentOffset};
 }
 
 #define NT8S(F, T, CW, MS, KS, B, fam) \
