@@ -29,7 +29,7 @@ TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sa
 # $OUT brings back at most 8 files: one archive per task and summary.txt.
 MAX_TASKS=7
 CARRY_LIMIT=$((64 * 1024 * 1024))
-OUT_FILE_LIMIT=$((16 * 1024 * 1024))
+OUT_FILE_LIMIT=${OUT_FILE_LIMIT:-$((16 * 1024 * 1024))}
 ANCHORS_FILE=anchors/dlmc_dev_h200.jsonl
 # The tests that run kernels or the harness on the GPU (the others skip nothing there).
 KERNEL_TESTS=(test/kernels/kernels.test.ts test/kernels/binding.test.ts test/kernels/binding-args.test.ts
@@ -531,8 +531,21 @@ run_tasks() {
     [ $rc = 0 ] || failed=1
     note "$LABEL: $([ $rc = 0 ] && echo ok || echo "FAILED (rc $rc)") in $((SECONDS - start)) s"
     tar -cJf "$OUT/$LABEL.tar.xz" -C "$GPU_TMP" "$LABEL"
-    if [ "$(bytes_of "$OUT/$LABEL.tar.xz")" -gt $OUT_FILE_LIMIT ]; then
-      note "  $LABEL.tar.xz is over 16 MiB and will not come back: run the task with fewer cases"
+    if [ "$(bytes_of "$OUT/$LABEL.tar.xz")" -gt "$OUT_FILE_LIMIT" ]; then
+      # Inputs a task wrote into its folder (weights for a bench or verify) are what usually
+      # overflow it: pack again without them, listed in left-out.txt, so the results come back.
+      (cd "$W" && find . -type f \( -name '*.npy' -o -name '*.npz' -o -name '*.safetensors' -o -name '*.pt' \
+        -o -name '*.bin' \) -printf '%s\t%P\n' | sort -k2) >"$W/left-out.txt"
+      if [ -s "$W/left-out.txt" ]; then
+        tar -cJf "$OUT/$LABEL.tar.xz" -C "$GPU_TMP" --exclude='*.npy' --exclude='*.npz' --exclude='*.safetensors' \
+          --exclude='*.pt' --exclude='*.bin' "$LABEL"
+        note "  $LABEL.tar.xz was over $((OUT_FILE_LIMIT / 1024 / 1024)) MiB: packed again without its $(wc -l <"$W/left-out.txt") input files (listed in left-out.txt)"
+      else
+        rm -f "$W/left-out.txt"
+      fi
+    fi
+    if [ "$(bytes_of "$OUT/$LABEL.tar.xz")" -gt "$OUT_FILE_LIMIT" ]; then
+      note "  $LABEL.tar.xz is over $((OUT_FILE_LIMIT / 1024 / 1024)) MiB and will not come back: run the task with fewer cases"
     fi
   done
   cp "$SUMMARY" "$OUT/summary.txt"

@@ -194,6 +194,29 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.match(/== sh node bin\/run\.js verify x > "\$W\/verify\.json"; echo done\n {2}done\nsh: ok/)
   })
 
+  it('a task archive over the limit is packed again without its input files, listed in left-out.txt', () => {
+    const w = world()
+    const cmd = 'head -c 400000 /dev/urandom > "$W/w.npy"; head -c 300000 /dev/urandom > "$W/p.npz"; echo result > "$W/result.txt"'
+    const r = runner(w, ['sh', cmd], {OUT_FILE_LIMIT: '200000'})
+    expect(r.code, r.stderr).to.equal(0)
+    const list = spawnSync('tar', ['-tJf', join(w.out, 'sh.tar.xz')], {encoding: 'utf8'}).stdout.split('\n').filter(Boolean).sort()
+    expect(list).to.include.members(['sh/result.txt', 'sh/left-out.txt'])
+    expect(list.filter((f) => /\.np[yz]$/.test(f))).to.deep.equal([])
+    expect(readFileSync(join(w.gpuTmp, 'sh', 'left-out.txt'), 'utf8')).to.equal('300000\tp.npz\n400000\tw.npy\n')
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.match(/sh\.tar\.xz was over 0 MiB: packed again without its 2 input files \(listed in left-out\.txt\)/)
+    expect(summary).not.to.match(/will not come back/)
+  })
+
+  it('a task archive still over the limit without inputs says it will not come back', () => {
+    const w = world()
+    const r = runner(w, ['sh', 'head -c 400000 /dev/urandom > "$W/big.log"'], {OUT_FILE_LIMIT: '200000'})
+    expect(r.code, r.stderr).to.equal(0)
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.match(/sh\.tar\.xz is over 0 MiB and will not come back/)
+    expect(existsSync(join(w.gpuTmp, 'sh', 'left-out.txt'))).to.equal(false)
+  })
+
   it('probe runs the carried workbench binary (check by default), or says how to build it', () => {
     const w = world()
     let r = runner(w, ['probe'])
