@@ -1,35 +1,19 @@
 import {expect} from 'chai'
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {benchAndWrite} from '../../src/bench/index.js'
 import type {NativeBenchArgs} from '../../src/bench/types.js'
 import {runBench} from '../../src/bench/run.js'
-import type {BenchCaseResult} from '../../src/bench/types.js'
 import {DeviceError} from '../../src/errors.js'
 import {writeSafetensors} from '../../src/formats/index.js'
 import {ROOT} from '../helpers/cli.js'
 import {fakeNative, noGpuNative} from './fake-native.js'
+import {ok, tempDirs} from './helpers.js'
 
 const SMTX = 'fixtures/dlmc-rn50-0.98-initial_conv.smtx' // 64 x 147, nnz 188
 
-function ok(c: unknown): BenchCaseResult {
-  expect((c as BenchCaseResult).status).to.equal('ok')
-  return c as BenchCaseResult
-}
-
-
-const temps: string[] = []
-/** A fresh temporary folder, removed after the tests of this file. */
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'bench-'))
-  temps.push(d)
-  return d
-}
-after(() => {
-  for (const d of temps) rmSync(d, {recursive: true, force: true})
-})
+const tempDir = tempDirs('bench-')
 
 describe('bench: runBench (fake harness)', () => {
   it('turns samples into the case record: statistics, rate, bytes, fractions, memory, speedups, advice', async () => {

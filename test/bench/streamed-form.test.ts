@@ -1,6 +1,4 @@
 import {expect} from 'chai'
-import {mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {bytesMoved, memoryFigures, streamedWeights} from '../../src/bench/metrics.js'
@@ -14,26 +12,14 @@ import {csrTileStats, twoFourBytes} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import {isTwoFour} from '../../src/sparse/two-four.js'
 import {fakeNative} from './fake-native.js'
+import {ok, tempDirs} from './helpers.js'
 
 const FAST = {minReps: 3, minMs: 1, warmup: 1}
 const ROWS = 64
 const COLS = 128
 const N = 8
 
-const temps: string[] = []
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'bench-form-'))
-  temps.push(d)
-  return d
-}
-after(() => {
-  for (const d of temps) rmSync(d, {recursive: true, force: true})
-})
-
-function ok(c: unknown): BenchCaseResult {
-  expect((c as BenchCaseResult).status, JSON.stringify(c)).to.equal('ok')
-  return c as BenchCaseResult
-}
+const tempDir = tempDirs('bench-form-')
 
 /** A 64 x 128 matrix magnitude-pruned to 2:4, and the same normals pruned to 50 % unstructured. */
 async function writeMatrices(): Promise<{s24: string; unstructured: string}> {

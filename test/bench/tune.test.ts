@@ -1,11 +1,9 @@
 import {expect} from 'chai'
-import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import type {NativeBenchArgs} from '../../src/bench/types.js'
 import {runBench} from '../../src/bench/run.js'
-import type {BenchCaseResult} from '../../src/bench/types.js'
 import {
   candidateTiming,
   defaultTuneCachePath,
@@ -19,26 +17,14 @@ import {
 } from '../../src/bench/tune.js'
 import {renderHeader, toCsv} from '../../src/bench/output.js'
 import {fakeNative} from './fake-native.js'
+import {ok, tempDirs} from './helpers.js'
 
 const SMTX = 'fixtures/dlmc-rn50-0.98-initial_conv.smtx' // 64 x 147, nnz 188
 const BASE = 188 * 16 * 1e-9 // the fake's time for ours at n = 16, factor 1
 const VARIANTS = {selected: 'split_v4_t8_w1', factors: {split_v4_t8_w1: 1, split_v4_t4_w2: 0.5, tile_v4_t32_x2: 0.8, split_v4_t2_w4: 0.7}}
 const FAST = {minReps: 3, minMs: 1, warmup: 1}
 
-const temps: string[] = []
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'bench-tune-'))
-  temps.push(d)
-  return d
-}
-after(() => {
-  for (const d of temps) rmSync(d, {recursive: true, force: true})
-})
-
-function ok(c: unknown): BenchCaseResult {
-  expect((c as BenchCaseResult).status, JSON.stringify(c)).to.equal('ok')
-  return c as BenchCaseResult
-}
+const tempDir = tempDirs('bench-tune-')
 
 async function usageError(fn: () => Promise<unknown>): Promise<Error & {exitCode?: number}> {
   try {

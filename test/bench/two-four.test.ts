@@ -1,13 +1,12 @@
 import {expect} from 'chai'
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {implList, planBench} from '../../src/bench/plan.js'
 import {runBench} from '../../src/bench/run.js'
 import {LLM_NM_NS, llmSuite, randomNMPrunedCsr} from '../../src/bench/suites.js'
 import {readTuneCache, spmmVariantName, tuneKey} from '../../src/bench/tune.js'
-import type {BenchCaseResult, BenchNative, NativeBenchArgs} from '../../src/bench/types.js'
+import type {BenchNative, NativeBenchArgs} from '../../src/bench/types.js'
 import {UsageError} from '../../src/errors.js'
 import {cudaInfo} from '../../src/kernels/index.js'
 import {writeCsrNpz, writeSafetensors} from '../../src/formats/index.js'
@@ -16,23 +15,11 @@ import {createRng} from '../../src/sparse/random.js'
 import {firstNot24, isTwoFour} from '../../src/sparse/two-four.js'
 import {validateCsr} from '../../src/sparse/validate.js'
 import {fakeNative} from './fake-native.js'
+import {ok, tempDirs} from './helpers.js'
 
 const FAST = {minReps: 3, minMs: 1, warmup: 1}
 
-const temps: string[] = []
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'bench-24-'))
-  temps.push(d)
-  return d
-}
-after(() => {
-  for (const d of temps) rmSync(d, {recursive: true, force: true})
-})
-
-function ok(c: unknown): BenchCaseResult {
-  expect((c as BenchCaseResult).status, JSON.stringify(c)).to.equal('ok')
-  return c as BenchCaseResult
-}
+const tempDir = tempDirs('bench-24-')
 
 async function rejection(fn: () => Promise<unknown>): Promise<Error & {exitCode?: number}> {
   try {
