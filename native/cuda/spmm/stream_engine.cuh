@@ -95,6 +95,11 @@ enum BRead : int {
   kBScalar = 2,  // N % 8 != 0: element loads from contiguous rows of N halves
   kBWgRows = 3,  // wgmma formats, N % 8 != 0: copied as kBScalar's contiguous rows of N
                  // halves, which the consumers lay out as kBTma's (N < 8: kBLd's) in place (RowsB)
+  kBResident = 4,  // wgmma formats with an 8-column B box, N <= 8: B's rows laid out once per
+                   // block after the ring (Engine::kResidentOffset: kstages x kKS rows of 16
+                   // bytes, zero past K and N) by the consumers at the start, while the first
+                   // stage streams in; the stages carry no B. The launch's shared memory adds
+                   // ResidentSmemBytes. Workbench (ENGINE_RESIDENT) until measured
 };
 
 struct Args {
@@ -126,12 +131,6 @@ struct Args {
                           // its own shared-memory accesses; 0: lane 0 for its warp after
                           // __syncwarp. SetupB sets it where B takes plain stores (racecheck
                           // follows only the every-lane form); ENGINE_LANES in the workbench
-  int b_resident;         // 1 (wgmma formats with an 8-column B box, N <= 8): B's rows laid out
-                          // once per block in shared memory after the ring (kResidentOffset:
-                          // kstages x kKS rows of 16 bytes, zero past K and N) by the consumers at
-                          // the start, while the first stage streams in; the stages then carry no
-                          // B. The launch's shared memory adds those bytes. Workbench
-                          // (ENGINE_RESIDENT) until measured; 0 in the addon
   int a_first;            // 1: the first stages' A (the weights, which no kernel before this one
                           // writes) requested before any of their B, and B only after the wait
                           // for the previous kernel (GridDependencyWait): required when launched
@@ -160,12 +159,20 @@ __device__ __forceinline__ void TensorCopy2d(uint32_t dst, const CUtensorMap* ma
       : "memory");
 }
 
+// kBResident: the dynamic shared memory of a launch whose kernel has its rows at
+// `resident_offset` (Engine::kResidentOffset): kstages x kks rows of 16 bytes, and room to
+// align the start to 1024 bytes.
+__host__ __device__ constexpr int ResidentSmemBytes(int resident_offset, int kstages, int kks) {
+  return resident_offset + kstages * kks * 16 + 1024;
+}
+
 // Stages B's rows [k0, k0 + kKS) into `dst` (rows past K zero): bulk copies for the aligned
 // part, plain loads and stores for a ragged end. Returns the bytes the bulk copies bring
 // (the same in every lane). All 32 lanes of the producer warp call it.
 template <int kKS>
 __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char* dst, uint32_t bar, int lane,
                                            bool issue) {
+  if (a.b_read == kBResident) return 0;  // laid out once by the consumers
   if (a.b_read == kBTma) {
     // One tensor copy of the box: rows past K arrive as zeros, and count.
     if (issue && lane == 0) TensorCopy2d(SmemAddr(dst), &a.b_map, 0, k0, bar);
@@ -194,13 +201,14 @@ __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char*
 // stores), and the bytes those copies bring.
 template <int kKS>
 __device__ __forceinline__ bool StageBBulkOnly(const Args& a, int k0) {
-  if (a.b_read == kBTma) return true;
+  if (a.b_read == kBTma || a.b_read == kBResident) return true;
   if (a.b_read == kBScalar) return false;
   return k0 + kKS <= a.k;  // kBLd, kBWgRows: a whole stage of rows is kKS N halves, 16-byte multiples
 }
 template <int kKS>
 __device__ __forceinline__ uint32_t StageBBulkBytes(const Args& a, int k0) {
   if (a.b_read == kBTma) return static_cast<uint32_t>(kKS) * 2 * a.b_cols;
+  if (a.b_read == kBResident) return 0;
   return static_cast<uint32_t>(min(kKS, a.k - k0)) * a.n * 2 & ~15u;
 }
 
@@ -221,6 +229,16 @@ __device__ __forceinline__ int BOffset(const Args& a, int r, int j) {
 // rows t, t + 32 kCW, ...; Read takes its rows into registers (two halves a word, zero past
 // N), and after a barrier (every row read) Write stores them whole where kBTma's copy would
 // (N < 8: as kBLd's rows of 16 bytes). Each expanded row lies within the area.
+// One B row of n halves (n <= 2 kWords; 0: a row past K) packed two halves a word, zero past n.
+template <int kWords>
+__device__ __forceinline__ void PackRow(const unsigned short* row, int n, uint32_t (&v)[kWords]) {
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) v[w] = 0;
+#pragma unroll
+  for (int c = 0; c < 2 * kWords; ++c)
+    if (c < n) v[c >> 1] |= static_cast<uint32_t>(row[c]) << (16 * (c & 1));
+}
+
 template <int kKS, int kCW, int kNT8>
 struct RowsB {
   static constexpr int kRows = (kKS + 32 * kCW - 1) / (32 * kCW);
@@ -232,12 +250,7 @@ struct RowsB {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int row = static_cast<int>(threadIdx.x) + r * 32 * kCW;
-#pragma unroll
-      for (int w = 0; w < kWords; ++w) v[r][w] = 0;
-      if (row >= kKS) continue;
-#pragma unroll
-      for (int c = 0; c < 2 * kWords; ++c)
-        if (c < a.n) v[r][c >> 1] |= static_cast<uint32_t>(h[row * a.n + c]) << (16 * (c & 1));
+      PackRow(h + row * a.n, row < kKS ? a.n : 0, v[r]);
     }
   }
   __device__ __forceinline__ void Write(const Args& a, unsigned char* bs) const {
@@ -358,10 +371,8 @@ struct Engine {
   static constexpr int kStages = kFit < 2 ? 2 : kFit > 8 ? 8 : kFit;
   // The ring, its barriers, and room to align the dynamic shared memory to 1024 bytes.
   static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
-  // Args::b_resident: B's rows after the ring and its barriers (1024-byte aligned); a launch
-  // with `bytes` of them takes ResidentSmemBytes(bytes) of dynamic shared memory.
+  // kBResident: B's rows after the ring and its barriers (1024-byte aligned).
   static constexpr int kResidentOffset = kStages * kStageBytes + 1024;
-  static constexpr int ResidentSmemBytes(int bytes) { return kResidentOffset + bytes + 1024; }
   static constexpr int kThreads = 32 * (kCW + 2);
   static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
 };
@@ -723,9 +734,6 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   const int crb = clustered ? static_cast<int>(blockIdx.x) / a.cluster : 0;
   const BlockItems items = ItemsOfBlock(a);
   const long long i0 = items.i0, i1 = items.i1;
-  // B resident (Args::b_resident): the 8-column box's rows of 16 bytes, once per block.
-  const bool resident_b = HasWgB<F>::value && kNT8 * kNG == 1 && a.b_resident != 0;
-  unsigned char* const resident = smem + E::kResidentOffset;
 
   if (warp == kCW + 1) {
     GridDependencyWait();
@@ -749,17 +757,16 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     ItemWalk w(a, i0);
     for (long long i = i0; i < i1 && s < kStages; ++i, ++s, w.Next(a)) {
       const int rb = w.rb, ks = StageOf(a, i0, i1, w);
-      if (!resident_b && !StageBBulkOnly<kKS>(a, ks * kKS)) break;
-      const uint32_t bytes =
-          F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + (resident_b ? 0u : StageBBulkBytes<kKS>(a, ks * kKS));
+      if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
+      const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
       if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(s), bytes);
       else if (a.lanes_arrive) MbarArrive(full(s));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
-      if (!a.a_first && !resident_b) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);
+      if (!a.a_first) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);
     }
     GridDependencyWait();
-    if (a.a_first && !resident_b) {
+    if (a.a_first) {
       ItemWalk v(a, i0);
       for (int q = 0; q < s; ++q, v.Next(a))
         StageB<kKS>(a, StageOf(a, i0, i1, v) * kKS, smem + q * E::kStageBytes, full(q), lane, true);
@@ -771,16 +778,16 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       unsigned char* st = smem + slot * E::kStageBytes;
       // Plain stores first (ragged B ends, zero rows), then the arrival that publishes them
       // with the byte count of the asynchronous copies, then the copies.
-      const uint32_t bbytes = resident_b ? 0u : StageB<kKS>(a, ks * kKS, st, full(slot), lane, false);
+      const uint32_t bbytes = StageB<kKS>(a, ks * kKS, st, full(slot), lane, false);
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + bbytes;
       // A ragged end's plain stores, read by wgmma (the async proxy) in the wgmma formats.
-      if (HasWgB<F>::value && !resident_b && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
+      if (HasWgB<F>::value && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
       __syncwarp();
       if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(slot), bytes);
       else if (a.lanes_arrive) MbarArrive(full(slot));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
-      if (!resident_b) StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
+      StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
     }
     if (clustered) {
       ClusterFollow();
@@ -798,27 +805,23 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
       for (int j = 0; j < kNT8; ++j) acc[ms][j][0] = acc[ms][j][1] = acc[ms][j][2] = acc[ms][j][3] = 0.f;
   };
   zero();
-  // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB), per stage, unless B
-  // is resident: then they lay all of its rows out here, once, while the first stage streams
-  // in (rows past K and columns past N zero), and publish them to wgmma (the async proxy).
-  const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows && !resident_b;
+  // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB), per stage.
+  const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows;
+  // kBResident: they lay all of B's rows out here, once, while the first stage streams in
+  // (rows past K and columns past N zero), and publish them to wgmma (the async proxy).
+  const bool resident_b = HasWgB<F>::value && kNT8 * kNG == 1 && a.b_read == kBResident;
+  unsigned char* const resident = smem + E::kResidentOffset;
   if (resident_b) {
     const unsigned short* b = static_cast<const unsigned short*>(a.b);
-    const int rows = a.kstages * kKS;
-    for (int r = static_cast<int>(threadIdx.x); r < rows; r += 32 * kCW) {
-      uint4 v = make_uint4(0, 0, 0, 0);
-      if (r < a.k) {
-        if (a.n == 8) {
-          v = *reinterpret_cast<const uint4*>(b + static_cast<size_t>(r) * 8);
-        } else {
-          uint32_t h[4] = {0, 0, 0, 0};
-#pragma unroll
-          for (int c = 0; c < 8; ++c)
-            if (c < a.n) h[c >> 1] |= static_cast<uint32_t>(b[static_cast<size_t>(r) * a.n + c]) << (16 * (c & 1));
-          v = make_uint4(h[0], h[1], h[2], h[3]);
-        }
+    for (int r = static_cast<int>(threadIdx.x); r < a.kstages * kKS; r += 32 * kCW) {
+      uint32_t v[4];
+      if (a.n == 8 && r < a.k) {
+        const uint4 x = *reinterpret_cast<const uint4*>(b + static_cast<size_t>(r) * 8);
+        v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
+      } else {
+        PackRow(b + static_cast<size_t>(r) * a.n, r < a.k ? a.n : 0, v);
       }
-      *reinterpret_cast<uint4*>(resident + static_cast<size_t>(r) * 16) = v;
+      *reinterpret_cast<uint4*>(resident + static_cast<size_t>(r) * 16) = make_uint4(v[0], v[1], v[2], v[3]);
     }
     FenceProxyAsync();
     NamedBarrier(1, 32 * kCW);
@@ -844,14 +847,12 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     cur = rb, first = ks;
     peeked = Peek(a, rb);
   };
-  // The per-stage stamps come from thread 0.
-  const bool stamper = threadIdx.x == 0;
   // The block's stage q: waits for it and lays a ragged B out; returns the stage (B first).
   auto ready = [&](int q) {
     const int slot = q % kStages;
-    if (stamper) StageTrace(a, q, 0);
+    if (threadIdx.x == 0) StageTrace(a, q, 0);
     MbarWait(full(slot), (q / kStages) & 1);
-    if (stamper) StageTrace(a, q, 1);
+    if (threadIdx.x == 0) StageTrace(a, q, 1);
     if (q == 0 && threadIdx.x == 0) Trace(a, 1);
     unsigned char* st = smem + slot * E::kStageBytes;
     if (ragged) {
@@ -869,7 +870,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   auto release = [&](int q) {
     __syncwarp();
     if (lane == 0 || a.lanes_arrive) MbarArrive(empty(q % kStages));
-    if (stamper) StageTrace(a, q, 2);
+    if (threadIdx.x == 0) StageTrace(a, q, 2);
   };
   ItemWalk w(a, i0);
   if constexpr (HasPipe<F>::value) {
@@ -1223,17 +1224,15 @@ struct TwoFourWgT : TwoFourTiled {
     uint32_t af[kMS][kKS / 32][4];
     uint32_t e[kMS][kKS / 32];
   };
-  // Strip ms of the fragments is the stage's strip first + ms step (default: the warp's own
-  // kMS strips).
   template <int kMS, int kKS>
-  __device__ static void Load(Frags<kMS, kKS>& f, const unsigned char* st, int first = -1, int step = 1) {
+  __device__ static void Load(Frags<kMS, kKS>& f, const unsigned char* st) {
     constexpr int kSteps = kKS / 32;
-    if (first < 0) first = (threadIdx.x >> 5) * kMS;
+    const int warp = threadIdx.x >> 5;
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
       for (int kt = 0; kt < kSteps; ++kt) {
-        const unsigned char* d = st + ((first + ms * step) * kSteps + kt) * kSp24TileBytes;
+        const unsigned char* d = st + ((warp * kMS + ms) * kSteps + kt) * kSp24TileBytes;
         if constexpr (kLds) {
           const uint32_t at = SmemAddr(d), lane = threadIdx.x & 31;
           uint32_t(&x)[4] = f.af[ms][kt];

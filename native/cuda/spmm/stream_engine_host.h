@@ -46,13 +46,6 @@ inline PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
 // are ordered by its own arrival: compute-sanitizer's racecheck does not follow the ordering
 // through __syncwarp and lane 0's arrival (v14: 100 hazards reported on that path; v15: none with
 // every lane arriving). Bulk and tensor copies alone keep the one-lane form.
-inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide);
-inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide = 0) {
-  namespace en = cuda::engine;
-  const cudaError_t e = SetupBRead(a, b, n, k, kks, wg, wide);
-  a->lanes_arrive = !(a->b_read == en::kBTma || (a->b_read == en::kBLd && k % kks == 0));
-  return e;
-}
 inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide) {
   namespace en = cuda::engine;
   const int own = n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64;
@@ -97,6 +90,13 @@ inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k
                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+// SetupBRead, then the lanes_arrive rule (both described above SetupBRead).
+inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide = 0) {
+  namespace en = cuda::engine;
+  const cudaError_t e = SetupBRead(a, b, n, k, kks, wg, wide);
+  a->lanes_arrive = !(a->b_read == en::kBTma || (a->b_read == en::kBLd && k % kks == 0));
+  return e;
 }
 
 // How many clusters of `c` blocks of kernel `fn` run at once (c = 1: blocks), 0 when none

@@ -165,16 +165,17 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   }
   l.fn = v.fn;
   l.smem = v.smem;
-  // ENGINE_RESIDENT=1: B's rows laid out once per block after the ring (Args::b_resident) where
-  // the kernel has an 8-column B box, N <= 8, one block per SM and the rows fit beside the ring.
+  // ENGINE_RESIDENT=1: B's rows laid out once per block after the ring (kBResident) where the
+  // kernel has an 8-column B box, N <= 8, one block per SM and the rows fit beside the ring.
+  // The stages then take no plain stores: one lane arrives (ENGINE_LANES still overrides).
   if (Env("ENGINE_RESIDENT") && v.wg && v.nt8 == 1 && n <= 8 && v.per_sm == 1) {
-    const int bytes = a.kstages * v.kks * 16;
-    const int smem = v.resident_offset + bytes + 1024;
+    const int smem = sparse::cuda::engine::ResidentSmemBytes(v.resident_offset, a.kstages, v.kks);
     int optin = 0;
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
     if (smem <= optin) {
       CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-      a.b_resident = 1;
+      a.b_read = sparse::cuda::engine::kBResident;
+      a.lanes_arrive = 0;
       l.smem = smem;
     }
   }

@@ -29,7 +29,7 @@ struct Variant {
   DType type;
   int nt8, rows, kks, threads, smem, per_sm;
   KernelFn fn;
-  int resident_offset;  // Engine::kResidentOffset (Args::b_resident's rows start there)
+  int resident_offset;  // Engine::kResidentOffset (kBResident's rows start there)
 };
 
 struct Launch {
