@@ -32,7 +32,7 @@ export function flopCount(s: CaseShape): number {
  * The fewest bytes a kernel must move through device memory: every operand read once,
  * the output written once.
  *   SpMM:  the weight matrix in the form the kernel reads + B (k x n) + C (m x n). The form's
- *          bytes are `weightBytes` (the 2:4 or bitmap tiles: see streamedWeights); without
+ *          bytes are `weightBytes` (the 2:4, bitmap or tc tiles: see streamedWeights); without
  *          it, CSR's values + column indices + row offsets.
  *   SDDMM: column indices + row offsets + L (m x n) + R (k x n) + the nnz outputs.
  */
@@ -63,7 +63,7 @@ export function streamedWeights(op: BenchOp, device: 'cuda' | 'cpu', detail: str
   if (op !== 'spmm' || device !== 'cuda') return csr
   const ran = spmmKernelVariant(detail) ?? variant
   const form = ran ? spmmVariantForm(ran) : 'csr'
-  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : null
+  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : null
   return bytes === null ? csr : {form, bytes, saving: memorySaving(memory.denseBytes, bytes)}
 }
 
@@ -77,14 +77,17 @@ export function memoryFigures(rows: number, cols: number, nnz: number, dtype: Va
   const sparse = csrBytes(rows, cols, nnz, dtype === 'f32' ? 'f32' : 'f16')
   const bitmap = dtype !== 'f32' && tiles ? tiles.bitmapBytes : null
   const twoFour = dtype !== 'f32' && tiles?.twoFour ? twoFourBytes(rows, cols) : null
+  const tc = dtype !== 'f32' && tiles ? tiles.tcBytes : null
   return {
     denseBytes: dense,
     csrBytes: sparse,
     saving: memorySaving(dense, sparse),
     bitmapBytes: bitmap,
     twoFourBytes: twoFour,
+    tcBytes: tc,
     bitmapSaving: bitmap === null ? null : memorySaving(dense, bitmap),
     twoFourSaving: twoFour === null ? null : memorySaving(dense, twoFour),
+    tcSaving: tc === null ? null : memorySaving(dense, tc),
   }
 }
 

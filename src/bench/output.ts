@@ -41,7 +41,7 @@ export function toCsv(report: BenchReport): string {
     'ms_median', 'ms_p10', 'ms_p90',
     ...names.flatMap((n) => [`${n}_ms`, `speedup_${n}`]),
     'tflops', 'bytes', 'gbps', 'fraction_of_bandwidth', 'fraction_of_compute',
-    'dense_bytes', 'csr_bytes', 'memory_saving', 'bitmap_bytes', 'two_four_bytes', 'form', 'recommendation', 'recommendation_factor',
+    'dense_bytes', 'csr_bytes', 'memory_saving', 'bitmap_bytes', 'two_four_bytes', 'tc_bytes', 'form', 'recommendation', 'recommendation_factor',
     'l2_mode', 'graph_ms_per_launch', 'rel_err', 'variant', 'variant_source', 'error',
   ]
   const rows = [header.join(',')]
@@ -50,12 +50,12 @@ export function toCsv(report: BenchReport): string {
     if (c.status === 'ok') {
       f.push(c.ms.median, c.ms.p10, c.ms.p90)
       for (const n of names) f.push(c.baselines[n], c.speedup[n])
-      f.push(c.tflops, c.bytes, c.gbps, c.fractionOfBandwidth, c.fractionOfCompute, c.memory.denseBytes, c.memory.csrBytes, c.memorySaving, c.memory.bitmapBytes, c.memory.twoFourBytes, c.form)
+      f.push(c.tflops, c.bytes, c.gbps, c.fractionOfBandwidth, c.fractionOfCompute, c.memory.denseBytes, c.memory.csrBytes, c.memorySaving, c.memory.bitmapBytes, c.memory.twoFourBytes, c.memory.tcBytes, c.form)
       f.push(c.recommendation?.use, c.recommendation?.factor, c.l2Mode, c.graphMsPerLaunch, c.check?.relErr, c.variant, c.variantSource, '')
     } else {
       f.push('', '', '')
       for (let i = 0; i < names.length; i++) f.push('', '')
-      f.push('', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', c.error)
+      f.push('', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '', c.error)
     }
     rows.push(f.map(csvField).join(','))
   }
@@ -151,10 +151,10 @@ export function renderSummary(report: BenchReport): string {
     out.push('Per sparsity level (geometric-mean speedup of sparse over each baseline; * = the baseline is faster):', t.toString())
   }
   if (s.models.length > 0) {
-    const mt = table(['model', 'op', 'dtype', 'n', 'layers', 'sparse ms', ...names.map((n) => `vs ${n}`), 'dense MB', 'CSR MB', 'saving', 'bitmap MB', '2:4 MB'])
+    const mt = table(['model', 'op', 'dtype', 'n', 'layers', 'sparse ms', ...names.map((n) => `vs ${n}`), 'dense MB', 'CSR MB', 'saving', 'bitmap MB', '2:4 MB', 'tc MB'])
     const mb = (b: number | null): string => (b === null ? 'n/a' : (b / 1e6).toFixed(2))
     for (const m of s.models) {
-      mt.push([shortFile(m.model, 32), m.op, m.dtype, m.n, m.layers, ms(m.sparseMs), ...names.map((n) => ratio(m.speedup[n])), mb(m.denseBytes), mb(m.csrBytes), `${m.memorySaving.toFixed(2)}x`, mb(m.bitmapBytes ?? null), mb(m.twoFourBytes ?? null)])
+      mt.push([shortFile(m.model, 32), m.op, m.dtype, m.n, m.layers, ms(m.sparseMs), ...names.map((n) => ratio(m.speedup[n])), mb(m.denseBytes), mb(m.csrBytes), `${m.memorySaving.toFixed(2)}x`, mb(m.bitmapBytes ?? null), mb(m.twoFourBytes ?? null), mb(m.tcBytes ?? null)])
     }
     out.push('', 'Model totals (sum of layer times, sparse against dense; memory in the case dtype, saving against dense of that dtype):', mt.toString())
   }

@@ -89,9 +89,9 @@ export function summarizeCases(records: BenchCaseRecord[]): BenchSummary {
     }
     const denseBytes = list.reduce((a, c) => a + c.memory.denseBytes, 0)
     const csrBytes = list.reduce((a, c) => a + c.memory.csrBytes, 0)
-    const sum = (key: 'bitmapBytes' | 'twoFourBytes'): number | null =>
+    const sum = (key: 'bitmapBytes' | 'twoFourBytes' | 'tcBytes'): number | null =>
       list.every((c) => c.memory[key] !== null && c.memory[key] !== undefined) ? list.reduce((a, c) => a + c.memory[key]!, 0) : null
-    models.push({model: c0.model!, op: c0.op, dtype: c0.dtype, n: c0.n, layers: list.length, sparseMs, baselineMs, speedup, denseBytes, csrBytes, memorySaving: memorySaving(denseBytes, csrBytes), bitmapBytes: sum('bitmapBytes'), twoFourBytes: sum('twoFourBytes')})
+    models.push({model: c0.model!, op: c0.op, dtype: c0.dtype, n: c0.n, layers: list.length, sparseMs, baselineMs, speedup, denseBytes, csrBytes, memorySaving: memorySaving(denseBytes, csrBytes), bitmapBytes: sum('bitmapBytes'), twoFourBytes: sum('twoFourBytes'), tcBytes: sum('tcBytes')})
   }
 
   const agreement: AgreementSummary[] = []

@@ -184,9 +184,12 @@ export interface MemoryFigures {
   bitmapBytes: number | null
   /** f16/bf16 cases of a 2:4 matrix: the 2:4 form; else null. */
   twoFourBytes: number | null
-  /** denseBytes / bitmapBytes and denseBytes / twoFourBytes (null where the form is). */
+  /** f16/bf16 cases: the tensor-core kernel's CSR tiles (tc_*); null for f32, like bitmapBytes. */
+  tcBytes: number | null
+  /** denseBytes / bitmapBytes, denseBytes / twoFourBytes and denseBytes / tcBytes (null where the form is). */
   bitmapSaving: number | null
   twoFourSaving: number | null
+  tcSaving: number | null
 }
 
 export interface Recommendation {
@@ -328,7 +331,8 @@ export interface BenchCaseResult {
   tflops: number
   /**
    * The form of the weight matrix our kernel read: the 2:4 tiles (the s24* kernels), the
-   * bitmap tiles (bm_*) or CSR (every other kernel, SDDMM, the CPU); see spmmVariantForm.
+   * bitmap tiles (bm_*), the tensor-core CSR tiles (tc_*) or CSR (every other kernel, SDDMM,
+   * the CPU); see spmmVariantForm.
    */
   form: SpmmForm
   /** Bytes that must move, the weight matrix in `form` (see metrics.ts), and the rate at which they did. */
@@ -338,7 +342,7 @@ export interface BenchCaseResult {
   fractionOfCompute: number | null
   /** The weight matrix in every form (`memory.saving` is CSR's). */
   memory: MemoryFigures
-  /** The memory saving of `form`: memory.saving, bitmapSaving or twoFourSaving. */
+  /** The memory saving of `form`: memory.saving, tcSaving, bitmapSaving or twoFourSaving. */
   memorySaving: number
   recommendation: Recommendation | null
   l2Mode: string
@@ -475,6 +479,7 @@ export interface ModelTotal {
   /** Sums over the layers (null unless every layer has the form: f16/bf16, and 2:4 for twoFourBytes). */
   bitmapBytes: number | null
   twoFourBytes: number | null
+  tcBytes: number | null
 }
 
 export interface AgreementSummary {

@@ -8,7 +8,7 @@
  *   spmmVariantChoice(list, forced)   -> {variant, source: 'forced' | 'heuristic'}
  *   forcedSpmmLine(forced, ran, of)   -> 'SpMM variant: ... forced by SPARSE_SPMM_VARIANT (...)'
  *   spmmKernelVariant(detail)         -> 's24e_w8_k256' | undefined   (from 'spmm_f16_i16_s24e_w8_k256')
- *   spmmVariantForm(variant)          -> 'csr' | 'bitmap' | '2:4'     (the form of the matrix it reads)
+ *   spmmVariantForm(variant)          -> 'csr' | 'tc' | 'bitmap' | '2:4'   (the form of the matrix it reads)
  */
 import type {SpmmVariantList} from './binding.js'
 
@@ -73,18 +73,18 @@ export function forcedSpmmLine(forced: string, ran: number, cases: number): stri
  * - '2:4': the 2:4 tiles of the 2:4 kernels (s24_*, the streaming engine's s24e_*, the GEMM
  *   engine's s24g_*), 1.125 bytes per element in f16/bf16;
  * - 'bitmap': the bitmap tiles of the bitmap kernel (bm_*);
+ * - 'tc': the 16 x 32 CSR tiles of the tensor-core kernel (tc_*, native/common/tc_tiles.h),
+ *   4 bytes per nonzero padded to 4 per tile, plus 4 bytes of offset per tile;
  * - 'csr': the CSR (tile_*, split_*, and every kernel on the CPU).
- * NOTE: the tensor-core kernel (tc_*) counts as 'csr': its tiles hold the 4 bytes per nonzero
- * of CSR with 16-bit values and indices (native/common/tc_tiles.h), plus under 4 entries of
- * padding and 4 bytes of offsets per 16 x 32 tile, and no size of them is computed here.
  */
-export type SpmmForm = 'csr' | 'bitmap' | '2:4'
+export type SpmmForm = 'csr' | 'tc' | 'bitmap' | '2:4'
 
 /** The form a variant's kernel reads, from its family (the name's first part): see SpmmForm. */
 export function spmmVariantForm(variant: string): SpmmForm {
   const family = variant.split('_', 1)[0]
   if (/^s24[a-z]*$/.test(family)) return '2:4'
   if (family === 'bm') return 'bitmap'
+  if (family === 'tc') return 'tc'
   return 'csr'
 }
 

@@ -18,6 +18,10 @@
  *   two nonzeros in every group of four columns of a row): the matrix padded to 16-row strips
  *   and 32-column steps, each 16 x 32 tile 256 16-bit values + 16 32-bit metadata words
  *   (576 bytes: 1.125 bytes per padded element).
+ * - Tensor-core CSR tiles (native/common/tc_tiles.h, the tensor-core SpMM tc_*): per 16 x 32
+ *   tile its stored entries as 32-bit words (16-bit value, 16-bit position), padded to a
+ *   multiple of 4 (an empty tile holds none); plus a 4-byte offset per tile and one more (the
+ *   total). Every tile has its offset, empty ones too.
  */
 import {csrBytes, memorySaving} from './csr.js'
 
@@ -32,6 +36,8 @@ export const TWO_FOUR_TILE_ROWS = 16
 export const TWO_FOUR_TILE_COLS = 32
 /** 256 16-bit values + 16 32-bit metadata words per 16 x 32 tile. */
 export const TWO_FOUR_TILE_BYTES = 2 * 256 + 4 * 16
+/** Columns of a tc tile; its 16 rows are the bitmap tiles' strips (tileStats relies on both). */
+export const TC_TILE_COLS = 32
 
 export interface MemorySizes {
   /** The dense matrix with fp32 values (4 bytes each) and with fp16/bf16 values (2 bytes each). */
@@ -46,9 +52,11 @@ export interface MemorySizes {
   memorySaving: {f32: number; f16: number; bitmap: number; twoFour: number | null}
 }
 
-/** The sparsity structure the tensor-core forms need: per-tile counts (bitmap) and whether the matrix is 2:4. */
+/** The sparsity structure the tensor-core forms need: per-tile counts (bitmap, tc) and whether the matrix is 2:4. */
 export interface TileStats {
   bitmapBytes: number
+  /** Bytes of the tensor-core CSR tiles (tc_*), every stored entry counted. */
+  tcBytes: number
   twoFour: boolean
 }
 
@@ -62,10 +70,15 @@ export function bitmapTileBytes(count: number): number {
   return (BITMAP_HEADER_BYTES + 2 * count + 15) & ~15
 }
 
+/** Bytes of one tensor-core CSR tile's entries: 4 per entry, padded to 4 entries (one 16-byte load). */
+export function tcTileBytes(count: number): number {
+  return 4 * (Math.ceil(count / 4) * 4)
+}
+
 /**
  * Walks a matrix's entries row by row (rows in natural order) and sizes its tensor-core forms.
  * `entries(row, visit)` calls visit(col, isNonzero) for each stored entry of the row: the bitmap
- * form stores every entry, while the 2:4 test counts nonzeros only (as the kernels do).
+ * and tc forms store every entry, while the 2:4 test counts nonzeros only (as the kernels do).
  * `maxEntries` bounds how many entries `entries` visits in all (a CSR matrix's nnz): the
  * scratch arrays never outgrow it, so a 1 x 6,000,000 matrix with one entry costs kilobytes.
  */
@@ -96,6 +109,10 @@ export function tileStats(
   let groupMap = null as Map<number, number> | null
   const touchedGroups: number[] = []
   let bytes = 4 * (strips * ktiles + 1) + strips * ktiles * empty
+  // The tc tiles (16 x 32) share the bitmap tiles' strips and each is the bitmap tiles 2j and
+  // 2j + 1 of its strip, so they are sized from the same counts; an empty one is its offset only.
+  let tcBytes = 4 * (strips * Math.ceil(cols / TC_TILE_COLS) + 1)
+  const count = (t: number): number => (t >= ktiles ? 0 : counts ? counts[t] : (sparseCounts!.get(t) ?? 0))
   let twoFour = true
   for (let s = 0; s < strips; s++) {
     for (let row = s * BITMAP_TILE; row < Math.min(rows, (s + 1) * BITMAP_TILE); row++) {
@@ -130,13 +147,17 @@ export function tileStats(
       groupMap?.clear()
     }
     for (const t of touchedTiles) {
-      bytes += bitmapTileBytes(counts ? counts[t] : sparseCounts!.get(t)!) - empty
-      if (counts) counts[t] = 0
+      const c = count(t)
+      bytes += bitmapTileBytes(c) - empty
+      // Each tc tile once: at its even half, or at its odd half when the even one is empty.
+      const other = count(t ^ 1)
+      if ((t & 1) === 0 || other === 0) tcBytes += tcTileBytes(c + other)
     }
+    if (counts) for (const t of touchedTiles) counts[t] = 0
     touchedTiles.length = 0
     sparseCounts?.clear()
   }
-  return {bitmapBytes: bytes, twoFour}
+  return {bitmapBytes: bytes, tcBytes, twoFour}
 }
 
 /** Tile statistics of a CSR matrix; stored entries whose 16-bit or fp32 value is +-0 are not nonzeros for the 2:4 test. */

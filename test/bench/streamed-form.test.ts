@@ -11,6 +11,7 @@ import {pruneMagnitude} from '../../src/pruning/index.js'
 import {csrTileStats, twoFourBytes} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import {isTwoFour} from '../../src/sparse/two-four.js'
+import {TC_EXAMPLE_BYTES, tcExample} from '../sparse/tc-example.js'
 import {fakeNative} from './fake-native.js'
 import {ok, tempDirs} from './helpers.js'
 
@@ -46,10 +47,11 @@ const DENSE_OPERANDS = COLS * N * 2 + ROWS * N * 2
 
 describe('bench: bytes and memory saving of the form our kernel read', () => {
   describe('the form of a kernel variant', () => {
-    it('maps the 2:4 families to 2:4, the bitmap family to bitmap, and the rest to CSR', () => {
+    it('maps the 2:4 families to 2:4, the bitmap family to bitmap, the tensor-core one to tc, and the rest to CSR', () => {
       for (const v of ['s24_w4_m1_s8', 's24e_w8_k256', 's24g_m256_n128_s4_sk2', 's24g_m128_n256_s3']) expect(spmmVariantForm(v), v).to.equal('2:4')
       expect(spmmVariantForm('bm_w4_m1_s8')).to.equal('bitmap')
-      for (const v of ['split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'tc_w8_s4_p4', 'split_v4_t16_w1_u16']) expect(spmmVariantForm(v), v).to.equal('csr')
+      for (const v of ['tc_w8_s4_p4', 'tc_w4_s1_p8']) expect(spmmVariantForm(v), v).to.equal('tc')
+      for (const v of ['split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'split_v4_t16_w1_u16']) expect(spmmVariantForm(v), v).to.equal('csr')
     })
 
     it("reads the variant from the harness's kernel name in ours's detail", () => {
@@ -65,19 +67,31 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
     })
 
     it("takes the detail's kernel first, then the case's variant, and CSR for SDDMM, the CPU or a form without figures", () => {
-      const tiles = {bitmapBytes: 20_000, twoFour: true}
+      const tiles = {bitmapBytes: 20_000, tcBytes: 18_000, twoFour: true}
       const m = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', tiles)
       const detail = 'CudaSpmm spmm_f16_i16_s24_w4_m1_s8, 16-bit indices'
       expect(streamedWeights('spmm', 'cuda', detail, 'split_v8_t2_w2', m)).to.deep.equal({form: '2:4', bytes: twoFourBytes(ROWS, COLS), saving: m.twoFourSaving})
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'bm_w4_m1_s8', m)).to.deep.equal({form: 'bitmap', bytes: 20_000, saving: m.bitmapSaving})
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'tc_w8_s1_p4', m)).to.deep.equal({form: 'tc', bytes: 18_000, saving: m.tcSaving})
       expect(streamedWeights('spmm', 'cuda', 'fake ours', undefined, m)).to.deep.equal({form: 'csr', bytes: null, saving: m.saving})
       expect(streamedWeights('sddmm', 'cuda', detail, undefined, m).form).to.equal('csr')
       expect(streamedWeights('spmm', 'cpu', detail, undefined, m).form).to.equal('csr')
       // Not 2:4 by the matrix's own test (or f32, which has no tensor-core forms): CSR's figures.
-      const un = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', {bitmapBytes: 20_000, twoFour: false})
+      const un = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', {bitmapBytes: 20_000, tcBytes: 18_000, twoFour: false})
       expect(streamedWeights('spmm', 'cuda', detail, undefined, un)).to.deep.equal({form: 'csr', bytes: null, saving: un.saving})
       const f32 = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32')
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f32_i32_bm_w4_m1_s8', undefined, f32).form).to.equal('csr')
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f32_i32_tc_w8_s1_p4', undefined, f32).form).to.equal('csr')
+    })
+
+    it("counts a tc_* kernel's tiles: the hand-sized example's 92 bytes", () => {
+      const csr = tcExample()
+      const m = memoryFigures(20, 70, 10, 'f16', csrTileStats(csr))
+      expect([m.tcBytes, m.tcSaving]).to.deep.equal([TC_EXAMPLE_BYTES, (20 * 70 * 2) / TC_EXAMPLE_BYTES])
+      const detail = 'CudaSpmm spmm_f16_i16_tc_w8_s1_p4, 16-bit indices; tensor-core tiles built once on the host in 0.1 ms, 0.00 MB'
+      expect(streamedWeights('spmm', 'cuda', detail, 'split_v8_t2_w2', m)).to.deep.equal({form: 'tc', bytes: 92, saving: 2800 / 92})
+      // CSR would be 10 x (2 + 2) + 4 x 21 + 4 x 20 = 204 bytes.
+      expect(m.csrBytes).to.equal(204)
     })
   })
 
@@ -117,17 +131,33 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(renderCases(report)).to.include(`${c.memorySaving.toFixed(2)}x bitmap`)
     })
 
-    it('a CSR case (the CSR and tensor-core kernels, SDDMM, no kernel named) keeps the CSR figures', async () => {
+    it('a tc case counts the tensor-core CSR tiles: 4 bytes per nonzero, no padding at 2:4, and the offsets', async () => {
+      const {s24} = await writeMatrices()
+      const nnz = ROWS * COLS / 2
+      const {c, report} = await oneCase(s24, fakeNative({kernel: 'tc_w8_s4_p4'}))
+      expect(c.form).to.equal('tc')
+      // Every 16 x 32 tile holds 256 entries (a multiple of 4); 4 x 4 tiles, 17 offsets.
+      expect(c.memory.tcBytes).to.equal(4 * nnz + 4 * 17)
+      expect(c.bytes).to.equal(4 * nnz + 4 * 17 + DENSE_OPERANDS)
+      expect(c.memorySaving).to.equal(c.memory.tcSaving)
+      expect(c.memorySaving).to.equal((ROWS * COLS * 2) / (4 * nnz + 68))
+      expect(renderCases(report)).to.include(`${c.memorySaving.toFixed(2)}x tc`)
+      const [head, row] = toCsv(report).trimEnd().split('\n').map((l) => l.split(','))
+      expect(row).to.have.length(head.length)
+      expect([row[head.indexOf('form')], Number(row[head.indexOf('tc_bytes')])]).to.deep.equal(['tc', 4 * nnz + 68])
+    })
+
+    it('a CSR case (the CSR kernels, SDDMM, no kernel named) keeps the CSR figures', async () => {
       const {s24, unstructured} = await writeMatrices()
       const nnz = ROWS * COLS / 2
       const csrBytes = bytesMoved({op: 'spmm', dtype: 'f16', m: ROWS, k: COLS, n: N, nnz, indexBits: 16})
       expect(csrBytes).to.equal(nnz * 4 + 4 * (ROWS + 1) + DENSE_OPERANDS)
-      for (const [file, kernel] of [[unstructured, 'split_v8_t2_w2'], [s24, 'tile_v4_t8_x2'], [s24, 'tc_w8_s4_p4'], [s24, undefined]] as const) {
+      for (const [file, kernel] of [[unstructured, 'split_v8_t2_w2'], [s24, 'tile_v4_t8_x2'], [s24, undefined]] as const) {
         const {c, report} = await oneCase(file, fakeNative(kernel ? {kernel} : {}))
         expect(c.form, kernel).to.equal('csr')
         expect(c.bytes).to.equal(csrBytes)
         expect(c.memorySaving).to.equal(c.memory.saving)
-        expect(renderCases(report)).to.include(`${c.memorySaving.toFixed(2)}x `).and.not.match(/x (2:4|bitmap)/)
+        expect(renderCases(report)).to.include(`${c.memorySaving.toFixed(2)}x `).and.not.match(/x (2:4|bitmap|tc)/)
       }
       // SDDMM reads the CSR mask whatever the detail says.
       const sd = (await oneCase(s24, fakeNative({kernel: 's24_w4_m1_s8'}), 'sddmm')).c

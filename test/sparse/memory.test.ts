@@ -9,11 +9,12 @@ import {memoryFigures} from '../../src/bench/metrics.js'
 import {inspectCsr} from '../../src/formats/info.js'
 import {loadAddon} from '../../src/kernels/binding.js'
 import {pruneMagnitude} from '../../src/pruning/index.js'
-import {BITMAP_HEADER_BYTES, csrTileStats, memorySizes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
+import {BITMAP_HEADER_BYTES, csrTileStats, memorySizes, tcTileBytes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import type {CsrMatrix} from '../../src/types.js'
 import {installAllocGuard, uninstallAllocGuard, withAllocBudget} from '../fuzz/alloc-guard.js'
 import {randomPattern} from '../kernels/helpers.js'
+import {TC_EXAMPLE_BYTES, tcExample} from './tc-example.js'
 
 function withValues(csr: CsrMatrix, seed: number): CsrMatrix & {values: Uint16Array} {
   const rng = createRng(seed)
@@ -49,6 +50,8 @@ describe('memory sizes and saving (one definition)', () => {
     const empty = (BITMAP_HEADER_BYTES + 15) & ~15
     // three tiles of one entry each, every other tile empty
     expect(st.bitmapBytes).to.equal(4 * (tiles + 1) + tiles * empty + 3 * ((((BITMAP_HEADER_BYTES + 2) + 15) & ~15) - empty))
+    // tc: an offset per 16 x 32 tile and one more, and three tiles of one entry padded to 4
+    expect(st.tcBytes).to.equal(4 * ((n / 16) * (n / 32) + 1) + 3 * 16)
     expect(st.twoFour).to.equal(true)
   })
 
@@ -62,6 +65,7 @@ describe('memory sizes and saving (one definition)', () => {
       const empty = (BITMAP_HEADER_BYTES + 15) & ~15
       const tiles = Math.ceil(5_967_296 / 16)
       expect(value.bitmapBytes).to.equal(4 * (tiles + 1) + tiles * empty + ((BITMAP_HEADER_BYTES + 2 + 15) & ~15) - empty)
+      expect(value.tcBytes).to.equal(4 * (5_967_296 / 32 + 1) + 16)
       expect(value.twoFour).to.equal(true)
     } finally {
       uninstallAllocGuard()
@@ -100,6 +104,20 @@ describe('memory sizes and saving (one definition)', () => {
     expect(s.twoFour).to.equal(true)
   })
 
+  it('sizes the tc form exactly: 4 bytes an entry, padded to 4 entries, per 16 x 32 tile, + 4 per tile + 4', () => {
+    expect([0, 1, 3, 4, 5, 8, 512].map(tcTileBytes)).to.deep.equal([0, 16, 16, 16, 32, 32, 2048])
+    // Worked out by hand in tc-example.ts: padding, an empty tile, a partial tile, a stored zero.
+    const csr = tcExample()
+    expect(csrTileStats(csr).tcBytes).to.equal(TC_EXAMPLE_BYTES)
+    // The same pattern through the generic walk, and an empty matrix: the offsets' total only.
+    const entries = (row: number, visit: (col: number, nonzero: boolean) => void): void => {
+      for (let i = csr.rowOffsets[row]; i < csr.rowOffsets[row + 1]; i++) visit(csr.columnIndices[i], true)
+    }
+    expect(tileStats(20, 70, entries, 10).tcBytes).to.equal(TC_EXAMPLE_BYTES)
+    expect(tileStats(20, 70, () => {}).tcBytes).to.equal(4 * (6 + 1))
+    expect(tileStats(0, 70, () => {}).tcBytes).to.equal(4)
+  })
+
   it('sizes the 2:4 form as 576 bytes per 16 x 32 tile of the padded matrix', () => {
     expect(twoFourBytes(16, 32)).to.equal(576)
     expect(twoFourBytes(7, 40)).to.equal(2 * 576)
@@ -130,7 +148,17 @@ describe('memory sizes and saving (one definition)', () => {
         const t = addon.bitmapFormat({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: csr.values})
         expect(csrTileStats(csr).bitmapBytes).to.equal(4 * (t.offsets.length + t.data.length))
       })
+      it(`tc bytes = the addon's tcFormat: M=${m} K=${k} nnz=${nnz}`, () => {
+        const csr = withValues(randomPattern(m, k, nnz, seed), seed)
+        const t = addon.tcFormat({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: csr.values})
+        expect(csrTileStats(csr).tcBytes).to.equal(4 * (t.offsets.length + t.entries.length))
+      })
     }
+    it("tc bytes = the addon's tcFormat: the hand-sized example", () => {
+      const csr = tcExample()
+      const t = addon.tcFormat({m: 20, k: 70, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: csr.values})
+      expect(4 * (t.offsets.length + t.entries.length)).to.equal(TC_EXAMPLE_BYTES)
+    })
     for (const [m, k, seed] of [
       [16, 32, 1],
       [45, 300, 2],
@@ -166,6 +194,8 @@ describe('memory sizes and saving (one definition)', () => {
     expect(bench32.saving).to.equal(report.memorySaving.f32)
     expect(bench16.bitmapSaving).to.equal(report.memorySaving.bitmap)
     expect(bench16.twoFourBytes).to.equal(null) // 75 % unstructured is not 2:4
+    expect(bench16.tcSaving).to.equal((rows * cols * 2) / csrTileStats(csr).tcBytes)
     expect(bench32.bitmapBytes).to.equal(null) // the tensor-core forms hold 16-bit values
+    expect(bench32.tcBytes).to.equal(null)
   })
 })
