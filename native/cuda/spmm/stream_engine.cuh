@@ -95,11 +95,6 @@ enum BRead : int {
   kBScalar = 2,  // N % 8 != 0: element loads from contiguous rows of N halves
   kBWgRows = 3,  // wgmma formats, N % 8 != 0: copied as kBScalar's contiguous rows of N
                  // halves, which the consumers lay out as kBTma's (N < 8: kBLd's) in place (RowsB)
-  kBResident = 4,  // wgmma formats with an 8-column B box, N <= 8: B's rows laid out once per
-                   // block after the ring (Engine::kResidentOffset: kstages x kKS rows of 16
-                   // bytes, zero past K and N) by the consumers at the start, while the first
-                   // stage streams in; the stages carry no B. The launch's shared memory adds
-                   // ResidentSmemBytes. Workbench (ENGINE_RESIDENT) until measured
 };
 
 struct Args {
@@ -159,20 +154,12 @@ __device__ __forceinline__ void TensorCopy2d(uint32_t dst, const CUtensorMap* ma
       : "memory");
 }
 
-// kBResident: the dynamic shared memory of a launch whose kernel has its rows at
-// `resident_offset` (Engine::kResidentOffset): kstages x kks rows of 16 bytes, and room to
-// align the start to 1024 bytes.
-__host__ __device__ constexpr int ResidentSmemBytes(int resident_offset, int kstages, int kks) {
-  return resident_offset + kstages * kks * 16 + 1024;
-}
-
 // Stages B's rows [k0, k0 + kKS) into `dst` (rows past K zero): bulk copies for the aligned
 // part, plain loads and stores for a ragged end. Returns the bytes the bulk copies bring
 // (the same in every lane). All 32 lanes of the producer warp call it.
 template <int kKS>
 __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char* dst, uint32_t bar, int lane,
                                            bool issue) {
-  if (a.b_read == kBResident) return 0;  // laid out once by the consumers
   if (a.b_read == kBTma) {
     // One tensor copy of the box: rows past K arrive as zeros, and count.
     if (issue && lane == 0) TensorCopy2d(SmemAddr(dst), &a.b_map, 0, k0, bar);
@@ -201,14 +188,13 @@ __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char*
 // stores), and the bytes those copies bring.
 template <int kKS>
 __device__ __forceinline__ bool StageBBulkOnly(const Args& a, int k0) {
-  if (a.b_read == kBTma || a.b_read == kBResident) return true;
+  if (a.b_read == kBTma) return true;
   if (a.b_read == kBScalar) return false;
   return k0 + kKS <= a.k;  // kBLd, kBWgRows: a whole stage of rows is kKS N halves, 16-byte multiples
 }
 template <int kKS>
 __device__ __forceinline__ uint32_t StageBBulkBytes(const Args& a, int k0) {
   if (a.b_read == kBTma) return static_cast<uint32_t>(kKS) * 2 * a.b_cols;
-  if (a.b_read == kBResident) return 0;
   return static_cast<uint32_t>(min(kKS, a.k - k0)) * a.n * 2 & ~15u;
 }
 
@@ -279,14 +265,6 @@ struct RowsB {
 
 // Formats whose consumers multiply with wgmma from B's descriptor declare kWgB = true.
 SPARSE_ENGINE_FORMAT_FLAG(HasWgB, kWgB)
-// Formats whose stage is Load (fragments into registers) and Multiply (the wgmma group,
-// committed, not waited for) declare kPipe = true: the engine then loads the next stage's
-// fragments while the current stage's group runs, waits for the group (wait_group 0), releases
-// its slot and issues the next. (v14 kept one group in flight while the next was loaded and
-// issued, wait_group 1: ptxas then serialises every wgmma, C7513, because the loads define
-// inputs of a group issued before the wait. Registers loaded under a group that feed only
-// groups issued after its wait are legal.) TwoFourWgPipe.
-SPARSE_ENGINE_FORMAT_FLAG(HasPipe, kPipe)
 #undef SPARSE_ENGINE_FORMAT_FLAG
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
@@ -371,8 +349,6 @@ struct Engine {
   static constexpr int kStages = kFit < 2 ? 2 : kFit > 8 ? 8 : kFit;
   // The ring, its barriers, and room to align the dynamic shared memory to 1024 bytes.
   static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
-  // kBResident: B's rows after the ring and its barriers (1024-byte aligned).
-  static constexpr int kResidentOffset = kStages * kStageBytes + 1024;
   static constexpr int kThreads = 32 * (kCW + 2);
   static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
 };
@@ -807,29 +783,6 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   zero();
   // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB), per stage.
   const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows;
-  // kBResident: they lay all of B's rows out here, once, while the first stage streams in
-  // (rows past K and columns past N zero), and publish them to wgmma (the async proxy).
-  const bool resident_b = HasWgB<F>::value && kNT8 * kNG == 1 && a.b_read == kBResident;
-  unsigned char* const resident = smem + E::kResidentOffset;
-  if (resident_b) {
-    const unsigned short* b = static_cast<const unsigned short*>(a.b);
-    for (int r = static_cast<int>(threadIdx.x); r < a.kstages * kKS; r += 32 * kCW) {
-      uint32_t v[4];
-      if (a.n == 8 && r < a.k) {
-        const uint4 x = *reinterpret_cast<const uint4*>(b + static_cast<size_t>(r) * 8);
-        v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
-      } else {
-        PackRow(b + static_cast<size_t>(r) * a.n, r < a.k ? a.n : 0, v);
-      }
-      *reinterpret_cast<uint4*>(resident + static_cast<size_t>(r) * 16) = make_uint4(v[0], v[1], v[2], v[3]);
-    }
-    FenceProxyAsync();
-    NamedBarrier(1, 32 * kCW);
-  }
-  // The B of the stage at item w: the stage's own, or the resident rows of its K stage.
-  auto stage_b = [&](unsigned char* st, const ItemWalk& at) -> const unsigned char* {
-    return resident_b ? resident + static_cast<size_t>(StageOf(a, i0, i1, at)) * kKS * 16 : st;
-  };
   int cur = -1, first = 0, s = 0, peeked = 0, pend0 = -1, pend1 = -1;
   auto contribute = [&](int stages) {
     const int q = pend0 < 0 ? 0 : 1;
@@ -873,47 +826,11 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     if (threadIdx.x == 0) StageTrace(a, q, 2);
   };
   ItemWalk w(a, i0);
-  if constexpr (HasPipe<F>::value) {
-    // Stage s's group runs while the consumers wait for stage s + 1 and load its fragments
-    // into the other set; then the group is waited for, stage s released and (a new row block)
-    // the finished sums fixed up before stage s + 1's group is issued.
-    using Frags = typename F::template Frags<kMS, kKS>;
-    Frags f0, f1;
-    long long i = i0;
-    const unsigned char* bs = nullptr;
-    auto step = [&](Frags& now, Frags& next) {
-      F::template Multiply<kType, kMS, kNT8, kKS>(a, bs, now, acc);
-      const int held = s;
-      ++i, ++s, w.Next(a);
-      if (i < i1) {
-        unsigned char* st = ready(s);
-        bs = stage_b(st, w);
-        F::template Load<kMS, kKS>(next, st + E::kBBytes);
-      }
-      wg::Wait<0>();
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
-      release(held);
-      if (i < i1) begin(w.rb, w.ks);
-    };
-    if (i < i1) {
-      begin(w.rb, w.ks);
-      unsigned char* st = ready(s);
-      bs = stage_b(st, w);
-      F::template Load<kMS, kKS>(f0, st + E::kBBytes);
-    }
-    while (i < i1) {
-      step(f0, f1);
-      if (i < i1) step(f1, f0);
-    }
-  } else {
-    for (long long i = i0; i < i1; ++i, ++s, w.Next(a)) {
-      begin(w.rb, w.ks);
-      unsigned char* st = ready(s);
-      F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, w.rb, StageOf(a, i0, i1, w), st + E::kBBytes, stage_b(st, w),
-                                                          acc);
-      release(s);
-    }
+  for (long long i = i0; i < i1; ++i, ++s, w.Next(a)) {
+    begin(w.rb, w.ks);
+    unsigned char* st = ready(s);
+    F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, w.rb, StageOf(a, i0, i1, w), st + E::kBBytes, st, acc);
+    release(s);
   }
   if (threadIdx.x == 0) Trace(a, 2);
   if (cur >= 0) {
@@ -1280,11 +1197,6 @@ struct TwoFourWgT : TwoFourTiled {
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
 
-// TwoFourWg on the engine's pipelined loop (HasPipe): the next stage's fragments are loaded
-// while a stage's group runs. Workbench (engine_variants group 12) until measured.
-struct TwoFourWgPipe : TwoFourWg {
-  static constexpr bool kPipe = true;
-};
 // Dense f16/bf16 in DenseTiled's stages, multiplied by warpgroup MMA with A and B both read
 // through descriptors (sm_90a; the engine's dense proof, workbench only). The host lays a
 // stage out as kKS / 64 images of kRows rows x 128 bytes with the 128-byte swizzle (16-byte

@@ -165,20 +165,6 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   }
   l.fn = v.fn;
   l.smem = v.smem;
-  // ENGINE_RESIDENT=1: B's rows laid out once per block after the ring (kBResident) where the
-  // kernel has an 8-column B box, N <= 8, one block per SM and the rows fit beside the ring.
-  // The stages then take no plain stores: one lane arrives (ENGINE_LANES still overrides).
-  if (Env("ENGINE_RESIDENT") && v.wg && v.nt8 == 1 && n <= 8 && v.per_sm == 1) {
-    const int smem = sparse::cuda::engine::ResidentSmemBytes(v.resident_offset, a.kstages, v.kks);
-    int optin = 0;
-    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-    if (smem <= optin) {
-      CK(cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-      a.b_read = sparse::cuda::engine::kBResident;
-      a.lanes_arrive = 0;
-      l.smem = smem;
-    }
-  }
   const long long cap = static_cast<long long>(SmCount()) * v.per_sm;
   l.grid = static_cast<int>(std::min<long long>(cap, a.total));
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).

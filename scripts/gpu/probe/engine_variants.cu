@@ -25,7 +25,7 @@ static Variant Make(const char* fam) {
   constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || (wg && !dense_wg);
   constexpr bool tiled = std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value || wg;
   return Variant{strdup(buf), two_four, tiled,  wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes,
-                 per_sm,      fn,        E::kResidentOffset};
+                 per_sm,      fn};
 }
 
 #define NT8S(F, T, CW, MS, KS, B, fam) \
@@ -110,17 +110,6 @@ std::vector<Variant> Group11() {
   using W = e::TwoFourWg;
   return {NT8S(W, DType::kF16, 8, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 8, 2, 256, 200, "s24_f16_wg"),
           NT8S(W, DType::kF16, 4, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 4, 2, 256, 100, "s24_f16_wg")};
-}
-#elif GROUP == 12
-// 2:4 with warpgroup MMA on the engine's pipelined loop (TwoFourWgPipe: the next stage's
-// fragments loaded while a stage's group runs, v15's form without C7513), on the addon's
-// three-stage rings (k256), and k128 with six stages (the same bytes in flight) at N = 32, 64:
-// against group 14's and 7's `_wg_` of the same N.
-std::vector<Variant> Group12() {
-  using P = e::TwoFourWgPipe;
-  return {Make<P, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 2, 256, 140>("s24_f16_wgp"),
-          Make<P, DType::kF16, 8, 1, 4, 256, 160>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 8, 256, 210>("s24_f16_wgp"),
-          Make<P, DType::kF16, 8, 1, 4, 128, 160>("s24_f16_wgp"), Make<P, DType::kF16, 8, 1, 8, 128, 210>("s24_f16_wgp")};
 }
 #elif GROUP == 13
 // 2:4 with warpgroup MMA and a ring of 224 KB instead of 200 (one stage more at N = 16-64):
