@@ -95,6 +95,12 @@ enum BRead : int {
   kBScalar = 2,  // N % 8 != 0: element loads from contiguous rows of N halves
   kBWgRows = 3,  // wgmma formats, N % 8 != 0: copied as kBScalar's contiguous rows of N
                  // halves, which the consumers lay out as kBTma's (N < 8: kBLd's) in place (RowsB)
+  kBWgK1 = 4,    // wgmma formats, N = 1 (SetupB's k_major_n1): B's K halves copied as they are
+                 // (kBLd's bulk copy and ragged end, no layout) and read through a K-major
+                 // descriptor whose core matrices overlap (leading byte offset 16): row 0 of core
+                 // matrix j is B's halves 8 j .. 8 j + 7, its rows 1-7 the 16-byte chunks after
+                 // it, which reach only columns 1-7 of C (never stored). The format TwoFourWgK1;
+                 // workbench (group 12) until measured
 };
 
 struct Args {
@@ -265,6 +271,8 @@ struct RowsB {
 
 // Formats whose consumers multiply with wgmma from B's descriptor declare kWgB = true.
 SPARSE_ENGINE_FORMAT_FLAG(HasWgB, kWgB)
+// Formats that read B as kBWgK1 (N = 1) declare kBK1 = true.
+SPARSE_ENGINE_FORMAT_FLAG(HasBK1, kBK1)
 #undef SPARSE_ENGINE_FORMAT_FLAG
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
@@ -1132,9 +1140,11 @@ struct TwoFourTiled {
 // GEMM engine's 2:4 consumers waited on the generic ones: ncu put 30 % of their stall samples
 // there, and ld.shared gained 10-14 %; v11). Here the H200 put TwoFourWgLds (engine_variants
 // group 9) within 4 % of TwoFourWg either way (v13); the addon runs TwoFourWg.
-template <bool kLds>
+// kK1: B read as kBWgK1 (N = 1 only; the host sets it up with SetupB's k_major_n1).
+template <bool kLds, bool kK1 = false>
 struct TwoFourWgT : TwoFourTiled {
   static constexpr bool kWgB = true;  // B through a descriptor (ragged N: kBWgRows)
+  static constexpr bool kBK1 = kK1;
   // One warp's A fragments and metadata words of a stage: every strip, every k-step.
   template <int kMS, int kKS>
   struct Frags {
@@ -1171,11 +1181,23 @@ struct TwoFourWgT : TwoFourTiled {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
     wg::Fence();
+    if constexpr (kK1) {
+      // kBWgK1 (N = 1): B K-major, a k-step's 32 halves 64 contiguous bytes.
+      static_assert(kNT8 == 1, "one n-tile");
 #pragma unroll
-    for (int kt = 0; kt < kKS / 32; ++kt) {
-      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
+      for (int kt = 0; kt < kKS / 32; ++kt) {
+        const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 64);
 #pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
+        for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSpK<kType>::Run(&acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
+      }
+    } else {
+#pragma unroll
+      for (int kt = 0; kt < kKS / 32; ++kt) {
+        const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
+#pragma unroll
+        for (int ms = 0; ms < kMS; ++ms)
+          wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
+      }
     }
     wg::Commit();
   }
@@ -1196,6 +1218,8 @@ struct TwoFourWgT : TwoFourTiled {
 };
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
+// N = 1 with B as it is (kBWgK1). Workbench (group 12) until measured.
+using TwoFourWgK1 = TwoFourWgT<false, true>;
 
 // Dense f16/bf16 in DenseTiled's stages, multiplied by warpgroup MMA with A and B both read
 // through descriptors (sm_90a; the engine's dense proof, workbench only). The host lays a

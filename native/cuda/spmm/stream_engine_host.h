@@ -40,14 +40,26 @@ inline PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
 //   else: N = 16 / 32 / 64 by tensor copy, other multiples of 8 whole, others element-wise.
 // wgmma formats: `wide` (8 / 16 / 32 / 64, at least N's own box) names a wider box than N's own, for a
 // kernel of that width run at a smaller N (the workbench's ENGINE_WIDE); 0: N's own.
+// k_major_n1: N = 1 on the wgmma formats as kBWgK1 (B's K halves as they are, read through a
+// K-major descriptor: no layout by the consumers), for the formats that declare kBK1
+// (TwoFourWgK1); else kBWgRows.
 // cudaErrorInvalidValue when the tensor map cannot be made.
 // It also sets lanes_arrive where a stage's B takes plain shared-memory stores (by the producer:
 // element-wise rows, a ragged end; by the consumers: kBWgRows), so that every lane's own stores
 // are ordered by its own arrival: compute-sanitizer's racecheck does not follow the ordering
 // through __syncwarp and lane 0's arrival (v14: 100 hazards reported on that path; v15: none with
 // every lane arriving). Bulk and tensor copies alone keep the one-lane form.
-inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide) {
+inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide,
+                              bool k_major_n1) {
   namespace en = cuda::engine;
+  if (wg && n == 1 && k_major_n1 && wide == 0) {
+    // kBWgK1: B's K halves as they are; K-major, no swizzle, core matrices 16 bytes apart
+    // along K (leading byte offset), one along N (the stride byte offset, 128, is not used).
+    a->b_read = en::kBWgK1;
+    a->b_stride = 2, a->b_swizzle = 0, a->b_cols = 1;
+    a->b_desc = ((128ull >> 4) << 32) | ((16ull >> 4) << 16);
+    return cudaSuccess;
+  }
   const int own = n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64;
   if (wg && wide != 0 && (wide < own || wide > 64 || (wide & (wide - 1)) != 0)) return cudaErrorInvalidValue;
   const int box_n = wg ? (wide != 0 ? wide : own) : n;
@@ -92,10 +104,11 @@ inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 // SetupBRead, then the lanes_arrive rule (both described above SetupBRead).
-inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide = 0) {
+inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide = 0,
+                          bool k_major_n1 = false) {
   namespace en = cuda::engine;
-  const cudaError_t e = SetupBRead(a, b, n, k, kks, wg, wide);
-  a->lanes_arrive = !(a->b_read == en::kBTma || (a->b_read == en::kBLd && k % kks == 0));
+  const cudaError_t e = SetupBRead(a, b, n, k, kks, wg, wide, k_major_n1);
+  a->lanes_arrive = !(a->b_read == en::kBTma || ((a->b_read == en::kBLd || a->b_read == en::kBWgK1) && k % kks == 0));
   return e;
 }
 

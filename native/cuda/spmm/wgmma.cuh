@@ -96,6 +96,25 @@ SPARSE_WGMMA_SP(256, kBF16, "bf16", SPARSE_WG_D128(0))
 
 #undef SPARSE_WGMMA_SP
 
+// m64n8k32 with B K-major (imm-trans-b 0: K contiguous in each of B's 16-byte core-matrix
+// rows); otherwise as WgmmaSp<kType, 8>. The streaming engine's N = 1 path (kBWgK1).
+template <DType kType>
+struct WgmmaSpK;
+#define SPARSE_WGMMA_SP_K(TYPE, PTX)                                                                   \
+  template <>                                                                                         \
+  struct WgmmaSpK<DType::TYPE> {                                                                      \
+    __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b, uint32_t e) { \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %11, 0;\n"                                      \
+                   "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32." PTX "." PTX " "                    \
+                   "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, %9, %10, p, 1, 1, 0;\n}\n"                  \
+                   : SPARSE_WG_D4(0)                                                                  \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(e), "n"(0), "r"(1));      \
+    }                                                                                                 \
+  };
+SPARSE_WGMMA_SP_K(kF16, "f16")
+SPARSE_WGMMA_SP_K(kBF16, "bf16")
+#undef SPARSE_WGMMA_SP_K
+
 // A 64 x 16 K-major operand with the 128-byte swizzle (layout 1): rows of 128 bytes, 8-row
 // groups 1024 bytes apart (stride byte offset); the leading byte offset is unused with a
 // swizzle (written as 1, as gemm_engine.cuh's kADesc, which is proven on the GPU). The k16

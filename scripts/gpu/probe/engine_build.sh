@@ -9,7 +9,7 @@ mkdir -p "$out/obj"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 flags=(-std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -lineinfo -Xptxas -v)
 pids=()
-for g in 0 1 2 3 4 5 6 7 8 9 10 11 13 14; do
+for g in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
   "$NVCC" "${flags[@]}" -DGROUP=$g -c scripts/gpu/probe/engine_variants.cu -o "$out/obj/group$g.o" 2>"$out/obj/group$g.ptxas.txt" &
   pids+=($!)
 done

@@ -159,7 +159,9 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   a.kstages = (kdim + v.kks - 1) / v.kks;
   a.total = static_cast<long long>(a.row_blocks) * a.kstages;
   // ENGINE_WIDE=1: a wgmma kernel may run an N below its width (Fits); B's box is the kernel's.
-  if (sparse::engine_host::SetupB(&a, b, n, k, v.kks, v.wg, v.wg && Env("ENGINE_WIDE") ? 8 * v.nt8 : 0) != cudaSuccess) {
+  // The kBK1 formats (group 12) read B through its K-major descriptor (kBWgK1; N = 1 only: Fits).
+  if (sparse::engine_host::SetupB(&a, b, n, k, v.kks, v.wg, v.wg && Env("ENGINE_WIDE") ? 8 * v.nt8 : 0, v.k1) !=
+      cudaSuccess) {
     std::printf("cannot stage B for n=%d k=%d box %d\n", n, k, v.kks);
     std::exit(1);
   }
@@ -240,6 +242,7 @@ static bool Fits(const Variant& v, int n) {
     }
     if (!hit) return false;
   }
+  if (v.k1 && n != 1) return false;  // kBWgK1 is N = 1's
   // ENGINE_WIDE=1: any N up to the width (the wgmma kernels; B's box then is the kernel's).
   if (v.wg && Env("ENGINE_WIDE")) return n <= 8 * v.nt8;
   return n <= 8 * v.nt8 && (v.nt8 == 1 || n > 4 * v.nt8);

@@ -25,7 +25,7 @@ static Variant Make(const char* fam) {
   constexpr bool two_four = std::is_same<F, e::TwoFour>::value || std::is_same<F, e::TwoFourTiled>::value || (wg && !dense_wg);
   constexpr bool tiled = std::is_same<F, e::TwoFourTiled>::value || std::is_same<F, e::DenseTiled>::value || wg;
   return Variant{strdup(buf), two_four, tiled,  wg, kType, kNT8 * kNG, E::kRows, kKS, E::kThreads, E::kSmemBytes,
-                 per_sm,      fn};
+                 per_sm,      fn,        e::HasBK1<F>::value};
 }
 
 #define NT8S(F, T, CW, MS, KS, B, fam) \
@@ -110,6 +110,14 @@ std::vector<Variant> Group11() {
   using W = e::TwoFourWg;
   return {NT8S(W, DType::kF16, 8, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 8, 2, 256, 200, "s24_f16_wg"),
           NT8S(W, DType::kF16, 4, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 4, 2, 256, 100, "s24_f16_wg")};
+}
+#elif GROUP == 12
+// 2:4 with warpgroup MMA at N = 1 reading B as it is (TwoFourWgK1: kBWgK1, a K-major descriptor
+// with overlapping core matrices; no layout by the consumers), f16 and bf16, on the addon's
+// three-stage ring at N = 8: against group 14's `_wg_w8x1_n8_k256_s3` at N = 1 (kBWgRows).
+std::vector<Variant> Group12() {
+  using K = e::TwoFourWgK1;
+  return {Make<K, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgk1"), Make<K, DType::kBF16, 8, 1, 1, 256, 124>("s24_bf16_wgk1")};
 }
 #elif GROUP == 13
 // 2:4 with warpgroup MMA and a ring of 224 KB instead of 200 (one stage more at N = 16-64):

@@ -29,6 +29,7 @@ struct Variant {
   DType type;
   int nt8, rows, kks, threads, smem, per_sm;
   KernelFn fn;
+  bool k1;  // the format reads B as kBWgK1 (N = 1)
 };
 
 struct Launch {
@@ -49,13 +50,14 @@ std::vector<Variant> Group8();
 std::vector<Variant> Group9();
 std::vector<Variant> Group10();
 std::vector<Variant> Group11();
+std::vector<Variant> Group12();
 std::vector<Variant> Group13();
 std::vector<Variant> Group14();
 
 inline const std::vector<Variant>& AllVariants() {
   static std::vector<Variant> all = [] {
     std::vector<Variant> v;
-    for (auto g : {Group0, Group1, Group2, Group3, Group4, Group5, Group6, Group7, Group8, Group9, Group10, Group11, Group13, Group14}) {
+    for (auto g : {Group0, Group1, Group2, Group3, Group4, Group5, Group6, Group7, Group8, Group9, Group10, Group11, Group12, Group13, Group14}) {
       std::vector<Variant> x = g();
       v.insert(v.end(), x.begin(), x.end());
     }
