@@ -115,9 +115,15 @@ std::vector<Variant> Group11() {
 // 2:4 with warpgroup MMA at N = 1 reading B as it is (TwoFourWgK1: kBWgK1, a K-major descriptor
 // with overlapping core matrices; no layout by the consumers), f16 and bf16, on the addon's
 // three-stage ring at N = 8: against group 14's `_wg_w8x1_n8_k256_s3` at N = 1 (kBWgRows).
+// And the split-K clusters' partial sums pushed by bulk copies (TwoFourWgPush) on the addon's
+// three-stage rings, N = 8 / 16 / 32 / 64: against groups 14, 7 and 13's `_wg_` of the same N on
+// the small shapes (4096^2, 6144 x 4096: clusters of 3 and 2).
 std::vector<Variant> Group12() {
   using K = e::TwoFourWgK1;
-  return {Make<K, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgk1"), Make<K, DType::kBF16, 8, 1, 1, 256, 124>("s24_bf16_wgk1")};
+  using P = e::TwoFourWgPush;
+  return {Make<K, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgk1"), Make<K, DType::kBF16, 8, 1, 1, 256, 124>("s24_bf16_wgk1"),
+          Make<P, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgpush"), Make<P, DType::kF16, 8, 1, 2, 256, 140>("s24_f16_wgpush"),
+          Make<P, DType::kF16, 8, 1, 4, 256, 200>("s24_f16_wgpush"), Make<P, DType::kF16, 8, 1, 8, 256, 224>("s24_f16_wgpush")};
 }
 #elif GROUP == 13
 // 2:4 with warpgroup MMA and a ring of 224 KB instead of 200 (one stage more at N = 16-64):
