@@ -18,8 +18,9 @@
 // and offsets[tiles] the total; the order of entries inside a tile does not matter (each
 // position occurs once).
 //
-// Bytes: 4 per nonzero (as CSR with 16-bit values and 16-bit column indices), plus the
-// padding (under 4 entries per tile) and 4 per tile of offsets.
+// Bytes: 4 per stored entry, explicit zeros included (as CSR with 16-bit values and 16-bit
+// column indices), plus the padding (under 4 entries per tile) and 4 per tile of offsets, and
+// one more (src/sparse/memory.ts sizes them for `sparse bench`).
 #include <cstddef>
 #include <cstdint>
 #include <string>
