@@ -24,6 +24,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/dtype.h"
 #include "common/stream_plan.h"
@@ -431,11 +432,16 @@ __device__ __forceinline__ void ClusterArriveRelaxed() {
 __device__ __forceinline__ void ClusterWait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
 // The most blocks of one cluster the engine uses (the portable cluster size).
 constexpr int kMaxCluster = kMaxStreamCluster;
+// The address in block `rank` of the cluster of this block's shared address `local`.
+__device__ __forceinline__ uint32_t MapaShared(uint32_t local, uint32_t rank) {
+  uint32_t remote;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
 // Reads of another block's shared memory, between two cluster barriers (which order them:
 // no memory clobber here, so the compiler may issue a fragment's loads back to back).
 __device__ __forceinline__ float4 LoadCluster(uint32_t local, uint32_t rank) {
-  uint32_t remote;
-  asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  const uint32_t remote = MapaShared(local, rank);
   float4 v;
   asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
@@ -451,6 +457,20 @@ __device__ __forceinline__ void ClusterFollow() {
   ClusterWait();
 }
 
+// Warp w's sums as the split-K cluster's ends keep them in shared memory: its fragment (ms, j)
+// at `buf` + 512 ((w kMS + ms) kNT8 + j), a float4 a lane.
+template <int kMS, int kNT8>
+__device__ __forceinline__ void PutSums(unsigned char* buf, int w, const float (&acc)[kMS][kNT8][4]) {
+  const int lane = threadIdx.x & 31;
+  float* f = reinterpret_cast<float*>(buf);
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j)
+      reinterpret_cast<float4*>(f + ((w * kMS + ms) * kNT8 + j) * 128)[lane] =
+          make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]);
+}
+
 // The end of a block in split-K clusters (Args::cluster > 1): the cluster's blocks hold the
 // same row block's sums over different K ranges. Each consumer warp puts its fragments in
 // its block's shared memory (`buf`, the ring's start: every stage has been consumed), and after
@@ -464,12 +484,7 @@ __device__ __forceinline__ void ClusterReduce(const Args& a, int rb, const float
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   float* f = reinterpret_cast<float*>(buf);
   NamedBarrier(1, 32 * kCW);  // every consumer warp is done with the ring
-#pragma unroll
-  for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-    for (int j = 0; j < kNT8; ++j)
-      reinterpret_cast<float4*>(f + ((w * kMS + ms) * kNT8 + j) * 128)[lane] =
-          make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]);
+  PutSums(buf, w, acc);
   ClusterSync();
   if (threadIdx.x == 0) Trace(a, 6);
   if (w % a.cluster == static_cast<int>(ClusterRank())) {
@@ -518,11 +533,6 @@ template <int kCW, int kMS, int kNT8>
 constexpr int PushAreaBytes() {
   return (2 * kCW + kMaxCluster - 1) * kMS * kNT8 * 512;
 }
-__device__ __forceinline__ uint32_t MapaShared(uint32_t local, uint32_t rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
-  return remote;
-}
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ void ClusterReducePush(const Args& a, int rb, const float (&acc)[kMS][kNT8][4],
                                                   unsigned char* buf, uint32_t bar, uint32_t parity) {
@@ -533,12 +543,7 @@ __device__ __forceinline__ void ClusterReducePush(const Args& a, int rb, const f
   unsigned char* stage = buf + cl * per * kWarpBytes;
   NamedBarrier(1, 32 * kCW);  // every consumer warp is done with the ring
   if (t != me) {
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-      for (int j = 0; j < kNT8; ++j)
-        reinterpret_cast<float4*>(stage + w * kWarpBytes + (ms * kNT8 + j) * 512)[lane] =
-            make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]);
+    PutSums(stage, w, acc);
     FenceProxyAsync();  // this lane's stores, before the copy (the async proxy) reads them
   } else if (w == me) {
     // The barrier's phase: one arrival (every lane's where the ring's barriers count 32) with
@@ -1274,23 +1279,15 @@ struct TwoFourWgT : TwoFourTiled {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
     wg::Fence();
-    if constexpr (kK1) {
-      // kBWgK1 (N = 1): B K-major, a k-step's 32 halves 64 contiguous bytes.
-      static_assert(kNT8 == 1, "one n-tile");
+    // A k-step's B: 32 rows of 16 kNT8 bytes, or (kBWgK1, N = 1: K-major) 32 halves in 64 bytes.
+    static_assert(!kK1 || kNT8 == 1, "kBWgK1 has one n-tile");
+    constexpr int kBStep = kK1 ? 64 : 32 * 16 * kNT8;
+    using Mma = std::conditional_t<kK1, wg::WgmmaSpK<kType>, wg::WgmmaSp<kType, 8 * kNT8>>;
 #pragma unroll
-      for (int kt = 0; kt < kKS / 32; ++kt) {
-        const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 64);
+    for (int kt = 0; kt < kKS / 32; ++kt) {
+      const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * kBStep);
 #pragma unroll
-        for (int ms = 0; ms < kMS; ++ms) wg::WgmmaSpK<kType>::Run(&acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
-      }
-    } else {
-#pragma unroll
-      for (int kt = 0; kt < kKS / 32; ++kt) {
-        const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * 32 * 16 * kNT8);
-#pragma unroll
-        for (int ms = 0; ms < kMS; ++ms)
-          wg::WgmmaSp<kType, 8 * kNT8>::Run(&acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
-      }
+      for (int ms = 0; ms < kMS; ++ms) Mma::Run(&acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
     }
     wg::Commit();
   }
