@@ -30,6 +30,8 @@ TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sa
 MAX_TASKS=7
 CARRY_LIMIT=$((64 * 1024 * 1024))
 OUT_FILE_LIMIT=${OUT_FILE_LIMIT:-$((16 * 1024 * 1024))}
+# A task's input files (weights it wrote for a bench or verify): left out of an archive over the limit.
+INPUT_FILES=('*.npy' '*.npz' '*.safetensors' '*.pt' '*.bin')
 ANCHORS_FILE=anchors/dlmc_dev_h200.jsonl
 # The tests that run kernels or the harness on the GPU (the others skip nothing there).
 KERNEL_TESTS=(test/kernels/kernels.test.ts test/kernels/binding.test.ts test/kernels/binding-args.test.ts
@@ -534,11 +536,14 @@ run_tasks() {
     if [ "$(bytes_of "$OUT/$LABEL.tar.xz")" -gt "$OUT_FILE_LIMIT" ]; then
       # Inputs a task wrote into its folder (weights for a bench or verify) are what usually
       # overflow it: pack again without them, listed in left-out.txt, so the results come back.
-      (cd "$W" && find . -type f \( -name '*.npy' -o -name '*.npz' -o -name '*.safetensors' -o -name '*.pt' \
-        -o -name '*.bin' \) -printf '%s\t%P\n' | sort -k2) >"$W/left-out.txt"
+      local input_names=() input_excludes=() pattern
+      for pattern in "${INPUT_FILES[@]}"; do
+        input_names+=(${input_names[0]+-o} -name "$pattern")
+        input_excludes+=("--exclude=$pattern")
+      done
+      (cd "$W" && find . -type f \( "${input_names[@]}" \) -printf '%s\t%P\n' | sort -k2) >"$W/left-out.txt"
       if [ -s "$W/left-out.txt" ]; then
-        tar -cJf "$OUT/$LABEL.tar.xz" -C "$GPU_TMP" --exclude='*.npy' --exclude='*.npz' --exclude='*.safetensors' \
-          --exclude='*.pt' --exclude='*.bin' "$LABEL"
+        tar -cJf "$OUT/$LABEL.tar.xz" -C "$GPU_TMP" "${input_excludes[@]}" "$LABEL"
         note "  $LABEL.tar.xz was over $((OUT_FILE_LIMIT / 1024 / 1024)) MiB: packed again without its $(wc -l <"$W/left-out.txt") input files (listed in left-out.txt)"
       else
         rm -f "$W/left-out.txt"
