@@ -100,8 +100,9 @@ enum BRead : int {
                  // (kBLd's bulk copy and ragged end, no layout) and read through a K-major
                  // descriptor whose core matrices overlap (leading byte offset 16): row 0 of core
                  // matrix j is B's halves 8 j .. 8 j + 7, its rows 1-7 the 16-byte chunks after
-                 // it, which reach only columns 1-7 of C (never stored). The format TwoFourWgK1;
-                 // workbench (group 12) until measured
+                 // it, which reach only columns 1-7 of C (never stored); the last ones read up to
+                 // 112 bytes past the stage's B, zeroed by StreamKernel at its start. The format
+                 // TwoFourWgK1 (the addon's s24e at N = 1, v17)
 };
 
 struct Args {
@@ -274,9 +275,6 @@ struct RowsB {
 SPARSE_ENGINE_FORMAT_FLAG(HasWgB, kWgB)
 // Formats that read B as kBWgK1 (N = 1) declare kBK1 = true.
 SPARSE_ENGINE_FORMAT_FLAG(HasBK1, kBK1)
-// Formats whose split-K clusters push their partial sums (ClusterReducePush) declare
-// kPushReduce = true.
-SPARSE_ENGINE_FORMAT_FLAG(HasPushReduce, kPushReduce)
 #undef SPARSE_ENGINE_FORMAT_FLAG
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
@@ -517,80 +515,6 @@ __device__ __forceinline__ void ClusterReduce(const Args& a, int rb, const float
   ClusterWait();
 }
 
-// ClusterReduce with the partial sums pushed instead of pulled (formats that declare
-// kPushReduce; workbench group 12 until measured). Warp w's sums go to block t = w % cluster:
-// a warp of another block stores its fragments in its own ring (`stage`, kCW warps' areas after
-// the receive areas) and, after the cluster barrier that frees every ring, one lane copies them
-// into block t's receive area (`recv`: [cluster][per] warps' areas) with one bulk copy
-// (shared::cta -> shared::cluster) that completes on t's `bar` (the ring's full barrier of slot
-// 0, idle after the last stage: its next phase has parity `parity`). Block t's first reducing
-// warp expects every copy it will receive; its reducing warps wait for them, add them to their own
-// sums (kept in registers) from local shared memory and write C. The second cluster barrier, as
-// in ClusterReduce, keeps each sender's shared memory alive until its copy has landed (the
-// reducers arrive after their wait). v16: the pull took 1.46 us from the partners' sums to the
-// end at N = 64 on 4096^2 (three remote round trips a reducing warp).
-template <int kCW, int kMS, int kNT8>
-constexpr int PushAreaBytes() {
-  return (2 * kCW + kMaxCluster - 1) * kMS * kNT8 * 512;
-}
-template <DType kType, int kCW, int kMS, int kNT8, int kNG>
-__device__ __forceinline__ void ClusterReducePush(const Args& a, int rb, const float (&acc)[kMS][kNT8][4],
-                                                  unsigned char* buf, uint32_t bar, uint32_t parity) {
-  constexpr int kWarpBytes = kMS * kNT8 * 512;
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const int cl = a.cluster, me = static_cast<int>(ClusterRank()), t = w % cl, per = (kCW + cl - 1) / cl;
-  unsigned char* recv = buf;
-  unsigned char* stage = buf + cl * per * kWarpBytes;
-  NamedBarrier(1, 32 * kCW);  // every consumer warp is done with the ring
-  if (t != me) {
-    PutSums(stage, w, acc);
-    FenceProxyAsync();  // this lane's stores, before the copy (the async proxy) reads them
-  } else if (w == me) {
-    // The barrier's phase: one arrival (every lane's where the ring's barriers count 32) with
-    // the bytes of every copy this block receives: (cluster - 1) for each of its reducing warps.
-    const int mine = (kCW - me + cl - 1) / cl;
-    if (lane == 0) MbarArriveExpectTx(bar, static_cast<uint32_t>((cl - 1) * mine * kWarpBytes));
-    else if (a.lanes_arrive) MbarArrive(bar);
-  }
-  ClusterSync();  // every block's ring is free
-  if (threadIdx.x == 0) Trace(a, 6);
-  if (t != me) {
-    __syncwarp();
-    if (lane == 0) {
-      const uint32_t dst = MapaShared(SmemAddr(recv + (me * per + w / cl) * kWarpBytes), t);
-      asm volatile(
-          "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-          "r"(SmemAddr(stage + w * kWarpBytes)), "r"(static_cast<uint32_t>(kWarpBytes)), "r"(MapaShared(bar, t))
-          : "memory");
-    }
-    ClusterArriveRelaxed();
-  } else {
-    MbarWait(bar, parity);
-    ClusterArriveRelaxed();  // every copy into this block has landed (its senders may go)
-    float g[kMS][kNT8][4];
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-      for (int j = 0; j < kNT8; ++j)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) g[ms][j][q] = acc[ms][j][q];
-#pragma unroll 1
-    for (int c = 0; c < cl; ++c) {
-      if (c == me) continue;
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-        for (int j = 0; j < kNT8; ++j) {
-          const float4 v = reinterpret_cast<const float4*>(recv + (c * per + w / cl) * kWarpBytes + (ms * kNT8 + j) * 512)[lane];
-          g[ms][j][0] += v.x, g[ms][j][1] += v.y, g[ms][j][2] += v.z, g[ms][j][3] += v.w;
-        }
-    }
-#pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, g[ms]);
-  }
-  ClusterWait();
-}
-
 // The shared state of one block's fixups (consumer threads; thread 0 writes, after a
 // NamedBarrier all read).
 struct FixupFlags {
@@ -801,6 +725,16 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     for (int q = 0; q < 2; ++q) MbarInit(SmemAddr(&fl.signalled[q]), 1);
     FenceBarrierInit();
   }
+  if (HasBK1<F>::value && a.b_read == kBWgK1) {
+    // kBWgK1's last core matrices of a stage read up to 112 bytes past its kKS halves of B
+    // (rows 1-7: C's unstored columns). Zeros there, not what an earlier kernel left: a
+    // non-finite value in those columns sends the strip to FixSp24's exact sums (v17: 30 us a
+    // stage in split-K clusters).
+    static_assert(2 * kKS + 128 <= E::kBBytes, "the K1 tail fits in the stage's B area");
+    for (int i = threadIdx.x; i < kStages * 8; i += blockDim.x)
+      reinterpret_cast<uint4*>(smem + (i / 8) * E::kStageBytes + 2 * kKS)[i % 8] = make_uint4(0, 0, 0, 0);
+    FenceProxyAsync();
+  }
   __syncthreads();
   if (threadIdx.x == 0) Trace(a, 4), Trace(a, 0);
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
@@ -940,13 +874,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
   }
   if (clustered) {
     static_assert(SlotFloats<kCW, kMS, kNT8>() * 4 <= kStages * E::kStageBytes, "the sums fit in the ring");
-    if constexpr (HasPushReduce<F>::value) {
-      static_assert(PushAreaBytes<kCW, kMS, kNT8>() <= kStages * E::kStageBytes, "the pushed sums fit in the ring");
-      // Slot 0's full barrier, idle now: it completed one phase per use, ceil(s / kStages).
-      ClusterReducePush<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, smem, full(0), ((s + kStages - 1) / kStages) & 1);
-    } else {
-      ClusterReduce<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, smem);
-    }
+    ClusterReduce<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, smem);
   } else {
     Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl);
   }
@@ -1308,13 +1236,8 @@ struct TwoFourWgT : TwoFourTiled {
 };
 using TwoFourWg = TwoFourWgT<false>;
 using TwoFourWgLds = TwoFourWgT<true>;
-// N = 1 with B as it is (kBWgK1). Workbench (group 12) until measured.
+// N = 1 with B as it is (kBWgK1): the addon's s24e at N = 1.
 using TwoFourWgK1 = TwoFourWgT<false, true>;
-// TwoFourWg whose split-K clusters push their partial sums (ClusterReducePush). Workbench
-// (group 12) until measured.
-struct TwoFourWgPush : TwoFourWg {
-  static constexpr bool kPushReduce = true;
-};
 
 // Dense f16/bf16 in DenseTiled's stages, multiplied by warpgroup MMA with A and B both read
 // through descriptors (sm_90a; the engine's dense proof, workbench only). The host lays a

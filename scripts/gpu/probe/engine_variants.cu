@@ -112,18 +112,18 @@ std::vector<Variant> Group11() {
           NT8S(W, DType::kF16, 4, 2, 128, 200, "s24_f16_wg"), NT8S(W, DType::kF16, 4, 2, 256, 100, "s24_f16_wg")};
 }
 #elif GROUP == 12
-// 2:4 with warpgroup MMA at N = 1 reading B as it is (TwoFourWgK1: kBWgK1, a K-major descriptor
-// with overlapping core matrices; no layout by the consumers), f16 and bf16, on the addon's
-// three-stage ring at N = 8: against group 14's `_wg_w8x1_n8_k256_s3` at N = 1 (kBWgRows).
-// And the split-K clusters' partial sums pushed by bulk copies (TwoFourWgPush) on the addon's
-// three-stage rings, N = 8 / 16 / 32 / 64: against groups 14, 7 and 13's `_wg_` of the same N on
-// the small shapes (4096^2, 6144 x 4096: clusters of 3 and 2).
+// 2:4 with warpgroup MMA at N = 1 reading B as it is (TwoFourWgK1, the addon's s24e at N = 1
+// since v17), f16 and bf16, against group 14's `_wg_w8x1_n8_k256_s3` at N = 1 (kBWgRows). And one
+// warpgroup per block (64 rows) on three-stage rings (66 / 102 / 150 KB at N = 8 / 32 / 64; N = 16's
+// is group 7's 100 KB one), against group 7's `_wg_w4x1_` 200 KB rings (8 / 7 / 5 / 4 stages) and the addon's
+// `_wg_w8x1_..._s3` on the small shapes: v17 found w4x1 on 4096^2 at N = 64 (64 row blocks in
+// clusters of 2: 128 SMs against 96) 12.6 us against 14.0.
 std::vector<Variant> Group12() {
   using K = e::TwoFourWgK1;
-  using P = e::TwoFourWgPush;
+  using W = e::TwoFourWg;
   return {Make<K, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgk1"), Make<K, DType::kBF16, 8, 1, 1, 256, 124>("s24_bf16_wgk1"),
-          Make<P, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgpush"), Make<P, DType::kF16, 8, 1, 2, 256, 140>("s24_f16_wgpush"),
-          Make<P, DType::kF16, 8, 1, 4, 256, 200>("s24_f16_wgpush"), Make<P, DType::kF16, 8, 1, 8, 256, 224>("s24_f16_wgpush")};
+          Make<W, DType::kF16, 4, 1, 1, 256, 66>("s24_f16_wg"), Make<W, DType::kF16, 4, 1, 4, 256, 102>("s24_f16_wg"),
+          Make<W, DType::kF16, 4, 1, 8, 256, 150>("s24_f16_wg")};
 }
 #elif GROUP == 13
 // 2:4 with warpgroup MMA and a ring of 224 KB instead of 200 (one stage more at N = 16-64):
