@@ -57,6 +57,11 @@ inline StreamPlan PlanStream(int row_blocks, int kstages, const int (&resident)[
 // start (both kernels forced, N = 1 and 8, 9-28 MB): below 24 MB they are within -11 % ... +8 %
 // of each other (K = 4096 favours the engine, K = 2048 the mma.sp kernel), at 28 MB the engine
 // is 1.36-1.42x faster; the rule is never more than 11 % off the faster kernel and stays.
+// v17 (the engine's N = 1 kernel reads B as it is): at N = 1 the engine is 8-10 % faster on every
+// K = 4096 shape below 24 MB measured (2048, 3072, 4096 x 4096) and 8 % slower on 4096 x 2048;
+// at N = 8 within 3 % on K = 4096, 4 % slower on 4096 x 2048. A rule by K stages (the engine
+// from 16 stages of 256 columns) fits those cases; it waits for a check on held-out shapes
+// (docs/stream-engine.md, "Where it stands"), and this one stays meanwhile.
 constexpr double kStream24MinBytes = 24e6;  // N <= 8: the engine from this many weight bytes
 inline bool Stream24Wins(long long m, long long k, int n) {
   return n > 8 || 1.125 * static_cast<double>(m) * static_cast<double>(k) >= kStream24MinBytes;
