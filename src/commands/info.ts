@@ -11,7 +11,7 @@ import {detectFormat, expandInputs, FORMAT_NAMES, infoTotals, inspectEach, type 
 export default class Info extends BaseCommand<typeof Info> {
   static summary = 'Describe a dense or CSR file: shape, dtype, nnz, sparsity, row lengths, bytes per encoding.'
 
-  static description = `For each tensor of a dense (.npy, .npz, .safetensors) or CSR (.npz, .smtx, CSR directory) input, or of a 2:4 .npz (its tiles and bytes per element too): shape, dtype, nnz, sparsity, row-length statistics (min, mean, max, coefficient of variation) with a histogram, bytes as dense and as CSR in fp32 (int32 indices) and fp16 (16-bit indices when the column count allows), and of the bitmap and 2:4 tensor-core forms (16-bit values; 2:4 only for a 2:4 matrix), each with its memory saving against the dense matrix of the same value dtype, and whether a row order is stored. Tensors with more than two dimensions are viewed as [shape[0], product of the rest]. '-' reads stdin (.npy, .npz or a CSR .npz). --json prints {files: [...], totals}: one entry per input file, one or several, and the totals over them.`
+  static description = `For each tensor of a dense (.npy, .npz, .safetensors) or CSR (.npz, .smtx, CSR directory) input, or of a 2:4 .npz (its tiles and bytes per element too): shape, dtype, nnz, sparsity, row-length statistics (min, mean, max, coefficient of variation) with a histogram, bytes as dense and as CSR in fp32 (int32 indices) and fp16 (16-bit indices when the column count allows), and of the bitmap, 2:4 and tc (16 x 32 CSR tiles) tensor-core forms (16-bit values; 2:4 only for a 2:4 matrix), each with its memory saving against the dense matrix of the same value dtype, and whether a row order is stored. Tensors with more than two dimensions are viewed as [shape[0], product of the rest]. '-' reads stdin (.npy, .npz or a CSR .npz). --json prints {files: [...], totals}: one entry per input file, one or several, and the totals over them.`
 
   static examples = [
     '<%= config.bin %> info fixtures/tiny-mlp.safetensors',
@@ -164,7 +164,7 @@ function renderTensor(t: InfoTensor): string[] {
     `  nnz ${t.nnz} of ${t.numel}  sparsity ${(100 * t.sparsity).toFixed(2)}%`,
     `  row lengths  min ${t.rowLengths.min}  mean ${t.rowLengths.mean.toFixed(2)}  max ${t.rowLengths.max}  CV ${t.rowLengths.cv.toFixed(3)}`,
     `  bytes f32  dense ${fmtBytes(t.denseBytes.f32)}  CSR ${fmtBytes(t.csrBytes.f32)} (saving ${fmtRatio(t.memorySaving.f32)})`,
-    `  bytes f16  dense ${fmtBytes(t.denseBytes.f16)}  CSR ${fmtBytes(t.csrBytes.f16)} (saving ${fmtRatio(t.memorySaving.f16)}${t.indices16 ? ', 16-bit indices' : ', int32 indices: too many columns for 16-bit'})  bitmap ${fmtBytes(t.bitmapBytes)} (saving ${fmtRatio(t.memorySaving.bitmap)})  2:4 ${t.twoFourBytes === null ? 'n/a (not 2:4)' : `${fmtBytes(t.twoFourBytes)} (saving ${fmtRatio(t.memorySaving.twoFour!)})`}`,
+    `  bytes f16  dense ${fmtBytes(t.denseBytes.f16)}  CSR ${fmtBytes(t.csrBytes.f16)} (saving ${fmtRatio(t.memorySaving.f16)}${t.indices16 ? ', 16-bit indices' : ', int32 indices: too many columns for 16-bit'})  bitmap ${fmtBytes(t.bitmapBytes)} (saving ${fmtRatio(t.memorySaving.bitmap)})  2:4 ${t.twoFourBytes === null ? 'n/a (not 2:4)' : `${fmtBytes(t.twoFourBytes)} (saving ${fmtRatio(t.memorySaving.twoFour!)})`}  tc ${fmtBytes(t.tcBytes)} (saving ${fmtRatio(t.memorySaving.tc)})`,
     `  row order  ${t.rowOrder ? 'stored' : 'none'}`,
   ]
   if (t.sp24) {

@@ -143,6 +143,7 @@ export function renderPrune(r: PruneFileResult): string {
         `${fmtBytes(t.csrBytes.f16)} (${ratio(t.memorySaving.f16)})`,
         `${fmtBytes(t.bitmapBytes)} (${ratio(t.memorySaving.bitmap)})`,
         t.twoFourBytes === null ? 'n/a' : `${fmtBytes(t.twoFourBytes)} (${ratio(t.memorySaving.twoFour!)})`,
+        `${fmtBytes(t.tcBytes)} (${ratio(t.memorySaving.tc)})`,
       ])
     }
     const s = r.totals
@@ -160,13 +161,14 @@ export function renderPrune(r: PruneFileResult): string {
         `${fmtBytes(s.csrBytes.f16)} (${ratio(s.memorySaving.f16)})`,
         `${fmtBytes(s.bitmapBytes)} (${ratio(s.memorySaving.bitmap)})`,
         s.twoFourBytes === null ? 'n/a' : `${fmtBytes(s.twoFourBytes)} (${ratio(s.memorySaving.twoFour!)})`,
+        `${fmtBytes(s.tcBytes)} (${ratio(s.memorySaving.tc)})`,
       ])
     }
     lines.push(
       renderTable(
-        ['tensor', ...(rules ? ['rule'] : []), 'shape', 'nnz', 'sparsity', 'target', 'threshold', 'dense f32', 'CSR f32', 'CSR f16', 'bitmap f16', '2:4 f16'],
+        ['tensor', ...(rules ? ['rule'] : []), 'shape', 'nnz', 'sparsity', 'target', 'threshold', 'dense f32', 'CSR f32', 'CSR f16', 'bitmap f16', '2:4 f16', 'tc f16'],
         table,
-        ['left', ...(rules ? ['left' as const] : []), 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+        ['left', ...(rules ? ['left' as const] : []), 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
       ),
     )
     const na = r.tensors.some((t) => t.twoFourBytes === null)

@@ -23,8 +23,8 @@ export interface HistogramBin {
 /**
  * One tensor's statistics. Sizes (MemorySizes, src/sparse/memory.ts): the dense matrix in fp32
  * and fp16, CSR in both encodings (int32 row offsets, and the row order when one is stored),
- * the bitmap and (when 2:4) the 2:4 tensor-core forms; each saving is against the dense matrix
- * of the same value dtype.
+ * the bitmap, (when 2:4) the 2:4 and the tc (16 x 32 CSR tiles) tensor-core forms; each saving
+ * is against the dense matrix of the same value dtype.
  */
 export interface InfoTensor extends MemorySizes {
   name: string
@@ -160,6 +160,7 @@ function summarize(
     csrBytes: sizes.csrBytes,
     bitmapBytes: sizes.bitmapBytes,
     twoFourBytes: sizes.twoFourBytes,
+    tcBytes: sizes.tcBytes,
     memorySaving: sizes.memorySaving,
     indices16: cols <= MAX_COLS_16BIT_INDEX,
     rowOrder,

@@ -12,7 +12,7 @@ export interface ByEncoding {
 /**
  * Sizes in each form and the memory saving, each against the dense matrix of the same value
  * dtype (src/sparse/memory.ts): `denseBytes {f32, f16}`, `csrBytes {f32, f16}`, `bitmapBytes`,
- * `twoFourBytes` (null unless 2:4), `memorySaving {f32, f16, bitmap, twoFour}`.
+ * `twoFourBytes` (null unless 2:4), `tcBytes`, `memorySaving {f32, f16, bitmap, twoFour, tc}`.
  */
 export interface TensorReport extends MemorySizes {
   name: string
@@ -128,6 +128,7 @@ export function totalsOf(tensors: TensorReport[], threshold: number | null): Pru
   const csr = {f32: 0, f16: 0}
   let bitmap = 0
   let twoFour: number | null = 0
+  let tc = 0
   for (const t of tensors) {
     numel += t.numel
     nnz += t.nnz
@@ -139,6 +140,7 @@ export function totalsOf(tensors: TensorReport[], threshold: number | null): Pru
     bitmap += t.bitmapBytes
     // The model has a 2:4 form only when every tensor has one.
     twoFour = twoFour === null || t.twoFourBytes === null ? null : twoFour + t.twoFourBytes
+    tc += t.tcBytes
   }
   return {
     tensors: tensors.length,
@@ -151,11 +153,13 @@ export function totalsOf(tensors: TensorReport[], threshold: number | null): Pru
     csrBytes: csr,
     bitmapBytes: bitmap,
     twoFourBytes: tensors.length === 0 ? null : twoFour,
+    tcBytes: tc,
     memorySaving: {
       f32: memorySaving(dense.f32, csr.f32),
       f16: memorySaving(dense.f16, csr.f16),
       bitmap: memorySaving(dense.f16, bitmap),
       twoFour: twoFour === null || tensors.length === 0 ? null : memorySaving(dense.f16, twoFour),
+      tc: memorySaving(dense.f16, tc),
     },
   }
 }

@@ -48,8 +48,10 @@ export interface MemorySizes {
   bitmapBytes: number
   /** The 2:4 form (16-bit values); null when the matrix is not 2:4. */
   twoFourBytes: number | null
-  /** Dense of the same value dtype over each form: f32 = CSR f32, f16 = CSR f16, bitmap and twoFour against dense f16. */
-  memorySaving: {f32: number; f16: number; bitmap: number; twoFour: number | null}
+  /** The tensor-core CSR tiles (tc_*, 16-bit values). */
+  tcBytes: number
+  /** Dense of the same value dtype over each form: f32 = CSR f32, f16 = CSR f16, bitmap, twoFour and tc against dense f16. */
+  memorySaving: {f32: number; f16: number; bitmap: number; twoFour: number | null; tc: number}
 }
 
 /** The sparsity structure the tensor-core forms need: per-tile counts (bitmap, tc) and whether the matrix is 2:4. */
@@ -187,11 +189,13 @@ export function memorySizes(rows: number, cols: number, nnz: number, tiles: Tile
     csrBytes: csr,
     bitmapBytes: tiles.bitmapBytes,
     twoFourBytes: tf,
+    tcBytes: tiles.tcBytes,
     memorySaving: {
       f32: memorySaving(dense.f32, csr.f32),
       f16: memorySaving(dense.f16, csr.f16),
       bitmap: memorySaving(dense.f16, tiles.bitmapBytes),
       twoFour: tf === null ? null : memorySaving(dense.f16, tf),
+      tc: memorySaving(dense.f16, tiles.tcBytes),
     },
   }
 }

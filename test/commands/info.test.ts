@@ -10,6 +10,7 @@ import {inspectInputs, writeCsrNpz} from '../../src/formats/index.js'
 import {buildManySafetensors, buildSafetensors} from '../fuzz/builders.js'
 import {runCli} from '../helpers/cli.js'
 import {fixture, makeTmp} from '../formats/helpers.js'
+import {TC_EXAMPLE_BYTES, tcExample} from '../sparse/tc-example.js'
 
 describe('sparse info', () => {
   const tmp = makeTmp('sparse-info-')
@@ -48,6 +49,9 @@ describe('sparse info', () => {
     expect(t.denseBytes).to.deep.equal({f32: 672 * 4, f16: 672 * 2})
     expect(t.csrBytes).to.deep.equal({f32: 405 * 8 + 8 * 4, f16: 405 * 4 + 8 * 4})
     expect(t.memorySaving.f32).to.be.closeTo((672 * 4) / (405 * 8 + 32), 1e-12)
+    // The tensor-core forms hold 16-bit values whatever the input's dtype: against dense f16.
+    expect(Object.keys(t)).to.include.members(['bitmapBytes', 'twoFourBytes', 'tcBytes'])
+    expect(t.memorySaving.tc).to.equal((672 * 2) / t.tcBytes)
     expect(r.stderr).to.equal('')
   })
 
@@ -113,6 +117,20 @@ describe('sparse info', () => {
     const dj = JSON.parse((await runCli(['info', dir, '--json'])).stdout).files[0]
     expect(dj.format).to.equal('csr-dir')
     expect(dj.tensors).to.have.length(6)
+  })
+
+  it('the tc form (16 x 32 CSR tiles) beside bitmap and 2:4: the hand-sized 20 x 70 example is 92 bytes', async () => {
+    // test/sparse/tc-example.ts: 10 stored f16 entries (one a stored zero, counted all the same).
+    const p = join(tmp.dir, 'tc-example.npz')
+    await writeCsrNpz({name: 'tc', shape: [20, 70], csr: tcExample()}, p)
+    const j = await runCli(['info', p, '--json'])
+    expect(j.code, j.stderr).to.equal(0)
+    const t = JSON.parse(j.stdout).files[0].tensors[0]
+    expect(t).to.deep.include({dtype: 'f16', nnz: 10, twoFourBytes: null, tcBytes: TC_EXAMPLE_BYTES})
+    expect(t.memorySaving.tc).to.equal((20 * 70 * 2) / 92)
+    const r = await runCli(['info', p])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.stdout).to.match(/ {2}bitmap \S+ B \(saving [\d.]+x\) {2}2:4 n\/a \(not 2:4\) {2}tc 92 B \(saving 30\.43x\)\n/)
   })
 
   it('reads stdin: info - (a .npy, or a CSR .npz piped from convert)', async () => {

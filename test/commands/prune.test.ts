@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {expect} from 'chai'
 
 import {openTensorSource, readCsrInput, writeSafetensors} from '../../src/formats/index.js'
+import {npyChunks} from '../../src/formats/npy.js'
 import {runCli} from '../helpers/cli.js'
 import {fixture, makeTmp, pyJson, requirePython} from '../formats/helpers.js'
 
@@ -89,6 +90,31 @@ describe('sparse prune', () => {
     expect(json.totals).to.deep.include({tensors: 2, numel: 32 * 48 + 64, nnz: 768 + 32})
   })
 
+  it('reports the tc form (16 x 32 CSR tiles) of what it keeps: the hand-sized 20 x 70 example, 92 bytes', async () => {
+    // The nonzeros of test/sparse/tc-example.ts (its stored zero is a zero here, not kept: tile
+    // (1, 1) holds 3 entries, still padded to 16 bytes), plus two small weights in the empty
+    // tiles (0, 1) and (1, 0) that -s prunes: kept, they would add 16 bytes each (124).
+    const w = new Float32Array(20 * 70)
+    for (const [r, c] of [[0, 17], [2, 69], [3, 0], [3, 5], [3, 31], [15, 16], [19, 48], [19, 49], [19, 51]]) w[r * 70 + c] = 1
+    w[5 * 70 + 40] = 1e-3
+    w[17 * 70 + 3] = -1e-3
+    const p = out('tc-example.npy')
+    writeFileSync(p, Buffer.concat(npyChunks('<f4', [20, 70], w)))
+    // round(0.9935 x 1400) = 1391 pruned: the 1389 zeros and the two small weights.
+    const r = await runCli(['prune', p, '-s', '0.9935', '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    const json = JSON.parse(r.stdout)
+    const t = json.tensors[0]
+    expect(t).to.deep.include({nnz: 9, twoFourBytes: null, tcBytes: 92})
+    expect(t.memorySaving.tc).to.equal((20 * 70 * 2) / 92)
+    expect(json.totals).to.deep.include({tcBytes: 92})
+    expect(json.totals.memorySaving.tc).to.equal((20 * 70 * 2) / 92)
+    const h = await runCli(['prune', p, '-s', '0.9935'])
+    expect(h.code, h.stderr).to.equal(0)
+    expect(h.stdout).to.match(/│ +bitmap f16 │ 2:4 f16 │ +tc f16 │\n/)
+    expect(h.stdout).to.match(/│ +n\/a │ 92 B \(30\.43x\) │\n/)
+  })
+
   it('several tensors make a directory with manifest.json; global scope and N:M', async () => {
     const r = await runCli(['prune', fixture('tiny-mlp.safetensors'), '-s', '0.8', '--scope', 'global', '-o', out('mlp'), '--json'])
     expect(r.code, r.stderr).to.equal(0)
@@ -100,6 +126,9 @@ describe('sparse prune', () => {
     expect(json.tensors.every((t: {threshold: number}) => t.threshold === json.totals.threshold)).to.equal(true)
     const total = 128 * 64 + 64 * 128 + 96 * 64
     expect(json.totals.nnz).to.equal(total - Math.round(0.8 * total))
+    // The totals of the tc form: the tensors' sums, against the sum of dense f16.
+    const tc = json.tensors.reduce((a: number, t: {tcBytes: number}) => a + t.tcBytes, 0)
+    expect([json.totals.tcBytes, json.totals.memorySaving.tc]).to.deep.equal([tc, (total * 2) / tc])
     const manifest = JSON.parse(readFileSync(out('mlp/manifest.json'), 'utf8'))
     expect(manifest.tensors.map((t: {name: string; file: string}) => [t.name, t.file])).to.deep.equal([
       ['layers.0.weight', 'layers.0.weight.npz'],

@@ -188,6 +188,7 @@ describe('memory sizes and saving (one definition)', () => {
     const info = inspectCsr({name: 'w', shape: [rows, cols], csr})
     expect(info.memorySaving).to.deep.equal(report.memorySaving)
     expect(info.bitmapBytes).to.equal(report.bitmapBytes)
+    expect(info.tcBytes).to.equal(report.tcBytes)
     const bench16 = memoryFigures(rows, cols, nnz, 'f16', csrTileStats(csr))
     const bench32 = memoryFigures(rows, cols, nnz, 'f32', csrTileStats(csr))
     // Both count the row order (bench runs rows in Sputnik's order; prune stored it).
@@ -195,6 +196,7 @@ describe('memory sizes and saving (one definition)', () => {
     expect(bench16.bitmapSaving).to.equal(report.memorySaving.bitmap)
     expect(bench16.twoFourBytes).to.equal(null) // 75 % unstructured is not 2:4
     expect(bench16.tcSaving).to.equal((rows * cols * 2) / csrTileStats(csr).tcBytes)
+    expect([bench16.tcBytes, bench16.tcSaving]).to.deep.equal([report.tcBytes, report.memorySaving.tc])
     expect(bench32.bitmapBytes).to.equal(null) // the tensor-core forms hold 16-bit values
     expect(bench32.tcBytes).to.equal(null)
   })

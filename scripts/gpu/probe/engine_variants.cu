@@ -113,7 +113,9 @@ std::vector<Variant> Group11() {
 }
 #elif GROUP == 12
 // 2:4 with warpgroup MMA at N = 1 reading B as it is (TwoFourWgK1, the addon's s24e at N = 1
-// since v17), f16 and bf16, against group 14's `_wg_w8x1_n8_k256_s3` at N = 1 (kBWgRows). And one
+// since v17), f16 and bf16, against group 14's `_wg_w8x1_n8_k256_s3` at N = 1 (kBWgRows); f16 also
+// on four- and five-stage rings (N = 1 moves a sixteenth of N = 8's B: more stages of A may pay
+// there, where v15 measured deeper rings at N = 8 only). And one
 // warpgroup per block (64 rows) on three-stage rings (66 / 102 / 150 KB at N = 8 / 32 / 64; N = 16's
 // is group 7's 100 KB one), against group 7's `_wg_w4x1_` 200 KB rings (8 / 7 / 5 / 4 stages) and the addon's
 // `_wg_w8x1_..._s3` on the small shapes: v17 found w4x1 on 4096^2 at N = 64 (64 row blocks in
@@ -122,6 +124,7 @@ std::vector<Variant> Group12() {
   using K = e::TwoFourWgK1;
   using W = e::TwoFourWg;
   return {Make<K, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgk1"), Make<K, DType::kBF16, 8, 1, 1, 256, 124>("s24_bf16_wgk1"),
+          Make<K, DType::kF16, 8, 1, 1, 256, 164>("s24_f16_wgk1"), Make<K, DType::kF16, 8, 1, 1, 256, 204>("s24_f16_wgk1"),
           Make<W, DType::kF16, 4, 1, 1, 256, 66>("s24_f16_wg"), Make<W, DType::kF16, 4, 1, 4, 256, 102>("s24_f16_wg"),
           Make<W, DType::kF16, 4, 1, 8, 256, 150>("s24_f16_wg")};
 }
