@@ -153,29 +153,34 @@ KernelRef RefOf() {
   using E = EngineOf<F, kType, kNT8>;
   return KernelRef{&e::StreamKernel<F, kType, kWarps, 1, kNT8, kKStage, kBudgetKB<kNT8>>, E::kSmemBytes, E::kThreads};
 }
-// The kernel for a dtype and an instruction N of 8 nt8 (1, 2, 4, 8); k1: N = 1's kernel
-// (TwoFourWgK1: B read as it is, through a K-major descriptor; SetupB's k_major_n1), with the
-// ring, shared memory and threads of nt8 = 1's, and so its plan. Workbench v17 (events, no
-// L2 flush and flushed, against nt8 = 1's kernel at N = 1, whose consumers lay B's rows out
-// every stage): 4-11 % faster on five of the six shapes measured (11008 x 4096 20.3 -> 18.0 us,
-// 4096^2 13.3 -> 12.3, flushed), as fast on 14336 x 4096.
-KernelRef KernelFor(DType t, int nt8, bool k1 = false) {
-  const int i = k1 ? 4 : engine24::KernelIndex(8 * nt8);
+// A dtype's kernels: [0, 4) by instruction N 8 / 16 / 32 / 64 (engine24::KernelIndex), and
+// kK1Kernel, N = 1's (TwoFourWgK1: B read as it is, through a K-major descriptor; SetupB's
+// k_major_n1), with the ring, shared memory and threads of instruction N 8's, and so its plan.
+// Workbench v17 (events, no L2 flush and flushed, against instruction N 8's kernel at N = 1,
+// whose consumers lay B's rows out every stage): 4-11 % faster on five of the six shapes
+// measured (11008 x 4096 20.3 -> 18.0 us, 4096^2 13.3 -> 12.3, flushed), as fast on 14336 x 4096.
+constexpr int kKernels = 5, kK1Kernel = 4;
+const KernelRef* KernelsOf(DType t) {
   using W = e::TwoFourWg;
   using K1 = e::TwoFourWgK1;
-  static const KernelRef f16[5] = {RefOf<W, DType::kF16, 1>(), RefOf<W, DType::kF16, 2>(), RefOf<W, DType::kF16, 4>(),
-                                   RefOf<W, DType::kF16, 8>(), RefOf<K1, DType::kF16, 1>()};
-  static const KernelRef bf16[5] = {RefOf<W, DType::kBF16, 1>(), RefOf<W, DType::kBF16, 2>(),
-                                    RefOf<W, DType::kBF16, 4>(), RefOf<W, DType::kBF16, 8>(),
-                                    RefOf<K1, DType::kBF16, 1>()};
-  return t == DType::kBF16 ? bf16[i] : f16[i];
+  static const KernelRef f16[kKernels] = {RefOf<W, DType::kF16, 1>(), RefOf<W, DType::kF16, 2>(),
+                                          RefOf<W, DType::kF16, 4>(), RefOf<W, DType::kF16, 8>(),
+                                          RefOf<K1, DType::kF16, 1>()};
+  static const KernelRef bf16[kKernels] = {RefOf<W, DType::kBF16, 1>(), RefOf<W, DType::kBF16, 2>(),
+                                           RefOf<W, DType::kBF16, 4>(), RefOf<W, DType::kBF16, 8>(),
+                                           RefOf<K1, DType::kBF16, 1>()};
+  return t == DType::kBF16 ? bf16 : f16;
+}
+// The kernel for a dtype and an instruction N of 8 nt8 (1, 2, 4, 8), or N = 1's (k1).
+KernelRef KernelFor(DType t, int nt8, bool k1 = false) {
+  return KernelsOf(t)[k1 ? kK1Kernel : engine24::KernelIndex(8 * nt8)];
 }
 // Every kernel's shared-memory limit raised once (outside any graph capture: at prepare).
 cudaError_t RaiseSmemLimits() {
   static const cudaError_t result = [] {
     for (DType t : {DType::kF16, DType::kBF16})
-      for (int i = 0; i < 5; ++i) {
-        const KernelRef r = KernelFor(t, i < 4 ? 1 << i : 1, i == 4);
+      for (int i = 0; i < kKernels; ++i) {
+        const KernelRef& r = KernelsOf(t)[i];
         const cudaError_t e = cudaFuncSetAttribute(r.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, r.smem);
         if (e != cudaSuccess) return e;
       }
