@@ -94,6 +94,16 @@ Napi::Value Sp24StagedJs(const Napi::CallbackInfo& info) {
   return CopyToJs<Napi::Uint8Array>(info.Env(), staged.data(), staged.size());
 }
 
+// The `resident` argument (Int32Array(8): clusters of c blocks that run at once, c = 1..8)
+// of streamPlan and stream24Rows; a RangeError on a negative count.
+void ReadResident(Args& a, int (&resident)[kMaxStreamCluster]) {
+  const int32_t* r = static_cast<const int32_t*>(a.Array("resident", napi_int32_array, "Int32Array", kMaxStreamCluster));
+  for (int c = 0; c < kMaxStreamCluster; ++c) {
+    if (r[c] < 0) a.RangeFail("resident counts must not be negative");
+    resident[c] = r[c];
+  }
+}
+
 // streamPlan({rowBlocks, kstages, resident: Int32Array(8)}) -> {grid, cluster}: the streaming
 // engine's launch plan (PlanStream, common/stream_plan.h) for a device that holds resident[c - 1]
 // clusters of c blocks at once. Synchronous; pure C++.
@@ -101,12 +111,8 @@ Napi::Value StreamPlanJs(const Napi::CallbackInfo& info) {
   Args a(info, "streamPlan");
   const int row_blocks = a.Dim("rowBlocks"), kstages = a.Dim("kstages");
   if (row_blocks < 1 || kstages < 1) a.RangeFail("rowBlocks and kstages must be at least 1");
-  const int32_t* r = static_cast<const int32_t*>(a.Array("resident", napi_int32_array, "Int32Array", kMaxStreamCluster));
   int resident[kMaxStreamCluster];
-  for (int c = 0; c < kMaxStreamCluster; ++c) {
-    if (r[c] < 0) a.RangeFail("resident counts must not be negative");
-    resident[c] = r[c];
-  }
+  ReadResident(a, resident);
   const StreamPlan p = PlanStream(row_blocks, kstages, resident);
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("grid", p.grid);
@@ -122,6 +128,21 @@ Napi::Value Stream24WinsJs(const Napi::CallbackInfo& info) {
   const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n");
   if (m < 1 || k < 1 || n < 1) a.RangeFail("m, k and n must be at least 1");
   return Napi::Boolean::New(info.Env(), Stream24Wins(m, k, n));
+}
+
+// stream24Rows({m, k, n, resident: Int32Array(8)}) -> 64 | 128: the row-block height the
+// selection runs the 2:4 streaming engine at (Stream24Rows64, common/stream_plan.h), from the
+// plan of the 64-row kernel (PlanStream over 64-row blocks and 256-column K stages) on a
+// device holding resident[c - 1] clusters of c of its blocks at once. Synchronous; pure C++.
+Napi::Value Stream24RowsJs(const Napi::CallbackInfo& info) {
+  Args a(info, "stream24Rows");
+  const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n");
+  if (m < 1 || k < 1 || n < 1) a.RangeFail("m, k and n must be at least 1");
+  int resident[kMaxStreamCluster];
+  ReadResident(a, resident);
+  const int row_blocks = (m + 63) / 64, kstages = (k + 255) / 256;
+  const StreamPlan w4 = PlanStream(row_blocks, kstages, resident);
+  return Napi::Number::New(info.Env(), Stream24Rows64(w4, row_blocks, kstages, n) ? 64 : 128);
 }
 
 // gemm24Rows({m, k, n, sms}) -> {rows, split}: the 2:4 tile height the selection runs on the
@@ -193,6 +214,7 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                    {"sp24Staged", Sp24StagedJs},
                    {"streamPlan", StreamPlanJs},
                    {"stream24Wins", Stream24WinsJs},
+                   {"stream24Rows", Stream24RowsJs},
                    {"gemm24Rows", Gemm24RowsJs},
                    {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs}});

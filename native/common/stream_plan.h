@@ -47,24 +47,40 @@ inline StreamPlan PlanStream(int row_blocks, int kstages, const int (&resident)[
 // Which of the two 2:4 kernels runs an f16/bf16 problem that both can (the streaming
 // engine's s24e, N <= 64 on compute capability 9.0, against the mma.sp kernel s24): both
 // stream 1.125 bytes per weight. The engine's launch costs more (200 KB of shared memory,
-// clusters, a whole ring requested before the first stage arrives) and its stream less per MB,
-// and the mma.sp kernel's time grows with N past 8. Lines through same-run medians of the
-// three --suite llm shapes on the H200 (2026-12-01, N 1-64): mma.sp 5.1 + 0.46 us/MB (N = 1),
-// 5.6 + 0.37 (N = 8); engine 10.3 + 0.25, 11.3 + 0.16; they cross at 25 and 28 MB, and at
-// N >= 16 the engine is faster at every size measured. Held out of the fit: 6144 x 4096
-// (28 MB), 14336 x 4096, 4096 x 14336; the rule picked the faster kernel in all 45 cases
-// measured (docs/stream-engine.md, "v10"). Checked again after v14 shortened the engine's
-// start (both kernels forced, N = 1 and 8, 9-28 MB): below 24 MB they are within -11 % ... +8 %
-// of each other (K = 4096 favours the engine, K = 2048 the mma.sp kernel), at 28 MB the engine
-// is 1.36-1.42x faster; the rule is never more than 11 % off the faster kernel and stays.
-// v17 (the engine's N = 1 kernel reads B as it is): at N = 1 the engine is 8-10 % faster on every
-// K = 4096 shape below 24 MB measured (2048, 3072, 4096 x 4096) and 8 % slower on 4096 x 2048;
-// at N = 8 within 3 % on K = 4096, 4 % slower on 4096 x 2048. A rule by K stages (the engine
-// from 16 stages of 256 columns) fits those cases; it waits for a check on held-out shapes
-// (docs/stream-engine.md, "Where it stands"), and this one stays meanwhile.
-constexpr double kStream24MinBytes = 24e6;  // N <= 8: the engine from this many weight bytes
+// clusters, a whole ring requested before the first stage arrives), and it splits K where the
+// row blocks are too few to fill the GPU; the mma.sp kernel cannot split K and its time grows
+// with N past 8 and with M past 4096 (one block per 64 rows). So the engine for N > 8, and at
+// N <= 8 wherever M > 4096 or K > 2560 (ten K stages of 256): only on small and short matrices
+// does the mma.sp kernel's lighter start win, by 3-9 %.
+// Measured on the H200 (both kernels forced, N = 1 and 8, events; docs/stream-engine.md, "v18"):
+// the mma.sp kernel faster or within 1 % on all 8 shapes inside the box (256 x 1024 to 4096 x
+// 2048 and 2560 x 2560), the engine faster on all 14 outside it, by up to 1.51x (1024 x 8192
+// at N = 1: 11.1 against 16.7 us; 8192 x 1024 1.29x; 6144 x 2048 1.41x). It replaces v10's 24 MB
+// threshold, which chose the slower kernel in 7 of 10 held-out cases (8192 x 2048: 15.5
+// against 11.6 us).
+constexpr long long kStream24SmallRows = 4096;  // N <= 8: the mma.sp kernel up to this M ...
+constexpr long long kStream24SmallK = 2560;     // ... and this K
 inline bool Stream24Wins(long long m, long long k, int n) {
-  return n > 8 || 1.125 * static_cast<double>(m) * static_cast<double>(k) >= kStream24MinBytes;
+  return n > 8 || m > kStream24SmallRows || k > kStream24SmallK;
+}
+
+// Which row-block height the 2:4 engine runs: 64 rows (w4: one consumer warpgroup a block,
+// 200 KB ring) against 128 (w8: two warpgroups), from w4's plan (`w4` over `w4_row_blocks` row
+// blocks of 64 and `kstages` K stages). A w4 block streams half a w8 block's rows; its plans
+// put more blocks on the GPU or split K less finely, and its split-K end is cheaper (one
+// warpgroup's sums). It pays where its plan splits K (clusters of 2 or more), or runs one block
+// per row block of at most 8 K stages. Not where its blocks run 16 or more stages alone (5120
+// and 6144 x 4096: 3-21 % slower than w8), nor stream-K (11008 x 4096: 1.20x slower at N = 64);
+// not at N = 1 (w8 has the kernel that reads B as it is), nor at N 9-16 (w4's N = 16 kernel
+// was 3-8 % slower than w8's on 9 of the 14 shapes where w4 pays at other N, faster by 1-6 % on
+// the four smallest; cause not yet found).
+// Measured on the H200 (v18; both forced, events, N 8 / 32 / 64, w4 ÷ w8): 4096^2 0.92 / 0.98 /
+// 0.89; 4096 x 11008 0.96 / 1.02 / 0.96; 8192 x 2048 (one block per row block, 8 stages)
+// 0.92 / 0.98 / 0.89; 16 shapes in all (docs/stream-engine.md, "v18").
+inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages, int n) {
+  if (n == 1 || (n > 8 && n <= 16)) return false;
+  if (w4.cluster >= 2) return true;
+  return w4.grid == w4_row_blocks && kstages <= 8;
 }
 
 }  // namespace sparse

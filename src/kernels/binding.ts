@@ -223,6 +223,13 @@ export interface NativeKernels {
    */
   stream24Wins(args: {m: number; k: number; n: number}): boolean
   /**
+   * The row-block height (64 or 128 rows: s24e_w4_k256 or s24e_w8_k256) the selection runs the
+   * streaming engine's 2:4 kernel at for an m x k matrix at N = n, from the 64-row kernel's plan
+   * on a device holding resident[c - 1] clusters of c of its blocks at once
+   * (native/common/stream_plan.h, Stream24Rows64).
+   */
+  stream24Rows(args: {m: number; k: number; n: number; resident: Int32Array}): 64 | 128
+  /**
    * The 2:4 tile height (128 or 256 rows) the selection runs on the Hopper GEMM engine (s24g,
    * N >= 128) on a GPU of `sms` SMs, and the pieces by K its ragged last wave's tiles are cut
    * into (below 2: whole tiles); native/common/gemm_plan.h.

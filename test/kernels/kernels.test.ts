@@ -254,39 +254,43 @@ describe('kernels on CUDA against the float64 reference', function () {
       })
     }
   }
-  // The 2:4 kernel on the streaming engine (wgmma, sm_90a): listed on compute capability 9.0
-  // for N = 1..64; forced, right at N = 8, 24 (instruction N 32, B's box wider than B) and 64,
-  // and at N = 1, 5, 13, 29, 63 (rows of N halves laid out by the consumers, one per
-  // instruction N), each called twice. (That one operand's counters are zero again
-  // after every launch is checked in the workbench, which launches each operand twice.)
+  // The 2:4 kernels on the streaming engine (wgmma, sm_90a), 128-row blocks (w8) and 64-row ones
+  // (w4): listed on compute capability 9.0 for N = 1..64; forced, right at N = 8, 24
+  // (instruction N 32, B's box wider than B) and 64, and at N = 1, 5, 13, 29, 63 (rows of N
+  // halves laid out by the consumers, one per instruction N; w8's N = 1 reads B as it is), each
+  // called twice. (That one operand's counters are zero again after every launch is checked
+  // in the workbench, which launches each operand twice.)
   for (const dtype of ['f16', 'bf16'] as const) {
-    it(`SpMM ${dtype}, 2:4: the streaming engine's variant (s24e) where it can run`, async function () {
+    it(`SpMM ${dtype}, 2:4: the streaming engine's variants (s24e) where they can run`, async function () {
       const {csr} = twoFourShapes()[1]
       const nnz = csr.columnIndices.length
-      const listed = (n: number) => spmmVariants({m: csr.rows, k: csr.cols, n, nnz, dtype, structure: '2:4'}).variants.includes('s24e_w8_k256')
+      const listed = (n: number) => spmmVariants({m: csr.rows, k: csr.cols, n, nnz, dtype, structure: '2:4'}).variants.filter((v) => v.startsWith('s24e_'))
       if (cudaInfo().computeCapability !== '9.0') {
-        expect(listed(16), 'only compute capability 9.0 runs sm_90a code').to.equal(false)
+        expect(listed(16), 'only compute capability 9.0 runs sm_90a code').to.deep.equal([])
         return
       }
-      expect([1, 8, 12, 16, 24, 40, 63, 64, 65, 72].map(listed)).to.deep.equal([true, true, true, true, true, true, true, true, false, false])
-      for (const n of [8, 24, 64, 1, 5, 13, 29, 63]) {
-        const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 40 + n), dtype), dtype}
-        const b = {rows: csr.cols, cols: n, dtype, data: encode(uniform(csr.cols * n, 41 + n), dtype)}
-        const ref = await spmmReference(a, b)
-        for (let rep = 0; rep < 2; rep++) {
-          const out = poisoned(dtype, csr.rows * n)
-          await spmm(a, b, {device: 'cuda', out, variant: 's24e_w8_k256'})
-          const r = compare(out, dtype, ref)
-          expect(r.nonFinite, `N=${n} run ${rep}: unwritten outputs`).to.equal(0)
-          expect(r.relativeError, `N=${n} run ${rep}`).to.be.a('number').and.at.most(TOLERANCE[dtype])
+      const both = ['s24e_w8_k256', 's24e_w4_k256']
+      expect([1, 8, 12, 16, 24, 40, 63, 64, 65, 72].map(listed)).to.deep.equal([both, both, both, both, both, both, both, both, [], []])
+      for (const variant of both) {
+        for (const n of [8, 24, 64, 1, 5, 13, 29, 63]) {
+          const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 40 + n), dtype), dtype}
+          const b = {rows: csr.cols, cols: n, dtype, data: encode(uniform(csr.cols * n, 41 + n), dtype)}
+          const ref = await spmmReference(a, b)
+          for (let rep = 0; rep < 2; rep++) {
+            const out = poisoned(dtype, csr.rows * n)
+            await spmm(a, b, {device: 'cuda', out, variant})
+            const r = compare(out, dtype, ref)
+            expect(r.nonFinite, `${variant} N=${n} run ${rep}: unwritten outputs`).to.equal(0)
+            expect(r.relativeError, `${variant} N=${n} run ${rep}`).to.be.a('number').and.at.most(TOLERANCE[dtype])
+          }
         }
-      }
-      // Inf and NaN in one row of B, at N = 1 (B read as it is, through overlapping core
-      // matrices), 8 and 64: a 2:4 group's padded zeros times Inf would be NaN in rows that do
-      // not hold that column (the exact sums mend them); on 33 x 70 (groups of 0-2 nonzeros,
-      // K ragged) and 300 x 1000.
-      for (const [m, col] of [[twoFourShapes()[2].csr, 5], [csr, 517]] as const) {
-        for (const n of [1, 8, 64]) await checkInfRow('cuda', dtype, m, n, col, rowsHolding(m, col), 's24e_w8_k256')
+        // Inf and NaN in one row of B, at N = 1 (w8: B read as it is, through overlapping core
+        // matrices), 8 and 64: a 2:4 group's padded zeros times Inf would be NaN in rows that do
+        // not hold that column (the exact sums mend them); on 33 x 70 (groups of 0-2 nonzeros,
+        // K ragged) and 300 x 1000.
+        for (const [m, col] of [[twoFourShapes()[2].csr, 5], [csr, 517]] as const) {
+          for (const n of [1, 8, 64]) await checkInfRow('cuda', dtype, m, n, col, rowsHolding(m, col), variant)
+        }
       }
     })
   }
@@ -341,8 +345,9 @@ describe('kernels on CUDA against the float64 reference', function () {
   }
 
   // The selection between the 2:4 kernels: on compute capability 9.0 the streaming engine
-  // (spmm_24_engine_sm90a.cu, SelectEngineFamily) for 8 < N <= 64, and for N <= 8 from 24 MB of
-  // weights on (1.125 bytes a weight); the GEMM engine (spmm_24_gemm_sm90a.cu) from N = 128 on
+  // (spmm_24_engine_sm90a.cu, SelectEngineFamily) for N <= 64 except at N <= 8 on matrices of
+  // at most 4096 x 2560 (Stream24Wins), on 64-row blocks where their plan splits K or runs one
+  // block per row block of at most 8 K stages (not at N = 1 nor 9-16: Stream24Rows64); the GEMM engine (spmm_24_gemm_sm90a.cu) from N = 128 on
   // where N is a multiple of 8, its tile height by waves (Gemm24Rows), the ragged wave split
   // by K; the mma.sp kernel elsewhere and on every other GPU. Planned without data: the sizes
   // alone decide.
@@ -353,12 +358,17 @@ describe('kernels on CUDA against the float64 reference', function () {
         spmmVariants({m, k, n, nnz: (m * k) / 2, dtype, structure: '2:4'}).selected
       const hopper = cudaInfo().computeCapability === '9.0'
       expect(pick(csr.rows, csr.cols, 16)).to.match(hopper ? /^s24e_/ : /^s24_/)
-      expect(pick(csr.rows, csr.cols, 8)).to.match(/^s24_/)
-      expect(pick(4096, 4096, 8), '18.9 MB of weights').to.match(/^s24_/)
-      expect(pick(4096, 4096, 1)).to.match(/^s24_/)
-      expect(pick(6144, 4096, 8), '28.3 MB of weights').to.match(hopper ? /^s24e_/ : /^s24_/)
-      expect(pick(11008, 4096, 3)).to.match(hopper ? /^s24e_/ : /^s24_/)
-      expect(pick(4096, 4096, 64)).to.match(hopper ? /^s24e_/ : /^s24_/)
+      expect(pick(csr.rows, csr.cols, 8), 'small and short: the mma.sp kernel').to.match(/^s24_/)
+      expect(pick(4096, 2048, 1)).to.match(/^s24_/)
+      expect(pick(8192, 2048, 8), '128 row blocks of 64, 8 K stages each').to.match(hopper ? /^s24e_w4_/ : /^s24_/)
+      // 4096^2: 64-row blocks in clusters of 2 at N = 8, 32, 64 (128 SMs against 96).
+      const at4096 = [1, 8, 16, 32, 64].map((n) => pick(4096, 4096, n))
+      if (hopper) expect(at4096).to.deep.equal(['s24e_w8_k256', 's24e_w4_k256', 's24e_w8_k256', 's24e_w4_k256', 's24e_w4_k256'])
+      else for (const v of at4096) expect(v).to.match(/^s24_/)
+      expect(pick(4096, 2048, 64)).to.match(hopper ? /^s24e_w4_/ : /^s24_/)
+      expect(pick(6144, 4096, 8), 'one block per 64-row block: 128 rows').to.match(hopper ? /^s24e_w8_/ : /^s24_/)
+      expect(pick(11008, 4096, 3)).to.match(hopper ? /^s24e_w8_/ : /^s24_/)
+      expect(pick(11008, 4096, 64)).to.match(hopper ? /^s24e_w8_/ : /^s24_/)
       expect(pick(4096, 4096, 65), 'past the engine N').to.match(/^s24_/)
       expect(pick(4096, 4096, 120), 'below the GEMM engine').to.match(/^s24_/)
       expect(pick(4096, 4096, 132), 'N % 8 != 0').to.match(/^s24_/)

@@ -251,19 +251,42 @@ describe("the streaming engine's launch plan (host)", () => {
     }
   })
 
-  it('prefers the engine to the mma.sp 2:4 kernel where the H200 measured it faster', () => {
+  it('prefers the engine to the mma.sp 2:4 kernel except at N <= 8 on small, short matrices', () => {
     const wins = (m: number, k: number, n: number) => addon.stream24Wins({m, k, n})
-    // The fit's suite shapes and the held-out ones (same-run medians, v10 calls 4-5).
-    expect([1, 8].map((n) => wins(4096, 4096, n)), '18.9 MB: the mma.sp kernel').to.deep.equal([false, false])
-    expect([1, 8].map((n) => wins(6144, 4096, n)), '28.3 MB').to.deep.equal([true, true])
-    for (const [m, k] of [[11008, 4096], [4096, 11008], [14336, 4096], [4096, 14336]])
-      expect([1, 3, 8].map((n) => wins(m, k, n)), `${m} x ${k}`).to.deep.equal([true, true, true])
-    // N > 8: the engine at any size; the threshold at N <= 8 is 24 MB of weights (1.125 B each).
-    expect([9, 16, 64].map((n) => wins(16, 32, n))).to.deep.equal([true, true, true])
-    expect(wins(16, 32, 8)).to.equal(false)
-    const edge = Math.ceil(24e6 / 1.125 / 4096)
-    expect([wins(edge - 1, 4096, 8), wins(edge, 4096, 8)]).to.deep.equal([false, true])
+    // v18 (both forced, N = 1 and 8): the mma.sp kernel faster or within 1 % on the 8 shapes of
+    // at most 4096 rows and 2560 columns measured, the engine faster on the 14 others (up to
+    // 1.51x: 1024 x 8192).
+    for (const [m, k] of [[256, 1024], [1024, 1024], [2048, 2048], [4096, 2048], [4096, 2560], [2560, 2560]])
+      expect([1, 8, 9, 16, 64].map((n) => wins(m, k, n)), `${m} x ${k}`).to.deep.equal([false, false, true, true, true])
+    for (const [m, k] of [[4097, 2048], [4096, 2561], [1024, 8192], [8192, 1024], [5120, 1536], [4096, 4096], [11008, 4096]])
+      expect([1, 3, 8, 16, 64].map((n) => wins(m, k, n)), `${m} x ${k}`).to.deep.equal([true, true, true, true, true])
     expect(() => addon.stream24Wins({m: 0, k: 4, n: 1})).to.throw(RangeError, /at least 1/)
+  })
+
+  it('runs the 2:4 engine on 64-row blocks where their plan splits K or their blocks are short', () => {
+    // The H200's residency of the 64-row kernel (one block per SM; clusters of 3 fit 39 times, of
+    // 4 fewer than 32: the plans v17-v18 traced), and a GPU of 100 SMs.
+    const h200 = Int32Array.from([132, 66, 39, 31, 24, 18, 16, 14])
+    const small = Int32Array.from([100, 50, 30, 24, 18, 14, 12, 10])
+    const rows = (m: number, k: number, n: number, resident = h200) => addon.stream24Rows({m, k, n, resident})
+    // 4096^2: 64 row blocks of 64 in clusters of 2; never at N = 1 nor 9-16.
+    expect([1, 3, 8, 9, 16, 17, 32, 64].map((n) => rows(4096, 4096, n))).to.deep.equal([128, 64, 64, 128, 128, 64, 64, 64])
+    // Split K: 2048 x 8192 (clusters of 3), 4096 x 11008 (2), 1024 x 4096 (6).
+    for (const [m, k] of [[2048, 8192], [4096, 11008], [4096, 14336], [1024, 4096], [2048, 2048]])
+      expect([8, 32, 64].map((n) => rows(m, k, n)), `${m} x ${k}`).to.deep.equal([64, 64, 64])
+    // One block per row block: of 8 K stages (K = 2048) yes, of 16 (K = 4096) no; 172 row blocks
+    // of 11008 x 4096 run stream-K: no.
+    for (const m of [5120, 6144, 8192]) expect(rows(m, 2048, 64), `${m} x 2048`).to.equal(64)
+    expect(rows(6144, 2049, 64), '9 stages').to.equal(128)
+    for (const m of [5120, 6144, 11008, 14336]) expect([8, 32, 64].map((n) => rows(m, 4096, n)), `${m} x 4096`).to.deep.equal([128, 128, 128])
+    expect(rows(11008, 2048, 64), 'stream-K').to.equal(128)
+    // The residency decides: on 100 SMs 4096^2's 64 row blocks of 64 fit only one a block (16 stages).
+    expect(rows(4096, 4096, 64, small)).to.equal(128)
+    expect(rows(4096, 2048, 64, small)).to.equal(64)
+    const none = Int32Array.from([132, 0, 0, 0, 0, 0, 0, 0])
+    expect(rows(4096, 4096, 64, none), 'no clusters').to.equal(128)
+    expect(() => addon.stream24Rows({m: 4096, k: 0, n: 8, resident: h200})).to.throw(RangeError, /at least 1/)
+    expect(() => addon.stream24Rows({m: 64, k: 64, n: 8, resident: Int32Array.from([-1, 0, 0, 0, 0, 0, 0, 0])})).to.throw(RangeError, /negative/)
   })
 
   it('picks the GEMM engine\'s 2:4 tile height by waves, and splits only the ragged wave', () => {

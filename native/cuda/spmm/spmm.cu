@@ -146,14 +146,14 @@ size_t SpmmPlan::Bytes() const { return operand_ ? operand_->Bytes() : 0; }
 cudaError_t SpmmPlan::Prepare(const SpmmProblem& p, cudaStream_t stream, std::string* why) {
   if (!form() || operand_) return cudaSuccess;
   std::unique_ptr<SpmmOperand> a;
-  const cudaError_t e = choice_.family->prepare(p, stream, &a, why);
+  const cudaError_t e = choice_.family->prepare(p, choice_, stream, &a, why);
   if (e == cudaSuccess) operand_ = std::move(a);
   return e;
 }
 
 bool SpmmPlan::ShareOperand(const SpmmPlan& o) {
   if (!o.operand_ || o.choice_.family != choice_.family || o.planned_.m != planned_.m || o.planned_.k != planned_.k ||
-      o.planned_.dtype != planned_.dtype)
+      o.planned_.dtype != planned_.dtype || !o.operand_->Serves(choice_))
     return false;
   operand_ = o.operand_;
   return true;
@@ -178,7 +178,7 @@ cudaError_t SpmmPlan::Run(const SpmmProblem& p, cudaStream_t stream) const {
   if (!f.form || operand_) return f.launch(p, choice_, operand_.get(), sm_count_, stream);
   // No prepared operand: convert now (synchronous), launch, and wait before it is freed.
   std::unique_ptr<SpmmOperand> tmp;
-  cudaError_t e = f.prepare(p, stream, &tmp, nullptr);
+  cudaError_t e = f.prepare(p, choice_, stream, &tmp, nullptr);
   if (e == cudaSuccess) e = f.launch(p, choice_, tmp.get(), sm_count_, stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
   return e;

@@ -58,8 +58,8 @@ void Sp24FamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (const std::string& v : StreamVariants("s24", p.m, p.k, p.n)) out->push_back(v);
 }
 
-cudaError_t Sp24Prepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
-                        std::string* why) {
+cudaError_t Sp24Prepare(const SpmmProblem& p, const SpmmChoice&, cudaStream_t stream,
+                        std::unique_ptr<SpmmOperand>* out, std::string* why) {
   return PrepareStreamOperand<Sp24Matrix>(p, stream, BuildSp24Tiles, out, why);
 }
 

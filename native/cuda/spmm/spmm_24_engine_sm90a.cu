@@ -9,11 +9,15 @@
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
-// Variants "s24e_w8_k256": 8 consumer warps (two warpgroups: 128 rows per row block), K
-// stages of 256 columns; the instruction's N is N rounded up to 8 / 16 / 32 / 64 (C's
-// columns past N are neither read nor written). N = 1 has its own kernel, which reads B's K
-// halves as they are (no padding to 8 on the wire, no layout by the consumers).
-// The selection picks it over the mma.sp 2:4 kernel (rank 10) by SelectEngineFamily's rule.
+// Variants "s24e_w8_k256": 8 consumer warps (two warpgroups: 128 rows per row block), and
+// "s24e_w4_k256": 4 (one warpgroup: 64 rows), K stages of 256 columns; the instruction's N is
+// N rounded up to 8 / 16 / 32 / 64 (C's columns past N are neither read nor written). w8 has
+// a kernel of its own for N = 1, which reads B's K halves as they are (no padding to 8 on the
+// wire, no layout by the consumers); w4 runs N = 1 on its instruction N 8 kernel.
+// The row-block height is the operand's layout: a prepared operand serves the variant it was
+// prepared for (Serves), and each variant prepares its own.
+// The selection picks the engine over the mma.sp 2:4 kernel (rank 10) by SelectEngineFamily's
+// rule, and w4 over w8 by common/stream_plan.h's Stream24Rows64.
 //
 // A prepared operand holds one workspace: launches on it run one at a time (stream order).
 #include <algorithm>
@@ -35,33 +39,39 @@
 namespace sparse {
 namespace engine24 {
 
-constexpr int kWarps = 8;     // consumer warps (two warpgroups)
 constexpr int kKStage = 256;  // K columns per stage
-constexpr int kRows = 16 * kWarps;
 constexpr int kMaxN = 64;
+
+// The configuration: consumer warps, 8 (two warpgroups, 128-row blocks) or 4 (one, 64 rows).
+struct EngineChoice {
+  int warps;
+};
 
 // The instruction's N for a problem's N: N rounded up to 8, 16, 32 or 64.
 inline int BoxColumns(int n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
 // The kernels by instruction N (8, 16, 32, 64): index 0..3.
 inline int KernelIndex(int box_n) { return box_n == 8 ? 0 : box_n == 16 ? 1 : box_n == 32 ? 2 : 3; }
-// The launch plan of the kernel for (dtype, instruction N) on the current device (defined
-// with the kernels; stream-K on one block without sm_90a code, which never launches).
-StreamPlan PlanFor(DType t, int box_n, int row_blocks, int kstages);
-
-// The staged 2:4 tiles, the fixup's slots (sized for the instruction N of the N it was
-// prepared for: launches up to that N run) and the row blocks' counters (zero between
+// The launch plan of the kernel for (dtype, consumer warps, instruction N) on the current
+// device (defined with the kernels; stream-K on one block without sm_90a code, which never
 // launches).
+StreamPlan PlanFor(DType t, int warps, int box_n, int row_blocks, int kstages);
+
+// The staged 2:4 tiles (row blocks of 16 x warps rows), the fixup's slots (sized for the
+// instruction N of the N it was prepared for: launches up to that N run) and the row blocks'
+// counters (zero between launches).
 class Sp24EngineMatrix : public SpmmOperand {
  public:
-  // For launches up to N = n (PrepareStreamOperand's Upload).
-  cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream, int n) {
+  // For launches up to N = n with `warps` consumer warps (PrepareStreamOperand's Upload).
+  cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream, int n, int warps) {
     m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype, box_n_ = BoxColumns(n);
-    row_blocks_ = (t.strips + kWarps - 1) / kWarps;
+    warps_ = warps;
+    row_blocks_ = (t.strips + warps - 1) / warps;
     kstages_ = (t.ksteps + kKStage / 32 - 1) / (kKStage / 32);
     // A plan per kernel it may launch (N up to the prepared one): their shared memory, and
     // so how many run at once, differ.
-    for (int box = 8; box <= box_n_; box *= 2) plans_[KernelIndex(box)] = PlanFor(dtype, box, row_blocks_, kstages_);
-    const std::vector<uint8_t> staged = StageSp24Tiles(t, kWarps, kKStage / 32);
+    for (int box = 8; box <= box_n_; box *= 2)
+      plans_[KernelIndex(box)] = PlanFor(dtype, warps, box, row_blocks_, kstages_);
+    const std::vector<uint8_t> staged = StageSp24Tiles(t, warps, kKStage / 32);
     cudaError_t e = staged_.Upload(staged.data(), staged.size(), stream);
     if (e == cudaSuccess) e = AllocateWorkspace(stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
@@ -69,7 +79,7 @@ class Sp24EngineMatrix : public SpmmOperand {
   }
   cudaError_t CopyFrom(const Sp24EngineMatrix& o, cudaStream_t stream) {
     m_ = o.m_, k_ = o.k_, strips_ = o.strips_, ksteps_ = o.ksteps_, dtype_ = o.dtype_, box_n_ = o.box_n_;
-    row_blocks_ = o.row_blocks_, kstages_ = o.kstages_;
+    warps_ = o.warps_, row_blocks_ = o.row_blocks_, kstages_ = o.kstages_;
     std::copy(o.plans_, o.plans_ + 4, plans_);
     cudaError_t e = CopyParts({{&staged_, &o.staged_}}, stream);
     if (e == cudaSuccess) e = AllocateWorkspace(stream);
@@ -79,6 +89,8 @@ class Sp24EngineMatrix : public SpmmOperand {
   cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
     return CloneOperand(*this, out, stream);
   }
+  // The layout is the row-block height: only the variant of the same warps reads it.
+  bool Serves(const SpmmChoice& ch) const override { return ch.Get<EngineChoice>().warps == warps_; }
   // The launch at instruction N box_n (<= box_n()), planned on the device it was prepared
   // on; the fixup's slots are counted for the largest stream-K grid of the plans.
   const StreamPlan& PlanOf(int box_n) const { return plans_[KernelIndex(box_n)]; }
@@ -91,6 +103,7 @@ class Sp24EngineMatrix : public SpmmOperand {
   int k() const { return k_; }
   int strips() const { return strips_; }
   int ksteps() const { return ksteps_; }
+  int warps() const { return warps_; }
   int row_blocks() const { return row_blocks_; }
   int kstages() const { return kstages_; }
   DType dtype() const { return dtype_; }
@@ -105,14 +118,15 @@ class Sp24EngineMatrix : public SpmmOperand {
       if (pl.cluster == 0) slots_ = std::max(slots_, engine_host::MaxSlots(row_blocks_, kstages_, pl.grid));
     }
 #endif
-    cudaError_t e = ws_.Allocate(static_cast<size_t>(row_blocks_) * slots_ * kRows * box_n_ * sizeof(float));
+    const size_t rows = 16 * static_cast<size_t>(warps_);
+    cudaError_t e = ws_.Allocate(static_cast<size_t>(row_blocks_) * slots_ * rows * box_n_ * sizeof(float));
     if (e == cudaSuccess) e = counters_.Allocate(static_cast<size_t>(row_blocks_) * sizeof(int));
     if (e == cudaSuccess) e = cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream);
     return e;
   }
 
   DeviceBuffer staged_, ws_, counters_;
-  int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0, row_blocks_ = 0, kstages_ = 0, slots_ = 1, box_n_ = 8;
+  int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0, warps_ = 8, row_blocks_ = 0, kstages_ = 0, slots_ = 1, box_n_ = 8;
   StreamPlan plans_[4] = {{1, 0}, {1, 0}, {1, 0}, {1, 0}};
   DType dtype_ = DType::kF16;
 };
@@ -123,67 +137,76 @@ namespace {
 
 using engine24::kKStage;
 using engine24::BoxColumns;
+using engine24::EngineChoice;
 using engine24::kMaxN;
-using engine24::kWarps;
 using engine24::Sp24EngineMatrix;
 
 #if defined(SPARSE_SM90A)
 namespace e = cuda::engine;
 
-// The ring: three stages at every instruction N (120 / 132 / 156 / 204 KB at N = 8 / 16 / 32 /
+// w8's ring: three stages at every instruction N (120 / 132 / 156 / 204 KB at N = 8 / 16 / 32 /
 // 64), that is 108 KB of A in flight per SM. More is slower, not faster: against 5 stages at
 // N = 8, three were as fast on 11008 x 4096 and 3-11 % faster on the five other shapes measured
 // (the suite's and the held-out 14336 x 4096, 4096 x 14336, 6144 x 4096; graph, v15 call 3);
 // against 4 at N = 16, 4-8 % faster on all six; and at N = 64 three beat two
 // by 1.10-1.15x (v14 call 3). Little's law: 108 KB per SM at about 2 us of loaded latency is
 // 54 GB/s per SM, 4.6 TB/s over 86 SMs, the HBM's peak; a deeper ring only lengthens the queue.
-constexpr int kRingStages = 3;
-template <int kNT8>
+// w4's: a 200 KB ring (8 / 7 / 5 / 4 stages of 64 rows at N = 8 / 16 / 32 / 64), one block
+// per SM; on the shapes where the selection runs w4 (4096^2, 2048 / 3072 x 4096, 4096 x 2048)
+// three-stage rings were as fast or slower (workbench, v17-v18).
+constexpr int kRingStages8 = 3;
+constexpr int kRingKB4 = 200;
+template <int kWarps, int kNT8>
 constexpr int kBudgetKB =
-    kRingStages * e::Engine<e::TwoFourWg, DType::kF16, kWarps, 1, kNT8, kKStage, 1024>::kStageBytes / 1024;
-template <class F, DType kType, int kNT8>
-using EngineOf = e::Engine<F, kType, kWarps, 1, kNT8, kKStage, kBudgetKB<kNT8>>;
+    kWarps == 8 ? kRingStages8 * e::Engine<e::TwoFourWg, DType::kF16, 8, 1, kNT8, kKStage, 1024>::kStageBytes / 1024
+                : kRingKB4;
 
 struct KernelRef {
   void (*fn)(e::Args);
   int smem, threads;
 };
-template <class F, DType kType, int kNT8>
+template <class F, DType kType, int kWarps, int kNT8>
 KernelRef RefOf() {
-  using E = EngineOf<F, kType, kNT8>;
-  return KernelRef{&e::StreamKernel<F, kType, kWarps, 1, kNT8, kKStage, kBudgetKB<kNT8>>, E::kSmemBytes, E::kThreads};
+  using E = e::Engine<F, kType, kWarps, 1, kNT8, kKStage, kBudgetKB<kWarps, kNT8>>;
+  return KernelRef{&e::StreamKernel<F, kType, kWarps, 1, kNT8, kKStage, kBudgetKB<kWarps, kNT8>>, E::kSmemBytes,
+                   E::kThreads};
 }
-// A dtype's kernels: [0, 4) by instruction N 8 / 16 / 32 / 64 (engine24::KernelIndex), and
-// kK1Kernel, N = 1's (TwoFourWgK1: B read as it is, through a K-major descriptor; SetupB's
-// k_major_n1), with the ring, shared memory and threads of instruction N 8's, and so its plan.
+// A dtype's and a warp count's kernels: [0, 4) by instruction N 8 / 16 / 32 / 64
+// (engine24::KernelIndex), and kK1Kernel, N = 1's: w8's TwoFourWgK1 (B read as it is, through a
+// K-major descriptor; SetupB's k_major_n1), with the ring, shared memory and threads of
+// instruction N 8's, and so its plan; w4's is its instruction N 8 kernel (B's row laid out by
+// the consumers).
 // Workbench v17 (events, no L2 flush and flushed, against instruction N 8's kernel at N = 1,
 // whose consumers lay B's rows out every stage): 4-11 % faster on five of the six shapes
 // measured (11008 x 4096 20.3 -> 18.0 us, 4096^2 13.3 -> 12.3, flushed), as fast on 14336 x 4096.
 constexpr int kKernels = 5, kK1Kernel = 4;
-const KernelRef* KernelsOf(DType t) {
+template <DType kType, int kWarps>
+const KernelRef* TableOf() {
   using W = e::TwoFourWg;
   using K1 = e::TwoFourWgK1;
-  static const KernelRef f16[kKernels] = {RefOf<W, DType::kF16, 1>(), RefOf<W, DType::kF16, 2>(),
-                                          RefOf<W, DType::kF16, 4>(), RefOf<W, DType::kF16, 8>(),
-                                          RefOf<K1, DType::kF16, 1>()};
-  static const KernelRef bf16[kKernels] = {RefOf<W, DType::kBF16, 1>(), RefOf<W, DType::kBF16, 2>(),
-                                           RefOf<W, DType::kBF16, 4>(), RefOf<W, DType::kBF16, 8>(),
-                                           RefOf<K1, DType::kBF16, 1>()};
-  return t == DType::kBF16 ? bf16 : f16;
+  static const KernelRef t[kKernels] = {RefOf<W, kType, kWarps, 1>(), RefOf<W, kType, kWarps, 2>(),
+                                        RefOf<W, kType, kWarps, 4>(), RefOf<W, kType, kWarps, 8>(),
+                                        kWarps == 8 ? RefOf<K1, kType, 8, 1>() : RefOf<W, kType, kWarps, 1>()};
+  return t;
 }
-// The kernel for a dtype and an instruction N of 8 nt8 (1, 2, 4, 8), or N = 1's (k1).
-KernelRef KernelFor(DType t, int nt8, bool k1 = false) {
-  return KernelsOf(t)[k1 ? kK1Kernel : engine24::KernelIndex(8 * nt8)];
+const KernelRef* KernelsOf(DType t, int warps) {
+  if (t == DType::kBF16) return warps == 4 ? TableOf<DType::kBF16, 4>() : TableOf<DType::kBF16, 8>();
+  return warps == 4 ? TableOf<DType::kF16, 4>() : TableOf<DType::kF16, 8>();
+}
+// The kernel for a dtype, a warp count and an instruction N of 8 nt8 (1, 2, 4, 8), or N = 1's (k1).
+KernelRef KernelFor(DType t, int warps, int nt8, bool k1 = false) {
+  return KernelsOf(t, warps)[k1 ? kK1Kernel : engine24::KernelIndex(8 * nt8)];
 }
 // Every kernel's shared-memory limit raised once (outside any graph capture: at prepare).
 cudaError_t RaiseSmemLimits() {
   static const cudaError_t result = [] {
     for (DType t : {DType::kF16, DType::kBF16})
-      for (int i = 0; i < kKernels; ++i) {
-        const KernelRef& r = KernelsOf(t)[i];
-        const cudaError_t e = cudaFuncSetAttribute(r.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, r.smem);
-        if (e != cudaSuccess) return e;
-      }
+      for (int warps : {4, 8})
+        for (int i = 0; i < kKernels; ++i) {
+          const KernelRef& r = KernelsOf(t, warps)[i];
+          const cudaError_t e = cudaFuncSetAttribute(r.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, r.smem);
+          if (e != cudaSuccess) return e;
+        }
     return cudaSuccess;
   }();
   return result;
@@ -191,46 +214,68 @@ cudaError_t RaiseSmemLimits() {
 #endif
 
 bool ParseEngineFamily(const char* name, SpmmChoice* ch) {
-  if (std::strcmp(name, "s24e_w8_k256") != 0) return false;
-  ch->Set(0);
+  int warps = 0;
+  if (std::strcmp(name, "s24e_w8_k256") == 0) warps = 8;
+  if (std::strcmp(name, "s24e_w4_k256") == 0) warps = 4;
+  if (warps == 0) return false;
+  ch->Set(EngineChoice{warps});
   return true;
 }
-std::string EngineFamilyName(const SpmmChoice&) { return "s24e_w8_k256"; }
+std::string EngineFamilyName(const SpmmChoice& ch) {
+  return ch.Get<EngineChoice>().warps == 4 ? "s24e_w4_k256" : "s24e_w8_k256";
+}
 
-bool EngineFamilyCanRun(const SpmmProblem& p, const SpmmChoice&) {
+bool EngineFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
+  const int warps = ch.Get<EngineChoice>().warps;
   return p.structure == SpmmProblem::k24 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 &&
-         p.k >= 1 && p.n >= 1 && p.n <= kMaxN && Aligned(p.b, 16) && Aligned(p.c, 4) && SPARSE_SM90A_CAN_RUN();
+         p.k >= 1 && p.n >= 1 && p.n <= kMaxN && (warps == 4 || warps == 8) && Aligned(p.b, 16) && Aligned(p.c, 4) &&
+         SPARSE_SM90A_CAN_RUN();
 }
 
 void EngineFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  SpmmChoice ch;
-  if (EngineFamilyCanRun(p, ch)) out->push_back("s24e_w8_k256");
+  for (int warps : {8, 4}) {
+    SpmmChoice ch;
+    ch.Set(EngineChoice{warps});
+    if (EngineFamilyCanRun(p, ch)) out->push_back(EngineFamilyName(ch));
+  }
 }
 
 // Rank 9, before the mma.sp 2:4 kernel (rank 10, which takes what this one declines): the
-// engine where common/stream_plan.h's Stream24Wins says it is the faster (N > 8, or N <= 8
-// from 24 MB of weights on; fitted on the H200, checked on held-out shapes).
+// engine where common/stream_plan.h's Stream24Wins says it is the faster, with 64-row blocks
+// (w4) where Stream24Rows64 says so of w4's plan on this device, else 128 (w8). Planning needs
+// the kernels' shared-memory limits raised; where that fails, w8.
 bool SelectEngineFamily(const SpmmProblem& p, int, SpmmChoice* ch) {
   SpmmChoice mine;
+  mine.Set(EngineChoice{8});
   if (!EngineFamilyCanRun(p, mine) || !Stream24Wins(p.m, p.k, p.n)) return false;
-  ch->Set(0);
+  bool rows64 = false;
+#if defined(SPARSE_SM90A)
+  if (RaiseSmemLimits() == cudaSuccess) {
+    const int row_blocks = (p.m + 63) / 64, kstages = (p.k + kKStage - 1) / kKStage;
+    const StreamPlan w4 = engine24::PlanFor(p.dtype, 4, BoxColumns(p.n), row_blocks, kstages);
+    rows64 = Stream24Rows64(w4, row_blocks, kstages, p.n);
+  }
+#endif
+  ch->Set(EngineChoice{rows64 ? 4 : 8});
   return true;
 }
 
-cudaError_t EnginePrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
-                          std::string* why) {
+cudaError_t EnginePrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t stream,
+                          std::unique_ptr<SpmmOperand>* out, std::string* why) {
 #if defined(SPARSE_SM90A)
   const cudaError_t e = RaiseSmemLimits();
   if (e != cudaSuccess) return e;
 #endif
-  return PrepareStreamOperand<Sp24EngineMatrix>(p, stream, BuildSp24Tiles, out, why, p.n);
+  return PrepareStreamOperand<Sp24EngineMatrix>(p, stream, BuildSp24Tiles, out, why, p.n,
+                                                ch.Get<EngineChoice>().warps);
 }
 
 cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int, cudaStream_t stream) {
   if (!EngineFamilyCanRun(p, ch) || op == nullptr) return cudaErrorInvalidValue;
 #if defined(SPARSE_SM90A)
   const Sp24EngineMatrix& a = *static_cast<const Sp24EngineMatrix*>(op);
-  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype || BoxColumns(p.n) > a.box_n()) return cudaErrorInvalidValue;
+  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype || BoxColumns(p.n) > a.box_n() || !a.Serves(ch))
+    return cudaErrorInvalidValue;
   e::Args args{};
   args.a0 = a.staged(), args.a1 = nullptr, args.b = p.b, args.c = p.c;
   args.ws = a.ws(), args.counters = a.counters();
@@ -240,12 +285,12 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.total = static_cast<long long>(a.row_blocks()) * a.kstages();
   const StreamPlan& plan = a.PlanOf(BoxColumns(p.n));
   args.fixup = e::kFixupSlots, args.slots = a.Slots(), args.cluster = plan.cluster;
-  // N = 1: B (K x 1) is one contiguous run of K halves, read as it is (kBWgK1).
-  const bool k1 = p.n == 1;
+  // N = 1 on w8: B (K x 1) is one contiguous run of K halves, read as it is (kBWgK1).
+  const bool k1 = p.n == 1 && a.warps() == 8;
   cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true, 0, k1);
   if (err != cudaSuccess) return err;
   const int nt8 = BoxColumns(p.n) / 8;
-  const KernelRef r = KernelFor(p.dtype, nt8, k1);
+  const KernelRef r = KernelFor(p.dtype, a.warps(), nt8, k1);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else
   (void)stream;
@@ -254,18 +299,18 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
 }
 
 const SpmmFamily kSp24EngineFamily = {
-    "s24e", "s24e_w8_k256", 9, SelectEngineFamily, ParseEngineFamily, EngineFamilyName, EngineFamilyCanRun,
+    "s24e", "s24e_w[48]_k256", 9, SelectEngineFamily, ParseEngineFamily, EngineFamilyName, EngineFamilyCanRun,
     EngineFamilyVariants, "2:4 tiles, staged", EnginePrepare, EngineLaunch,
 };
 
 }  // namespace
 
-StreamPlan engine24::PlanFor(DType t, int box_n, int row_blocks, int kstages) {
+StreamPlan engine24::PlanFor(DType t, int warps, int box_n, int row_blocks, int kstages) {
 #if defined(SPARSE_SM90A)
-  const KernelRef r = KernelFor(t, box_n / 8);
+  const KernelRef r = KernelFor(t, warps, box_n / 8);
   return engine_host::Plan(r.fn, r.threads, r.smem, row_blocks, kstages);
 #else
-  (void)t, (void)box_n, (void)row_blocks, (void)kstages;
+  (void)t, (void)warps, (void)box_n, (void)row_blocks, (void)kstages;
   return StreamPlan{1, 0};
 #endif
 }

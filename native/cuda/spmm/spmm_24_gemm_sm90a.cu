@@ -214,7 +214,8 @@ bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   return true;
 }
 
-cudaError_t GemmPrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out, std::string* why) {
+cudaError_t GemmPrepare(const SpmmProblem& p, const SpmmChoice&, cudaStream_t stream,
+                        std::unique_ptr<SpmmOperand>* out, std::string* why) {
 #if defined(SPARSE_SM90A)
   const cudaError_t e = SetUpKernels();
   if (e != cudaSuccess) return e;

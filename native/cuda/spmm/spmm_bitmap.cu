@@ -59,8 +59,8 @@ void BitmapFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (const std::string& v : StreamVariants("bm", p.m, p.k, p.n)) out->push_back(v);
 }
 
-cudaError_t BitmapPrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
-                          std::string* why) {
+cudaError_t BitmapPrepare(const SpmmProblem& p, const SpmmChoice&, cudaStream_t stream,
+                          std::unique_ptr<SpmmOperand>* out, std::string* why) {
   return PrepareStreamOperand<BitmapMatrix>(p, stream, BuildBitmapTiles, out, why);
 }
 

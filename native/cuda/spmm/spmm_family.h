@@ -31,6 +31,10 @@ class SpmmOperand {
   virtual size_t Bytes() const = 0;
   // A device copy (the benchmark's rotated operand sets). Asynchronous on `stream`.
   virtual cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const = 0;
+  // Whether a launch of configuration `ch` (of the family that built it) can read it: false
+  // where the layout depends on the configuration (the streaming engine's row-block height),
+  // so that SpmmPlan::ShareOperand does not hand it to another one.
+  virtual bool Serves(const SpmmChoice&) const { return true; }
 };
 
 // One entry of the table. Every function is plain host code and thread-safe; `p` holds
@@ -60,11 +64,11 @@ struct SpmmFamily {
   void (*variants)(const SpmmProblem& p, std::vector<std::string>* out);
   // The prepared operand it reads, in words ("2:4 tiles"), or null when it reads the CSR.
   const char* form;
-  // Builds that operand from p's CSR (device pointers; synchronous: download, convert on the
-  // host, upload). cudaErrorInvalidValue with *why when the matrix does not fit the form.
-  // Null when form is null.
-  cudaError_t (*prepare)(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
-                         std::string* why);
+  // Builds that operand for configuration `ch` from p's CSR (device pointers; synchronous:
+  // download, convert on the host, upload). cudaErrorInvalidValue with *why when the matrix
+  // does not fit the form. Null when form is null.
+  cudaError_t (*prepare)(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t stream,
+                         std::unique_ptr<SpmmOperand>* out, std::string* why);
   // Launches C = A * B (asynchronous; may be several kernels, e.g. a split-K pass and its
   // reduction). `a` is the prepared operand (never null for a family with a form; null
   // otherwise). It must not allocate or synchronize (launches are captured in CUDA graphs).

@@ -47,8 +47,9 @@ class SpmmPlan {
   // synchronous). Nothing to do for a family that reads the CSR. cudaErrorInvalidValue with
   // *why when the matrix does not fit the form.
   cudaError_t Prepare(const SpmmProblem& p, cudaStream_t stream, std::string* why = nullptr);
-  // Reuses `other`'s prepared operand when it is of the same family and matrix (the variant
-  // timing runs many variants of one family on one matrix). Returns whether it did.
+  // Reuses `other`'s prepared operand when it is of the same family and matrix and serves this
+  // plan's configuration (SpmmOperand::Serves; the variant timing runs many variants of one
+  // family on one matrix). Returns whether it did.
   bool ShareOperand(const SpmmPlan& other);
   // The same plan with a device copy of the prepared operand (the benchmark's rotated sets).
   cudaError_t CopyFrom(const SpmmPlan& other, cudaStream_t stream);

@@ -188,7 +188,8 @@ void TcFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (const std::string& v : TcVariants(p)) out->push_back(v);
 }
 
-cudaError_t TcPrepare(const SpmmProblem& p, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out, std::string*) {
+cudaError_t TcPrepare(const SpmmProblem& p, const SpmmChoice&, cudaStream_t stream,
+                      std::unique_ptr<SpmmOperand>* out, std::string*) {
   auto a = std::make_unique<TcMatrix>();
   const cudaError_t e = a->Build(p, stream);
   if (e == cudaSuccess) *out = std::move(a);
