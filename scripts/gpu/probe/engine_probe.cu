@@ -7,6 +7,8 @@
 //   engine_probe time FILTER [shapes...]      FILTER: a variant-name prefix (dense, s24, ...)
 //   engine_probe one VARIANT M K N            a few launches of one variant (Nsight Compute)
 //   engine_probe trace VARIANT M K N          where one launch's time goes, block by block
+//   engine_probe bracket VARIANT M K N        the gaps before its first block and after its last (stamp
+//                                             kernels on the same stream), beside an empty kernel alike
 #include "scripts/gpu/probe/engine_variants.h"
 
 #include <cudaTypedefs.h>
@@ -433,6 +435,72 @@ static int One(const char* name, int m, int k, int n) {
 // An empty kernel launched like a variant: the floor of an event-timed launch of that size.
 static __global__ void EmptyKernel(sparse::cuda::engine::Args) {}
 
+// The global timer (ns) when a one-thread kernel runs: launched just before and just after a
+// variant on the same stream, it brackets that launch.
+static __global__ void StampKernel(unsigned long long* out) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  *out = t;
+}
+// An empty kernel that stamps each block's entry like the engine's Trace (words 4 and 5).
+static __global__ void EmptyStampKernel(sparse::cuda::engine::Args a) {
+  if (threadIdx.x != 0 || a.trace == nullptr) return;
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  a.trace[blockIdx.x * sparse::cuda::engine::kTraceWords + 4] = t;
+  a.trace[blockIdx.x * sparse::cuda::engine::kTraceWords + 5] = t;
+}
+
+// Where a launch's time outside its grid span goes (`bracket`): a stamp kernel before it and
+// one after it on the same stream, no L2 flush; medians over 15 launches of the gaps from the
+// stamp before to the grid's first entry and from the grid's last end to the stamp after, for
+// the variant and for an empty kernel launched alike (same grid, threads, shared memory and
+// cluster). Where the variant's gaps exceed the empty kernel's, its blocks start late (first)
+// or the launch completes after its last block's end stamp (second: outstanding copies, the
+// stores' flush).
+static int BracketOne(const char* name, int m, int k, int n) {
+  const Variant* v = Named(name);
+  if (!v) return 2;
+  OneCase c(*v, m, k, n);
+  Launch& l = c.l;
+  constexpr int kW = sparse::cuda::engine::kTraceWords;
+  DevBuf tr(static_cast<size_t>(l.grid) * kW * 8), st(16);
+  l.args.trace = static_cast<unsigned long long*>(tr.p);
+  Launch empty = l;
+  empty.fn = EmptyStampKernel;
+  CK(cudaFuncSetAttribute(EmptyStampKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem));
+  auto* stamps = static_cast<unsigned long long*>(st.p);
+  std::printf("bracket: %s %dx%d n=%d grid %d cluster %d smem %d\n", name, m, k, n, l.grid, l.cluster, l.smem);
+  for (const Launch* x : {&l, &empty}) {
+    std::vector<double> before, span, after;
+    for (int r = 0; r < 16; ++r) {
+      CK(cudaMemset(tr.p, 0, tr.bytes));
+      CK(cudaDeviceSynchronize());
+      StampKernel<<<1, 1>>>(stamps);
+      CK(Run(*x, 0));
+      StampKernel<<<1, 1>>>(stamps + 1);
+      CK(cudaDeviceSynchronize());
+      if (r == 0) continue;  // warm-up
+      std::vector<unsigned long long> t(static_cast<size_t>(l.grid) * kW);
+      unsigned long long s[2];
+      CK(cudaMemcpy(t.data(), tr.p, t.size() * 8, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(s, st.p, 16, cudaMemcpyDeviceToHost));
+      unsigned long long g0 = ~0ull, g1 = 0;
+      for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * kW + 4]), g1 = std::max(g1, t[b * kW + 5]);
+      before.push_back((static_cast<double>(g0) - static_cast<double>(s[0])) * 1e-3);
+      span.push_back((static_cast<double>(g1) - static_cast<double>(g0)) * 1e-3);
+      after.push_back((static_cast<double>(s[1]) - static_cast<double>(g1)) * 1e-3);
+    }
+    auto med = [](std::vector<double> x) {
+      std::sort(x.begin(), x.end());
+      return x[x.size() / 2];
+    };
+    std::printf("  %-8s stamp -> first entry %6.2f us, grid span %6.2f us, last end -> stamp %6.2f us\n",
+                x == &l ? "variant" : "empty", med(before), med(span), med(after));
+  }
+  return 0;
+}
+
 // Where one launch's time goes: per block (the kernel's Trace stamps, the launch after an L2
 // flush) the wait from the grid's first entry to the block's entry, from entry to its first
 // stage, the stream, and the fixup; the grid's span; and the events time of the same launch
@@ -621,8 +689,9 @@ int main(int argc, char** argv) {
   }
   if (mode == "launch") return LaunchCost();
   if (mode == "stages" && argc > 5) return StagesOne(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
+  if (mode == "bracket" && argc > 5) return BracketOne(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
   if (mode == "trace" && argc > 5) return TraceOne(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
   if (mode == "one" && argc > 5) return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
-  std::printf("usage: engine_probe check | list | time[all] FILTER [MxK ...] (NS=8,16) | one|trace VARIANT M K N\n");
+  std::printf("usage: engine_probe check | list | time[all] FILTER [MxK ...] (NS=8,16) | one|trace|stages|bracket VARIANT M K N\n");
   return 2;
 }
