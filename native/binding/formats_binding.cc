@@ -132,7 +132,7 @@ Napi::Value Stream24WinsJs(const Napi::CallbackInfo& info) {
 
 // stream24Rows({m, k, n, resident: Int32Array(8)}) -> 64 | 128: the row-block height the
 // selection runs the 2:4 streaming engine at (Stream24Rows64, common/stream_plan.h), from the
-// plan of the 64-row kernel (PlanStream over 64-row blocks and 256-column K stages) on a
+// plan of the 64-row kernel (PlanStream over Stream24RowBlocks(m, 4) and Stream24KStages(k)) on a
 // device holding resident[c - 1] clusters of c of its blocks at once. Synchronous; pure C++.
 Napi::Value Stream24RowsJs(const Napi::CallbackInfo& info) {
   Args a(info, "stream24Rows");
@@ -140,7 +140,7 @@ Napi::Value Stream24RowsJs(const Napi::CallbackInfo& info) {
   if (m < 1 || k < 1 || n < 1) a.RangeFail("m, k and n must be at least 1");
   int resident[kMaxStreamCluster];
   ReadResident(a, resident);
-  const int row_blocks = (m + 63) / 64, kstages = (k + 255) / 256;
+  const int row_blocks = Stream24RowBlocks(m, 4), kstages = Stream24KStages(k);
   const StreamPlan w4 = PlanStream(row_blocks, kstages, resident);
   return Napi::Number::New(info.Env(), Stream24Rows64(w4, row_blocks, kstages, n) ? 64 : 128);
 }

@@ -44,6 +44,15 @@ inline StreamPlan PlanStream(int row_blocks, int kstages, const int (&resident)[
   return StreamPlan{static_cast<int>(total < blocks ? total : blocks), 0};
 }
 
+// The 2:4 engine's work list for an m x k matrix: row blocks of 16 x warps rows (warps 4 or
+// 8) by K stages of kStream24KStage columns. Its prepared operand, its selection and the
+// stream24Rows binding count them here.
+constexpr int kStream24KStage = 256;
+inline int Stream24RowBlocks(long long m, int warps) {
+  return static_cast<int>((m + 16LL * warps - 1) / (16LL * warps));
+}
+inline int Stream24KStages(long long k) { return static_cast<int>((k + kStream24KStage - 1) / kStream24KStage); }
+
 // Which of the two 2:4 kernels runs an f16/bf16 problem that both can (the streaming
 // engine's s24e, N <= 64 on compute capability 9.0, against the mma.sp kernel s24): both
 // stream 1.125 bytes per weight. The engine's launch costs more (200 KB of shared memory,

@@ -347,10 +347,10 @@ describe('kernels on CUDA against the float64 reference', function () {
   // The selection between the 2:4 kernels: on compute capability 9.0 the streaming engine
   // (spmm_24_engine_sm90a.cu, SelectEngineFamily) for N <= 64 except at N <= 8 on matrices of
   // at most 4096 x 2560 (Stream24Wins), on 64-row blocks where their plan splits K or runs one
-  // block per row block of at most 8 K stages (not at N = 1 nor 9-16: Stream24Rows64); the GEMM engine (spmm_24_gemm_sm90a.cu) from N = 128 on
-  // where N is a multiple of 8, its tile height by waves (Gemm24Rows), the ragged wave split
-  // by K; the mma.sp kernel elsewhere and on every other GPU. Planned without data: the sizes
-  // alone decide.
+  // block per row block of at most 8 K stages (not at N = 1 nor 9-16: Stream24Rows64); the GEMM
+  // engine (spmm_24_gemm_sm90a.cu) from N = 128 on where N is a multiple of 8, its tile height
+  // by waves (Gemm24Rows), the ragged wave split by K; the mma.sp kernel elsewhere and on every
+  // other GPU. Planned without data: the sizes alone decide.
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4 matrix: the selection runs a 2:4 kernel, the engines where they win`, () => {
       const {csr, n} = twoFourShapes()[1]

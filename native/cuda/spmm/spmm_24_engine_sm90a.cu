@@ -39,7 +39,7 @@
 namespace sparse {
 namespace engine24 {
 
-constexpr int kKStage = 256;  // K columns per stage
+constexpr int kKStage = kStream24KStage;  // K columns per stage
 constexpr int kMaxN = 64;
 
 // The configuration: consumer warps, 8 (two warpgroups, 128-row blocks) or 4 (one, 64 rows).
@@ -65,8 +65,8 @@ class Sp24EngineMatrix : public SpmmOperand {
   cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream, int n, int warps) {
     m_ = t.m, k_ = t.k, strips_ = t.strips, ksteps_ = t.ksteps, dtype_ = dtype, box_n_ = BoxColumns(n);
     warps_ = warps;
-    row_blocks_ = (t.strips + warps - 1) / warps;
-    kstages_ = (t.ksteps + kKStage / 32 - 1) / (kKStage / 32);
+    row_blocks_ = Stream24RowBlocks(t.m, warps);
+    kstages_ = Stream24KStages(t.k);
     // A plan per kernel it may launch (N up to the prepared one): their shared memory, and
     // so how many run at once, differ.
     for (int box = 8; box <= box_n_; box *= 2)
@@ -251,7 +251,7 @@ bool SelectEngineFamily(const SpmmProblem& p, int, SpmmChoice* ch) {
   bool rows64 = false;
 #if defined(SPARSE_SM90A)
   if (RaiseSmemLimits() == cudaSuccess) {
-    const int row_blocks = (p.m + 63) / 64, kstages = (p.k + kKStage - 1) / kKStage;
+    const int row_blocks = Stream24RowBlocks(p.m, 4), kstages = Stream24KStages(p.k);
     const StreamPlan w4 = engine24::PlanFor(p.dtype, 4, BoxColumns(p.n), row_blocks, kstages);
     rows64 = Stream24Rows64(w4, row_blocks, kstages, p.n);
   }
