@@ -80,14 +80,15 @@ inline bool Stream24Wins(long long m, long long k, int n) {
 // warpgroup's sums). It pays where its plan splits K (clusters of 2 or more), or runs one block
 // per row block of at most 8 K stages. Not where its blocks run 16 or more stages alone (5120
 // and 6144 x 4096: 3-21 % slower than w8), nor stream-K (11008 x 4096: 1.20x slower at N = 64);
-// not at N = 1 (w8 has the kernel that reads B as it is), nor at N 9-16 (w4's N = 16 kernel
-// was 3-8 % slower than w8's on 9 of the 14 shapes where w4 pays at other N, faster by 1-6 % on
-// the four smallest; cause not yet found).
+// not at N 9-16 (w4's N = 16 kernel was 3-8 % slower than w8's on 9 of the 14 shapes where w4
+// pays at other N, faster by 1-6 % on the four smallest; cause not yet found). N = 1 as N <= 8
+// since v19, when w4 got its own kernel that reads B as it is.
 // Measured on the H200 (v18; both forced, events, N 8 / 32 / 64, w4 ÷ w8): 4096^2 0.92 / 0.98 /
 // 0.89; 4096 x 11008 0.96 / 1.02 / 0.96; 8192 x 2048 (one block per row block, 8 stages)
-// 0.92 / 0.98 / 0.89; 16 shapes in all (docs/stream-engine.md, "v18").
+// 0.92 / 0.98 / 0.89; 16 shapes in all (docs/stream-engine.md, "v18"). N = 1 (v19, workbench):
+// 4096^2 0.95, 2048 x 4096 0.96, 4096 x 11008 0.98; 6144 x 4096 (16 stages alone) 1.05.
 inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages, int n) {
-  if (n == 1 || (n > 8 && n <= 16)) return false;
+  if (n > 8 && n <= 16) return false;
   if (w4.cluster >= 2) return true;
   return w4.grid == w4_row_blocks && kstages <= 8;
 }

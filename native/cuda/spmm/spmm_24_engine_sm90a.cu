@@ -11,9 +11,9 @@
 //
 // Variants "s24e_w8_k256": 8 consumer warps (two warpgroups: 128 rows per row block), and
 // "s24e_w4_k256": 4 (one warpgroup: 64 rows), K stages of 256 columns; the instruction's N is
-// N rounded up to 8 / 16 / 32 / 64 (C's columns past N are neither read nor written). w8 has
+// N rounded up to 8 / 16 / 32 / 64 (C's columns past N are neither read nor written). Each has
 // a kernel of its own for N = 1, which reads B's K halves as they are (no padding to 8 on the
-// wire, no layout by the consumers); w4 runs N = 1 on its instruction N 8 kernel.
+// wire, no layout by the consumers).
 // The row-block height is the operand's layout: a prepared operand serves the variant it was
 // prepared for (Serves), and each variant prepares its own.
 // The selection picks the engine over the mma.sp 2:4 kernel (rank 10) by SelectEngineFamily's
@@ -172,10 +172,10 @@ KernelRef RefOf() {
                    E::kThreads};
 }
 // A dtype's and a warp count's kernels: [0, 4) by instruction N 8 / 16 / 32 / 64
-// (engine24::KernelIndex), and kK1Kernel, N = 1's: w8's TwoFourWgK1 (B read as it is, through a
+// (engine24::KernelIndex), and kK1Kernel, N = 1's: TwoFourWgK1 (B read as it is, through a
 // K-major descriptor; SetupB's k_major_n1), with the ring, shared memory and threads of
-// instruction N 8's, and so its plan; w4's is its instruction N 8 kernel (B's row laid out by
-// the consumers).
+// instruction N 8's, and so its plan (w4's since v19; before, w4 ran N = 1 on its instruction
+// N 8 kernel, whose consumers lay B's row out every stage).
 // Workbench v17 (events, no L2 flush and flushed, against instruction N 8's kernel at N = 1,
 // whose consumers lay B's rows out every stage): 4-11 % faster on five of the six shapes
 // measured (11008 x 4096 20.3 -> 18.0 us, 4096^2 13.3 -> 12.3, flushed), as fast on 14336 x 4096.
@@ -186,7 +186,7 @@ const KernelRef* TableOf() {
   using K1 = e::TwoFourWgK1;
   static const KernelRef t[kKernels] = {RefOf<W, kType, kWarps, 1>(), RefOf<W, kType, kWarps, 2>(),
                                         RefOf<W, kType, kWarps, 4>(), RefOf<W, kType, kWarps, 8>(),
-                                        kWarps == 8 ? RefOf<K1, kType, 8, 1>() : RefOf<W, kType, kWarps, 1>()};
+                                        RefOf<K1, kType, kWarps, 1>()};
   return t;
 }
 const KernelRef* KernelsOf(DType t, int warps) {
@@ -285,8 +285,8 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.total = static_cast<long long>(a.row_blocks()) * a.kstages();
   const StreamPlan& plan = a.PlanOf(BoxColumns(p.n));
   args.fixup = e::kFixupSlots, args.slots = a.Slots(), args.cluster = plan.cluster;
-  // N = 1 on w8: B (K x 1) is one contiguous run of K halves, read as it is (kBWgK1).
-  const bool k1 = p.n == 1 && a.warps() == 8;
+  // N = 1: B (K x 1) is one contiguous run of K halves, read as it is (kBWgK1).
+  const bool k1 = p.n == 1;
   cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true, 0, k1);
   if (err != cudaSuccess) return err;
   const int nt8 = BoxColumns(p.n) / 8;

@@ -185,12 +185,16 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   if (std::getenv("ENGINE_LANES")) a.lanes_arrive = Env("ENGINE_LANES") ? 1 : 0;
   // ENGINE_CLUSTER=auto: the addon's plan (engine_host::Plan: one block per row block, split-K
   // in clusters, or stream-K); ENGINE_CLUSTER=C (2 ... 8): split-K in clusters of C where all
-  // row blocks' clusters are resident at once, else stream-K.
+  // row blocks' clusters are resident at once, else stream-K; ENGINE_CLUSTER=rows: one block
+  // per row block where they fit at once, else stream-K.
   a.cluster = 0;
   if (const char* c = std::getenv("ENGINE_CLUSTER")) {
     StreamPlan p{l.grid, 0};
     if (std::strcmp(c, "auto") == 0) {
       p = sparse::engine_host::Plan(v.fn, v.threads, l.smem, a.row_blocks, a.kstages);
+    } else if (std::strcmp(c, "rows") == 0) {
+      // One block per row block (all its K stages), where the row blocks fit at once.
+      if (a.row_blocks <= SmCount() * v.per_sm) p = StreamPlan{a.row_blocks, 0};
     } else {
       const int cl = std::atoi(c);
       if (cl > 1 && cl <= kMaxStreamCluster && a.row_blocks <= sparse::engine_host::ResidentClusters(v.fn, v.threads, l.smem, cl))

@@ -126,7 +126,8 @@ std::vector<Variant> Group12() {
   return {Make<K, DType::kF16, 8, 1, 1, 256, 124>("s24_f16_wgk1"), Make<K, DType::kBF16, 8, 1, 1, 256, 124>("s24_bf16_wgk1"),
           Make<K, DType::kF16, 8, 1, 1, 256, 164>("s24_f16_wgk1"), Make<K, DType::kF16, 8, 1, 1, 256, 204>("s24_f16_wgk1"),
           Make<W, DType::kF16, 4, 1, 1, 256, 66>("s24_f16_wg"), Make<W, DType::kF16, 4, 1, 4, 256, 102>("s24_f16_wg"),
-          Make<W, DType::kF16, 4, 1, 8, 256, 150>("s24_f16_wg")};
+          Make<W, DType::kF16, 4, 1, 8, 256, 150>("s24_f16_wg"), Make<K, DType::kF16, 4, 1, 1, 256, 200>("s24_f16_wgk1"),
+          Make<K, DType::kBF16, 4, 1, 1, 256, 200>("s24_bf16_wgk1")};
 }
 #elif GROUP == 13
 // 2:4 with warpgroup MMA and a ring of 224 KB instead of 200 (one stage more at N = 16-64):
