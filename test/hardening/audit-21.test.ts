@@ -366,7 +366,9 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       const ms = performance.now() - t0
       expect(r.code, r.stderr).to.equal(0)
       expect(JSON.parse(r.stdout).tensors).to.have.length(10_000)
-      expect(ms, `took ${ms.toFixed(0)} ms`).to.be.below(10_000)
+      // The table build this guards against took about half a minute; 15 s leaves room for a
+      // loaded 2-core machine (10.3 s seen there with a compiler running beside the tests).
+      expect(ms, `took ${ms.toFixed(0)} ms`).to.be.below(15_000)
     })
   })
 
