@@ -140,6 +140,9 @@ struct Args {
                           // with programmatic dependent launch. 0: each stage's B right after its
                           // A, so that the first stage is whole before the ring's other A copies
                           // (without PDL the wait returns at once)
+  int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
+                          // of B at all, its stage areas zeroed once at the start (C is wrong):
+                          // what moving B costs the stream
   CUtensorMap b_map;      // kBTma: B as an N x K tensor, box N x kKS
   // The workbench's trace (null elsewhere): per block kTraceWords stamps, see Trace.
   unsigned long long* trace;
@@ -168,6 +171,7 @@ __device__ __forceinline__ void TensorCopy2d(uint32_t dst, const CUtensorMap* ma
 template <int kKS>
 __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char* dst, uint32_t bar, int lane,
                                            bool issue) {
+  if (a.skip_b) return 0;
   if (a.b_read == kBTma) {
     // One tensor copy of the box: rows past K arrive as zeros, and count.
     if (issue && lane == 0) TensorCopy2d(SmemAddr(dst), &a.b_map, 0, k0, bar);
@@ -196,12 +200,14 @@ __device__ __forceinline__ uint32_t StageB(const Args& a, int k0, unsigned char*
 // stores), and the bytes those copies bring.
 template <int kKS>
 __device__ __forceinline__ bool StageBBulkOnly(const Args& a, int k0) {
+  if (a.skip_b) return true;
   if (a.b_read == kBTma) return true;
   if (a.b_read == kBScalar) return false;
   return k0 + kKS <= a.k;  // kBLd, kBWgRows: a whole stage of rows is kKS N halves, 16-byte multiples
 }
 template <int kKS>
 __device__ __forceinline__ uint32_t StageBBulkBytes(const Args& a, int k0) {
+  if (a.skip_b) return 0;
   if (a.b_read == kBTma) return static_cast<uint32_t>(kKS) * 2 * a.b_cols;
   return static_cast<uint32_t>(min(kKS, a.k - k0)) * a.n * 2 & ~15u;
 }
@@ -282,7 +288,8 @@ SPARSE_ENGINE_FORMAT_FLAG(HasBK1, kBK1)
 // comparable across SMs) at entry and at the end, and the SM clock (cycles, finer) at entry,
 // at the first stage's arrival, after the last stage, at the end, (6) when the partners'
 // sums are ready (split-K clusters: after the first cluster barrier; stream-K: the last
-// contributor, after the count's answer), and (7) when the producer warp enters its branch.
+// contributor, after the count's answer; a block with all of its row block's stages: after
+// the Fix, before C), and (7) when the producer warp enters its branch.
 // One uniform branch per stamp when `trace` is null.
 constexpr int kTraceWords = 8;
 __device__ __forceinline__ void Trace(const Args& a, int i) {
@@ -367,7 +374,8 @@ struct Engine {
 enum Fixup : int {
   kFixupSlots = 0,  // each contributor that is not the last stores its sums (plain, coalesced,
                     // in fragment order) in its own slot; the last adds them to its own
-  kFixupDrop = 2,   // timing experiments only: partial sums are dropped (C is wrong)
+  kFixupDrop = 2,   // timing experiments only: partial sums are dropped, and a row block's
+                    // whole sums are not stored (C is wrong)
 };
 
 // The block (of `grid`, ranges cut as in StreamKernel: block b holds [total b / grid,
@@ -593,8 +601,11 @@ template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
                                           FixupFlags* fl, int peeked, int q) {
   if (stages == a.kstages) {
+    if (threadIdx.x == 0) Trace(a, 6);  // the workbench's trace: the sums' end, before C
+    if (a.fixup != kFixupDrop) {  // kFixupDrop (workbench timing only): C not written
 #pragma unroll
-    for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
+      for (int ms = 0; ms < kMS; ++ms) StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
+    }
     return -1;
   }
   if (a.fixup == kFixupDrop) return -1;
@@ -733,6 +744,11 @@ __global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_c
     static_assert(2 * kKS + 128 <= E::kBBytes, "the K1 tail fits in the stage's B area");
     for (int i = threadIdx.x; i < kStages * 8; i += blockDim.x)
       reinterpret_cast<uint4*>(smem + (i / 8) * E::kStageBytes + 2 * kKS)[i % 8] = make_uint4(0, 0, 0, 0);
+    FenceProxyAsync();
+  }
+  if (a.skip_b) {
+    for (int i = threadIdx.x; i < kStages * (E::kBBytes / 16); i += blockDim.x)
+      reinterpret_cast<uint4*>(smem + (i / (E::kBBytes / 16)) * E::kStageBytes)[i % (E::kBBytes / 16)] = make_uint4(0, 0, 0, 0);
     FenceProxyAsync();
   }
   __syncthreads();

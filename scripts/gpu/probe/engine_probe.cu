@@ -180,6 +180,8 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // (ENGINE_PDL=1, required) or with ENGINE_A_FIRST=1 (the order before v14); else each stage's
   // B after its A.
   a.a_first = (Env("ENGINE_PDL") || Env("ENGINE_A_FIRST")) ? 1 : 0;
+  // ENGINE_SKIP_B=1: B is never copied (Args::skip_b; timing only: C is wrong).
+  a.skip_b = Env("ENGINE_SKIP_B") ? 1 : 0;
   // ENGINE_LANES=1 / 0: every lane / lane 0 arrives on the ring's barriers (Args::lanes_arrive);
   // unset: SetupB's choice, as in the addon (every lane where B takes plain stores).
   if (std::getenv("ENGINE_LANES")) a.lanes_arrive = Env("ENGINE_LANES") ? 1 : 0;
