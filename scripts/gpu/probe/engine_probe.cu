@@ -182,6 +182,16 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   a.a_first = (Env("ENGINE_PDL") || Env("ENGINE_A_FIRST")) ? 1 : 0;
   // ENGINE_SKIP_B=1: B is never copied (Args::skip_b; timing only: C is wrong).
   a.skip_b = Env("ENGINE_SKIP_B") ? 1 : 0;
+  // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
+  // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
+  // of one tensor copy with the swizzle; the consumers still read it through the swizzled
+  // descriptor. What the tensor copy itself costs (v19: B costs 8-12 % at N = 16 and nothing
+  // at N = 32-64).
+  if (Env("ENGINE_B_BULK") && a.b_read == sparse::cuda::engine::kBTma && v.wg) {
+    a.b_read = sparse::cuda::engine::kBLd;
+    a.b_stride = 2 * n, a.b_cols = n, a.b_swizzle = 0;
+    a.lanes_arrive = k % v.kks != 0;
+  }
   // ENGINE_LANES=1 / 0: every lane / lane 0 arrives on the ring's barriers (Args::lanes_arrive);
   // unset: SetupB's choice, as in the addon (every lane where B takes plain stores).
   if (std::getenv("ENGINE_LANES")) a.lanes_arrive = Env("ENGINE_LANES") ? 1 : 0;
