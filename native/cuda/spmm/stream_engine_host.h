@@ -103,12 +103,17 @@ inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
-// SetupBRead, then the lanes_arrive rule (both described above SetupBRead).
+// The lanes_arrive rule (described above SetupBRead) for a's B read: 0 where a stage's B comes
+// by bulk or tensor copies alone.
+inline int LanesArrive(const cuda::engine::Args& a, int k, int kks) {
+  namespace en = cuda::engine;
+  return !(a.b_read == en::kBTma || ((a.b_read == en::kBLd || a.b_read == en::kBWgK1) && k % kks == 0));
+}
+// SetupBRead, then the lanes_arrive rule.
 inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide = 0,
                           bool k_major_n1 = false) {
-  namespace en = cuda::engine;
   const cudaError_t e = SetupBRead(a, b, n, k, kks, wg, wide, k_major_n1);
-  a->lanes_arrive = !(a->b_read == en::kBTma || ((a->b_read == en::kBLd || a->b_read == en::kBWgK1) && k % kks == 0));
+  a->lanes_arrive = LanesArrive(*a, k, kks);
   return e;
 }
 

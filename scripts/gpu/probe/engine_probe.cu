@@ -185,12 +185,12 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
   // of one tensor copy with the swizzle; the consumers still read it through the swizzled
-  // descriptor. What the tensor copy itself costs (v19: B costs 8-12 % at N = 16 and nothing
-  // at N = 32-64).
+  // descriptor. What the tensor copy itself costs (v19: B costs 8-12 % at N = 16 and at most
+  // about 2 % at N = 32-64).
   if (Env("ENGINE_B_BULK") && a.b_read == sparse::cuda::engine::kBTma && v.wg) {
     a.b_read = sparse::cuda::engine::kBLd;
     a.b_stride = 2 * n, a.b_cols = n, a.b_swizzle = 0;
-    a.lanes_arrive = k % v.kks != 0;
+    a.lanes_arrive = sparse::engine_host::LanesArrive(a, k, v.kks);
   }
   // ENGINE_LANES=1 / 0: every lane / lane 0 arrives on the ring's barriers (Args::lanes_arrive);
   // unset: SetupB's choice, as in the addon (every lane where B takes plain stores).
