@@ -132,8 +132,8 @@ struct Args {
   int lanes_arrive;       // 1: every lane of the producer and of each consumer warp arrives on the
                           // ring's barriers (full: 32, empty: 32 a consumer warp), each ordering
                           // its own shared-memory accesses; 0: lane 0 for its warp after
-                          // __syncwarp. SetupB sets it where B takes plain stores (racecheck
-                          // follows only the every-lane form); ENGINE_LANES in the workbench
+                          // __syncwarp. SetupB sets it (racecheck follows only the every-lane
+                          // form, v15, v20); ENGINE_LANES=0 in the workbench for the other
   int a_first;            // 1: the first stages' A (the weights, which no kernel before this one
                           // writes) requested before any of their B, and B only after the wait
                           // for the previous kernel (GridDependencyWait): required when launched

@@ -185,15 +185,14 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
   // of one tensor copy with the swizzle; the consumers still read it through the swizzled
-  // descriptor. What the tensor copy itself costs (v19: B costs 8-12 % at N = 16 and at most
-  // about 2 % at N = 32-64).
+  // descriptor. What the tensor copy itself costs (v20: at N = 16 the copy of 32-byte rows costs
+  // 3-13 % and a bulk copy nothing; at N = 32-64 the tensor copy is within 3 % of none).
   if (Env("ENGINE_B_BULK") && a.b_read == sparse::cuda::engine::kBTma && v.wg) {
     a.b_read = sparse::cuda::engine::kBLd;
     a.b_stride = 2 * n, a.b_cols = n, a.b_swizzle = 0;
-    a.lanes_arrive = sparse::engine_host::LanesArrive(a, k, v.kks);
   }
-  // ENGINE_LANES=1 / 0: every lane / lane 0 arrives on the ring's barriers (Args::lanes_arrive);
-  // unset: SetupB's choice, as in the addon (every lane where B takes plain stores).
+  // ENGINE_LANES=0: lane 0 arrives for its warp after __syncwarp (Args::lanes_arrive; racecheck
+  // reports the ordering as hazards, v15, v20); unset or 1: every lane, as in the addon.
   if (std::getenv("ENGINE_LANES")) a.lanes_arrive = Env("ENGINE_LANES") ? 1 : 0;
   // ENGINE_CLUSTER=auto: the addon's plan (engine_host::Plan: one block per row block, split-K
   // in clusters, or stream-K); ENGINE_CLUSTER=C (2 ... 8): split-K in clusters of C where all
