@@ -174,7 +174,8 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
   a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
   // ENGINE_ROTATE=1: each block walks its share of a row block's K stages from a stage of its
-  // own (Args::rotate; the addon leaves it 0).
+  // own (Args::rotate). v21 at N = 16: 0.96x the in-order time (ten cases, 0.91-1.01), the ring's
+  // first fill no longer late; v13 at N = 1, 8, 64 (w8): within noise. The addon leaves it 0.
   a.rotate = std::getenv("ENGINE_ROTATE") ? std::atoi(std::getenv("ENGINE_ROTATE")) : 0;
   // The ring's first stages: all their A before any B (Args::a_first) when launched with PDL
   // (ENGINE_PDL=1, required) or with ENGINE_A_FIRST=1 (the order before v14); else each stage's
@@ -186,7 +187,9 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
   // of one tensor copy with the swizzle; the consumers still read it through the swizzled
   // descriptor. What the tensor copy itself costs (v20: at N = 16 the copy of 32-byte rows costs
-  // 3-13 % and a bulk copy nothing; at N = 32-64 the tensor copy is within 3 % of none).
+  // 3-13 % and a bulk copy nothing; at N = 32-64 the tensor copy is within 3 % of none). v21 found
+  // where: in the ring's first fill every block asks for the same stage's B at once, and the
+  // tensor copy's 32-byte requests (2.4x the bulk form's L2 requests) make stages 1-3 late.
   if (Env("ENGINE_B_BULK") && a.b_read == sparse::cuda::engine::kBTma && v.wg) {
     a.b_read = sparse::cuda::engine::kBLd;
     a.b_stride = 2 * n, a.b_cols = n, a.b_swizzle = 0;
