@@ -31,6 +31,33 @@ export function randomPattern(rows: number, cols: number, nnz: number, seed: num
   return {rows, cols, rowOffsets, columnIndices, values: null, dtype: 'f32'}
 }
 
+/**
+ * An m x k 2:4 pattern (values null): in row r, `keep(r, g)` of the four columns of group g
+ * (fewer in a ragged last group), chosen by a shuffle drawing from `next` (a uint32 source, so
+ * that each caller keeps its own random sequence); columns ascending.
+ */
+export function twoFourPattern(
+  m: number,
+  k: number,
+  next: () => number,
+  keep: (row: number, group: number) => number,
+): CsrMatrix {
+  const offsets = [0]
+  const cols: number[] = []
+  for (let r = 0; r < m; r++) {
+    for (let g = 0; g * 4 < k; g++) {
+      const pick = [0, 1, 2, 3].filter((c) => g * 4 + c < k)
+      for (let i = pick.length - 1; i > 0; i--) {
+        const j = next() % (i + 1)
+        ;[pick[i], pick[j]] = [pick[j], pick[i]]
+      }
+      for (const c of pick.slice(0, keep(r, g)).sort((a, b) => a - b)) cols.push(g * 4 + c)
+    }
+    offsets.push(cols.length)
+  }
+  return {rows: m, cols: k, rowOffsets: Int32Array.from(offsets), columnIndices: Int32Array.from(cols), values: null, dtype: 'f32'}
+}
+
 /** A pattern whose only nonzeros form one dense row, `row`, among empty ones. */
 export function denseRowPattern(rows: number, cols: number, row: number): CsrMatrix {
   const rowOffsets = new Int32Array(rows + 1)

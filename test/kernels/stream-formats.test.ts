@@ -7,7 +7,7 @@ import {expect} from 'chai'
 
 import {loadAddon} from '../../src/kernels/binding.js'
 import {createRng} from '../../src/sparse/random.js'
-import {randomPattern} from './helpers.js'
+import {randomPattern, twoFourPattern} from './helpers.js'
 
 function popcount(x: number): number {
   let c = 0
@@ -15,25 +15,12 @@ function popcount(x: number): number {
   return c
 }
 
-/** A random 2:4 CSR (columns ascending): `keep(g)` of every group of four columns kept. */
+/** A random 2:4 CSR (columns ascending, twoFourPattern) with random nonzero f16 bit patterns. */
 function random24(m: number, k: number, seed: number, keep: (row: number, group: number) => number) {
   const rng = createRng(seed)
-  const offsets = [0]
-  const cols: number[] = []
-  for (let r = 0; r < m; r++) {
-    for (let g = 0; g * 4 < k; g++) {
-      const pick = [0, 1, 2, 3].filter((i) => g * 4 + i < k)
-      for (let i = pick.length - 1; i > 0; i--) {
-        const j = rng.nextUint32() % (i + 1)
-        ;[pick[i], pick[j]] = [pick[j], pick[i]]
-      }
-      const chosen = pick.slice(0, Math.min(keep(r, g), pick.length)).sort((a, b) => a - b)
-      for (const c of chosen) cols.push(g * 4 + c)
-    }
-    offsets.push(cols.length)
-  }
-  const values = new Uint16Array(cols.length).map(() => 1 + (rng.nextUint32() % 0x7bff))
-  return {rowOffsets: Int32Array.from(offsets), columnIndices: Int32Array.from(cols), values}
+  const {rowOffsets, columnIndices} = twoFourPattern(m, k, () => rng.nextUint32(), keep)
+  const values = new Uint16Array(columnIndices.length).map(() => 1 + (rng.nextUint32() % 0x7bff))
+  return {rowOffsets, columnIndices, values}
 }
 
 describe('bitmap and 2:4 formats (built on the host)', () => {
