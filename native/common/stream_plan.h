@@ -80,15 +80,23 @@ inline bool Stream24Wins(long long m, long long k, int n) {
 // warpgroup's sums). It pays where its plan splits K (clusters of 2 or more), or runs one block
 // per row block of at most 8 K stages. Not where its blocks run 16 or more stages alone (5120
 // and 6144 x 4096: 3-21 % slower than w8), nor stream-K (11008 x 4096: 1.20x slower at N = 64);
-// not at N 9-16 (w4's N = 16 kernel was 3-8 % slower than w8's on 9 of the 14 shapes where w4
-// pays at other N, faster by 1-6 % on the four smallest; cause not yet found). N = 1 as N <= 8
-// since v19, when w4 got its own kernel that reads B as it is.
+// not at N 9-15, and at N = 16 only where its blocks stream at most 8 stages each (below).
+// N = 1 as N <= 8 since v19, when w4 got its own kernel that reads B as it is.
 // Measured on the H200 (v18; both forced, events, N 8 / 32 / 64, w4 ÷ w8): 4096^2 0.92 / 0.98 /
 // 0.89; 4096 x 11008 0.96 / 1.02 / 0.96; 8192 x 2048 (one block per row block, 8 stages)
 // 0.92 / 0.98 / 0.89; 16 shapes in all (docs/stream-engine.md, "v18"). N = 1 (v19, workbench):
 // 4096^2 0.95, 2048 x 4096 0.96, 4096 x 11008 0.98; 6144 x 4096 (16 stages alone) 1.05.
+// N = 16 (v22, both forced, rotated K walk, events): w4 where each of its blocks streams at
+// most 8 K stages (its plan's clusters split K into shares of <= 8, or one block per row block
+// of <= 8): faster on 7 of 8 such shapes (4096^2 12.3 against 12.5 us, 4096 x 2048 6.9 / 7.5,
+// 2560^2 6.7 / 7.2, 1024 x 8192 8.0 / 8.5; 3072 x 4096 8.8 / 8.7), and w8 on the long shares
+// (4096 x 11008, 21.5 stages a block: 20.6 / 19.4; 4096 x 14336 22.4 / 20.6), where B's tensor
+// copy of 32-byte rows, as many bytes a stage for 64 rows as for 128, is paid every stage.
+// N 9-15 (B's rows laid out by the consumers) stays on w8: faster on 7 of 8 shapes at N = 12.
 inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages, int n) {
-  if (n > 8 && n <= 16) return false;
+  if (n > 8 && n < 16) return false;
+  if (n == 16)
+    return w4.cluster >= 2 ? (kstages + w4.cluster - 1) / w4.cluster <= 8 : w4.grid == w4_row_blocks && kstages <= 8;
   if (w4.cluster >= 2) return true;
   return w4.grid == w4_row_blocks && kstages <= 8;
 }

@@ -344,7 +344,8 @@ describe('kernels on CUDA against the float64 reference', function () {
   // The selection between the 2:4 kernels: on compute capability 9.0 the streaming engine
   // (spmm_24_engine_sm90a.cu, SelectEngineFamily) for N <= 64 except at N <= 8 on matrices of
   // at most 4096 x 2560 (Stream24Wins), on 64-row blocks where their plan splits K or runs one
-  // block per row block of at most 8 K stages (not at N 9-16: Stream24Rows64); the GEMM
+  // block per row block of at most 8 K stages (not at N 9-15, at N = 16 only where each block
+  // streams at most 8 K stages: Stream24Rows64); the GEMM
   // engine (spmm_24_gemm_sm90a.cu) from N = 128 on where N is a multiple of 8, its tile height
   // by waves (Gemm24Rows), the ragged wave split by K; the mma.sp kernel elsewhere and on every
   // other GPU. Planned without data: the sizes alone decide.
@@ -358,9 +359,10 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect(pick(csr.rows, csr.cols, 8), 'small and short: the mma.sp kernel').to.match(/^s24_/)
       expect(pick(4096, 2048, 1)).to.match(/^s24_/)
       expect(pick(8192, 2048, 8), '128 row blocks of 64, 8 K stages each').to.match(hopper ? /^s24e_w4_/ : /^s24_/)
-      // 4096^2: 64-row blocks in clusters of 2 at N = 1, 8, 32, 64 (128 SMs against 96).
-      const at4096 = [1, 8, 16, 32, 64].map((n) => pick(4096, 4096, n))
-      if (hopper) expect(at4096).to.deep.equal(['s24e_w4_k256', 's24e_w4_k256', 's24e_w8_k256', 's24e_w4_k256', 's24e_w4_k256'])
+      // 4096^2: 64-row blocks in clusters of 2 (128 SMs against 96), at N = 16 too (shares of 8
+      // K stages), not at N = 12 (B's rows laid out by the consumers).
+      const at4096 = [1, 8, 12, 16, 32, 64].map((n) => pick(4096, 4096, n))
+      if (hopper) expect(at4096).to.deep.equal(['s24e_w4_k256', 's24e_w4_k256', 's24e_w8_k256', 's24e_w4_k256', 's24e_w4_k256', 's24e_w4_k256'])
       else for (const v of at4096) expect(v).to.match(/^s24_/)
       expect(pick(4096, 2048, 64)).to.match(hopper ? /^s24e_w4_/ : /^s24_/)
       expect(pick(6144, 4096, 8), 'one block per 64-row block: 128 rows').to.match(hopper ? /^s24e_w8_/ : /^s24_/)

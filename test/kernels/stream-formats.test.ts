@@ -256,8 +256,14 @@ describe("the streaming engine's launch plan (host)", () => {
     const h200 = Int32Array.from([132, 66, 39, 31, 24, 18, 16, 14])
     const small = Int32Array.from([100, 50, 30, 24, 18, 14, 12, 10])
     const rows = (m: number, k: number, n: number, resident = h200) => addon.stream24Rows({m, k, n, resident})
-    // 4096^2: 64 row blocks of 64 in clusters of 2; never at N 9-16 (N = 1 since v19).
-    expect([1, 3, 8, 9, 16, 17, 32, 64].map((n) => rows(4096, 4096, n))).to.deep.equal([64, 64, 64, 128, 128, 64, 64, 64])
+    // 4096^2: 64 row blocks of 64 in clusters of 2; never at N 9-15 (N = 1 since v19); at N = 16
+    // its clusters' shares are 8 K stages each (v22).
+    expect([1, 3, 8, 9, 15, 16, 17, 32, 64].map((n) => rows(4096, 4096, n))).to.deep.equal([64, 64, 64, 128, 128, 64, 64, 64, 64])
+    // N = 16: 64 rows only where each block streams at most 8 K stages: 4096 x 11008's clusters
+    // of 2 share 43 stages (22 a block), 2048 x 8192's of 3 share 32 (11); 8192 x 2048 runs one
+    // block per row block of 8, 6144 x 4096 one of 16.
+    for (const [m, k, want] of [[4096, 2048, 64], [8192, 2048, 64], [1024, 4096, 64], [4096, 11008, 128], [4096, 14336, 128], [2048, 8192, 128], [6144, 4096, 128], [11008, 4096, 128]])
+      expect(rows(m, k, 16), `${m} x ${k} at N = 16`).to.equal(want)
     // N = 1 as N = 8: 6144 x 4096's 96 row blocks of 16 stages alone stay on 128 rows.
     expect([1, 8].map((n) => rows(6144, 4096, n))).to.deep.equal([128, 128])
     // Split K: 2048 x 8192 (clusters of 3), 4096 x 11008 (2), 1024 x 4096 (6).

@@ -290,11 +290,13 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true, 0, k1);
   if (err != cudaSuccess) return err;
   const int nt8 = BoxColumns(p.n) / 8;
-  // N = 9-16 (B's box 16 wide: 256 rows of 32 bytes a stage, one L2 request each): every block
-  // walks its share of K from a stage of its own (StageOf), so that the ring's first fill does
-  // not have every block ask for the same stage's 8 KB of B at once (v21: stages 1-3 of that fill
-  // arrived 0.3-0.5 us late; rotated, 4 % faster geomean over ten cases, up to 9 %).
-  args.rotate = nt8 == 2 ? 1 : 0;
+  // N = 16 (B's tensor copy of a 16-column box: 256 rows of 32 bytes a stage, one L2 request
+  // each, not merged across SMs): every block walks its share of K from a stage of its own
+  // (StageOf), so that the ring's first fill does not have every block ask for the same stage's
+  // 8 KB of B at once (v21: stages 1-3 of that fill arrived 0.3-0.5 us late; v22: rotated, 0.95x
+  // the time on the workbench, ten cases, and 0.97x in the addon, six shapes). Not at N = 8, 32
+  // or 64, whose B comes in longer rows or one run: rotated, 1.04x the time there (24 cases, v22).
+  args.rotate = args.b_read == e::kBTma && nt8 == 2 ? 1 : 0;
   const KernelRef r = KernelFor(p.dtype, a.warps(), nt8, k1);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else
