@@ -90,14 +90,13 @@ inline bool Stream24Wins(long long m, long long k, int n) {
 // most 8 K stages (its plan's clusters split K into shares of <= 8, or one block per row block
 // of <= 8): faster on 7 of 8 such shapes (4096^2 12.3 against 12.5 us, 4096 x 2048 6.9 / 7.5,
 // 2560^2 6.7 / 7.2, 1024 x 8192 8.0 / 8.5; 3072 x 4096 8.8 / 8.7), and w8 on the long shares
-// (4096 x 11008, 21.5 stages a block: 20.6 / 19.4; 4096 x 14336 22.4 / 20.6), where B's tensor
-// copy of 32-byte rows, as many bytes a stage for 64 rows as for 128, is paid every stage.
+// (4096 x 11008, 21.5 stages a block: 20.6 / 19.4; 4096 x 14336 22.4 / 20.6); likely, not
+// measured: B's tensor copy of 32-byte rows, as many bytes a stage for 64 rows as for 128, is
+// paid every stage.
 // N 9-15 (B's rows laid out by the consumers) stays on w8: faster on 7 of 8 shapes at N = 12.
 inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages, int n) {
   if (n > 8 && n < 16) return false;
-  if (n == 16)
-    return w4.cluster >= 2 ? (kstages + w4.cluster - 1) / w4.cluster <= 8 : w4.grid == w4_row_blocks && kstages <= 8;
-  if (w4.cluster >= 2) return true;
+  if (w4.cluster >= 2) return n != 16 || (kstages + w4.cluster - 1) / w4.cluster <= 8;
   return w4.grid == w4_row_blocks && kstages <= 8;
 }
 

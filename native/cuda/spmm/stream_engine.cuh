@@ -127,9 +127,10 @@ struct Args {
   int cluster;            // > 1: split-K in clusters of this many blocks (see StreamKernel); the
                           // grid is row_blocks x cluster, launched with that cluster size
   int rotate;             // 1: each block walks its share of a row block's K stages from a
-                          // different stage (StageOf); 0: in order. Workbench switch
-                          // ENGINE_ROTATE: all blocks asking for one stage's B at once makes
-                          // the first fill late at N = 16 (v21: rotated 0.96x the time)
+                          // different stage (StageOf); 0: in order. The 2:4 engine sets it at
+                          // N = 16 (spmm_24_engine_sm90a.cu): all blocks asking for one stage's
+                          // B at once make the first fill late there (v22: rotated 0.97x the
+                          // time); workbench switch ENGINE_ROTATE
   int lanes_arrive;       // 1: every lane of the producer and of each consumer warp arrives on the
                           // ring's barriers (full: 32, empty: 32 a consumer warp), each ordering
                           // its own shared-memory accesses; 0: lane 0 for its warp after

@@ -175,7 +175,8 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
   // ENGINE_ROTATE=1: each block walks its share of a row block's K stages from a stage of its
   // own (Args::rotate). v21 at N = 16: 0.96x the in-order time (ten cases, 0.91-1.01), the ring's
-  // first fill no longer late; v13 at N = 1, 8, 64 (w8): within noise. The addon leaves it 0.
+  // first fill no longer late; v13 at N = 1, 8, 64 (w8): within noise; v22 at N = 8, 32, 64:
+  // 1.04x the time. The addon sets it at N = 16 only (EngineLaunch, B's 16-column tensor copy).
   a.rotate = std::getenv("ENGINE_ROTATE") ? std::atoi(std::getenv("ENGINE_ROTATE")) : 0;
   // The ring's first stages: all their A before any B (Args::a_first) when launched with PDL
   // (ENGINE_PDL=1, required) or with ENGINE_A_FIRST=1 (the order before v14); else each stage's
