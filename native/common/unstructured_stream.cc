@@ -41,6 +41,72 @@ void OrderByBank(std::vector<std::pair<int, uint16_t>>* entries, UnstStats* stat
   }
 }
 
+// kBitmapFrag's stages (unstructured_stream.h): per strip and tile a 48-byte record (the
+// bitmap by lane, the counts by lane quad), then the values in strip, tile, lane, slot order.
+// rows/start: each row's nonzeros by column (zeros left out). Sets s.offsets, s.data, s.stats.
+std::string BuildBitmapStages(UnstStream& s, const std::vector<std::pair<int, uint16_t>>& rows,
+                              const std::vector<int>& start, int max_stage_words) {
+  const int tiles = s.kks / 16;
+  const int fixed = UnstBitmapFixedBytes(s.strips, s.kks);
+  std::vector<int> cursor(start.begin(), start.end() - 1);  // each row's next nonzero
+  // One stage: per (strip, tile, lane) its slots' values (0: none; a kept value is never +0).
+  std::vector<uint16_t> slot(static_cast<size_t>(s.strips) * tiles * 256);
+  std::vector<uint8_t> run;
+  int densest_rb = 0, densest_ks = 0;
+  s.offsets.reserve(static_cast<size_t>(s.row_blocks) * s.kstages + 1);
+  for (int rb = 0; rb < s.row_blocks; ++rb) {
+    for (int ks = 0; ks < s.kstages; ++ks) {
+      std::fill(slot.begin(), slot.end(), 0);
+      int values = 0;
+      for (int q = 0; q < s.strips; ++q) {
+        const int r0 = (rb * s.strips + q) * 16;
+        for (int rr = 0; rr < 16 && r0 + rr < s.m; ++rr) {
+          const int r = r0 + rr;
+          for (int& i = cursor[r]; i < start[r + 1] && rows[i].first < (ks + 1) * s.kks; ++i) {
+            const int c = rows[i].first - ks * s.kks;
+            const int j = c >> 4, cc = c & 15;
+            slot[((static_cast<size_t>(q) * tiles + j) * 32 + UnstBitmapLane(rr, cc)) * 8 + UnstBitmapSlot(rr, cc)] =
+                rows[i].second;
+            ++values;
+          }
+        }
+      }
+      s.stats.nnz += values;
+      if (values > s.stats.max_stage_words) s.stats.max_stage_words = values, densest_rb = rb, densest_ks = ks;
+      run.assign(fixed + (2 * static_cast<size_t>(values) + 15) / 16 * 16, 0);
+      int before = 0;  // values of the stage so far
+      for (int q = 0; q < s.strips; ++q)
+        for (int j = 0; j < tiles; ++j) {
+          uint8_t* rec = run.data() + (static_cast<size_t>(q) * tiles + j) * kUnstBitmapTileBytes;
+          for (int lane = 0; lane < 32; ++lane) {
+            if (lane % 4 == 0) {
+              const uint16_t c = static_cast<uint16_t>(before);
+              std::memcpy(rec + 32 + 2 * (lane / 4), &c, 2);
+            }
+            uint8_t bits = 0;
+            for (int i = 0; i < 8; ++i) {
+              const uint16_t v = slot[((static_cast<size_t>(q) * tiles + j) * 32 + lane) * 8 + i];
+              if (v == 0) continue;
+              bits |= static_cast<uint8_t>(1u << i);
+              std::memcpy(run.data() + fixed + 2 * static_cast<size_t>(before), &v, 2);
+              ++before;
+            }
+            rec[lane] = bits;
+          }
+        }
+      if (s.data.size() / 16 > 0xffffffffull) return "the stream is over 64 GB";
+      s.offsets.push_back(static_cast<uint32_t>(s.data.size() / 16));
+      s.data.insert(s.data.end(), run.begin(), run.end());
+    }
+  }
+  s.offsets.push_back(static_cast<uint32_t>(s.data.size() / 16));
+  if (max_stage_words > 0 && s.stats.max_stage_words > max_stage_words)
+    return "stage (row block " + std::to_string(densest_rb) + ", K stage " + std::to_string(densest_ks) + ") holds " +
+           std::to_string(s.stats.max_stage_words) + " nonzeros, over the ring's capacity of " +
+           std::to_string(max_stage_words) + ": a variant with a larger capacity is needed";
+  return "";
+}
+
 }  // namespace
 
 std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
@@ -51,6 +117,8 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
   const bool wg = layout == UnstLayout::kWg64;
   if (wg && (strips % 4 != 0 || kks % 64 != 0))
     return "the warpgroup layout needs strips per row block a multiple of 4 and a stage width a multiple of 64";
+  if (layout == UnstLayout::kBitmapFrag && strips * kks > 4096)
+    return "the bitmap layout needs strips per row block times the stage width at most 4096 (16-bit counts)";
   if (row_offsets[0] != 0) return "row_offsets[0] must be 0";
   for (int r = 0; r < m; ++r)
     if (row_offsets[r + 1] < row_offsets[r]) return "row_offsets must not decrease";
@@ -78,6 +146,7 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
       if (rows[i].first == rows[i - 1].first) return "repeated column " + std::to_string(rows[i].first) + " in row " + std::to_string(r);
     start[r + 1] = static_cast<int>(rows.size());
   }
+  if (layout == UnstLayout::kBitmapFrag) return BuildBitmapStages(s, rows, start, max_stage_words);
 
   const int header = UnstHeaderBytes(layout, strips, kks);
   const int segments = UnstSegments(layout, strips, kks), kblocks = kks / 64;
@@ -134,11 +203,58 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
   return "";
 }
 
+namespace {
+
+// kBitmapFrag's runs back to the dense matrix (`dense` zero, M x K).
+std::string BitmapToDense(const UnstStream& s, std::vector<uint16_t>* dense) {
+  const int tiles = s.kks / 16;
+  const size_t fixed = UnstBitmapFixedBytes(s.strips, s.kks);
+  for (int rb = 0; rb < s.row_blocks; ++rb) {
+    for (int ks = 0; ks < s.kstages; ++ks) {
+      const size_t i = static_cast<size_t>(rb) * s.kstages + ks;
+      const std::string at = "stage " + std::to_string(i);
+      if (s.offsets[i + 1] < s.offsets[i]) return "offsets must not decrease";
+      const uint8_t* run = s.data.data() + static_cast<size_t>(s.offsets[i]) * 16;
+      const size_t bytes = static_cast<size_t>(s.offsets[i + 1] - s.offsets[i]) * 16;
+      if (bytes < fixed) return at + ": the run is shorter than its tiles' bitmaps";
+      size_t before = 0;
+      for (int q = 0; q < s.strips; ++q)
+        for (int j = 0; j < tiles; ++j) {
+          const uint8_t* rec = run + (static_cast<size_t>(q) * tiles + j) * kUnstBitmapTileBytes;
+          for (int lane = 0; lane < 32; ++lane) {
+            if (lane % 4 == 0) {
+              uint16_t c;
+              std::memcpy(&c, rec + 32 + 2 * (lane / 4), 2);
+              if (c != before) return at + ": a lane quad's count is not the values before it";
+            }
+            for (int slot = 0; slot < 8; ++slot) {
+              if (!(rec[lane] >> slot & 1)) continue;
+              if (fixed + 2 * (before + 1) > bytes) return at + ": values past the run";
+              // Row and column of (lane, slot): the inverse of UnstBitmapLane / UnstBitmapSlot.
+              const int rr = (lane >> 2) + 8 * ((slot >> 1) & 1), cc = 2 * (lane & 3) + (slot & 1) + 8 * (slot >> 2);
+              const int r = (rb * s.strips + q) * 16 + rr, col = ks * s.kks + 16 * j + cc;
+              if (r >= s.m || col >= s.k) return at + ": a bit set outside the matrix";
+              uint16_t v;
+              std::memcpy(&v, run + fixed + 2 * before, 2);
+              if ((v & 0x7fff) == 0) return at + ": a zero value stored";
+              (*dense)[static_cast<size_t>(r) * s.k + col] = v;
+              ++before;
+            }
+          }
+        }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string UnstStreamToDense(const UnstStream& s, std::vector<uint16_t>* dense) {
   const size_t stages = static_cast<size_t>(s.row_blocks) * s.kstages;
   if (s.offsets.size() != stages + 1) return "offsets must have row_blocks kstages + 1 entries";
   if (static_cast<size_t>(s.offsets.back()) * 16 != s.data.size()) return "the last offset must be the data's end";
   dense->assign(static_cast<size_t>(s.m) * s.k, 0);
+  if (s.layout == UnstLayout::kBitmapFrag) return BitmapToDense(s, dense);
   const bool wg = s.layout == UnstLayout::kWg64;
   const int header = UnstHeaderBytes(s.layout, s.strips, s.kks);
   const int segments = UnstSegments(s.layout, s.strips, s.kks), kblocks = s.kks / 64;

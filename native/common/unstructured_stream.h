@@ -36,6 +36,20 @@
 // the order u (kks / 64) + kb, plus the end; the words of a segment are ordered by bank in
 // groups of 32 from the segment's start, as the strips' are (a warp of the warpgroup stores
 // 32 consecutive words). Needs strips % 4 == 0 and kks % 64 == 0.
+//
+// A third layout (UnstLayout::kBitmapFrag, for UnstructuredBitmap) has no offsets at all: the
+// consumers decode each 16 x 16 tile straight into the registers of the mma / wgmma A fragment
+// (lane l = 4 g + t holds rows g and g + 8, columns 2 t, 2 t + 1, 2 t + 8, 2 t + 9 of its warp's
+// strip; UnstBitmapLane / UnstBitmapSlot). A run is
+//   tiles:  per strip q and tile j (the stage's kks / 16 tiles of 16 columns), at
+//           (q kks / 16 + j) x 48 bytes: a 32-byte bitmap whose byte l is lane l's eight slots
+//           (bit i: slot i; slots 2 i, 2 i + 1 are the low and high halves of A register i), then
+//           eight uint16 counts: the values of the stage before lane 4 p's, for p = 0..7;
+//   values: from strips (kks / 16) 48 bytes on, one uint16 per nonzero in the order strip, tile,
+//           lane, slot; padded with zeros to a multiple of 16 bytes.
+// A lane finds its first value at count[l / 4] + popc(the bits of the lanes before it in its
+// 32-bit bitmap word). Strips past M and columns past K are empty tiles (zero bitmaps). Bytes:
+// 2 per nonzero and 0.1875 per weight. Needs strips kks <= 4096 (counts are 16 bits).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -56,15 +70,26 @@ inline int UnstBank(int offset) { return (offset >> 2) & 31; }
 enum class UnstLayout : int {
   kStrip16 = 0,  // per strip, kks / 16 tiles in mma.m16n8k16 fragment order (UnstImageOffset)
   kWg64 = 1,     // per 64-row unit and 64-column k-block, wgmma's 128-byte swizzle (UnstWgOffset)
+  kBitmapFrag = 2,  // no offsets: per strip and 16-column tile a bitmap in A-fragment order and
+                    // the values lane by lane (UnstructuredBitmap decodes into registers)
 };
+
+// kBitmapFrag: the lane and slot of row r, column c (both 0..15) of a tile.
+inline int UnstBitmapLane(int r, int c) { return 4 * (r & 7) + ((c & 7) >> 1); }
+inline int UnstBitmapSlot(int r, int c) { return 4 * (c >> 3) + 2 * (r >> 3) + (c & 1); }
+// kBitmapFrag: bytes of one tile's bitmap and counts, and of a stage's tiles.
+constexpr int kUnstBitmapTileBytes = 48;
+inline int UnstBitmapFixedBytes(int strips, int kks) { return strips * (kks / 16) * kUnstBitmapTileBytes; }
 
 // Header bytes of a stage of `strips` strips.
 inline int UnstHeaderBytes(int strips) { return (2 * (strips + 1) + 15) / 16 * 16; }
 // Segments (word starts less one) of a stage, and its header bytes, for either layout.
+// (kBitmapFrag: no segments; its header is the tiles' bitmaps and counts.)
 inline int UnstSegments(UnstLayout layout, int strips, int kks) {
-  return layout == UnstLayout::kWg64 ? strips / 4 * (kks / 64) : strips;
+  return layout == UnstLayout::kWg64 ? strips / 4 * (kks / 64) : layout == UnstLayout::kBitmapFrag ? 0 : strips;
 }
 inline int UnstHeaderBytes(UnstLayout layout, int strips, int kks) {
+  if (layout == UnstLayout::kBitmapFrag) return UnstBitmapFixedBytes(strips, kks);
   return (2 * (UnstSegments(layout, strips, kks) + 1) + 15) / 16 * 16;
 }
 
@@ -76,6 +101,7 @@ struct UnstStats {
   long long stores = 0;
   long long wavefronts = 0;
   int max_stage_words = 0;  // the densest stage's nonzeros
+  // (kBitmapFrag: stores and wavefronts stay 0: nothing is scattered)
 };
 
 struct UnstStream {
@@ -94,7 +120,8 @@ struct UnstStream {
 // `kks` are the engine variant's row block (in strips) and stage width (a multiple of 16, at
 // most 2048: offsets are 16 bits). `max_stage_words` (0: none) is the ring's capacity: a stage
 // with more nonzeros is refused, naming the densest stage (a variant with room for it is
-// needed). `layout`: which images the words address (kWg64: strips % 4 == 0, kks % 64 == 0).
+// needed). `layout`: which images the words address (kWg64: strips % 4 == 0, kks % 64 == 0;
+// kBitmapFrag: strips kks <= 4096, and its capacity counts values).
 // Returns "" or the error.
 std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
                             int strips, int kks, int max_stage_words, UnstStream* out,

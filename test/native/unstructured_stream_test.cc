@@ -67,7 +67,9 @@ void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks,
                sparse::UnstLayout layout = sparse::UnstLayout::kStrip16) {
   const std::string name = std::to_string(m) + "x" + std::to_string(k) + " s=" + std::to_string(sparsity) +
                            (special ? " special" : "") + " strips=" + std::to_string(strips) + " kks=" + std::to_string(kks) +
-                           (layout == sparse::UnstLayout::kWg64 ? " wg64" : "");
+                           (layout == sparse::UnstLayout::kWg64        ? " wg64"
+                            : layout == sparse::UnstLayout::kBitmapFrag ? " bitmap"
+                                                                        : "");
   const std::vector<uint16_t> a = RandomMatrix(m, k, sparsity, special, rng);
   const Csr c = ToCsr(a, m, k, special);
   UnstStream s;
@@ -110,6 +112,10 @@ void Refusals() {
          "the warpgroup layout refuses a stage width off 64");
   Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 6, 128, 0, &s, sparse::UnstLayout::kWg64).empty(),
          "the warpgroup layout refuses strips off 4");
+  Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 16, 512, 0, &s, sparse::UnstLayout::kBitmapFrag).empty(),
+         "the bitmap layout refuses strips x stage width over 4096");
+  Expect(sparse::BuildUnstStream(2, 32, off, off, val, 8, 512, 0, &s, sparse::UnstLayout::kBitmapFrag).empty(),
+         "the bitmap layout takes strips x stage width of 4096");
 }
 
 }  // namespace
@@ -130,6 +136,68 @@ int main() {
       for (bool special : {false, true}) RoundTrip(sh.m, sh.k, sp, special, 8, 128, rng, sparse::UnstLayout::kWg64);
   for (int strips : {4, 8, 16})
     for (int kks : {64, 128, 256}) RoundTrip(300, 777, 0.7, true, strips, kks, rng, sparse::UnstLayout::kWg64);
+  // The bitmap layout (per tile a bitmap in A-fragment order, values lane by lane).
+  for (auto sh : shapes)
+    for (double sp : {0.0, 0.5, 0.7, 0.95, 1.0})
+      for (bool special : {false, true}) RoundTrip(sh.m, sh.k, sp, special, 8, 128, rng, sparse::UnstLayout::kBitmapFrag);
+  for (int strips : {1, 4, 8})
+    for (int kks : {16, 128, 256}) RoundTrip(300, 777, 0.7, true, strips, kks, rng, sparse::UnstLayout::kBitmapFrag);
+  // Its (lane, slot) of each tile position is distinct and is the m16n8k16 A fragment's: lane
+  // 4 g + t holds a0 = (g, 2 t | 2 t + 1), a1 = (g + 8, ..), a2 = (g, 2 t + 8 | ..), a3 = (g + 8, ..).
+  {
+    std::vector<int> seen(256, 0);
+    bool ok = true;
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 16; ++c) {
+        const int lane = sparse::UnstBitmapLane(r, c), slot = sparse::UnstBitmapSlot(r, c);
+        const int g = lane >> 2, t = lane & 3, reg = slot >> 1;
+        ok &= lane >= 0 && lane < 32 && slot >= 0 && slot < 8 && !seen[lane * 8 + slot]++;
+        ok &= r == g + 8 * (reg & 1) && c == 2 * t + (slot & 1) + 8 * (reg >> 1);
+      }
+    Expect(ok, "bitmap lanes and slots are the A fragment's, each once");
+  }
+  // UnstructuredBitmap's decode, emulated lane by lane as the device does it (the quad's word and
+  // count, the popcount of the bits before the lane, one load per slot kept where its bit is set,
+  // the next value read and dropped where it is not), gives each lane its A fragment.
+  {
+    const int m = 200, k = 300, strips = 4, kks = 128, tiles = kks / 16;
+    const std::vector<uint16_t> a = RandomMatrix(m, k, 0.6, true, rng);
+    const Csr c = ToCsr(a, m, k, false);
+    UnstStream s;
+    Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s,
+                                   sparse::UnstLayout::kBitmapFrag).empty(), "bitmap decode: build");
+    bool ok = true;
+    const int fixed = sparse::UnstBitmapFixedBytes(strips, kks);
+    for (int rb = 0; rb < s.row_blocks; ++rb)
+      for (int ks = 0; ks < s.kstages; ++ks) {
+        const uint8_t* run = s.data.data() + 16 * static_cast<size_t>(s.offsets[rb * s.kstages + ks]);
+        // The slot the device reads past a lane's last value stays inside the run's padding or
+        // the ring slot's 16 spare bytes (StageABytes); here: a copy with 16 zero bytes more.
+        std::vector<uint8_t> st(run, run + 16 * (s.offsets[rb * s.kstages + ks + 1] - s.offsets[rb * s.kstages + ks]));
+        st.resize(st.size() + 16, 0);
+        auto ld16 = [&](size_t at) { return static_cast<uint32_t>(st[at] | st[at + 1] << 8); };
+        for (int warp = 0; warp < strips; ++warp)
+          for (int j = 0; j < tiles; ++j)
+            for (int lane = 0; lane < 32; ++lane) {
+              const size_t rec = (static_cast<size_t>(warp) * tiles + j) * sparse::kUnstBitmapTileBytes + 4 * (lane >> 2);
+              const uint32_t word = st[rec] | st[rec + 1] << 8 | st[rec + 2] << 16 | static_cast<uint32_t>(st[rec + 3]) << 24;
+              const uint32_t sh = 8 * (lane & 3), before = (1u << sh) - 1;
+              const uint32_t first = ld16(rec + 32 - 2 * (lane >> 2)) + __builtin_popcount(word & before);
+              const uint32_t bits = (word >> sh) & 0xff;
+              size_t at = fixed + 2 * first;
+              for (int i = 0; i < 8; ++i) {
+                const uint32_t set = (bits >> i) & 1;
+                const uint32_t h = ld16(at) * set;
+                at += 2 * set;
+                const int reg = i >> 1, g = lane >> 2, t = lane & 3;
+                const int r = (rb * strips + warp) * 16 + g + 8 * (reg & 1), col = ks * kks + 16 * j + 2 * t + (i & 1) + 8 * (reg >> 1);
+                const uint32_t want = r < m && col < k ? a[static_cast<size_t>(r) * k + col] : 0;
+                ok &= h == want;
+              }
+            }
+      }
+    Expect(ok, "bitmap decode, emulated: every lane's fragment is the matrix's");
+  }
   // Every offset of the swizzled image is distinct and decodes to its row and column.
   {
     std::vector<int> seen(8192, 0);

@@ -717,8 +717,10 @@ __device__ __forceinline__ int StageOf(const Args& a, long long i0, long long i1
   return first + (w.ks - first + w.rb % len) % len;
 }
 
-template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1>
-__global__ void __launch_bounds__(32 * (kCW + 2), 1) StreamKernel(const __grid_constant__ Args a) {
+// kMinBlocks: the blocks per SM the registers must allow (__launch_bounds__; the addon's
+// kernels run one block per SM; the unstructured workbench's small rings two or three).
+template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudgetKB, int kNG = 1, int kMinBlocks = 1>
+__global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const __grid_constant__ Args a) {
   using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   constexpr int kStages = E::kStages;
   extern __shared__ __align__(128) unsigned char smem_raw[];

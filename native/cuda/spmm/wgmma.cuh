@@ -2,8 +2,8 @@
 #define SPARSE_CUDA_SPMM_WGMMA_CUH_
 // Hopper warpgroup MMA (wgmma, sm_90a only): the sparse m64nNk32 form with A (the 2:4 weights,
 // compressed to 64 x 16) in registers and B (32 x N) in shared memory through a matrix
-// descriptor; and the dense m64nNk16 form with A and B both through descriptors (WgmmaSs,
-// N = 8 ... 64). Device code only; the code that calls it is compiled for sm_90a.
+// descriptor; the dense m64nNk16 form with A and B both through descriptors (WgmmaSs,
+// N = 8 ... 64) and with A in registers (WgmmaRs). Device code only; the code that calls it is compiled for sm_90a.
 //
 // Register layouts (per warp w of the warpgroup, its rows 16 w .. 16 w + 15):
 //   A: a[4], the dense m16n8k16 A fragment of the compressed 16 x 16 strip (our 2:4 tiles of
@@ -159,6 +159,33 @@ SPARSE_WGSS(64, "%32", "%33", "%34", kF16, "f16", SPARSE_WGSS_F32)
 SPARSE_WGSS(64, "%32", "%33", "%34", kBF16, "bf16", SPARSE_WGSS_F32)
 
 #undef SPARSE_WGSS
+
+// wgmma m64nNk16 with A from registers (dense), N = 8 / 16 / 32 / 64: D's N / 2 accumulators,
+// A's four registers (warp w's rows 16 w ..: the m16n8k16 A fragment), B's descriptor, D += A B,
+// scales 1, B N-major (tnspB 1). The unstructured bitmap decode (stream_unstructured_bitmap.cuh).
+template <DType kType, int kN>
+struct WgmmaRs;
+// IA: the operand number of A's first register (after D's N / 2); B and scale-d follow it.
+#define SPARSE_WGRS(NN, IA, IB, IS, TYPE, PTX, DOPS)                                                       \
+  template <>                                                                                          \
+  struct WgmmaRs<DType::TYPE, NN> {                                                                    \
+    __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b) {         \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IS ", 0;\n"                                     \
+                   "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." PTX "." PTX " {" SPARSE_WGSS_D##NN \
+                   "}, " IA ", " IB ", p, 1, 1, 1;\n}\n"                                               \
+                   : DOPS                                                                              \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));                      \
+    }                                                                                                  \
+  };
+SPARSE_WGRS(8, "{%4, %5, %6, %7}", "%8", "%9", kF16, "f16", SPARSE_WGSS_F4(0))
+SPARSE_WGRS(8, "{%4, %5, %6, %7}", "%8", "%9", kBF16, "bf16", SPARSE_WGSS_F4(0))
+SPARSE_WGRS(16, "{%8, %9, %10, %11}", "%12", "%13", kF16, "f16", SPARSE_WGSS_F8)
+SPARSE_WGRS(16, "{%8, %9, %10, %11}", "%12", "%13", kBF16, "bf16", SPARSE_WGSS_F8)
+SPARSE_WGRS(32, "{%16, %17, %18, %19}", "%20", "%21", kF16, "f16", SPARSE_WGSS_F16)
+SPARSE_WGRS(32, "{%16, %17, %18, %19}", "%20", "%21", kBF16, "bf16", SPARSE_WGSS_F16)
+SPARSE_WGRS(64, "{%32, %33, %34, %35}", "%36", "%37", kF16, "f16", SPARSE_WGSS_F32)
+SPARSE_WGRS(64, "{%32, %33, %34, %35}", "%36", "%37", kBF16, "bf16", SPARSE_WGSS_F32)
+#undef SPARSE_WGRS
 
 }  // namespace wg
 }  // namespace cuda

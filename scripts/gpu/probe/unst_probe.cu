@@ -8,7 +8,8 @@
 // 4.18 TB/s the H200 copies at). Built by unst_build.sh (one object per kind and capacity).
 //   unst_probe check                      every N-fitting variant with room for the matrix
 //   unst_probe time [MxK ...]             SPARSITY=0.5,0.7,0.9  NS=1,8,16,32,64  TYPES=f16,bf16
-//                                         KINDS=unst,unstcw,unwg,unwgzf,unwg256,unwgzf2 (a line per kind)
+//                                         KINDS=unst,...,unwgzf2,unbm,unbm4,unwgzf4 (a line per kind)
+//   (check also takes KINDS: only those kinds' variants)
 //   unst_probe one VARIANT M K N S        a few launches of one variant (Nsight Compute)
 //   unst_probe list
 #include <algorithm>
@@ -176,6 +177,8 @@ const UnstVariant* Pick(const UnstStream& s, DType t, int n, int kind) {
   return best;
 }
 
+bool WantName(const std::string& list, const std::string& want);
+
 int Check() {
   std::mt19937_64 rng(20261224);
   struct Case {
@@ -195,6 +198,7 @@ int Check() {
   };
   int failures = 0, runs = 0;
   EngineWorkspace w;
+  const char* kinds = std::getenv("KINDS");
   for (const Case& cs : cases) {
     for (DType t : {DType::kF16, DType::kBF16}) {
       const double tol = t == DType::kF16 ? 5e-3 : 2e-2;
@@ -216,6 +220,7 @@ int Check() {
       bool any = false;
       for (const UnstVariant& v : AllUnstVariants()) {
         if (v.type != t || !FitsN(v, cs.n)) continue;
+        if (kinds && !WantName(kinds, kUnstKindNames[v.kind])) continue;
         UnstStream* s = nullptr;
         for (auto& x : streams)
           if (x->strips == v.strips && x->kks == v.kks && x->layout == v.layout) s = x.get();
@@ -298,7 +303,8 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
   std::vector<int> ns;
   for (double x : ParseList("NS", {1, 8, 16, 32, 64})) ns.push_back(static_cast<int>(x));
   const char* types = std::getenv("TYPES") ? std::getenv("TYPES") : "f16,bf16";
-  const std::string kinds = std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf,unwg256,unwgzf2";
+  const std::string kinds =
+      std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf,unwg256,unwgzf2,unbm,unbm4,unwgzf4";
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   Cublas cb;

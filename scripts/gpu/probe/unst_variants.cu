@@ -10,19 +10,23 @@ namespace probe {
 
 namespace e = cuda::engine;
 
-// 8 consumer warps of one strip each (a row block of 128 rows; the wgmma decodes: two
-// warpgroups of 64 rows), stages of Format::kKS columns, one block per SM: the images take
-// 32 KB of static shared memory (8 x 4 KB per warp, or 2 x 2 x 8 KB per warpgroup), the ring
-// Format::kBudgetKB beside them (180 KB; 70 for two blocks per SM).
-constexpr int kCW = 8, kMS = 1;
+// Format::kCW consumer warps of one strip each (8: a row block of 128 rows, the wgmma decodes'
+// two warpgroups of 64 rows; 4: one warpgroup), stages of Format::kKS columns: the images take
+// static shared memory (4 KB per warp, or 2 x 8 KB per warpgroup; none for the bitmap decode),
+// the ring Format::kBudgetKB beside them (180 KB: one block per SM; 60-70 for two or three).
+constexpr int kMS = 1;
 
 // A kind: its decode, the stream's layout (the warpgroup decodes read the 64 x 64 images'
 // layout) and the K columns per stage.
-template <class Decode, UnstLayout kL, int kStage, int kBudget = 180>
+template <class Decode, UnstLayout kL, int kStage, int kBudget = 180, int kWarps = 8, int kBlocks = 1,
+          int kBlocks64 = kBlocks>
 struct FormatOf {
+  // Blocks per SM the registers must allow (__launch_bounds__), at N < 64 and at N = 64.
+  static constexpr int kMinBlocks = kBlocks, kMinBlocks64 = kBlocks64;
   using F = Decode;
   static constexpr UnstLayout kLayout = kL;
-  static constexpr bool kWg = kL == UnstLayout::kWg64;
+  static constexpr bool kWg = kL != UnstLayout::kStrip16;
+  static constexpr int kCW = kWarps;
   static constexpr int kKS = kStage;
   static constexpr int kBudgetKB = kBudget;
 };
@@ -40,16 +44,25 @@ template <int kCap>
 struct Format<4, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstClearWritten>, UnstLayout::kWg64, 256> {};
 template <int kCap>
 struct Format<5, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128, 70> {};
+// The bitmap decodes hold a stage's A fragments (32 registers) beside N / 2 accumulators: at
+// N = 64 the registers of two blocks of 10 warps, or three of 6, spill; one block fewer there.
+template <int kCap>
+struct Format<6, kCap> : FormatOf<e::UnstructuredBitmap<kCap>, UnstLayout::kBitmapFrag, 128, 70, 8, 2, 1> {};
+template <int kCap>
+struct Format<7, kCap> : FormatOf<e::UnstructuredBitmap<kCap>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
+template <int kCap>
+struct Format<8, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128, 60, 4, 2> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
   using Fm = Format<kKind, kCap>;
   using F = typename Fm::F;
-  constexpr int kKS = Fm::kKS, kBudgetKB = Fm::kBudgetKB;
+  constexpr int kKS = Fm::kKS, kBudgetKB = Fm::kBudgetKB, kCW = Fm::kCW;
   using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
   static_assert(E::kSmemBytes + F::template ImageBytes<kCW, kMS, kKS>() + 1024 <= 227 * 1024,
                 "the ring and the images fit in an SM's shared memory");
-  auto fn = &e::StreamKernel<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
+  constexpr int kMinBlocks = kNT8 == 8 ? Fm::kMinBlocks64 : Fm::kMinBlocks;
+  auto fn = &e::StreamKernel<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, 1, kMinBlocks>;
   CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, E::kSmemBytes));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, E::kThreads, E::kSmemBytes));

@@ -10,6 +10,7 @@
 #include "common/dtype.h"
 #include "common/unstructured_stream.h"
 #include "cuda/spmm/stream_unstructured.cuh"
+#include "cuda/spmm/stream_unstructured_bitmap.cuh"
 #include "cuda/spmm/stream_unstructured_wg.cuh"
 #include "scripts/gpu/probe/probe_util.h"
 
@@ -29,10 +30,18 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //             where the registers allow it (N <= 16: at most 102 a thread); the profile of
 //             v12 found the decode latency-bound with one block of 10 warps per SM
 //             (capacities 144, 88, 32 and 16)
+//   6 unbm    UnstructuredBitmap (kBitmapFrag): each tile's bitmap decoded into the registers of
+//             wgmma's A (m64nNk16, A from registers): no image, no barrier per k-block; a 70 KB
+//             ring, registers bounded for two blocks per SM at every N (__launch_bounds__)
+//   7 unbm4   as unbm with 4 consumer warps (one warpgroup, row blocks of 64 rows), a 60 KB
+//             ring and registers bounded for three blocks per SM
+//   8 unwgzf4 as unwgzf2 with 4 consumer warps, a 60 KB ring and registers bounded for two
+//             blocks per SM at every N, N = 32 and 64 included (capacities 144, 88, 32 and 16)
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named.
-constexpr int kUnstKinds = 6;
-constexpr const char* kUnstKindNames[kUnstKinds] = {"unst", "unstcw", "unwg", "unwgzf", "unwg256", "unwgzf2"};
+constexpr int kUnstKinds = 9;
+constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",    "unstcw", "unwg",  "unwgzf", "unwg256",
+                                                    "unwgzf2", "unbm",   "unbm4", "unwgzf4"};
 
 struct UnstVariant {
   const char* name;
@@ -54,7 +63,8 @@ constexpr int kUnstGroups = 5;
 #define SPARSE_UNST_GROUPS(X) \
   X(0, 0) X(0, 1) X(0, 2) X(0, 3) X(0, 4) X(1, 0) X(1, 1) X(1, 2) X(1, 3) X(1, 4) \
   X(2, 0) X(2, 1) X(2, 2) X(2, 3) X(2, 4) X(3, 0) X(3, 1) X(3, 2) X(3, 3) X(3, 4) \
-  X(4, 2) X(4, 3) X(4, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4)
+  X(4, 2) X(4, 3) X(4, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(6, 0) X(6, 1) X(6, 2) X(6, 3) X(6, 4) \
+  X(7, 0) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(8, 1) X(8, 2) X(8, 3) X(8, 4)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE

@@ -1,0 +1,94 @@
+#ifndef SPARSE_CUDA_SPMM_STREAM_UNSTRUCTURED_BITMAP_CUH_
+#define SPARSE_CUDA_SPMM_STREAM_UNSTRUCTURED_BITMAP_CUH_
+// Unstructured f16/bf16 weights on the streaming engine (issue 24), third candidate decode: a
+// bitmap decoded straight into registers. The stream is common/unstructured_stream.h's
+// kBitmapFrag layout: per strip and 16 x 16 tile a 32-byte bitmap whose byte l holds lane l's
+// eight slots of the m16n8k16 A fragment (which is also warp w's part of wgmma's m64nNk16 A in
+// registers), eight counts (the stage's values before each lane quad), and the values lane by
+// lane. A lane finds its first value from its quad's count and the popcount of the quad's bits
+// before it, then loads one value per slot, keeping it where its bit is set: no image in shared
+// memory, no zero-fill, no proxy fence and no barrier between the decode and the multiply (the
+// scatter decodes' fixed cost per k-block, v12). Each warp decodes all kKS / 16 tiles of its
+// strip, then the warpgroup issues one wgmma.m64nNk16 per tile with B through the stage's
+// descriptor (B staged as TwoFourWg stages it). Every tile is multiplied, empty or not (tiles
+// past K and strips past M are empty: zero A, and B's rows past K arrive as zeros), so C is the
+// dense product's: 0 x Inf in B gives NaN as cuBLAS's does. Device code only, sm_90a.
+#include <cstdint>
+
+#include "common/unstructured_stream.h"
+#include "cuda/spmm/stream_engine.cuh"
+#include "cuda/spmm/stream_unstructured.cuh"
+
+namespace sparse {
+namespace cuda {
+namespace engine {
+
+// kCapPerTile: the ring's room for a stage, in values per 16 x 16 tile on average over the
+// stage (as UnstructuredScatter's; StageBytes and Issue, the offset table's runs, are its).
+template <int kCapPerTile>
+struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
+  static constexpr bool kWgB = true;  // B through a descriptor (N % 8 == 0)
+  template <int kStrips, int kKS>
+  static constexpr int FixedBytes() {
+    return kStrips * (kKS / 16) * kUnstBitmapTileBytes;
+  }
+  template <int kStrips, int kKS>
+  static constexpr int CapacityWords() {
+    return kCapPerTile * kStrips * (kKS / 16);
+  }
+  // The tiles' records, the values at capacity and 16 bytes more: a lane's loads past its own
+  // values (slots whose bits are clear, their value dropped) stay in the slot.
+  template <int kStrips, int kKS>
+  static constexpr int StageABytes() {
+    static_assert(kStrips * kKS <= 4096, "counts are 16 bits");
+    return (FixedBytes<kStrips, kKS>() + 2 * CapacityWords<kStrips, kKS>() + 16 + 127) / 128 * 128;
+  }
+  template <int kCW, int kMS, int kKS>
+  static constexpr int ImageBytes() {
+    return 0;
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
+  __device__ static void Compute(const Args& a, int, int, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    static_assert(kNG == 1 && kMS == 1 && kCW % 4 == 0, "whole warpgroups of one strip per warp, no n-split");
+    constexpr int kTiles = kKS / 16;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint32_t base = SmemAddr(st);
+    // This lane's quad: its 32-bit bitmap word and count in each tile's record.
+    const uint32_t rec = base + warp * kTiles * kUnstBitmapTileBytes + 4 * (lane >> 2);
+    const uint32_t vals = base + FixedBytes<kCW, kKS>();
+    const uint32_t sh = 8 * (lane & 3), before = (1u << sh) - 1;  // the quad's bits before this lane
+    uint32_t af[kTiles][4];
+#pragma unroll
+    for (int j = 0; j < kTiles; ++j) {
+      const uint32_t r = rec + j * kUnstBitmapTileBytes;
+      const uint32_t word = LdShared32(r);
+      const uint32_t first = LdShared16(r + 32 - 2 * (lane >> 2)) + __popc(word & before);
+      const uint32_t bits = (word >> sh) & 0xff;
+      uint32_t at = vals + 2 * first;
+      uint32_t h[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const uint32_t set = (bits >> i) & 1;
+        h[i] = LdShared16(at) * set;  // a clear slot's load reads the next value: dropped
+        at += 2 * set;
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q) af[j][q] = h[2 * q] | (h[2 * q + 1] << 16);
+    }
+    const uint64_t db = wg::Desc(a.b_desc, SmemAddr(bs));
+    wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+    wg::Fence();
+#pragma unroll
+    for (int j = 0; j < kTiles; ++j) wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + ((j * 16 * 16 * kNT8) >> 4));
+    wg::Commit();
+    // The stage's B is read by the group: complete before the engine releases the stage.
+    wg::Wait<0>();
+    wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+  }
+};
+
+}  // namespace engine
+}  // namespace cuda
+}  // namespace sparse
+#endif  // SPARSE_CUDA_SPMM_STREAM_UNSTRUCTURED_BITMAP_CUH_
