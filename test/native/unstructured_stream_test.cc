@@ -184,15 +184,30 @@ int main() {
               const uint32_t sh = 8 * (lane & 3), before = (1u << sh) - 1;
               const uint32_t first = ld16(rec + 32 - 2 * (lane >> 2)) + __builtin_popcount(word & before);
               const uint32_t bits = (word >> sh) & 0xff;
+              // Slot by slot (UnstructuredBitmap) and pair by pair (kPairs: the pattern's byte
+              // permutation, __byte_perm's selector nibbles 0-3 from v0, 4-7 from v1).
+              uint32_t got[8], pair[8];
               size_t at = fixed + 2 * first;
               for (int i = 0; i < 8; ++i) {
                 const uint32_t set = (bits >> i) & 1;
-                const uint32_t h = ld16(at) * set;
+                got[i] = ld16(at) * set;
                 at += 2 * set;
+              }
+              at = fixed + 2 * first;
+              for (int q = 0; q < 4; ++q) {
+                const uint32_t p = (bits >> (2 * q)) & 3;
+                const uint64_t v = ld16(at) | static_cast<uint64_t>(ld16(at + 2)) << 32;
+                const uint32_t sel = static_cast<uint32_t>(0x5410102222102222ull >> (16 * p)) & 0xffff;
+                uint32_t reg = 0;
+                for (int b = 0; b < 4; ++b) reg |= static_cast<uint32_t>(v >> (8 * ((sel >> (4 * b)) & 7)) & 0xff) << (8 * b);
+                pair[2 * q] = reg & 0xffff, pair[2 * q + 1] = reg >> 16;
+                at += 2 * ((p & 1) + (p >> 1));
+              }
+              for (int i = 0; i < 8; ++i) {
                 const int reg = i >> 1, g = lane >> 2, t = lane & 3;
                 const int r = (rb * strips + warp) * 16 + g + 8 * (reg & 1), col = ks * kks + 16 * j + 2 * t + (i & 1) + 8 * (reg >> 1);
                 const uint32_t want = r < m && col < k ? a[static_cast<size_t>(r) * k + col] : 0;
-                ok &= h == want;
+                ok &= got[i] == want && pair[i] == want;
               }
             }
       }
