@@ -25,11 +25,17 @@ namespace engine {
 
 // kCapPerTile: the ring's room for a stage, in values per 16 x 16 tile on average over the
 // stage (as UnstructuredScatter's; StageBytes and Issue, the offset table's runs, are its).
-// kPairs: build each A register from its two slots' pattern at once (two loads, one byte
-// permutation whose selector the pattern picks, the cursor advanced by the pattern's popcount)
-// instead of slot by slot (a load, a multiply by the bit, an add): fewer instructions and a
-// cursor chain of four steps instead of eight.
-template <int kCapPerTile, bool kPairs = false>
+// kDecode (BitmapDecode): how a lane turns its byte of bits into its eight halves.
+enum BitmapDecode : int {
+  kBitmapMul = 0,    // slot by slot: a load at the cursor, kept by a multiply with the bit, the
+                     // cursor advanced by twice the bit (v23 call 1: about 80 SASS a tile)
+  kBitmapPairs = 1,  // a register at a time: two loads, one byte permutation whose selector the
+                     // slot pair's pattern picks, the cursor advanced by the pattern's popcount
+  kBitmapPred = 2,   // slot by slot under a predicate: the bit's test sets it, the load and the
+                     // cursor's advance run under it (three instructions a slot), halves packed
+                     // by one permutation a register
+};
+template <int kCapPerTile, int kDecode = kBitmapMul>
 struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
   static constexpr bool kWgB = true;  // B through a descriptor (N % 8 == 0)
   template <int kStrips, int kKS>
@@ -41,8 +47,8 @@ struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
     return kCapPerTile * kStrips * (kKS / 16);
   }
   // The tiles' records, the values at capacity and 16 bytes more: a lane's loads past its own
-  // values (slots whose bits are clear, their value dropped; kPairs: up to two halves) stay in
-  // the slot.
+  // values (slots whose bits are clear, their value dropped; kBitmapPairs: up to two halves)
+  // stay in the slot.
   template <int kStrips, int kKS>
   static constexpr int StageABytes() {
     static_assert(kStrips * kKS <= 4096, "counts are 16 bits");
@@ -71,7 +77,19 @@ struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
       const uint32_t first = LdShared16(r + 32 - 2 * (lane >> 2)) + __popc(word & before);
       const uint32_t bits = (word >> sh) & 0xff;
       uint32_t at = vals + 2 * first;
-      if constexpr (kPairs) {
+      if constexpr (kDecode == kBitmapPred) {
+        // The halves start zero; a clear slot keeps its zero and leaves the cursor. No memory
+        // clobber: each load depends on the cursor, itself on the record's loads after the wait.
+        unsigned short h[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          asm("{\n.reg .pred p;\n.reg .b32 t;\nand.b32 t, %2, %3;\nsetp.ne.b32 p, t, 0;\n"
+              "@p ld.shared.u16 %0, [%1];\n@p add.u32 %1, %1, 2;\n}\n"
+              : "+h"(h[i]), "+r"(at)
+              : "r"(bits), "r"(1u << i));
+#pragma unroll
+        for (int q = 0; q < 4; ++q) asm("mov.b32 %0, {%1, %2};\n" : "=r"(af[j][q]) : "h"(h[2 * q]), "h"(h[2 * q + 1]));
+      } else if constexpr (kDecode == kBitmapPairs) {
         // Pattern p of slots 2 q, 2 q + 1: the register's bytes from v0 (the value at the cursor,
         // zero-extended: its bytes 2 and 3 are zero) and v1 (the next one, bytes 4 and 5):
         // p = 0: 0 | 0, 1: v0 | 0, 2: 0 | v0, 3: v0 | v1 (selectors 0x2222, 0x2210, 0x1022, 0x5410).

@@ -39,10 +39,13 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //             blocks per SM at every N, N = 32 and 64 included (capacities 144, 88, 32 and 16)
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named.
-//   9 unbm4p  as unbm4, each A register built from its two slots' pattern at once (kPairs)
-constexpr int kUnstKinds = 10;
-constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",    "unstcw", "unwg",  "unwgzf",  "unwg256",
-                                                    "unwgzf2", "unbm",   "unbm4", "unwgzf4", "unbm4p"};
+//   9 unbm4p  as unbm4, each A register built from its two slots' pattern at once (kBitmapPairs)
+//  10 unbmp   as unbm, each slot's load and the cursor's advance under the bit's predicate
+//             (kBitmapPred: about half the instructions of kBitmapMul)
+//  11 unbm4x  as unbm4 with kBitmapPred
+constexpr int kUnstKinds = 12;
+constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",    "unstcw", "unwg",  "unwgzf",  "unwg256", "unwgzf2",
+                                                    "unbm",    "unbm4",  "unwgzf4", "unbm4p", "unbmp",   "unbm4x"};
 
 struct UnstVariant {
   const char* name;
@@ -65,7 +68,8 @@ constexpr int kUnstGroups = 5;
   X(0, 0) X(0, 1) X(0, 2) X(0, 3) X(0, 4) X(1, 0) X(1, 1) X(1, 2) X(1, 3) X(1, 4) \
   X(2, 0) X(2, 1) X(2, 2) X(2, 3) X(2, 4) X(3, 0) X(3, 1) X(3, 2) X(3, 3) X(3, 4) \
   X(4, 2) X(4, 3) X(4, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(6, 0) X(6, 1) X(6, 2) X(6, 3) X(6, 4) \
-  X(7, 0) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(8, 1) X(8, 2) X(8, 3) X(8, 4) X(9, 0) X(9, 1) X(9, 2) X(9, 3) X(9, 4)
+  X(7, 0) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(8, 1) X(8, 2) X(8, 3) X(8, 4) X(9, 0) X(9, 1) X(9, 2) X(9, 3) X(9, 4) \
+  X(10, 0) X(10, 1) X(10, 2) X(10, 3) X(10, 4) X(11, 0) X(11, 1) X(11, 2) X(11, 3) X(11, 4)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE
