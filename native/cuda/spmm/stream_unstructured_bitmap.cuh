@@ -75,20 +75,27 @@ struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
       const uint32_t r = rec + j * kUnstBitmapTileBytes;
       const uint32_t word = LdShared32(r);
       const uint32_t first = LdShared16(r + 32 - 2 * (lane >> 2)) + __popc(word & before);
-      const uint32_t bits = (word >> sh) & 0xff;
+      const uint32_t bits = word >> sh;  // (the decodes read bits 0-7 only)
       uint32_t at = vals + 2 * first;
       if constexpr (kDecode == kBitmapPred) {
-        // The halves start zero; a clear slot keeps its zero and leaves the cursor. No memory
-        // clobber: each load depends on the cursor, itself on the record's loads after the wait.
-        unsigned short h[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-          asm("{\n.reg .pred p;\n.reg .b32 t;\nand.b32 t, %2, %3;\nsetp.ne.b32 p, t, 0;\n"
-              "@p ld.shared.u16 %0, [%1];\n@p add.u32 %1, %1, 2;\n}\n"
-              : "+h"(h[i]), "+r"(at)
-              : "r"(bits), "r"(1u << i));
-#pragma unroll
-        for (int q = 0; q < 4; ++q) asm("mov.b32 %0, {%1, %2};\n" : "=r"(af[j][q]) : "h"(h[2 * q]), "h"(h[2 * q + 1]));
+        // One asm block a tile, so that the compiler adds no moves around the cursor: per slot
+        // the bit's test sets p, the load and the cursor's advance run under it (a clear slot
+        // keeps its zero); then one permutation a register. 32-bit halves (a .u16 load into a
+        // .b32 register zero-extends). No memory clobber: the loads depend on the cursor, itself
+        // on the record's loads after the stage's wait.
+#define SPARSE_BM_SLOT(i, m)                                 \
+  "and.b32 t, %5, " #m ";\nsetp.ne.b32 p, t, 0;\n"          \
+  "@p ld.shared.u16 h" #i ", [c];\n@p add.u32 c, c, 2;\n"
+        asm("{\n.reg .pred p;\n.reg .b32 c, t, h0, h1, h2, h3, h4, h5, h6, h7;\n"
+            "mov.b32 c, %4;\nmov.b32 h0, 0;\nmov.b32 h1, 0;\nmov.b32 h2, 0;\nmov.b32 h3, 0;\n"
+            "mov.b32 h4, 0;\nmov.b32 h5, 0;\nmov.b32 h6, 0;\nmov.b32 h7, 0;\n"
+            SPARSE_BM_SLOT(0, 1) SPARSE_BM_SLOT(1, 2) SPARSE_BM_SLOT(2, 4) SPARSE_BM_SLOT(3, 8)
+            SPARSE_BM_SLOT(4, 16) SPARSE_BM_SLOT(5, 32) SPARSE_BM_SLOT(6, 64) SPARSE_BM_SLOT(7, 128)
+            "prmt.b32 %0, h0, h1, 0x5410;\nprmt.b32 %1, h2, h3, 0x5410;\n"
+            "prmt.b32 %2, h4, h5, 0x5410;\nprmt.b32 %3, h6, h7, 0x5410;\n}\n"
+            : "=r"(af[j][0]), "=r"(af[j][1]), "=r"(af[j][2]), "=r"(af[j][3])
+            : "r"(at), "r"(bits));
+#undef SPARSE_BM_SLOT
       } else if constexpr (kDecode == kBitmapPairs) {
         // Pattern p of slots 2 q, 2 q + 1: the register's bytes from v0 (the value at the cursor,
         // zero-extended: its bytes 2 and 3 are zero) and v1 (the next one, bytes 4 and 5):
