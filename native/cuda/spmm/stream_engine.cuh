@@ -58,6 +58,20 @@ __device__ __forceinline__ void MbarWait(uint32_t bar, uint32_t parity) {
       "r"(parity)
       : "memory");
 }
+// MbarWait for a warp with nothing else to do (the signaller): sleeps between tries, so that
+// its spinning takes no issue slots from the consumers.
+__device__ __forceinline__ void MbarWaitSleep(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  for (;;) {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    __nanosleep(256);
+  }
+}
 __device__ __forceinline__ void FenceBarrierInit() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
@@ -294,8 +308,15 @@ SPARSE_ENGINE_FORMAT_FLAG(HasBK1, kBK1)
 // the Fix, before C), and (7) when the producer warp enters its branch.
 // One uniform branch per stamp when `trace` is null.
 constexpr int kTraceWords = 8;
+// SPARSE_ENGINE_LEAN (workbench experiment, v23): the traces compiled out and the signaller
+// waiting with a back-off sleep instead of spinning.
+#ifdef SPARSE_ENGINE_LEAN
+constexpr bool kEngineTraces = false;
+#else
+constexpr bool kEngineTraces = true;
+#endif
 __device__ __forceinline__ void Trace(const Args& a, int i) {
-  if (a.trace == nullptr) return;
+  if (!kEngineTraces || a.trace == nullptr) return;
   unsigned long long t;
   if (i == 4 || i == 5) {
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
@@ -310,7 +331,7 @@ __device__ __forceinline__ void Trace(const Args& a, int i) {
 // and when the stage is computed and released (2). One uniform branch when null.
 constexpr int kStageTraceMax = 64;
 __device__ __forceinline__ void StageTrace(const Args& a, int s, int w) {
-  if (a.stage_trace == nullptr || s >= kStageTraceMax) return;
+  if (!kEngineTraces || a.stage_trace == nullptr || s >= kStageTraceMax) return;
   a.stage_trace[(static_cast<size_t>(blockIdx.x) * kStageTraceMax + s) * 4 + w] = clock64();
 }
 __device__ __forceinline__ void GridDependencyWait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
@@ -641,7 +662,11 @@ __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, flo
 __device__ __forceinline__ void Signaller(const Args& a, FixupFlags* fl) {
   const int lane = threadIdx.x & 31;
   for (int q = 0; q < 3; ++q) {
+#ifdef SPARSE_ENGINE_LEAN
+    MbarWaitSleep(SmemAddr(&fl->stored[q]), 0);
+#else
     MbarWait(SmemAddr(&fl->stored[q]), 0);
+#endif
     const int rb = fl->rb[q];
     if (rb < 0) return;
     if (lane == 0) {
