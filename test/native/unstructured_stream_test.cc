@@ -159,8 +159,8 @@ int main() {
   // UnstructuredBitmap's decode, emulated lane by lane as the device does it (the quad's word and
   // count, the popcount of the bits before the lane, one load per slot kept where its bit is set,
   // the next value read and dropped where it is not), gives each lane its A fragment.
-  {
-    const int m = 200, k = 300, strips = 4, kks = 128, tiles = kks / 16;
+  for (const int kks : {128, 256}) {
+    const int m = 200, k = 300, strips = kks == 128 ? 4 : 8, tiles = kks / 16;
     const std::vector<uint16_t> a = RandomMatrix(m, k, 0.6, true, rng);
     const Csr c = ToCsr(a, m, k, false);
     UnstStream s;

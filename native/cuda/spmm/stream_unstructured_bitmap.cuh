@@ -63,72 +63,81 @@ struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
                                  float (&acc)[kMS][kNT8][4]) {
     static_assert(kNG == 1 && kMS == 1 && kCW % 4 == 0, "whole warpgroups of one strip per warp, no n-split");
     constexpr int kTiles = kKS / 16;
+    // At most eight tiles' A registers (32) at once: wider stages (kKS 256) decode and multiply
+    // in chunks of eight, each chunk's group waited for before the next is decoded.
+    constexpr int kChunk = kTiles < 8 ? kTiles : 8;
+    static_assert(kTiles % kChunk == 0, "whole chunks");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const uint32_t base = SmemAddr(st);
     // This lane's quad: its 32-bit bitmap word and count in each tile's record.
     const uint32_t rec = base + warp * kTiles * kUnstBitmapTileBytes + 4 * (lane >> 2);
     const uint32_t vals = base + FixedBytes<kCW, kKS>();
     const uint32_t sh = 8 * (lane & 3), before = (1u << sh) - 1;  // the quad's bits before this lane
-    uint32_t af[kTiles][4];
+    const uint64_t db = wg::Desc(a.b_desc, SmemAddr(bs));
+#pragma unroll 1
+    for (int c = 0; c < kTiles; c += kChunk) {
+      uint32_t af[kChunk][4];
 #pragma unroll
-    for (int j = 0; j < kTiles; ++j) {
-      const uint32_t r = rec + j * kUnstBitmapTileBytes;
-      const uint32_t word = LdShared32(r);
-      const uint32_t first = LdShared16(r + 32 - 2 * (lane >> 2)) + __popc(word & before);
-      const uint32_t bits = word >> sh;  // (the decodes read bits 0-7 only)
-      uint32_t at = vals + 2 * first;
-      if constexpr (kDecode == kBitmapPred) {
-        // One asm block a tile, so that the compiler adds no moves around the cursor: per slot
-        // the bit's test sets p, the load and the cursor's advance run under it (a clear slot
-        // keeps its zero); then one permutation a register. 32-bit halves (a .u16 load into a
-        // .b32 register zero-extends). No memory clobber: the loads depend on the cursor, itself
-        // on the record's loads after the stage's wait.
-#define SPARSE_BM_SLOT(i, m)                                 \
+      for (int j = 0; j < kChunk; ++j) {
+        const uint32_t r = rec + (c + j) * kUnstBitmapTileBytes;
+        const uint32_t word = LdShared32(r);
+        const uint32_t first = LdShared16(r + 32 - 2 * (lane >> 2)) + __popc(word & before);
+        const uint32_t bits = word >> sh;  // (the decodes read bits 0-7 only)
+        uint32_t at = vals + 2 * first;
+        if constexpr (kDecode == kBitmapPred) {
+          // One asm block a tile, so that the compiler adds no moves around the cursor: per slot
+          // the bit's test sets p, the load and the cursor's advance run under it (a clear slot
+          // keeps its zero); then one permutation a register. 32-bit halves (a .u16 load into a
+          // .b32 register zero-extends). No memory clobber: the loads depend on the cursor, itself
+          // on the record's loads after the stage's wait.
+#define SPARSE_BM_SLOT(i, m)                               \
   "and.b32 t, %5, " #m ";\nsetp.ne.b32 p, t, 0;\n"          \
   "@p ld.shared.u16 h" #i ", [c];\n@p add.u32 c, c, 2;\n"
-        asm("{\n.reg .pred p;\n.reg .b32 c, t, h0, h1, h2, h3, h4, h5, h6, h7;\n"
-            "mov.b32 c, %4;\nmov.b32 h0, 0;\nmov.b32 h1, 0;\nmov.b32 h2, 0;\nmov.b32 h3, 0;\n"
-            "mov.b32 h4, 0;\nmov.b32 h5, 0;\nmov.b32 h6, 0;\nmov.b32 h7, 0;\n"
-            SPARSE_BM_SLOT(0, 1) SPARSE_BM_SLOT(1, 2) SPARSE_BM_SLOT(2, 4) SPARSE_BM_SLOT(3, 8)
-            SPARSE_BM_SLOT(4, 16) SPARSE_BM_SLOT(5, 32) SPARSE_BM_SLOT(6, 64) SPARSE_BM_SLOT(7, 128)
-            "prmt.b32 %0, h0, h1, 0x5410;\nprmt.b32 %1, h2, h3, 0x5410;\n"
-            "prmt.b32 %2, h4, h5, 0x5410;\nprmt.b32 %3, h6, h7, 0x5410;\n}\n"
-            : "=r"(af[j][0]), "=r"(af[j][1]), "=r"(af[j][2]), "=r"(af[j][3])
-            : "r"(at), "r"(bits));
+          asm("{\n.reg .pred p;\n.reg .b32 c, t, h0, h1, h2, h3, h4, h5, h6, h7;\n"
+              "mov.b32 c, %4;\nmov.b32 h0, 0;\nmov.b32 h1, 0;\nmov.b32 h2, 0;\nmov.b32 h3, 0;\n"
+              "mov.b32 h4, 0;\nmov.b32 h5, 0;\nmov.b32 h6, 0;\nmov.b32 h7, 0;\n"
+              SPARSE_BM_SLOT(0, 1) SPARSE_BM_SLOT(1, 2) SPARSE_BM_SLOT(2, 4) SPARSE_BM_SLOT(3, 8)
+              SPARSE_BM_SLOT(4, 16) SPARSE_BM_SLOT(5, 32) SPARSE_BM_SLOT(6, 64) SPARSE_BM_SLOT(7, 128)
+              "prmt.b32 %0, h0, h1, 0x5410;\nprmt.b32 %1, h2, h3, 0x5410;\n"
+              "prmt.b32 %2, h4, h5, 0x5410;\nprmt.b32 %3, h6, h7, 0x5410;\n}\n"
+              : "=r"(af[j][0]), "=r"(af[j][1]), "=r"(af[j][2]), "=r"(af[j][3])
+              : "r"(at), "r"(bits));
 #undef SPARSE_BM_SLOT
-      } else if constexpr (kDecode == kBitmapPairs) {
-        // Pattern p of slots 2 q, 2 q + 1: the register's bytes from v0 (the value at the cursor,
-        // zero-extended: its bytes 2 and 3 are zero) and v1 (the next one, bytes 4 and 5):
-        // p = 0: 0 | 0, 1: v0 | 0, 2: 0 | v0, 3: v0 | v1 (selectors 0x2222, 0x2210, 0x1022, 0x5410).
-        constexpr unsigned long long kSel = 0x5410102222102222ull;
+        } else if constexpr (kDecode == kBitmapPairs) {
+          // Pattern p of slots 2 q, 2 q + 1: the register's bytes from v0 (the value at the cursor,
+          // zero-extended: its bytes 2 and 3 are zero) and v1 (the next one, bytes 4 and 5):
+          // p = 0: 0 | 0, 1: v0 | 0, 2: 0 | v0, 3: v0 | v1 (selectors 0x2222, 0x2210, 0x1022, 0x5410).
+          constexpr unsigned long long kSel = 0x5410102222102222ull;
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const uint32_t p = (bits >> (2 * q)) & 3;
-          const uint32_t v0 = LdShared16(at), v1 = LdShared16(at + 2);
-          af[j][q] = __byte_perm(v0, v1, static_cast<uint32_t>(kSel >> (16 * p)));
-          at += 2 * ((p & 1) + (p >> 1));
+          for (int q = 0; q < 4; ++q) {
+            const uint32_t p = (bits >> (2 * q)) & 3;
+            const uint32_t v0 = LdShared16(at), v1 = LdShared16(at + 2);
+            af[j][q] = __byte_perm(v0, v1, static_cast<uint32_t>(kSel >> (16 * p)));
+            at += 2 * ((p & 1) + (p >> 1));
+          }
+        } else {
+          uint32_t h[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            const uint32_t set = (bits >> i) & 1;
+            h[i] = LdShared16(at) * set;  // a clear slot's load reads the next value: dropped
+            at += 2 * set;
+          }
+#pragma unroll
+          for (int q = 0; q < 4; ++q) af[j][q] = h[2 * q] | (h[2 * q + 1] << 16);
         }
-      } else {
-        uint32_t h[8];
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const uint32_t set = (bits >> i) & 1;
-          h[i] = LdShared16(at) * set;  // a clear slot's load reads the next value: dropped
-          at += 2 * set;
-        }
-#pragma unroll
-        for (int q = 0; q < 4; ++q) af[j][q] = h[2 * q] | (h[2 * q + 1] << 16);
       }
-    }
-    const uint64_t db = wg::Desc(a.b_desc, SmemAddr(bs));
-    wg::Pin<kNT8 * 4>(&acc[0][0][0]);
-    wg::Fence();
+      wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+      wg::Fence();
 #pragma unroll
-    for (int j = 0; j < kTiles; ++j) wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + ((j * 16 * 16 * kNT8) >> 4));
-    wg::Commit();
-    // The stage's B is read by the group: complete before the engine releases the stage.
-    wg::Wait<0>();
-    wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+      for (int j = 0; j < kChunk; ++j)
+        wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + (((c + j) * 16 * 16 * kNT8) >> 4));
+      wg::Commit();
+      // The stage's B is read by the group: complete before the engine releases the stage (and
+      // the chunk's registers before the next chunk's decode writes them).
+      wg::Wait<0>();
+      wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+    }
   }
 };
 

@@ -14,7 +14,7 @@ flags="-std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -gencode arch=compute_90
 export flags
 rm -f "$out"/unst_obj/*
 jobs=()
-for kg in 0_{0..4} 1_{0..4} 2_{0..4} 3_{0..4} 4_{2..4} 5_{1..4} 6_{0..4} 7_{0..4} 8_{1..4} 9_{0..4} 10_{0..4} 11_{0..4} 12_{1..3}; do  # (kind, capacity group): unst_variants.h
+for kg in 0_{0..4} 1_{0..4} 2_{0..4} 3_{0..4} 4_{2..4} 5_{1..4} 6_{0..4} 7_{0..4} 8_{1..4} 9_{0..4} 10_{0..4} 11_{0..4} 12_{1..3} 13_{1..3}; do  # (kind, capacity group): unst_variants.h
   lean=; [ "${kg%_*}" = 12 ] && lean=-DSPARSE_ENGINE_LEAN  # kind 12: the lean engine (unst_variants.h)
   jobs+=("group$kg -DKIND=${kg%_*} -DGROUP=${kg#*_} $lean scripts/gpu/probe/unst_variants.cu")
 done

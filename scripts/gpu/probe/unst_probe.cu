@@ -304,7 +304,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
   for (double x : ParseList("NS", {1, 8, 16, 32, 64})) ns.push_back(static_cast<int>(x));
   const char* types = std::getenv("TYPES") ? std::getenv("TYPES") : "f16,bf16";
   const std::string kinds =
-      std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf,unwg256,unwgzf2,unbm,unbm4,unwgzf4,unbm4p,unbmp,unbm4x,unbmpl";
+      std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf,unwg256,unwgzf2,unbm,unbm4,unwgzf4,unbm4p,unbmp,unbm4x,unbmpl,unbmp256";
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   Cublas cb;

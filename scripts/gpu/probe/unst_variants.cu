@@ -59,6 +59,8 @@ struct Format<11, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, 
 template <int kCap>
 struct Format<12, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
 template <int kCap>
+struct Format<13, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 256, 70, 8, 2, 1> {};
+template <int kCap>
 struct Format<8, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128, 60, 4, 2> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>

@@ -45,10 +45,12 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //  11 unbm4x  as unbm4 with kBitmapPred
 //  12 unbmpl  as unbmp (a 69 KB ring: its own instantiation) compiled with SPARSE_ENGINE_LEAN: no
 //             trace code in the engine's loops and the signaller sleeping between its waits' tries
-constexpr int kUnstKinds = 13;
+//  13 unbmp256 as unbmp with stages of 256 columns (16 tiles, decoded and multiplied in two
+//             chunks of eight): half the engine's per-stage costs per tile
+constexpr int kUnstKinds = 14;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
-                                                    "unbmp",  "unbm4x",  "unbmpl"};
+                                                    "unbmp",  "unbm4x",  "unbmpl", "unbmp256"};
 
 struct UnstVariant {
   const char* name;
@@ -73,7 +75,7 @@ constexpr int kUnstGroups = 5;
   X(4, 2) X(4, 3) X(4, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(6, 0) X(6, 1) X(6, 2) X(6, 3) X(6, 4) \
   X(7, 0) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(8, 1) X(8, 2) X(8, 3) X(8, 4) X(9, 0) X(9, 1) X(9, 2) X(9, 3) X(9, 4) \
   X(10, 0) X(10, 1) X(10, 2) X(10, 3) X(10, 4) X(11, 0) X(11, 1) X(11, 2) X(11, 3) X(11, 4) \
-  X(12, 1) X(12, 2) X(12, 3)
+  X(12, 1) X(12, 2) X(12, 3) X(13, 1) X(13, 2) X(13, 3)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE
