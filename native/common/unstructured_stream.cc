@@ -41,6 +41,15 @@ void OrderByBank(std::vector<std::pair<int, uint16_t>>* entries, UnstStats* stat
   }
 }
 
+// The end of a build: "" or the refusal of a stream whose densest stage (row block rb, K stage
+// ks) holds more than the ring's capacity (`max_stage_words`; 0: none).
+std::string CapacityError(const UnstStream& s, int rb, int ks, int max_stage_words) {
+  if (max_stage_words <= 0 || s.stats.max_stage_words <= max_stage_words) return "";
+  return "stage (row block " + std::to_string(rb) + ", K stage " + std::to_string(ks) + ") holds " +
+         std::to_string(s.stats.max_stage_words) + " nonzeros, over the ring's capacity of " +
+         std::to_string(max_stage_words) + ": a variant with a larger capacity is needed";
+}
+
 // kBitmapFrag's stages (unstructured_stream.h): per strip and tile a 48-byte record (the
 // bitmap by lane, the counts by lane quad), then the values in strip, tile, lane, slot order.
 // rows/start: each row's nonzeros by column (zeros left out). Sets s.offsets, s.data, s.stats.
@@ -100,11 +109,7 @@ std::string BuildBitmapStages(UnstStream& s, const std::vector<std::pair<int, ui
     }
   }
   s.offsets.push_back(static_cast<uint32_t>(s.data.size() / 16));
-  if (max_stage_words > 0 && s.stats.max_stage_words > max_stage_words)
-    return "stage (row block " + std::to_string(densest_rb) + ", K stage " + std::to_string(densest_ks) + ") holds " +
-           std::to_string(s.stats.max_stage_words) + " nonzeros, over the ring's capacity of " +
-           std::to_string(max_stage_words) + ": a variant with a larger capacity is needed";
-  return "";
+  return CapacityError(s, densest_rb, densest_ks, max_stage_words);
 }
 
 }  // namespace
@@ -196,11 +201,7 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
     }
   }
   s.offsets.push_back(static_cast<uint32_t>(s.data.size() / 16));
-  if (max_stage_words > 0 && s.stats.max_stage_words > max_stage_words)
-    return "stage (row block " + std::to_string(densest_rb) + ", K stage " + std::to_string(densest_ks) + ") holds " +
-           std::to_string(s.stats.max_stage_words) + " nonzeros, over the ring's capacity of " +
-           std::to_string(max_stage_words) + ": a variant with a larger capacity is needed";
-  return "";
+  return CapacityError(s, densest_rb, densest_ks, max_stage_words);
 }
 
 namespace {
