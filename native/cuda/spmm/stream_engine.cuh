@@ -311,12 +311,12 @@ constexpr int kTraceWords = 8;
 // SPARSE_ENGINE_LEAN (workbench experiment, v23): the traces compiled out and the signaller
 // waiting with a back-off sleep instead of spinning.
 #ifdef SPARSE_ENGINE_LEAN
-constexpr bool kEngineTraces = false;
+constexpr bool kEngineLean = true;
 #else
-constexpr bool kEngineTraces = true;
+constexpr bool kEngineLean = false;
 #endif
 __device__ __forceinline__ void Trace(const Args& a, int i) {
-  if (!kEngineTraces || a.trace == nullptr) return;
+  if (kEngineLean || a.trace == nullptr) return;
   unsigned long long t;
   if (i == 4 || i == 5) {
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
@@ -331,7 +331,7 @@ __device__ __forceinline__ void Trace(const Args& a, int i) {
 // and when the stage is computed and released (2). One uniform branch when null.
 constexpr int kStageTraceMax = 64;
 __device__ __forceinline__ void StageTrace(const Args& a, int s, int w) {
-  if (!kEngineTraces || a.stage_trace == nullptr || s >= kStageTraceMax) return;
+  if (kEngineLean || a.stage_trace == nullptr || s >= kStageTraceMax) return;
   a.stage_trace[(static_cast<size_t>(blockIdx.x) * kStageTraceMax + s) * 4 + w] = clock64();
 }
 __device__ __forceinline__ void GridDependencyWait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
@@ -662,11 +662,11 @@ __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, flo
 __device__ __forceinline__ void Signaller(const Args& a, FixupFlags* fl) {
   const int lane = threadIdx.x & 31;
   for (int q = 0; q < 3; ++q) {
-#ifdef SPARSE_ENGINE_LEAN
-    MbarWaitSleep(SmemAddr(&fl->stored[q]), 0);
-#else
-    MbarWait(SmemAddr(&fl->stored[q]), 0);
-#endif
+    if constexpr (kEngineLean) {
+      MbarWaitSleep(SmemAddr(&fl->stored[q]), 0);
+    } else {
+      MbarWait(SmemAddr(&fl->stored[q]), 0);
+    }
     const int rb = fl->rb[q];
     if (rb < 0) return;
     if (lane == 0) {

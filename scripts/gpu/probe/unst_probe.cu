@@ -8,7 +8,8 @@
 // 4.18 TB/s the H200 copies at). Built by unst_build.sh (one object per kind and capacity).
 //   unst_probe check                      every N-fitting variant with room for the matrix
 //   unst_probe time [MxK ...]             SPARSITY=0.5,0.7,0.9  NS=1,8,16,32,64  TYPES=f16,bf16
-//                                         KINDS=unst,...,unwgzf2,unbm,unbm4,unwgzf4 (a line per kind)
+//                                         KINDS=unst,unwgzf2,unbmp,... (default every kind of
+//                                         unst_variants.h; a line per kind)
 //   (check also takes KINDS: only those kinds' variants)
 //   unst_probe one VARIANT M K N S        a few launches of one variant (Nsight Compute)
 //   unst_probe list
@@ -177,7 +178,20 @@ const UnstVariant* Pick(const UnstStream& s, DType t, int n, int kind) {
   return best;
 }
 
-bool WantName(const std::string& list, const std::string& want);
+// Whether the comma-separated list names `want`.
+bool WantName(const std::string& list, const std::string& want) {
+  for (size_t at = 0; at <= list.size();) {
+    const size_t c = std::min(list.find(',', at), list.size());
+    if (list.compare(at, c - at, want) == 0) return true;
+    at = c + 1;
+  }
+  return false;
+}
+// Whether KINDS (a comma-separated list; unset: every kind) names decode `kind`.
+bool WantKind(int kind) {
+  const char* kinds = std::getenv("KINDS");
+  return !kinds || WantName(kinds, kUnstKindNames[kind]);
+}
 
 int Check() {
   std::mt19937_64 rng(20261224);
@@ -198,7 +212,7 @@ int Check() {
   };
   int failures = 0, runs = 0;
   EngineWorkspace w;
-  const char* kinds = std::getenv("KINDS");
+  const bool filtered = std::getenv("KINDS") != nullptr;
   for (const Case& cs : cases) {
     for (DType t : {DType::kF16, DType::kBF16}) {
       const double tol = t == DType::kF16 ? 5e-3 : 2e-2;
@@ -220,7 +234,7 @@ int Check() {
       bool any = false;
       for (const UnstVariant& v : AllUnstVariants()) {
         if (v.type != t || !FitsN(v, cs.n)) continue;
-        if (kinds && !WantName(kinds, kUnstKindNames[v.kind])) continue;
+        if (!WantKind(v.kind)) continue;
         UnstStream* s = nullptr;
         for (auto& x : streams)
           if (x->strips == v.strips && x->kks == v.kks && x->layout == v.layout) s = x.get();
@@ -253,7 +267,7 @@ int Check() {
           }
         }
       }
-      if (!any && !kinds) {  // (KINDS may name only kinds that do not take this N)
+      if (!any && !filtered) {  // (KINDS may name only kinds that do not take this N)
         std::printf("FAIL m=%d k=%d n=%d: no variant has room for the densest stage\n", cs.m, cs.k, cs.n);
         ++failures;
       }
@@ -286,15 +300,6 @@ std::vector<uint16_t> TimingA(int m, int k, double sparsity, DType t, std::mt199
   return a;
 }
 
-// Whether the comma-separated list names `want`.
-bool WantName(const std::string& list, const std::string& want) {
-  for (size_t at = 0; at <= list.size();) {
-    const size_t c = std::min(list.find(',', at), list.size());
-    if (list.compare(at, c - at, want) == 0) return true;
-    at = c + 1;
-  }
-  return false;
-}
 // Whether the comma-separated list names type t ("f16", "bf16").
 bool WantType(const std::string& list, DType t) { return WantName(list, t == DType::kF16 ? "f16" : "bf16"); }
 
@@ -303,8 +308,6 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
   std::vector<int> ns;
   for (double x : ParseList("NS", {1, 8, 16, 32, 64})) ns.push_back(static_cast<int>(x));
   const char* types = std::getenv("TYPES") ? std::getenv("TYPES") : "f16,bf16";
-  const std::string kinds =
-      std::getenv("KINDS") ? std::getenv("KINDS") : "unst,unstcw,unwg,unwgzf,unwg256,unwgzf2,unbm,unbm4,unwgzf4,unbm4p,unbmp,unbm4x,unbmpl,unbmp256";
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   Cublas cb;
@@ -349,7 +352,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
           char shape[32];
           std::snprintf(shape, sizeof(shape), "%dx%d", m, k);
           for (int kind = 0; kind < kUnstKinds; ++kind) {
-            if (!WantName(kinds, kUnstKindNames[kind])) continue;
+            if (!WantKind(kind)) continue;
             // Any variant of the kind names the stream's layout; Pick then the capacity.
             const UnstVariant* lay = nullptr;
             for (const UnstVariant& x : AllUnstVariants())

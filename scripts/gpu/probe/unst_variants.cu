@@ -51,6 +51,8 @@ struct Format<6, kCap> : FormatOf<e::UnstructuredBitmap<kCap>, UnstLayout::kBitm
 template <int kCap>
 struct Format<7, kCap> : FormatOf<e::UnstructuredBitmap<kCap>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
 template <int kCap>
+struct Format<8, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128, 60, 4, 2> {};
+template <int kCap>
 struct Format<9, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPairs>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
 template <int kCap>
 struct Format<10, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 70, 8, 2, 1> {};
@@ -60,8 +62,6 @@ template <int kCap>
 struct Format<12, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
 template <int kCap>
 struct Format<13, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 256, 70, 8, 2, 1> {};
-template <int kCap>
-struct Format<8, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128, 60, 4, 2> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {

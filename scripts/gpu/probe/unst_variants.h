@@ -37,16 +37,17 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //             ring and registers bounded for three blocks per SM
 //   8 unwgzf4 as unwgzf2 with 4 consumer warps, a 60 KB ring and registers bounded for two
 //             blocks per SM at every N, N = 32 and 64 included (capacities 144, 88, 32 and 16)
-// All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
-// unless named.
 //   9 unbm4p  as unbm4, each A register built from its two slots' pattern at once (kBitmapPairs)
 //  10 unbmp   as unbm, each slot's load and the cursor's advance under the bit's predicate
-//             (kBitmapPred: about half the instructions of kBitmapMul)
+//             (kBitmapPred; v23 call 3: 61 SASS a tile in the consumers' loop against
+//             kBitmapMul's 80)
 //  11 unbm4x  as unbm4 with kBitmapPred
 //  12 unbmpl  as unbmp (a 69 KB ring: its own instantiation) compiled with SPARSE_ENGINE_LEAN: no
 //             trace code in the engine's loops and the signaller sleeping between its waits' tries
 //  13 unbmp256 as unbmp with stages of 256 columns (16 tiles, decoded and multiplied in two
 //             chunks of eight): half the engine's per-stage costs per tile
+// All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
+// unless named.
 constexpr int kUnstKinds = 14;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
