@@ -14,7 +14,8 @@
 # $OUT/summary.txt, which is printed last. A word that is a task name starts the next task.
 #
 # Tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile
-# enums probe engine gemm sh (engine and gemm alone need no pack: they build their workbenches there). Environment variables set before run.sh reach every task (e.g.
+# enums probe engine gemm unst sh (engine, gemm and unst alone need no pack: they build their
+# workbenches there, or unst runs the one built here). Environment variables set before run.sh reach every task (e.g.
 # SPARSE_SDDMM_VARIANT=simt for an A/B run; TASK_TIMEOUT=S overrides each step's limit).
 # Exit status: 0 when every task succeeded, 1 when one failed (the others still ran),
 # 2 for bad usage (unknown task, too many tasks, a missing data set), 3 when the packed
@@ -25,7 +26,7 @@ ROOT=$PWD
 GPU_DIR=${GPU_DIR:-.gpu}
 SHARED=${SHARED:-$ROOT/../shared}
 GPU_TMP=${GPU_TMP:-/tmp/sparse-gpu}
-TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine gemm sh)
+TASKS=(test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine gemm unst sh)
 # $OUT brings back at most 8 files: one archive per task and summary.txt.
 MAX_TASKS=7
 CARRY_LIMIT=$((64 * 1024 * 1024))
@@ -465,6 +466,62 @@ task_gemm() {
   return $rc
 }
 
+# unst MODE [ARGS]: the unstructured workbench (scripts/gpu/probe/unst_probe.cu;
+# docs/unstructured-stream.md): $GPU_DIR/unst_probe.xz where it was built here and carried
+# (bash scripts/gpu/probe/unst_build.sh DIR; xz -c DIR/unst_probe > $GPU_DIR/unst_probe.xz),
+# else built on the GPU machine into $GPU_TMP/ub (again only when its sources changed; UNST_ONLY
+# narrows the build to some kinds). MODE: the workbench's own (check, time [MxK ...], one
+# VARIANT M K N S, list), or
+#   memcheck | racecheck       check under compute-sanitizer (KINDS narrows it)
+#   ncu VARIANT M K N S        Nsight Compute --set full on the variant's second launch (clocks
+#                              left alone): the details page, and the source page (SASS with its
+#                              stall samples) as CSV, xz-compressed, in the task's archive
+#   sass REGEX                 cuobjdump -sass of the kernels whose mangled names match, xz'd
+# KINDS, NS, SPARSITY and TYPES set before run.sh reach the workbench; NAME=VALUE words right
+# after MODE set them for this task alone (e.g. `unst time KINDS=unbmp,unbm4x 4096x4096`).
+UNST_MODES="check time one list memcheck racecheck ncu sass"
+task_unst() {
+  local mode=${1:-check} ub=$GPU_TMP/ub rc
+  [ $# -gt 0 ] && shift
+  workbench_mode unst "$mode" "$UNST_MODES" || return 2
+  local envs=()
+  while [ $# -gt 0 ] && [[ $1 =~ ^[A-Z_]+= ]]; do envs+=("$1") && shift; done
+  if [ -f "$GPU_DIR/unst_probe.xz" ]; then
+    mkdir -p "$ub"
+    [ -x "$ub/unst_probe" ] && [ "$ub/unst_probe" -nt "$GPU_DIR/unst_probe.xz" ] ||
+      { xz -dc "$GPU_DIR/unst_probe.xz" >"$ub/unst_probe" && chmod +x "$ub/unst_probe"; } || return 3
+  else
+    build_workbench "$ub" unst_probe scripts/gpu/probe/unst_build.sh native/cuda/spmm/*.cuh native/cuda/spmm/*.h \
+      native/common/unstructured_stream.* scripts/gpu/probe/unst_* scripts/gpu/probe/probe_util.h || return 1
+  fi
+  local p=(env "${envs[@]}" "$ub/unst_probe")
+  case $mode in
+    memcheck | racecheck) step "$(task_timeout 600)" "$mode" env "${envs[@]}" compute-sanitizer --tool "$mode" "$ub/unst_probe" check ;;
+    ncu)
+      step "$(task_timeout 300)" ncu ncu --set full --import-source yes --clock-control none -k regex:StreamKernel \
+        --launch-skip 1 --launch-count 1 -o "$W/profile" "${p[@]}" one "$@" &&
+        ncu --import "$W/profile.ncu-rep" --page details --print-details all --print-summary none >"$W/details.txt" 2>&1 &&
+        { ncu --import "$W/profile.ncu-rep" --page source --csv --print-source sass --print-summary none 2>/dev/null |
+          xz -T4 >"$W/sass.csv.xz"; }
+      ;;
+    sass)
+      cuobjdump -sass "$ub/unst_probe" 2>"$W/sass.err" | awk -v re="${1:-.}" '/^[ \t]+Function : /{keep = ($0 ~ re)} keep' |
+        xz -T4 >"$W/sass.txt.xz"
+      note "  $(xz -dc "$W/sass.txt.xz" | grep -c 'Function : ') kernels' SASS in sass.txt.xz"
+      ;;
+    *) step "$(task_timeout 600)" "$mode" "${p[@]}" "$mode" "$@" ;;
+  esac
+  rc=$?
+  case $mode in
+    memcheck | racecheck) outputs "$mode" | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^check:|FAIL' | head -5 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
+    ncu) grep -E '^ +(Duration|DRAM Throughput|Executed Ipc Active|Issue Slots Busy|Eligible Warps Per Scheduler|Warp Cycles Per Issued)' "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
+    check) outputs check | grep -v ' ok$' | tail -10 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
+    sass) ;;
+    *) outputs "$mode" | tail -12 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
+  esac
+  return $rc
+}
+
 # sh COMMAND: any shell command, after the unpacking (node on the PATH, $W its folder).
 task_sh() {
   [ $# -gt 0 ] || { note "  sh needs a command, e.g. sh 'node bin/run.js verify ../shared/dlmc/rn50 --device cuda'"; return 2; }
@@ -505,9 +562,9 @@ run_tasks() {
   SUMMARY=$GPU_TMP/summary.txt
   : >"$SUMMARY"
 
-  # The workbenches (engine, gemm) need no pack; every other task runs on the unpacked one.
+  # The workbenches (engine, gemm, unst) need no pack; every other task runs on the unpacked one.
   local t packed=0
-  for t in "${names[@]}"; do [ "$t" = engine ] || [ "$t" = gemm ] || packed=1; done
+  for t in "${names[@]}"; do [ "$t" = engine ] || [ "$t" = gemm ] || [ "$t" = unst ] || packed=1; done
   if [ $packed = 1 ]; then
     setup
     note "sparse GPU run $(date -u +%Y-%m-%dT%H:%MZ), packed from commit $(cat "$GPU_DIR/commit" 2>/dev/null || echo unknown), node $("$NODE" --version)"

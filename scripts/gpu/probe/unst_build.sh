@@ -3,7 +3,8 @@
 # capacity, nproc at a time) with nvcc for sm_90a. Run from anywhere, here or on the GPU machine:
 #   bash scripts/gpu/probe/unst_build.sh [OUT_DIR]   (default .gpu)
 # Writes OUT_DIR/unst_probe and OUT_DIR/unst_probe.regs.txt (registers and spills per kernel);
-# stops if ptxas reports a spill or serialised wgmma.
+# stops if ptxas reports a spill or serialised wgmma. UNST_ONLY="10 12 15" builds only those
+# kinds' groups (the others as empty stubs: their kinds then have no variants).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 out=${1:-.gpu}
@@ -14,9 +15,11 @@ flags="-std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -gencode arch=compute_90
 export flags
 rm -f "$out"/unst_obj/*
 jobs=()
-for kg in 0_{0..4} 1_{0..4} 2_{0..4} 3_{0..4} 4_{2..4} 5_{1..4} 6_{0..4} 7_{0..4} 8_{1..4} 9_{0..4} 10_{0..4} 11_{0..4} 12_{1..3} 13_{1..3}; do  # (kind, capacity group): unst_variants.h
-  lean=; [ "${kg%_*}" = 12 ] && lean=-DSPARSE_ENGINE_LEAN  # kind 12: the lean engine (unst_variants.h)
-  jobs+=("group$kg -DKIND=${kg%_*} -DGROUP=${kg#*_} $lean scripts/gpu/probe/unst_variants.cu")
+for kg in 0_{0..4} 1_{0..4} 2_{0..4} 3_{0..4} 4_{2..4} 5_{1..4} 6_{0..4} 7_{0..4} 8_{1..4} 9_{0..4} 10_{0..4} 11_{0..4} 12_{1..3} 13_{1..3} {14..18}_{1..3}; do  # (kind, capacity group): unst_variants.h
+  kind=${kg%_*} lean= stub=
+  [ "$kind" = 12 ] || [ "$kind" -ge 14 ] && lean=-DSPARSE_ENGINE_LEAN  # the lean engine's kinds (unst_variants.h)
+  if [ -n "${UNST_ONLY:-}" ] && ! [[ " $UNST_ONLY " == *" $kind "* ]]; then stub=-DUNST_STUB; fi
+  jobs+=("group$kg -DKIND=$kind -DGROUP=${kg#*_} $lean $stub scripts/gpu/probe/unst_variants.cu")
 done
 jobs+=("main -DMAIN scripts/gpu/probe/unst_probe.cu")
 rc=0

@@ -19,10 +19,10 @@ constexpr int kMS = 1;
 // A kind: its decode, the stream's layout (the warpgroup decodes read the 64 x 64 images'
 // layout) and the K columns per stage.
 template <class Decode, UnstLayout kL, int kStage, int kBudget = 180, int kWarps = 8, int kBlocks = 1,
-          int kBlocks64 = kBlocks>
+          int kBlocks64 = kBlocks, int kBlocks32 = kBlocks>
 struct FormatOf {
-  // Blocks per SM the registers must allow (__launch_bounds__), at N < 64 and at N = 64.
-  static constexpr int kMinBlocks = kBlocks, kMinBlocks64 = kBlocks64;
+  // Blocks per SM the registers must allow (__launch_bounds__), at N < 32, N = 32 and N = 64.
+  static constexpr int kMinBlocks = kBlocks, kMinBlocks32 = kBlocks32, kMinBlocks64 = kBlocks64;
   using F = Decode;
   static constexpr UnstLayout kLayout = kL;
   static constexpr bool kWg = kL != UnstLayout::kStrip16;
@@ -62,6 +62,20 @@ template <int kCap>
 struct Format<12, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
 template <int kCap>
 struct Format<13, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 256, 70, 8, 2, 1> {};
+template <int kCap>
+struct Format<14, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 59, 4, 3, 2> {};
+template <int kCap>
+struct Format<15, kCap>
+    : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred, 4, true>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
+template <int kCap>
+struct Format<16, kCap>
+    : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred, 4, true>, UnstLayout::kBitmapFrag, 128, 59, 4, 3, 2> {};
+template <int kCap>
+struct Format<17, kCap>
+    : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred, 2, true>, UnstLayout::kBitmapFrag, 128, 52, 4, 4, 2, 3> {};
+template <int kCap>
+struct Format<18, kCap>
+    : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred8, 4, true>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
@@ -71,7 +85,7 @@ static UnstVariant Make() {
   using E = e::Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB>;
   static_assert(E::kSmemBytes + F::template ImageBytes<kCW, kMS, kKS>() + 1024 <= 227 * 1024,
                 "the ring and the images fit in an SM's shared memory");
-  constexpr int kMinBlocks = kNT8 == 8 ? Fm::kMinBlocks64 : Fm::kMinBlocks;
+  constexpr int kMinBlocks = kNT8 == 8 ? Fm::kMinBlocks64 : kNT8 == 4 ? Fm::kMinBlocks32 : Fm::kMinBlocks;
   auto fn = &e::StreamKernel<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, 1, kMinBlocks>;
   CK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, E::kSmemBytes));
   int per_sm = 0;
@@ -95,7 +109,12 @@ static std::vector<UnstVariant> Types() {
 #define UNST_GROUP_FN_(k, g) UnstGroup_##k##_##g
 static_assert(KIND >= 0 && KIND < kUnstKinds, "a decode kind");
 static_assert(GROUP >= 0 && GROUP < kUnstGroups, "a group per capacity");
+#if defined(UNST_STUB)
+// A group left out of a partial build (unst_build.sh's UNST_ONLY): no variants.
+std::vector<UnstVariant> UNST_GROUP_FN(KIND, GROUP)() { return {}; }
+#else
 std::vector<UnstVariant> UNST_GROUP_FN(KIND, GROUP)() { return Types<KIND, kUnstCaps[GROUP]>(); }
+#endif
 
 }  // namespace probe
 }  // namespace sparse

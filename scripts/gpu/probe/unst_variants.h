@@ -46,12 +46,22 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //             trace code in the engine's loops and the signaller sleeping between its waits' tries
 //  13 unbmp256 as unbmp with stages of 256 columns (16 tiles, decoded and multiplied in two
 //             chunks of eight): half the engine's per-stage costs per tile
+// Kinds 14-18 run on the lean engine (as unbmpl; ring budgets a KB apart from the non-lean
+// kinds' so that no kernel has two instantiations):
+//  14 unbm4xl as unbm4x (a 59 KB ring): the 4-warp baseline on the lean engine
+//  15 unbmh   as unbmpl, the stage in two chunks of four tiles, ping-pong: the second chunk
+//             decoded while the first one's wgmma run (kPingPong)
+//  16 unbm4h  as unbm4xl with unbmh's chunks
+//  17 unbm4q  as unbm4h with chunks of two tiles (16 A registers): registers bounded for four
+//             blocks per SM (three at N = 32, two at N = 64), a 52 KB ring
+//  18 unbmh8  as unbmh with the eight predicates set before the loads (kBitmapPred8)
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named.
-constexpr int kUnstKinds = 14;
+constexpr int kUnstKinds = 19;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
-                                                    "unbmp",  "unbm4x",  "unbmpl", "unbmp256"};
+                                                    "unbmp",  "unbm4x",  "unbmpl", "unbmp256",
+                                                    "unbm4xl", "unbmh",   "unbm4h", "unbm4q",  "unbmh8"};
 
 struct UnstVariant {
   const char* name;
@@ -76,7 +86,8 @@ constexpr int kUnstGroups = 5;
   X(4, 2) X(4, 3) X(4, 4) X(5, 1) X(5, 2) X(5, 3) X(5, 4) X(6, 0) X(6, 1) X(6, 2) X(6, 3) X(6, 4) \
   X(7, 0) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(8, 1) X(8, 2) X(8, 3) X(8, 4) X(9, 0) X(9, 1) X(9, 2) X(9, 3) X(9, 4) \
   X(10, 0) X(10, 1) X(10, 2) X(10, 3) X(10, 4) X(11, 0) X(11, 1) X(11, 2) X(11, 3) X(11, 4) \
-  X(12, 1) X(12, 2) X(12, 3) X(13, 1) X(13, 2) X(13, 3)
+  X(12, 1) X(12, 2) X(12, 3) X(13, 1) X(13, 2) X(13, 3) X(14, 1) X(14, 2) X(14, 3) X(15, 1) X(15, 2) X(15, 3) \
+  X(16, 1) X(16, 2) X(16, 3) X(17, 1) X(17, 2) X(17, 3) X(18, 1) X(18, 2) X(18, 3)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE
