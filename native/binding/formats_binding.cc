@@ -8,6 +8,7 @@
 #include "common/sparse24.h"
 #include "common/stream_plan.h"
 #include "common/tc_tiles.h"
+#include "common/unstructured_stream.h"
 
 namespace sparse {
 namespace binding {
@@ -145,6 +146,42 @@ Napi::Value Stream24RowsJs(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), Stream24Rows64(w4, row_blocks, kstages, n) ? 64 : 128);
 }
 
+// unstStream({m, k, nnz, n}) -> {wins, warps}: whether the selection runs an unstructured
+// f16/bf16 matrix on the bitmap stream (family ube) where it can run (UnstStreamWins, provisional),
+// and the consumer warps of N's kernel (UnstStreamWarps). Synchronous; pure C++.
+Napi::Value UnstStreamJs(const Napi::CallbackInfo& info) {
+  Args a(info, "unstStream");
+  const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n");
+  const int nnz = a.Dim("nnz");
+  if (m < 1 || k < 1 || n < 1) a.RangeFail("m, k and n must be at least 1");
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("wins", UnstStreamWins(m, k, nnz, n));
+  o.Set("warps", UnstStreamWarps(n));
+  return o;
+}
+
+// unstBitmapStream({m, k, rowOffsets, columnIndices, values: Uint16Array, warps}) -> {bytes,
+// maxStageWords, capacity}: the bitmap stream the family ube builds (BuildUnstStream, kBitmapFrag,
+// row blocks of `warps` strips, stages of 128 columns): its bytes (runs and offset table), its
+// densest stage's values and the ring capacity prepare picks for it (UnstStreamCapacity).
+// Synchronous; pure C++. A RangeError on a repeated or out-of-range column.
+Napi::Value UnstBitmapStreamJs(const Napi::CallbackInfo& info) {
+  Args a(info, "unstBitmapStream");
+  const Csr16Args c = ParseCsr16(a);
+  const int warps = a.Dim("warps");
+  if (warps != 4 && warps != 8) a.RangeFail("warps must be 4 or 8");
+  if (c.m < 1 || c.k < 1) a.RangeFail("m and k must be at least 1");
+  UnstStream s;
+  const std::string err = BuildUnstStream(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, warps,
+                                          kUnstStreamKStage, 0, &s, UnstLayout::kBitmapFrag);
+  if (!err.empty()) a.RangeFail(err);
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("bytes", static_cast<double>(s.Bytes()));
+  o.Set("maxStageWords", s.stats.max_stage_words);
+  o.Set("capacity", UnstStreamCapacity(s.stats.max_stage_words, warps));
+  return o;
+}
+
 // gemm24Rows({m, k, n, sms}) -> {rows, split}: the 2:4 tile height the selection runs on the
 // GEMM engine (128 or 256; Gemm24Rows, common/gemm_plan.h) on a GPU of `sms` SMs, and how
 // many pieces by K the ragged last wave's tiles of that height are cut into (TailSplit; below 2:
@@ -215,6 +252,8 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                    {"streamPlan", StreamPlanJs},
                    {"stream24Wins", Stream24WinsJs},
                    {"stream24Rows", Stream24RowsJs},
+                   {"unstStream", UnstStreamJs},
+                   {"unstBitmapStream", UnstBitmapStreamJs},
                    {"gemm24Rows", Gemm24RowsJs},
                    {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs}});

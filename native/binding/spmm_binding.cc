@@ -97,6 +97,12 @@ Status RunCudaSpmm(const SpmmProblem& host, int index_bits, const std::string& v
   SpmmPlan plan;
   const std::string what = "CudaSpmm launch of variant '" + variant + "'";
   SPARSE_CUDA_TRY(plan.Init(d, variant.c_str()), what.c_str());
+  // The prepared operand first, so that a matrix the form refuses (not 2:4, a stage over the
+  // bitmap stream's forced capacity) is reported with the builder's reason.
+  std::string why;
+  const cudaError_t prepared = plan.Prepare(d, st, &why);
+  if (prepared != cudaSuccess && !why.empty()) return Status::Fail(cudaGetErrorName(prepared), what + ": " + why);
+  SPARSE_CUDA_TRY(prepared, "building the prepared matrix");
   SPARSE_CUDA_TRY(plan.Run(d, st), what.c_str());
   SPARSE_STATUS_TRY(Download(host.c, c, "c", "CudaSpmm", st));
   if (time_variants) return TimeSpmmVariants(d, *time_variants, reps, time_ms, st);
@@ -155,6 +161,18 @@ Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// spmmVariantParse(name) -> string: the variant a family parses from `name`, written back by
+// that family ("" when none parses it; always "" without CUDA). Synchronous, no GPU.
+Napi::Value SpmmVariantParseJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "spmmVariantParse: name must be a string");
+#if SPARSE_WITH_CUDA
+  return Napi::String::New(env, SpmmParsedVariant(info[0].As<Napi::String>().Utf8Value().c_str()));
+#else
+  return Napi::String::New(env, "");
+#endif
+}
+
 // spmmVariantGrammar() -> string[]: one regular expression per SpMM kernel family (the
 // whole variant name; [] without CUDA). Synchronous.
 Napi::Value SpmmVariantGrammarJs(const Napi::CallbackInfo& info) {
@@ -193,6 +211,7 @@ void InitSpmm(Napi::Env env, Napi::Object exports) {
                   {{"spmm", Spmm},
                    {"spmmVariants", SpmmVariantsJs},
                    {"spmmVariantGrammar", SpmmVariantGrammarJs},
+                   {"spmmVariantParse", SpmmVariantParseJs},
                    {"spmmTime", SpmmTime},
                    {"spmmReference", SpmmReference}});
 }

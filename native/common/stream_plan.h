@@ -100,5 +100,55 @@ inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages,
   return w4.grid == w4_row_blocks && kstages <= 8;
 }
 
+// --- The unstructured bitmap stream (issue 24; the family ube, spmm_unst_engine_sm90a.cu): the
+// stream of common/unstructured_stream.h's kBitmapFrag layout, decoded into wgmma's A registers
+// (cuda/spmm/stream_unstructured_bitmap.cuh). Stages of 128 columns; row blocks of 16 x warps
+// rows: 8 consumer warps (128 rows) for instruction N 8 / 16 / 32, 4 (64 rows) for N 64, the
+// workbench's kinds unbmp and unbm4x (scripts/gpu/probe/unst_variants.h), its best measured pair.
+constexpr int kUnstStreamKStage = 128;
+constexpr int kUnstStreamMaxN = 64;
+inline int UnstStreamWarps(int n) { return n <= 32 ? 8 : 4; }
+inline int UnstStreamRowBlocks(long long m, int warps) { return Stream24RowBlocks(m, warps); }
+inline int UnstStreamKStages(long long k) {
+  return static_cast<int>((k + kUnstStreamKStage - 1) / kUnstStreamKStage);
+}
+// The ring capacities instantiated, smallest first: values per 16 x 16 tile a ring slot holds on
+// average over a stage (the workbench's groups: 95 %, 90 %, 70 %, 50 % + margin, any matrix).
+constexpr int kUnstStreamCaps[] = {16, 32, 88, 144, 256};
+constexpr int kUnstStreamCapCount = 5;
+// Values a stage of `warps` strips may hold at capacity `cap` (UnstructuredBitmap::CapacityWords:
+// the encoder's max_stage_words).
+constexpr int UnstStreamCapacityWords(int cap, int warps) { return cap * warps * (kUnstStreamKStage / 16); }
+// The smallest capacity whose stages hold `max_stage_words` values (the most stages in flight),
+// or 0 when none does (never at 256: a whole stage of values).
+inline int UnstStreamCapacity(int max_stage_words, int warps) {
+  for (int cap : kUnstStreamCaps)
+    if (UnstStreamCapacityWords(cap, warps) >= max_stage_words) return cap;
+  return 0;
+}
+// The launch: stream-K over every block that fits on the device at once (`resident`, two per SM
+// where the registers and the ring allow), as the workbench launched the kernels it measured.
+// NOTE: not PlanStream's one block per row block or split-K clusters: those were fitted on the
+// 2:4 engine at one block per SM, and were never timed with this format.
+inline StreamPlan UnstStreamPlan(int row_blocks, int kstages, int resident) {
+  const long long total = static_cast<long long>(row_blocks) * kstages;
+  const int blocks = resident > 0 ? resident : 1;
+  return StreamPlan{static_cast<int>(total < blocks ? total : blocks), 0};
+}
+
+// Whether the selection runs an unstructured f16/bf16 m x k matrix with nnz nonzeros at N = n
+// on the bitmap stream (where it can run: compute capability 9.0), rather than the older
+// unstructured families (tc, bm, tile, split).
+// PROVISIONAL: measured on the workbench only at 50, 70 and 90 % sparsity (N 8-64: 0.84 / 0.91 /
+// 0.94x cuBLAS f16, against 0.42 / 0.48 / 0.75x for the addon's unstructured families then; issue
+// 24, v23). Below 5 % density (over 95 % sparse) it declines: not measured there, and the CSR
+// and tc kernels' time falls with the nonzeros while the stream's 0.1875 bytes per weight do not.
+// To be fitted on the H200 against the old families (all forced, events, the suite's shapes and
+// held-out ones, 0-99 %).
+constexpr long long kUnstStreamDensityDivisor = 20;  // density at least 1 / 20 (5 %)
+inline bool UnstStreamWins(long long m, long long k, long long nnz, int n) {
+  return n >= 1 && n <= kUnstStreamMaxN && m >= 1 && k >= 1 && kUnstStreamDensityDivisor * nnz >= m * k;
+}
+
 }  // namespace sparse
 #endif  // SPARSE_COMMON_STREAM_PLAN_H_

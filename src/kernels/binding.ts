@@ -155,6 +155,12 @@ export interface NativeKernels {
    */
   spmmVariantGrammar(): string[]
   /**
+   * The variant a kernel family parses from `name`, written back by that family: `name` itself
+   * when it is well formed, '' when no family parses it ('' always in a build without CUDA).
+   * No GPU needed.
+   */
+  spmmVariantParse(name: string): string
+  /**
    * Runs the SpMM once on CUDA (filling `c`), then times each of `variants`: `reps`
    * launches (default 20) between two events after 3 warm-up launches, operands hot in L2.
    * Resolves to ms per launch, one per variant. For ranking variants (tuning), not reports.
@@ -229,6 +235,25 @@ export interface NativeKernels {
    * (native/common/stream_plan.h, Stream24Rows64).
    */
   stream24Rows(args: {m: number; k: number; n: number; resident: Int32Array}): 64 | 128
+  /**
+   * Whether the selection runs an unstructured f16/bf16 m x k matrix with nnz nonzeros at N = n
+   * on the bitmap stream (family ube, compute capability 9.0; provisional rule: N <= 64 and
+   * density at least 5 %), and the consumer warps of N's kernel (8 for N <= 32, else 4; 16 x
+   * warps rows a row block): native/common/stream_plan.h, UnstStreamWins and UnstStreamWarps.
+   */
+  unstStream(args: {m: number; k: number; nnz: number; n: number}): {wins: boolean; warps: 4 | 8}
+  /**
+   * The bitmap stream the family ube prepares (native/common/unstructured_stream.h, kBitmapFrag;
+   * row blocks of `warps` strips, stages of 128 columns): its bytes (the stages' runs and the
+   * offset table), its densest stage's values and the ring capacity prepare picks for it (16,
+   * 32, 88, 144 or 256 values per 16 x 16 tile). Throws a RangeError on a repeated or
+   * out-of-range column.
+   */
+  unstBitmapStream(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array; warps: 4 | 8}): {
+    bytes: number
+    maxStageWords: number
+    capacity: number
+  }
   /**
    * The 2:4 tile height (128 or 256 rows) the selection runs on the Hopper GEMM engine (s24g,
    * N >= 128) on a GPU of `sms` SMs, and the pieces by K its ragged last wave's tiles are cut

@@ -278,6 +278,11 @@ std::vector<std::string> SpmmVariantGrammar() {
   return out;
 }
 
+std::string SpmmParsedVariant(const char* name) {
+  SpmmChoice ch;
+  return name && ParseVariant(name, &ch) ? NameOf(ch) : std::string();
+}
+
 const char* SpmmKernelName(const SpmmProblem& p) {
   thread_local char name[80];
   std::snprintf(name, sizeof(name), "spmm_%s_i%d_%s", DTypeName(p.dtype), p.index_bits,

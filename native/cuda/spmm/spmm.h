@@ -58,6 +58,10 @@ cudaError_t CudaSpmmVariant(const SpmmProblem& p, const char* variant, cudaStrea
 // the TypeScript side's checks of --variant flags and tune-cache entries.
 std::vector<std::string> SpmmVariantGrammar();
 
+// The name of the configuration a family parses from `name`, written back by that family
+// ("" when no family parses it): equal to `name` for every well-formed name. No GPU needed.
+std::string SpmmParsedVariant(const char* name);
+
 // A caller that runs one matrix many times (or needs a prepared operand built once) plans
 // it with SpmmPlan (spmm_plan.h); every function above is one plan.
 

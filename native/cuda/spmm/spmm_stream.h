@@ -103,14 +103,15 @@ inline StreamOperands StreamOperandsOf(const SpmmProblem& p) {
 }
 // Parses "<prefix>_w<warps>_m<strips>_s<splits>" into ch's configuration.
 bool ParseStreamFamily(const char* prefix, const char* name, SpmmChoice* ch);
-// The prepared operand of a streaming family: p's CSR downloaded, tiled on the host by
-// `build` (BuildBitmapTiles, BuildSp24Tiles; its message in *why when the matrix does not fit)
-// and uploaded as a Matrix (BitmapMatrix, Sp24Matrix, the engine's Sp24EngineMatrix) by
-// Matrix::Upload(tiles, dtype, stream, extra...). Synchronous.
-template <typename Matrix, typename Tiles, typename... Extra>
-cudaError_t PrepareStreamOperand(const SpmmProblem& p, cudaStream_t stream,
-                                 std::string (*build)(int, int, const int*, const int*, const uint16_t*, Tiles*),
-                                 std::unique_ptr<SpmmOperand>* out, std::string* why, Extra... extra) {
+// The prepared operand of a streaming family: p's CSR downloaded, built on the host as Tiles by
+// build(m, k, row_offsets, column_indices, values16, &tiles) (BuildBitmapTiles, BuildSp24Tiles,
+// or a lambda that binds a format's parameters, as the bitmap stream's; its message in *why when
+// the matrix does not fit) and uploaded as a Matrix (BitmapMatrix, Sp24Matrix, the engines'
+// Sp24EngineMatrix, UnstEngineMatrix) by Matrix::Upload(tiles, dtype, stream, extra...).
+// Synchronous.
+template <typename Matrix, typename Tiles, typename Build, typename... Extra>
+cudaError_t PrepareStreamOperandWith(const SpmmProblem& p, cudaStream_t stream, const Build& build,
+                                     std::unique_ptr<SpmmOperand>* out, std::string* why, Extra... extra) {
   std::vector<int> offsets, cols;
   std::vector<uint16_t> vals;
   cudaError_t e = DownloadCsr16(p, stream, &offsets, &cols, &vals);
@@ -125,6 +126,13 @@ cudaError_t PrepareStreamOperand(const SpmmProblem& p, cudaStream_t stream,
   e = a->Upload(t, p.dtype, stream, extra...);
   if (e == cudaSuccess) *out = std::move(a);
   return e;
+}
+// PrepareStreamOperandWith for a build function (Tiles taken from its last parameter).
+template <typename Matrix, typename Tiles, typename... Extra>
+cudaError_t PrepareStreamOperand(const SpmmProblem& p, cudaStream_t stream,
+                                 std::string (*build)(int, int, const int*, const int*, const uint16_t*, Tiles*),
+                                 std::unique_ptr<SpmmOperand>* out, std::string* why, Extra... extra) {
+  return PrepareStreamOperandWith<Matrix, Tiles>(p, stream, build, out, why, extra...);
 }
 
 // What both launchers share: fills the arguments both kernels' Args have (B, C, the shape,
