@@ -63,8 +63,14 @@ export function streamedWeights(op: BenchOp, device: 'cuda' | 'cpu', detail: str
   if (op !== 'spmm' || device !== 'cuda') return csr
   const ran = spmmKernelVariant(detail) ?? variant
   const form = ran ? spmmVariantForm(ran) : 'csr'
-  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : null
+  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : form === 'bitmap stream' ? streamBytes(ran!, memory) : null
   return bytes === null ? csr : {form, bytes, saving: memorySaving(memory.denseBytes, bytes)}
+}
+
+/** The bitmap stream's bytes for an ube_* variant: its row-block height is the name's warps (ube_w4: 64 rows). */
+function streamBytes(variant: string, memory: MemoryFigures): number | null {
+  const s = memory.bitmapStreamBytes
+  return s ? (variant.startsWith('ube_w4') ? s.w4 : s.w8) : null
 }
 
 /**
@@ -88,6 +94,7 @@ export function memoryFigures(rows: number, cols: number, nnz: number, dtype: Va
     bitmapSaving: bitmap === null ? null : memorySaving(dense, bitmap),
     twoFourSaving: twoFour === null ? null : memorySaving(dense, twoFour),
     tcSaving: tc === null ? null : memorySaving(dense, tc),
+    ...(dtype !== 'f32' && tiles?.bitmapStream ? {bitmapStreamBytes: tiles.bitmapStream} : {}),
   }
 }
 

@@ -190,6 +190,11 @@ export interface MemoryFigures {
   bitmapSaving: number | null
   twoFourSaving: number | null
   tcSaving: number | null
+  /**
+   * f16/bf16 cases: the Hopper unstructured kernel's bitmap stream (ube_*) at 128-row blocks
+   * (w8, N <= 32) and 64-row ones (w4, N 33-64); absent for f32 or without tile statistics.
+   */
+  bitmapStreamBytes?: {w8: number; w4: number}
 }
 
 export interface Recommendation {

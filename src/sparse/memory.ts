@@ -22,6 +22,12 @@
  *   tile its stored entries as 32-bit words (16-bit value, 16-bit position), padded to a
  *   multiple of 4 (an empty tile holds none); plus a 4-byte offset per tile and one more (the
  *   total). Every tile has its offset, empty ones too.
+ * - Bitmap stream (native/common/unstructured_stream.h, kBitmapFrag: the Hopper SpMM ube_*): the
+ *   matrix in row blocks of 16 x warps rows (warps 8: 128 rows, for N <= 32; 4: 64 rows, N 33-64)
+ *   and K stages of 128 columns; per stage a 48-byte record per 16 x 16 tile (every tile, past M
+ *   and K too) and its nonzeros' values (+0 and -0 left out) as 16-bit words, padded to 16 bytes;
+ *   plus a 4-byte offset per stage and one more. About 2 bytes per nonzero + 0.1875 per weight.
+ *   (The kernel's prepared operand adds its fixup workspace and counters: the harness's detail.)
  */
 import {csrBytes, memorySaving} from './csr.js'
 
@@ -60,6 +66,60 @@ export interface TileStats {
   /** Bytes of the tensor-core CSR tiles (tc_*), every stored entry counted. */
   tcBytes: number
   twoFour: boolean
+  /** Bytes of the bitmap stream (ube_*) at 8 and 4 consumer warps (128- and 64-row blocks), nonzeros counted. */
+  bitmapStream?: BitmapStreamBytes
+}
+
+export interface BitmapStreamBytes {
+  w8: number
+  w4: number
+}
+
+/** Columns of a bitmap-stream stage, and the bytes of its record per 16 x 16 tile. */
+export const STREAM_STAGE_COLS = 128
+export const STREAM_TILE_RECORD_BYTES = 48
+
+/** Bytes of the bitmap stream's fixed part (tile records, offsets) for row blocks of 16 x `warps` rows. */
+export function bitmapStreamFixedBytes(rows: number, cols: number, warps: 4 | 8): number {
+  const stages = Math.ceil(rows / (BITMAP_TILE * warps)) * Math.ceil(cols / STREAM_STAGE_COLS)
+  const tiles = warps * (STREAM_STAGE_COLS / BITMAP_TILE)
+  return stages * tiles * STREAM_TILE_RECORD_BYTES + 4 * (stages + 1)
+}
+
+/**
+ * Nonzeros per K stage of the current row block (only the stages touched are kept and visited),
+ * summed into the values' bytes of the bitmap stream, each stage padded to 16 bytes, at flush.
+ */
+class StageCounts {
+  values = 0
+  private readonly counts: Uint32Array | null
+  private readonly map: Map<number, number> | null
+  private readonly touched: number[] = []
+  constructor(kstages: number, inArray: boolean) {
+    this.counts = inArray ? new Uint32Array(kstages) : null
+    this.map = inArray ? null : new Map()
+  }
+  add(ks: number, count = 1): void {
+    if (this.counts) {
+      if (this.counts[ks] === 0) this.touched.push(ks)
+      this.counts[ks] += count
+      return
+    }
+    const c = this.map!.get(ks) ?? 0
+    if (c === 0) this.touched.push(ks)
+    this.map!.set(ks, c + count)
+  }
+  /** Ends a row block: its stages' values counted, and passed on to `into` (the taller row block's). */
+  flush(into?: StageCounts): void {
+    for (const ks of this.touched) {
+      const c = this.counts ? this.counts[ks] : this.map!.get(ks)!
+      this.values += (2 * c + 15) & ~15
+      into?.add(ks, c)
+      if (this.counts) this.counts[ks] = 0
+    }
+    this.touched.length = 0
+    this.map?.clear()
+  }
 }
 
 /** Bytes of the 2:4 form of a rows x cols matrix. */
@@ -115,10 +175,20 @@ export function tileStats(
   // 2j + 1 of its strip, so they are sized from the same counts; an empty one is its offset only.
   let tcBytes = 4 * (strips * Math.ceil(cols / TC_TILE_COLS) + 1)
   const count = (t: number): number => (t >= ktiles ? 0 : counts ? counts[t] : (sparseCounts!.get(t) ?? 0))
+  // The bitmap stream's nonzeros per stage, in 64-row blocks, each passed on to its 128-row block
+  // at the block's end. Arrays while a row block's stages are few against the entries.
+  const kstages = Math.ceil(cols / STREAM_STAGE_COLS)
+  const stagesInArray = kstages <= Math.min(1 << 22, Math.max(1 << 12, maxEntries))
+  let rows64 = null as StageCounts | null
+  let rows128 = null as StageCounts | null
   let twoFour = true
   for (let s = 0; s < strips; s++) {
     for (let row = s * BITMAP_TILE; row < Math.min(rows, (s + 1) * BITMAP_TILE); row++) {
       entries(row, (col, nonzero) => {
+        if (nonzero) {
+          rows64 ??= new StageCounts(kstages, stagesInArray)
+          rows64.add(Math.floor(col / STREAM_STAGE_COLS))
+        }
         const t = col >> 4
         if (dense) {
           counts ??= new Uint32Array(ktiles)
@@ -158,8 +228,17 @@ export function tileStats(
     if (counts) for (const t of touchedTiles) counts[t] = 0
     touchedTiles.length = 0
     sparseCounts?.clear()
+    if (rows64 && (s % 4 === 3 || s === strips - 1)) {
+      rows128 ??= new StageCounts(kstages, stagesInArray)
+      rows64.flush(rows128)
+      if (s % 8 === 7 || s === strips - 1) rows128.flush()
+    }
   }
-  return {bitmapBytes: bytes, tcBytes, twoFour}
+  const bitmapStream = {
+    w8: bitmapStreamFixedBytes(rows, cols, 8) + (rows128?.values ?? 0),
+    w4: bitmapStreamFixedBytes(rows, cols, 4) + (rows64?.values ?? 0),
+  }
+  return {bitmapBytes: bytes, tcBytes, twoFour, bitmapStream}
 }
 
 /** Tile statistics of a CSR matrix; stored entries whose 16-bit or fp32 value is +-0 are not nonzeros for the 2:4 test. */

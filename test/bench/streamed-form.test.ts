@@ -50,6 +50,7 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
     it('maps the 2:4 families to 2:4, the bitmap family to bitmap, the tensor-core one to tc, and the rest to CSR', () => {
       for (const v of ['s24_w4_m1_s8', 's24e_w8_k256', 's24g_m256_n128_s4_sk2', 's24g_m128_n256_s3']) expect(spmmVariantForm(v), v).to.equal('2:4')
       expect(spmmVariantForm('bm_w4_m1_s8')).to.equal('bitmap')
+      for (const v of ['ube_w8', 'ube_w4', 'ube_w8_c88']) expect(spmmVariantForm(v), v).to.equal('bitmap stream')
       for (const v of ['tc_w8_s4_p4', 'tc_w4_s1_p8']) expect(spmmVariantForm(v), v).to.equal('tc')
       for (const v of ['split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'split_v4_t16_w1_u16']) expect(spmmVariantForm(v), v).to.equal('csr')
     })
@@ -60,6 +61,8 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_s24g_m256_n128_s4_sk2, 16-bit indices')).to.equal('s24g_m256_n128_s4_sk2')
       expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_bm_w4_m1_s8, 16-bit indices; bitmap tiles built once on the host in 0.4 ms, 0.02 MB')).to.equal('bm_w4_m1_s8')
       expect(spmmKernelVariant('CudaSpmm spmm_f32_i32_tile_v4_t8_x2_u16, 32-bit indices')).to.equal('tile_v4_t8_x2_u16')
+      expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_ube_w8, 16-bit indices; bitmap stream built once on the host in 3.1 ms, 1.20 MB')).to.equal('ube_w8')
+      expect(spmmKernelVariant('CudaSpmmVariant spmm_bf16_i16_ube_w4_c88 (variant chosen by the caller), 16-bit indices')).to.equal('ube_w4_c88')
       // No kernel named: the CPU, the harness before Setup, an absent detail.
       expect(spmmKernelVariant('CpuSpmm, 8 threads')).to.equal(undefined)
       expect(spmmKernelVariant('CudaSpmm, 16-bit indices')).to.equal(undefined)
@@ -74,6 +77,13 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'bm_w4_m1_s8', m)).to.deep.equal({form: 'bitmap', bytes: 20_000, saving: m.bitmapSaving})
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'tc_w8_s1_p4', m)).to.deep.equal({form: 'tc', bytes: 18_000, saving: m.tcSaving})
       expect(streamedWeights('spmm', 'cuda', 'fake ours', undefined, m)).to.deep.equal({form: 'csr', bytes: null, saving: m.saving})
+      // The bitmap stream at the variant's row-block height (ube_w4: 64 rows); without its figure, CSR's.
+      const st = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', {...tiles, bitmapStream: {w8: 9_000, w4: 9_500}})
+      const dense = ROWS * COLS * 2
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_ube_w8, 16-bit indices', undefined, st)).to.deep.equal({form: 'bitmap stream', bytes: 9_000, saving: dense / 9_000})
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_w4_c32', st)).to.deep.equal({form: 'bitmap stream', bytes: 9_500, saving: dense / 9_500})
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_w8', m).form, 'no stream figure').to.equal('csr')
+      expect(memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32', {...tiles, bitmapStream: {w8: 9_000, w4: 9_500}})).to.not.have.property('bitmapStreamBytes')
       expect(streamedWeights('sddmm', 'cuda', detail, undefined, m).form).to.equal('csr')
       expect(streamedWeights('spmm', 'cpu', detail, undefined, m).form).to.equal('csr')
       // Not 2:4 by the matrix's own test (or f32, which has no tensor-core forms): CSR's figures.

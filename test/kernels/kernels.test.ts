@@ -2,6 +2,7 @@ import {expect} from 'chai'
 
 import {cudaInfo, sddmm, sddmmReference, spmm, spmmReference, spmmVariants, type Device} from '../../src/kernels/index.js'
 import {float32ToHalf} from '../../src/sparse/half.js'
+import type {DenseMatrix} from '../../src/kernels/types.js'
 import type {CsrMatrix, ValueDType} from '../../src/types.js'
 import {compare, poisoned, TOLERANCE, uniform} from '../../src/verify/index.js'
 import {awkwardShapes, infRowZeroCase, randomPattern, swizzle, twoFourPattern, wideShape, type Shape} from './helpers.js'
@@ -84,6 +85,28 @@ async function errorOf(run: () => Promise<unknown>): Promise<unknown> {
     return error
   }
   return undefined
+}
+
+/**
+ * A variant of sm_90a code forced on `a` x `b`: on compute capability 9.0 (`hopper`) run twice,
+ * each time right against `ref` with every output written; elsewhere refused with
+ * cudaErrorInvalidValue.
+ */
+async function checkSm90aVariant(a: CsrMatrix, b: DenseMatrix, ref: Float64Array, variant: string, hopper: boolean, what: string): Promise<void> {
+  const dtype = a.dtype
+  for (let rep = 0; rep < (hopper ? 2 : 1); rep++) {
+    const out = poisoned(dtype, a.rows * b.cols)
+    const err = await errorOf(() => spmm(a, b, {device: 'cuda', out, variant}))
+    const run = `${what} run ${rep}`
+    if (!hopper) {
+      expect((err as {code?: string})?.code, `${run}: sm_90a code runs on 9.0 only`).to.equal('cudaErrorInvalidValue')
+      continue
+    }
+    expect(err, run).to.equal(undefined)
+    const r = compare(out, dtype, ref)
+    expect(r.nonFinite, `${run}: unwritten outputs`).to.equal(0)
+    expect(r.relativeError, run).to.be.a('number').and.at.most(TOLERANCE[dtype])
+  }
 }
 
 /** twoFourPattern drawing from a linear congruential sequence started at `seed`. */
@@ -195,6 +218,44 @@ describe('kernels on the CPU against the float64 reference', () => {
   })
 })
 
+// The selection of the unstructured kernel on the streaming engine (family ube, rank 15), planned
+// without data (the sizes and nnz alone decide; no GPU needed, a build with CUDA is): on compute
+// capability 9.0 for unstructured f16/bf16 at N <= 64 and density >= 5 % (UnstStreamWins, its
+// provisional rule), w8 to N = 32 and w4 above; declined (the older families run) past N = 64,
+// over 95 % sparse, for f32 and for 2:4 matrices (the 2:4 kernels); on any other GPU or none,
+// never listed nor selected.
+describe('the selection of the unstructured bitmap-stream kernel (ube)', function () {
+  before(function () {
+    if (!cudaInfo().built) {
+      console.log('    skipping: the addon is built without CUDA, which has no SpMM variants')
+      this.skip()
+    }
+  })
+
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`${dtype}: on compute capability 9.0 at N <= 64 and density >= 5 %, nowhere else`, () => {
+      const hopper = cudaInfo().computeCapability === '9.0'
+      const plan = (m: number, k: number, nnz: number, n: number, d: ValueDType = dtype, structure?: '2:4') =>
+        spmmVariants({m, k, n, nnz, dtype: d, structure})
+      const half = 4096 * 4096 / 2
+      const fivePercent = Math.ceil(4096 * 4096 / 20)
+      const picks = [1, 8, 16, 32, 33, 64].map((n) => plan(4096, 4096, half, n).selected)
+      if (hopper) expect(picks).to.deep.equal(['ube_w8', 'ube_w8', 'ube_w8', 'ube_w8', 'ube_w4', 'ube_w4'])
+      else for (const v of picks) expect(v).to.not.match(/^ube_/)
+      expect(plan(4096, 4096, half, 16).variants.filter((v) => v.startsWith('ube_'))).to.deep.equal(hopper ? ['ube_w8'] : [])
+      expect(plan(4096, 4096, half, 40).variants.filter((v) => v.startsWith('ube_'))).to.deep.equal(hopper ? ['ube_w4'] : [])
+      expect(plan(4096, 4096, fivePercent, 8).selected, '5 % dense').to.equal(hopper ? 'ube_w8' : plan(4096, 4096, 0, 8).selected)
+      for (const [what, p] of [
+        ['N = 65', plan(4096, 4096, half, 65)],
+        ['over 95 % sparse', plan(4096, 4096, fivePercent - 1, 8)],
+        ['2:4', plan(4096, 4096, half, 8, dtype, '2:4')],
+      ] as const) expect(p.selected, what).to.not.match(/^ube_/)
+      expect(plan(4096, 4096, half, 65).variants.some((v) => v.startsWith('ube_')), 'not listed past N = 64').to.equal(false)
+      expect(plan(4096, 4096, half, 8, 'f32').variants.some((v) => v.startsWith('ube_')), 'f32').to.equal(false)
+    })
+  }
+})
+
 describe('kernels on CUDA against the float64 reference', function () {
   before(function () {
     const info = cudaInfo()
@@ -291,6 +352,47 @@ describe('kernels on CUDA against the float64 reference', function () {
       }
     })
   }
+  // The unstructured kernel on the streaming engine (spmm_unst_engine_sm90a.cu, family ube: the
+  // bitmap stream decoded into wgmma's A registers), forced by name on compute capability 9.0:
+  // M and K off 16 and 128 (300 x 1000: the last stage 104 columns, its last tile 8; 129 x 257;
+  // 7 x 96), sparsity 0 % (every stage at the largest capacity), 50, 90, 99 and 100 % (nnz = 0:
+  // empty stages), N = 1, 3, 13 (B's rows laid out by the consumers), 40 (w4, ragged), 8, 16, 32,
+  // 64, each run twice; Inf and NaN in one row of B at N = 1, 8, 40 and 64 (the dense product's
+  // NaN where a row holds that column, nothing elsewhere); a capacity forced below the densest
+  // stage is refused with the encoder's reason. Elsewhere: not listed, and refused when forced.
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`SpMM ${dtype}, unstructured: the bitmap-stream variants (ube) where they can run`, async function () {
+      const hopper = cudaInfo().computeCapability === '9.0'
+      const shapes: Array<[number, number]> = [[300, 1000], [129, 257], [7, 96]]
+      const ns = hopper ? [1, 3, 8, 13, 16, 32, 40, 64] : [8, 64]
+      for (const [si, [m, k]] of shapes.entries()) {
+        for (const sparsity of [0, 0.5, 0.9, 0.99, 1]) {
+          const nnz = Math.round(m * k * (1 - sparsity))
+          const csr = randomPattern(m, k, nnz, 80 + 10 * si + Math.round(100 * sparsity))
+          const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 50 + si), dtype), dtype}
+          for (const n of ns) {
+            const variant = n <= 32 ? 'ube_w8' : 'ube_w4'
+            const b = {rows: k, cols: n, dtype, data: encode(uniform(k * n, 51 + n), dtype)}
+            const ref = await spmmReference(a, b)
+            await checkSm90aVariant(a, b, ref, variant, hopper, `${variant} ${m}x${k} ${100 * sparsity}% N=${n}`)
+          }
+        }
+      }
+      if (!hopper) return
+      const csr = randomPattern(300, 1000, 150_000, 90)
+      for (const n of [1, 8, 40, 64]) await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), n <= 32 ? 'ube_w8' : 'ube_w4')
+      // Capacities forced: 256 holds anything; 16 values a tile cannot hold a dense stage.
+      const dense = randomPattern(129, 257, 129 * 257, 91)
+      const a: CsrMatrix = {...dense, values: encode(uniform(129 * 257, 92), dtype), dtype}
+      const b = {rows: 257, cols: 8, dtype, data: encode(uniform(257 * 8, 93), dtype)}
+      const ref = await spmmReference(a, b)
+      const out = poisoned(dtype, 129 * 8)
+      await spmm(a, b, {device: 'cuda', out, variant: 'ube_w8_c256'})
+      expect(compare(out, dtype, ref).relativeError).to.be.at.most(TOLERANCE[dtype])
+      const err = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'ube_w8_c16'}))
+      expect((err as Error)?.message).to.match(/ube_w8_c16: stage \(row block 0, K stage 0\) holds 16384 nonzeros, over the ring's capacity of 1024/)
+    })
+  }
   // The 2:4 kernels on the Hopper GEMM engine (spmm_24_gemm_sm90a.cu, wgmma.mma_async.sp; for
   // N >= 128): every variant forced (the selection picks two of them), with each decomposition
   // (whole tiles, hybrid stream-K, the ragged wave split by K); listed for 2:4 where it can
@@ -315,19 +417,7 @@ describe('kernels on CUDA against the float64 reference', function () {
           const b = {rows: csr.cols, cols: n, dtype, data: encode(uniform(csr.cols * n, 61 + n + i), dtype)}
           const ref = await spmmReference(a, b)
           for (const variant of variants) {
-            for (let rep = 0; rep < (hopper ? 2 : 1); rep++) {
-              const out = poisoned(dtype, csr.rows * n)
-              const err = await errorOf(() => spmm(a, b, {device: 'cuda', out, variant}))
-              const what = `${variant} M=${csr.rows} K=${csr.cols} N=${n} run ${rep}`
-              if (!hopper) {
-                expect((err as {code?: string})?.code, `${what}: sm_90a code runs on 9.0 only`).to.equal('cudaErrorInvalidValue')
-                continue
-              }
-              expect(err, what).to.equal(undefined)
-              const r = compare(out, dtype, ref)
-              expect(r.nonFinite, `${what}: unwritten outputs`).to.equal(0)
-              expect(r.relativeError, what).to.be.a('number').and.at.most(TOLERANCE[dtype])
-            }
+            await checkSm90aVariant(a, b, ref, variant, hopper, `${variant} M=${csr.rows} K=${csr.cols} N=${n}`)
           }
         }
       }

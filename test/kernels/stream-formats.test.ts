@@ -6,6 +6,7 @@
 import {expect} from 'chai'
 
 import {loadAddon} from '../../src/kernels/binding.js'
+import {csrTileStats} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import {randomPattern, twoFourPattern} from './helpers.js'
 
@@ -283,6 +284,45 @@ describe("the streaming engine's launch plan (host)", () => {
     expect(() => addon.stream24Rows({m: 4096, k: 0, n: 8, resident: h200})).to.throw(RangeError, /at least 1/)
     expect(() => addon.stream24Rows({m: 64, k: 64, n: 8, resident: Int32Array.from([-1, 0, 0, 0, 0, 0, 0, 0])})).to.throw(RangeError, /negative/)
   })
+
+  // The Hopper unstructured family (ube, spmm_unst_engine_sm90a.cu): its provisional rule
+  // (UnstStreamWins: N <= 64, density at least 5 %), the warps by N, and the bitmap stream it
+  // prepares: its bytes as src/sparse/memory.ts counts them, and the smallest ring capacity that
+  // holds its densest stage.
+  it('runs unstructured f16/bf16 on the bitmap stream at N <= 64 and density >= 5 %, w8 up to N = 32', () => {
+    const at = (m: number, k: number, nnz: number, n: number) => addon.unstStream({m, k, nnz, n})
+    const d = 4096 * 4096
+    expect([1, 8, 32, 33, 64, 65, 128].map((n) => at(4096, 4096, d / 2, n).wins)).to.deep.equal([true, true, true, true, true, false, false])
+    expect([1, 8, 16, 32, 33, 40, 64].map((n) => at(4096, 4096, d / 2, n).warps)).to.deep.equal([8, 8, 8, 8, 4, 4, 4])
+    // 5 % density is in, one nonzero fewer is out; dense and 90 % sparse are in.
+    expect(at(4096, 4096, Math.ceil(d / 20), 8).wins).to.equal(true)
+    expect(at(4096, 4096, Math.ceil(d / 20) - 1, 8).wins).to.equal(false)
+    expect([d, Math.round(d / 10), 0].map((nnz) => at(4096, 4096, nnz, 16).wins)).to.deep.equal([true, true, false])
+    expect(at(100, 1, 5, 1).wins, '5 of 100 weights').to.equal(true)
+    expect(() => addon.unstStream({m: 0, k: 4, nnz: 0, n: 1})).to.throw(RangeError, /at least 1/)
+  })
+
+  for (const [m, k, nnz, seed] of [
+    [300, 1000, 30_000, 31], // 10 %: row blocks past M, a partial last stage (K % 128, K % 16)
+    [129, 257, 129 * 257, 32], // dense: every stage at capacity 256
+    [7, 96, 333, 33], // one row block, one stage
+    [1000, 3000, 1500, 34], // 0.05 %: mostly empty stages
+  ] as const) {
+    it(`sizes the bitmap stream as the encoder builds it: M=${m} K=${k} nnz=${nnz}`, () => {
+      const csr = randomPattern(m, k, nnz, seed)
+      const rng = createRng(seed + 100)
+      const values = new Uint16Array(nnz).map((_, i) => (i % 97 === 5 ? 0x8000 : 1 + (rng.nextUint32() % 60000))) // some -0: left out
+      const stats = csrTileStats({rows: m, cols: k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values})
+      for (const warps of [8, 4] as const) {
+        const s = addon.unstBitmapStream({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, warps})
+        expect(stats.bitmapStream?.[`w${warps}`], `w${warps}`).to.equal(s.bytes)
+        // The smallest capacity (values per tile on average over a stage's warps x 8 tiles) that holds it.
+        const caps = [16, 32, 88, 144, 256]
+        const want = caps.find((c) => c * warps * 8 >= s.maxStageWords)
+        expect(s.capacity, `w${warps}: ${s.maxStageWords} values in the densest stage`).to.equal(want)
+      }
+    })
+  }
 
   it('picks the GEMM engine\'s 2:4 tile height by waves, and splits only the ragged wave', () => {
     const pick = (m: number, k: number, n: number, sms = 132) => addon.gemm24Rows({m, k, n, sms})

@@ -1,6 +1,8 @@
 import {expect} from 'chai'
 
-import {forcedSddmmVariant, forcedSpmmLine, forcedSpmmVariant, spmmVariantChoice} from '../../src/kernels/index.js'
+import {loadAddon} from '../../src/kernels/binding.js'
+import {cudaInfo, forcedSddmmVariant, forcedSpmmLine, forcedSpmmVariant, spmmVariantChoice} from '../../src/kernels/index.js'
+import {spmmVariantName} from '../../src/kernels/variant-name.js'
 
 describe('kernel variants: what is forced and what runs', () => {
   it('reads SPARSE_SPMM_VARIANT and SPARSE_SDDMM_VARIANT; unset, empty and auto force nothing', () => {
@@ -45,5 +47,37 @@ describe('kernel variants: what is forced and what runs', () => {
     expect(forcedSpmmLine('s24e_w8_k256', 20, 24)).to.equal(
       "SpMM variant: s24e_w8_k256 forced by SPARSE_SPMM_VARIANT (20 of 24 cases; the other 4 cannot run it and ran the built-in selection's variant)",
     )
+  })
+})
+
+// Each family's names as its table entry parses them and writes them back (spmmVariantParse:
+// SpmmParsedVariant, no GPU needed) and as its grammar checks them (--variant, the tune cache).
+describe('kernel variant names: parsed and written back by their family', function () {
+  before(function () {
+    if (!cudaInfo().built) {
+      console.log('    skipping: the addon is built without CUDA, which has no SpMM families')
+      this.skip()
+    }
+  })
+
+  it("the bitmap stream's names (ube): warps 8 or 4, a capacity of 16, 32, 88, 144 or 256 or none", () => {
+    const parse = (name: string) => loadAddon().spmmVariantParse(name)
+    const grammar = spmmVariantName()
+    const good = ['ube_w8', 'ube_w4', 'ube_w8_c16', 'ube_w8_c32', 'ube_w4_c88', 'ube_w8_c144', 'ube_w4_c256']
+    const bad = ['ube_w6', 'ube_w16', 'ube_w08', 'ube_w8_c87', 'ube_w8_c088', 'ube_w8_c', 'ube_w8_c88_c88', 'ube_w8_k128', 'ube_', 'ube', 'ube_w8 ']
+    for (const v of good) {
+      expect(parse(v), v).to.equal(v)
+      expect(grammar.test(v), v).to.equal(true)
+    }
+    for (const v of bad) {
+      expect(parse(v), v).to.equal('')
+      expect(grammar.test(v), v).to.equal(false)
+    }
+  })
+
+  it("the other families' names write back as they are", () => {
+    for (const v of ['s24e_w8_k256', 's24_w4_m1_s8', 's24g_m256_n128_s4_sk2', 'bm_w4_m1_s8', 'tc_w8_s4_p4', 'split_v8_t2_w2', 'tile_v4_t8_x2_u16'])
+      expect(loadAddon().spmmVariantParse(v), v).to.equal(v)
+    expect(loadAddon().spmmVariantParse('panel_v4_r2')).to.equal('')
   })
 })
