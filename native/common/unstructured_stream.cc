@@ -50,13 +50,16 @@ std::string CapacityError(const UnstStream& s, int rb, int ks, int max_stage_wor
          std::to_string(max_stage_words) + ": a variant with a larger capacity is needed";
 }
 
-// kBitmapFrag's stages (unstructured_stream.h): per strip and tile a 48-byte record (the
-// bitmap by lane, the counts by lane quad), then the values in strip, tile, lane, slot order.
+// kBitmapFrag's and kPairFrag's stages (unstructured_stream.h): per strip and tile a record
+// (kBitmapFrag: 48 bytes, the bitmap by lane and the counts by lane quad; kPairFrag: 32, a
+// word per lane quad), then the values in strip, tile, lane, slot (register) order.
 // rows/start: each row's nonzeros by column (zeros left out). Sets s.offsets, s.data, s.stats.
-std::string BuildBitmapStages(UnstStream& s, const std::vector<std::pair<int, uint16_t>>& rows,
-                              const std::vector<int>& start, int max_stage_words) {
+std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint16_t>>& rows,
+                            const std::vector<int>& start, int max_stage_words) {
+  const bool pairs = s.layout == UnstLayout::kPairFrag;
   const int tiles = s.kks / 16;
-  const int fixed = UnstBitmapFixedBytes(s.strips, s.kks);
+  const int fixed = pairs ? UnstPairFixedBytes(s.strips, s.kks) : UnstBitmapFixedBytes(s.strips, s.kks);
+  const int record = pairs ? kUnstPairTileBytes : kUnstBitmapTileBytes;
   std::vector<int> cursor(start.begin(), start.end() - 1);  // each row's next nonzero
   // One stage: per (strip, tile, lane) its slots' values (0: none; a kept value is never +0).
   std::vector<uint16_t> slot(static_cast<size_t>(s.strips) * tiles * 256);
@@ -81,23 +84,44 @@ std::string BuildBitmapStages(UnstStream& s, const std::vector<std::pair<int, ui
         }
       }
       s.stats.nnz += values;
-      if (values > s.stats.max_stage_words) s.stats.max_stage_words = values, densest_rb = rb, densest_ks = ks;
-      run.assign(fixed + (2 * static_cast<size_t>(values) + 15) / 16 * 16, 0);
-      int before = 0;  // values of the stage so far
+      // The stage's stored units: values (kBitmapFrag) or registers (kPairFrag).
+      int units = values;
+      if (pairs) {
+        units = 0;
+        for (size_t i = 0; i < slot.size(); i += 2) units += (slot[i] | slot[i + 1]) != 0;
+      }
+      if (units > s.stats.max_stage_words) s.stats.max_stage_words = units, densest_rb = rb, densest_ks = ks;
+      const size_t unit_bytes = pairs ? 4 : 2;
+      run.assign(fixed + (unit_bytes * static_cast<size_t>(units) + 15) / 16 * 16, 0);
+      int before = 0;  // units of the stage so far
       for (int q = 0; q < s.strips; ++q)
         for (int j = 0; j < tiles; ++j) {
-          uint8_t* rec = run.data() + (static_cast<size_t>(q) * tiles + j) * kUnstBitmapTileBytes;
+          uint8_t* rec = run.data() + (static_cast<size_t>(q) * tiles + j) * record;
           for (int lane = 0; lane < 32; ++lane) {
+            const uint16_t* v = &slot[((static_cast<size_t>(q) * tiles + j) * 32 + lane) * 8];
+            if (pairs) {
+              uint32_t word;
+              std::memcpy(&word, rec + 4 * (lane / 4), 4);
+              if (lane % 4 == 0) word = static_cast<uint32_t>(before) << 16;
+              for (int i = 0; i < 4; ++i) {
+                if ((v[2 * i] | v[2 * i + 1]) == 0) continue;
+                word |= 1u << (4 * (lane % 4) + i);
+                const uint32_t w = static_cast<uint32_t>(v[2 * i + 1]) << 16 | v[2 * i];
+                std::memcpy(run.data() + fixed + 4 * static_cast<size_t>(before), &w, 4);
+                ++before;
+              }
+              std::memcpy(rec + 4 * (lane / 4), &word, 4);
+              continue;
+            }
             if (lane % 4 == 0) {
               const uint16_t c = static_cast<uint16_t>(before);
               std::memcpy(rec + 32 + 2 * (lane / 4), &c, 2);
             }
             uint8_t bits = 0;
             for (int i = 0; i < 8; ++i) {
-              const uint16_t v = slot[((static_cast<size_t>(q) * tiles + j) * 32 + lane) * 8 + i];
-              if (v == 0) continue;
+              if (v[i] == 0) continue;
               bits |= static_cast<uint8_t>(1u << i);
-              std::memcpy(run.data() + fixed + 2 * static_cast<size_t>(before), &v, 2);
+              std::memcpy(run.data() + fixed + 2 * static_cast<size_t>(before), &v[i], 2);
               ++before;
             }
             rec[lane] = bits;
@@ -122,8 +146,8 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
   const bool wg = layout == UnstLayout::kWg64;
   if (wg && (strips % 4 != 0 || kks % 64 != 0))
     return "the warpgroup layout needs strips per row block a multiple of 4 and a stage width a multiple of 64";
-  if (layout == UnstLayout::kBitmapFrag && strips * kks > 4096)
-    return "the bitmap layout needs strips per row block times the stage width at most 4096 (16-bit counts)";
+  if ((layout == UnstLayout::kBitmapFrag || layout == UnstLayout::kPairFrag) && strips * kks > 4096)
+    return "the bitmap and pair layouts need strips per row block times the stage width at most 4096 (16-bit counts)";
   if (row_offsets[0] != 0) return "row_offsets[0] must be 0";
   for (int r = 0; r < m; ++r)
     if (row_offsets[r + 1] < row_offsets[r]) return "row_offsets must not decrease";
@@ -151,7 +175,8 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
       if (rows[i].first == rows[i - 1].first) return "repeated column " + std::to_string(rows[i].first) + " in row " + std::to_string(r);
     start[r + 1] = static_cast<int>(rows.size());
   }
-  if (layout == UnstLayout::kBitmapFrag) return BuildBitmapStages(s, rows, start, max_stage_words);
+  if (layout == UnstLayout::kBitmapFrag || layout == UnstLayout::kPairFrag)
+    return BuildFragStages(s, rows, start, max_stage_words);
 
   const int header = UnstHeaderBytes(layout, strips, kks);
   const int segments = UnstSegments(layout, strips, kks), kblocks = kks / 64;
@@ -206,10 +231,12 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
 
 namespace {
 
-// kBitmapFrag's runs back to the dense matrix (`dense` zero, M x K).
-std::string BitmapToDense(const UnstStream& s, std::vector<uint16_t>* dense) {
+// kBitmapFrag's and kPairFrag's runs back to the dense matrix (`dense` zero, M x K).
+std::string FragToDense(const UnstStream& s, std::vector<uint16_t>* dense) {
+  const bool pairs = s.layout == UnstLayout::kPairFrag;
   const int tiles = s.kks / 16;
-  const size_t fixed = UnstBitmapFixedBytes(s.strips, s.kks);
+  const size_t fixed = pairs ? UnstPairFixedBytes(s.strips, s.kks) : UnstBitmapFixedBytes(s.strips, s.kks);
+  const size_t record = pairs ? kUnstPairTileBytes : kUnstBitmapTileBytes, unit = pairs ? 4 : 2;
   for (int rb = 0; rb < s.row_blocks; ++rb) {
     for (int ks = 0; ks < s.kstages; ++ks) {
       const size_t i = static_cast<size_t>(rb) * s.kstages + ks;
@@ -221,25 +248,47 @@ std::string BitmapToDense(const UnstStream& s, std::vector<uint16_t>* dense) {
       size_t before = 0;
       for (int q = 0; q < s.strips; ++q)
         for (int j = 0; j < tiles; ++j) {
-          const uint8_t* rec = run + (static_cast<size_t>(q) * tiles + j) * kUnstBitmapTileBytes;
+          const uint8_t* rec = run + (static_cast<size_t>(q) * tiles + j) * record;
           for (int lane = 0; lane < 32; ++lane) {
-            if (lane % 4 == 0) {
-              uint16_t c;
-              std::memcpy(&c, rec + 32 + 2 * (lane / 4), 2);
-              if (c != before) return at + ": a lane quad's count is not the values before it";
+            uint32_t bits;  // the lane's slots (kPairFrag: each register's bit for both its slots)
+            if (pairs) {
+              uint32_t word;
+              std::memcpy(&word, rec + 4 * (lane / 4), 4);
+              if (lane % 4 == 0 && (word >> 16) != before) return at + ": a lane quad's count is not the registers before it";
+              const uint32_t regs = word >> (4 * (lane % 4)) & 15;
+              bits = 0;
+              for (int r = 0; r < 4; ++r)
+                if (regs >> r & 1) bits |= 3u << (2 * r);
+            } else {
+              if (lane % 4 == 0) {
+                uint16_t c;
+                std::memcpy(&c, rec + 32 + 2 * (lane / 4), 2);
+                if (c != before) return at + ": a lane quad's count is not the values before it";
+              }
+              bits = rec[lane];
             }
             for (int slot = 0; slot < 8; ++slot) {
-              if (!(rec[lane] >> slot & 1)) continue;
-              if (fixed + 2 * (before + 1) > bytes) return at + ": values past the run";
+              if (!(bits >> slot & 1)) continue;
+              // The unit holding this slot: the next value, or the next register (both halves).
+              if (fixed + unit * (before + 1) > bytes) return at + ": values past the run";
               // Row and column of (lane, slot): the inverse of UnstBitmapLane / UnstBitmapSlot.
               const int rr = (lane >> 2) + 8 * ((slot >> 1) & 1), cc = 2 * (lane & 3) + (slot & 1) + 8 * (slot >> 2);
               const int r = (rb * s.strips + q) * 16 + rr, col = ks * s.kks + 16 * j + cc;
-              if (r >= s.m || col >= s.k) return at + ": a bit set outside the matrix";
               uint16_t v;
-              std::memcpy(&v, run + fixed + 2 * before, 2);
-              if ((v & 0x7fff) == 0) return at + ": a zero value stored";
-              (*dense)[static_cast<size_t>(r) * s.k + col] = v;
-              ++before;
+              std::memcpy(&v, run + fixed + unit * before + (pairs ? 2 * (slot & 1) : 0), 2);
+              if (pairs && (slot & 1)) {
+                uint16_t lo;
+                std::memcpy(&lo, run + fixed + unit * before, 2);
+                if (((lo | v) & 0x7fff) == 0) return at + ": a zero register stored";
+              }
+              if (r >= s.m || col >= s.k) {
+                if (!pairs || (v & 0x7fff) != 0) return at + ": a bit set outside the matrix";
+              } else if (!pairs && (v & 0x7fff) == 0) {
+                return at + ": a zero value stored";
+              } else {
+                (*dense)[static_cast<size_t>(r) * s.k + col] = v;
+              }
+              if (!pairs || (slot & 1)) ++before;
             }
           }
         }
@@ -255,7 +304,7 @@ std::string UnstStreamToDense(const UnstStream& s, std::vector<uint16_t>* dense)
   if (s.offsets.size() != stages + 1) return "offsets must have row_blocks kstages + 1 entries";
   if (static_cast<size_t>(s.offsets.back()) * 16 != s.data.size()) return "the last offset must be the data's end";
   dense->assign(static_cast<size_t>(s.m) * s.k, 0);
-  if (s.layout == UnstLayout::kBitmapFrag) return BitmapToDense(s, dense);
+  if (s.layout == UnstLayout::kBitmapFrag || s.layout == UnstLayout::kPairFrag) return FragToDense(s, dense);
   const bool wg = s.layout == UnstLayout::kWg64;
   const int header = UnstHeaderBytes(s.layout, s.strips, s.kks);
   const int segments = UnstSegments(s.layout, s.strips, s.kks), kblocks = s.kks / 64;

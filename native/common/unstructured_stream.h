@@ -72,6 +72,8 @@ enum class UnstLayout : int {
   kWg64 = 1,     // per 64-row unit and 64-column k-block, wgmma's 128-byte swizzle (UnstWgOffset)
   kBitmapFrag = 2,  // no offsets: per strip and 16-column tile a bitmap in A-fragment order and
                     // the values lane by lane (UnstructuredBitmap decodes into registers)
+  kPairFrag = 3,    // as kBitmapFrag a bit per A register (two adjacent columns of a row) and
+                    // its two halves stored whole where either is nonzero (UnstructuredPairs)
 };
 
 // kBitmapFrag: the lane and slot of row r, column c (both 0..15) of a tile.
@@ -81,15 +83,28 @@ inline int UnstBitmapSlot(int r, int c) { return 4 * (c >> 3) + 2 * (r >> 3) + (
 constexpr int kUnstBitmapTileBytes = 48;
 inline int UnstBitmapFixedBytes(int strips, int kks) { return strips * (kks / 16) * kUnstBitmapTileBytes; }
 
+// kPairFrag: per strip and 16 x 16 tile a 32-byte record of eight 32-bit words, one per lane
+// quad p (lanes 4 p .. 4 p + 3): bits 4 t + i (t = 0..3, i = 0..3) say whether lane 4 p + t's
+// A register i (slots 2 i, 2 i + 1 of kBitmapFrag) is stored; bits 16-31 count the stage's
+// stored registers before the quad. The stored registers follow the records, one 32-bit word
+// each (slot 2 i in the low half, 2 i + 1 in the high half, +0 where that one is zero), in the
+// order strip, tile, lane, register. Bytes: 4 per stored register and 0.125 per weight; at
+// density d a register is stored with probability 1 - (1 - d)^2.
+constexpr int kUnstPairTileBytes = 32;
+inline int UnstPairFixedBytes(int strips, int kks) { return strips * (kks / 16) * kUnstPairTileBytes; }
+
 // Header bytes of a stage of `strips` strips.
 inline int UnstHeaderBytes(int strips) { return (2 * (strips + 1) + 15) / 16 * 16; }
 // Segments (word starts less one) of a stage, and its header bytes, for either layout.
 // (kBitmapFrag: no segments; its header is the tiles' bitmaps and counts.)
 inline int UnstSegments(UnstLayout layout, int strips, int kks) {
-  return layout == UnstLayout::kWg64 ? strips / 4 * (kks / 64) : layout == UnstLayout::kBitmapFrag ? 0 : strips;
+  return layout == UnstLayout::kWg64                                                  ? strips / 4 * (kks / 64)
+         : layout == UnstLayout::kBitmapFrag || layout == UnstLayout::kPairFrag ? 0
+                                                                                : strips;
 }
 inline int UnstHeaderBytes(UnstLayout layout, int strips, int kks) {
   if (layout == UnstLayout::kBitmapFrag) return UnstBitmapFixedBytes(strips, kks);
+  if (layout == UnstLayout::kPairFrag) return UnstPairFixedBytes(strips, kks);
   return (2 * (UnstSegments(layout, strips, kks) + 1) + 15) / 16 * 16;
 }
 
@@ -100,7 +115,7 @@ struct UnstStats {
   long long nnz = 0;
   long long stores = 0;
   long long wavefronts = 0;
-  int max_stage_words = 0;  // the densest stage's nonzeros
+  int max_stage_words = 0;  // the densest stage's nonzeros (kPairFrag: stored registers)
   // (kBitmapFrag: stores and wavefronts stay 0: nothing is scattered)
 };
 

@@ -69,6 +69,7 @@ void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks,
                            (special ? " special" : "") + " strips=" + std::to_string(strips) + " kks=" + std::to_string(kks) +
                            (layout == sparse::UnstLayout::kWg64        ? " wg64"
                             : layout == sparse::UnstLayout::kBitmapFrag ? " bitmap"
+                            : layout == sparse::UnstLayout::kPairFrag   ? " pairs"
                                                                         : "");
   const std::vector<uint16_t> a = RandomMatrix(m, k, sparsity, special, rng);
   const Csr c = ToCsr(a, m, k, special);
@@ -116,6 +117,8 @@ void Refusals() {
          "the bitmap layout refuses strips x stage width over 4096");
   Expect(sparse::BuildUnstStream(2, 32, off, off, val, 8, 512, 0, &s, sparse::UnstLayout::kBitmapFrag).empty(),
          "the bitmap layout takes strips x stage width of 4096");
+  Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 16, 512, 0, &s, sparse::UnstLayout::kPairFrag).empty(),
+         "the pair layout refuses strips x stage width over 4096");
 }
 
 }  // namespace
@@ -212,6 +215,56 @@ int main() {
             }
       }
     Expect(ok, "bitmap decode, emulated: every lane's fragment is the matrix's");
+  }
+  // The pair layout (a bit per A register, both halves stored where either is nonzero).
+  for (auto sh : shapes)
+    for (double sp : {0.0, 0.5, 0.7, 0.95, 1.0})
+      for (bool special : {false, true}) RoundTrip(sh.m, sh.k, sp, special, 8, 128, rng, sparse::UnstLayout::kPairFrag);
+  for (int strips : {1, 4, 8})
+    for (int kks : {16, 128, 256}) RoundTrip(300, 777, 0.7, true, strips, kks, rng, sparse::UnstLayout::kPairFrag);
+  // UnstructuredPairs's decode, emulated lane by lane as the device does it (the quad's word,
+  // the popcount of the quad's register bits before the lane plus the word's count, one 32-bit
+  // load per register whose bit is set, zero where it is not), gives each lane its A fragment;
+  // and the stream's registers are the pairs with a nonzero, each once.
+  for (const double sp : {0.5, 0.9}) {
+    const int m = 200, k = 301, strips = 4, kks = 128, tiles = kks / 16;
+    const std::vector<uint16_t> a = RandomMatrix(m, k, sp, true, rng);
+    const Csr c = ToCsr(a, m, k, false);
+    UnstStream s;
+    Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s,
+                                   sparse::UnstLayout::kPairFrag).empty(), "pair decode: build");
+    bool ok = true;
+    long long stored = 0, nonempty = 0;
+    const int fixed = sparse::UnstPairFixedBytes(strips, kks);
+    for (int rb = 0; rb < s.row_blocks; ++rb)
+      for (int ks = 0; ks < s.kstages; ++ks) {
+        const uint8_t* st = s.data.data() + 16 * static_cast<size_t>(s.offsets[rb * s.kstages + ks]);
+        const size_t bytes = 16 * static_cast<size_t>(s.offsets[rb * s.kstages + ks + 1] - s.offsets[rb * s.kstages + ks]);
+        auto ld32 = [&](size_t at) {
+          ok &= at + 4 <= bytes;  // no load past the run
+          return at + 4 <= bytes ? st[at] | st[at + 1] << 8 | st[at + 2] << 16 | static_cast<uint32_t>(st[at + 3]) << 24 : 0u;
+        };
+        for (int warp = 0; warp < strips; ++warp)
+          for (int j = 0; j < tiles; ++j)
+            for (int lane = 0; lane < 32; ++lane) {
+              const uint32_t word = ld32((static_cast<size_t>(warp) * tiles + j) * sparse::kUnstPairTileBytes + 4 * (lane >> 2));
+              const uint32_t sh = 4 * (lane & 3), before = (1u << sh) - 1;
+              const uint32_t first = (word >> 16) + __builtin_popcount(word & before);
+              const uint32_t bits = (word >> sh) & 15;
+              size_t at = fixed + 4 * static_cast<size_t>(first);
+              for (int q = 0; q < 4; ++q) {
+                uint32_t reg = 0;
+                if (bits >> q & 1) reg = ld32(at), at += 4, ++stored;
+                const int g = lane >> 2, t = lane & 3;
+                const int r = (rb * strips + warp) * 16 + g + 8 * (q & 1), col = ks * kks + 16 * j + 2 * t + 8 * (q >> 1);
+                auto w = [&](int cc) -> uint32_t { return r < m && cc < k ? a[static_cast<size_t>(r) * k + cc] : 0; };
+                ok &= (reg & 0xffff) == w(col) && reg >> 16 == w(col + 1);
+                nonempty += (w(col) | w(col + 1)) != 0;
+              }
+            }
+      }
+    Expect(ok, "pair decode, emulated: every lane's fragment is the matrix's");
+    Expect(stored == nonempty && s.stats.max_stage_words > 0, "pair decode: the registers stored are the nonempty pairs");
   }
   // Every offset of the swizzled image is distinct and decodes to its row and column.
   {

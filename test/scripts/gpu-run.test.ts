@@ -251,7 +251,7 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
   it('refuses bad usage with one line and exit 2 before unpacking anything; a missing pack exits 3', () => {
     const w = world()
     let r = runner(w, ['bench-everything'])
-    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine gemm sh; here: pack)\n"])
+    expect([r.code, r.stderr]).to.deep.equal([2, "run.sh: unknown task 'bench-everything' (tasks: test verify-dlmc bench-dlmc bench-llm bench-attention bench tune sweep sanitize profile enums probe engine gemm unst sh; here: pack)\n"])
     r = runner(w, ['test', 'test', 'test', 'test', 'test', 'test', 'test', 'test'])
     expect(r.code).to.equal(2)
     expect(r.stderr).to.match(/^run\.sh: 8 tasks in one call, but \$OUT brings back 8 files: at most 7 tasks/)

@@ -29,6 +29,7 @@ struct FormatOf {
   static constexpr int kCW = kWarps;
   static constexpr int kKS = kStage;
   static constexpr int kBudgetKB = kBudget;
+  static constexpr int kCapShown = 0;  // the capacity in the variant's name, where not the group's
 };
 template <int kKind, int kCap>
 struct Format;
@@ -76,6 +77,32 @@ struct Format<17, kCap>
 template <int kCap>
 struct Format<18, kCap>
     : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred8, 4, true>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
+template <int kCap>
+struct Format<19, kCap>
+    : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred, 2, true>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
+// The pair kinds' capacity (registers per tile) for a group's (values per tile).
+constexpr int PairCap(int values) { return values >= 256 ? 128 : values >= 144 ? 100 : values >= 88 ? 72 : values; }
+template <int kCap>
+struct Format<20, kCap>
+    : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 128, 108, 8, 2, 1> {
+  static constexpr int kCapShown = PairCap(kCap);
+};
+template <int kCap>
+struct Format<21, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 128, 72, 4, 3, 2> {
+  static constexpr int kCapShown = PairCap(kCap);
+};
+template <int kCap>
+struct Format<22, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 256, 200, 8, 1, 1> {
+  static constexpr int kCapShown = PairCap(kCap);
+};
+template <int kCap>
+struct Format<23, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 128, 200, 8, 1, 1> {
+  static constexpr int kCapShown = PairCap(kCap);
+};
+template <int kCap>
+struct Format<24, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 256, 100, 4, 2, 2> {
+  static constexpr int kCapShown = PairCap(kCap);
+};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
@@ -92,7 +119,8 @@ static UnstVariant Make() {
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, E::kThreads, E::kSmemBytes));
   char buf[96];
   std::snprintf(buf, sizeof(buf), "%s_%s_c%d_w%dx%d_n%d_k%d_s%d", kUnstKindNames[kKind],
-                kType == DType::kF16 ? "f16" : "bf16", kCap, kCW, kMS, 8 * kNT8, kKS, E::kStages);
+                kType == DType::kF16 ? "f16" : "bf16", Fm::kCapShown ? Fm::kCapShown : kCap, kCW, kMS, 8 * kNT8, kKS,
+                E::kStages);
   return UnstVariant{strdup(buf), kKind, Fm::kLayout, Fm::kWg, kType, kCap, E::kStrips, kKS,
                      F::template CapacityWords<E::kStrips, kKS>(), kNT8, E::kThreads, E::kSmemBytes, per_sm, fn};
 }

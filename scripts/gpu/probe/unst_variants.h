@@ -11,6 +11,7 @@
 #include "common/unstructured_stream.h"
 #include "cuda/spmm/stream_unstructured.cuh"
 #include "cuda/spmm/stream_unstructured_bitmap.cuh"
+#include "cuda/spmm/stream_unstructured_pairs.cuh"
 #include "cuda/spmm/stream_unstructured_wg.cuh"
 #include "scripts/gpu/probe/probe_util.h"
 
@@ -53,15 +54,28 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //             decoded while the first one's wgmma run (kPingPong)
 //  16 unbm4h  as unbm4xl with unbmh's chunks
 //  17 unbm4q  as unbm4h with chunks of two tiles (16 A registers): registers bounded for four
-//             blocks per SM (three at N = 32, two at N = 64), a 52 KB ring
+//             blocks per SM (three at N = 32, two at N = 64: three spill there), a 52 KB ring
 //  18 unbmh8  as unbmh with the eight predicates set before the loads (kBitmapPred8)
+//  19 unbmq   as unbmh with chunks of two tiles (bounded for two blocks per SM at N = 64 its
+//             registers spill 32 bytes: one there, as unbmh)
+//  20 unpr    UnstructuredPairs (kPairFrag): a bit per A register, both its halves stored where
+//             either is nonzero, one predicated 32-bit load a register; 8 warps, a 108 KB ring,
+//             two blocks per SM (one at N = 64); capacities in registers per tile 128 / 100 /
+//             72 / 32 for the groups of 256 / 144 / 88 / 32 values
+//  21 unpr4   as unpr with 4 warps, a 72 KB ring, three blocks per SM (two at N = 64)
+//  22 unpr256 as unpr with stages of 256 columns (two chunks of eight tiles) and a 200 KB ring,
+//             one block per SM: longer copies, half the per-stage costs, more bytes in flight
+//  23 unpr1   as unpr with a 200 KB ring, one block per SM
+//  24 unpr4w  as unpr4 with stages of 256 columns, a 100 KB ring, two blocks per SM
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named.
-constexpr int kUnstKinds = 19;
+constexpr int kUnstKinds = 25;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
                                                     "unbmp",  "unbm4x",  "unbmpl", "unbmp256",
-                                                    "unbm4xl", "unbmh",   "unbm4h", "unbm4q",  "unbmh8"};
+                                                    "unbm4xl", "unbmh",   "unbm4h", "unbm4q",  "unbmh8",
+                                                    "unbmq",   "unpr",    "unpr4",   "unpr256", "unpr1",
+                                                    "unpr4w"};
 
 struct UnstVariant {
   const char* name;
@@ -87,7 +101,9 @@ constexpr int kUnstGroups = 5;
   X(7, 0) X(7, 1) X(7, 2) X(7, 3) X(7, 4) X(8, 1) X(8, 2) X(8, 3) X(8, 4) X(9, 0) X(9, 1) X(9, 2) X(9, 3) X(9, 4) \
   X(10, 0) X(10, 1) X(10, 2) X(10, 3) X(10, 4) X(11, 0) X(11, 1) X(11, 2) X(11, 3) X(11, 4) \
   X(12, 1) X(12, 2) X(12, 3) X(13, 1) X(13, 2) X(13, 3) X(14, 1) X(14, 2) X(14, 3) X(15, 1) X(15, 2) X(15, 3) \
-  X(16, 1) X(16, 2) X(16, 3) X(17, 1) X(17, 2) X(17, 3) X(18, 1) X(18, 2) X(18, 3)
+  X(16, 1) X(16, 2) X(16, 3) X(17, 1) X(17, 2) X(17, 3) X(18, 1) X(18, 2) X(18, 3) \
+  X(19, 1) X(19, 2) X(19, 3) X(20, 0) X(20, 1) X(20, 2) X(20, 3) X(21, 0) X(21, 1) X(21, 2) X(21, 3) \
+  X(22, 1) X(22, 2) X(22, 3) X(23, 1) X(23, 2) X(23, 3) X(24, 1) X(24, 2) X(24, 3)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE

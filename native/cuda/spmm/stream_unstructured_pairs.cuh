@@ -1,0 +1,108 @@
+#ifndef SPARSE_CUDA_SPMM_STREAM_UNSTRUCTURED_PAIRS_CUH_
+#define SPARSE_CUDA_SPMM_STREAM_UNSTRUCTURED_PAIRS_CUH_
+// Unstructured f16/bf16 weights on the streaming engine (issue 24), fourth candidate decode: a
+// bit per A register. The stream is common/unstructured_stream.h's kPairFrag layout: per strip
+// and 16 x 16 tile eight 32-bit words, one per lane quad (the quad's 16 register bits and the
+// stage's registers before it), then the stored registers, each both halves of an m16n8k16 /
+// wgmma m64nNk16 A register (two adjacent columns of a row), stored whole where either half is
+// nonzero. Where the bitmap (UnstructuredBitmap) spends three instructions a slot (its bit's
+// test, a 16-bit load and the cursor's advance under it) and a permutation and a clear a
+// register, this one spends three a register: about half the instructions a tile, for
+// 4 (1 - (1 - d)^2) bytes a register pair of weights instead of 2 d per weight (d the
+// density): 1.63 / 1.15 / 0.51 bytes a weight at 50 / 70 / 90 % sparsity against the bitmap's
+// 1.19 / 0.79 / 0.39, and a budget of 104 / 73 / 32 instructions a tile at the H200's 16 bytes
+// and 4 instructions an SM and cycle against the bitmap's 76 / 50 / 25.
+// Every tile is multiplied (empty ones as zero A registers), so C is the dense product's: 0 x
+// Inf in B gives NaN as cuBLAS's does. Device code only, sm_90a.
+#include <cstdint>
+
+#include "common/unstructured_stream.h"
+#include "cuda/spmm/stream_engine.cuh"
+#include "cuda/spmm/stream_unstructured.cuh"
+
+namespace sparse {
+namespace cuda {
+namespace engine {
+
+// kCapWords: the ring's room for a stage, in stored registers per 16 x 16 tile on average over
+// the stage (at most 128; StageBytes and Issue, the offset table's runs, are
+// UnstructuredScatter's).
+template <int kCapWords>
+struct UnstructuredPairs : UnstructuredScatter<(kCapWords < 128 ? kCapWords : 128)> {
+  static_assert(kCapWords > 0 && kCapWords <= 128, "a 16 x 16 tile holds at most 128 registers");
+  static constexpr bool kWgB = true;  // B through a descriptor (N % 8 == 0)
+  template <int kStrips, int kKS>
+  static constexpr int FixedBytes() {
+    return kStrips * (kKS / 16) * kUnstPairTileBytes;
+  }
+  template <int kStrips, int kKS>
+  static constexpr int CapacityWords() {
+    return kCapWords * kStrips * (kKS / 16);
+  }
+  // The tiles' records and the registers at capacity (a lane loads only its own registers).
+  template <int kStrips, int kKS>
+  static constexpr int StageABytes() {
+    static_assert(kStrips * kKS <= 4096, "counts are 16 bits");
+    return (FixedBytes<kStrips, kKS>() + 4 * CapacityWords<kStrips, kKS>() + 127) / 128 * 128;
+  }
+  template <int kCW, int kMS, int kKS>
+  static constexpr int ImageBytes() {
+    return 0;
+  }
+  // One tile's four A registers for this lane: r its quad's word, vals the stage's registers,
+  // sh its place in the quad (4 bits a lane) and before the quad's bits before it.
+  __device__ static __forceinline__ void DecodeTile(uint32_t r, uint32_t vals, uint32_t sh, uint32_t before,
+                                                    uint32_t (&af)[4]) {
+    const uint32_t word = LdShared32(r);
+    const uint32_t first = (word >> 16) + __popc(word & before);
+    const uint32_t bits = word >> sh;  // (the decode reads bits 0-3 only)
+    const uint32_t at = vals + 4 * first;
+    // One asm block a tile: per register the bit's test sets p, the load and the cursor's
+    // advance run under it (a clear register keeps its zero). No memory clobber: the loads
+    // depend on the cursor, itself on the record's load after the stage's wait.
+#define SPARSE_PR_REG(i, m)                                 \
+  "and.b32 t, %5, " #m ";\nsetp.ne.b32 p, t, 0;\n"          \
+  "@p ld.shared.b32 %" #i ", [c];\n@p add.u32 c, c, 4;\n"
+    asm("{\n.reg .pred p;\n.reg .b32 c, t;\n"
+        "mov.b32 c, %4;\nmov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
+        SPARSE_PR_REG(0, 1) SPARSE_PR_REG(1, 2) SPARSE_PR_REG(2, 4) SPARSE_PR_REG(3, 8) "}\n"
+        : "=&r"(af[0]), "=&r"(af[1]), "=&r"(af[2]), "=&r"(af[3])
+        : "r"(at), "r"(bits));
+#undef SPARSE_PR_REG
+  }
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
+  __device__ static void Compute(const Args& a, int, int, const unsigned char* st, const unsigned char* bs,
+                                 float (&acc)[kMS][kNT8][4]) {
+    static_assert(kNG == 1 && kMS == 1 && kCW % 4 == 0, "whole warpgroups of one strip per warp, no n-split");
+    constexpr int kTiles = kKS / 16;
+    // At most eight tiles' A registers (32) at once: wider stages decode and multiply in chunks.
+    constexpr int kChunk = kTiles < 8 ? kTiles : 8;
+    static_assert(kTiles % kChunk == 0, "whole chunks");
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint32_t base = SmemAddr(st);
+    const uint32_t rec = base + warp * kTiles * kUnstPairTileBytes + 4 * (lane >> 2);
+    const uint32_t vals = base + FixedBytes<kCW, kKS>();
+    const uint32_t sh = 4 * (lane & 3), before = (1u << sh) - 1;  // the quad's bits before this lane
+    const uint64_t db = wg::Desc(a.b_desc, SmemAddr(bs));
+#pragma unroll 1
+    for (int c = 0; c < kTiles; c += kChunk) {
+      uint32_t af[kChunk][4];
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) DecodeTile(rec + (c + j) * kUnstPairTileBytes, vals, sh, before, af[j]);
+      wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+      wg::Fence();
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j)
+        wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + (((c + j) * 16 * 16 * kNT8) >> 4));
+      wg::Commit();
+      // The stage's B is read by the group: complete before the engine releases the stage.
+      wg::Wait<0>();
+      wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+    }
+  }
+};
+
+}  // namespace engine
+}  // namespace cuda
+}  // namespace sparse
+#endif  // SPARSE_CUDA_SPMM_STREAM_UNSTRUCTURED_PAIRS_CUH_
