@@ -297,6 +297,10 @@ struct RowsB {
 SPARSE_ENGINE_FORMAT_FLAG(HasWgB, kWgB)
 // Formats that read B as kBWgK1 (N = 1) declare kBK1 = true.
 SPARSE_ENGINE_FORMAT_FLAG(HasBK1, kBK1)
+// Formats whose kernels run lean declare kLean = true: the per-stage trace hooks compiled out and
+// the signaller sleeping between its waits' tries (the unstructured decodes: 0.96x the time,
+// workbench v23-v24); the others keep them (SPARSE_ENGINE_LEAN: every format lean).
+SPARSE_ENGINE_FORMAT_FLAG(HasLean, kLean)
 #undef SPARSE_ENGINE_FORMAT_FLAG
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
@@ -315,8 +319,9 @@ constexpr bool kEngineLean = true;
 #else
 constexpr bool kEngineLean = false;
 #endif
+template <bool kLean = kEngineLean>
 __device__ __forceinline__ void Trace(const Args& a, int i) {
-  if (kEngineLean || a.trace == nullptr) return;
+  if (kLean || a.trace == nullptr) return;
   unsigned long long t;
   if (i == 4 || i == 5) {
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
@@ -330,8 +335,9 @@ __device__ __forceinline__ void Trace(const Args& a, int i) {
 // first consumer warp when it starts waiting for the stage (0), when the stage is there (1)
 // and when the stage is computed and released (2). One uniform branch when null.
 constexpr int kStageTraceMax = 64;
+template <bool kLean = kEngineLean>
 __device__ __forceinline__ void StageTrace(const Args& a, int s, int w) {
-  if (kEngineLean || a.stage_trace == nullptr || s >= kStageTraceMax) return;
+  if (kLean || a.stage_trace == nullptr || s >= kStageTraceMax) return;
   a.stage_trace[(static_cast<size_t>(blockIdx.x) * kStageTraceMax + s) * 4 + w] = clock64();
 }
 __device__ __forceinline__ void GridDependencyWait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
@@ -659,10 +665,11 @@ __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, flo
 
 // The signaller warp: for each partial the consumers stored, a release fence (their stores,
 // ordered by the mbarrier, first) and the count; the answer goes back through `signalled`.
+template <bool kLean>
 __device__ __forceinline__ void Signaller(const Args& a, FixupFlags* fl) {
   const int lane = threadIdx.x & 31;
   for (int q = 0; q < 3; ++q) {
-    if constexpr (kEngineLean) {
+    if constexpr (kLean) {
       MbarWaitSleep(SmemAddr(&fl->stored[q]), 0);
     } else {
       MbarWait(SmemAddr(&fl->stored[q]), 0);
@@ -748,6 +755,7 @@ template <class F, DType kType, int kCW, int kMS, int kNT8, int kKS, int kBudget
 __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const __grid_constant__ Args a) {
   using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   constexpr int kStages = E::kStages;
+  constexpr bool kLean = kEngineLean || HasLean<F>::value;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ FixupFlags fl;
   // The ring from a 1024-byte aligned address (the swizzled tensor copies of B need it).
@@ -781,7 +789,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     FenceProxyAsync();
   }
   __syncthreads();
-  if (threadIdx.x == 0) Trace(a, 4), Trace(a, 0);
+  if (threadIdx.x == 0) Trace<kLean>(a, 4), Trace<kLean>(a, 0);
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
   // this grid's blocks finish: its producers then fetch their weights during this tail.
   GridDependencyLaunch();
@@ -795,13 +803,13 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     if (clustered) {
       ClusterFollow();
     } else {
-      Signaller(a, &fl);
+      Signaller<kLean>(a, &fl);
     }
     return;
   }
   if (warp == kCW) {
     // Producer.
-    if (lane == 0) Trace(a, 7);
+    if (lane == 0) Trace<kLean>(a, 7);
     const uint64_t policy = EvictFirstPolicy();
     // The ring's first stages, before any slot is waited for. With a.a_first (launched after
     // another kernel with programmatic dependent launch) their A (the weights: nothing the
@@ -814,7 +822,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
       const int rb = w.rb, ks = StageOf(a, i0, i1, w);
       if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
-      if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(s), bytes);
+      if (lane == 0) StageTrace<kLean>(a, s, 3), MbarArriveExpectTx(full(s), bytes);
       else if (a.lanes_arrive) MbarArrive(full(s));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
@@ -838,7 +846,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
       // A ragged end's plain stores, read by wgmma (the async proxy) in the wgmma formats.
       if (HasWgB<F>::value && !StageBBulkOnly<kKS>(a, ks * kKS)) FenceProxyAsync();
       __syncwarp();
-      if (lane == 0) StageTrace(a, s, 3), MbarArriveExpectTx(full(slot), bytes);
+      if (lane == 0) StageTrace<kLean>(a, s, 3), MbarArriveExpectTx(full(slot), bytes);
       else if (a.lanes_arrive) MbarArrive(full(slot));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
@@ -882,10 +890,10 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   // The block's stage q: waits for it and lays a ragged B out; returns the stage (B first).
   auto ready = [&](int q) {
     const int slot = q % kStages;
-    if (threadIdx.x == 0) StageTrace(a, q, 0);
+    if (threadIdx.x == 0) StageTrace<kLean>(a, q, 0);
     MbarWait(full(slot), (q / kStages) & 1);
-    if (threadIdx.x == 0) StageTrace(a, q, 1);
-    if (q == 0 && threadIdx.x == 0) Trace(a, 1);
+    if (threadIdx.x == 0) StageTrace<kLean>(a, q, 1);
+    if (q == 0 && threadIdx.x == 0) Trace<kLean>(a, 1);
     unsigned char* st = smem + slot * E::kStageBytes;
     if (ragged) {
       // Every row read before any is overwritten; then published to every consumer warp's
@@ -902,7 +910,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   auto release = [&](int q) {
     __syncwarp();
     if (lane == 0 || a.lanes_arrive) MbarArrive(empty(q % kStages));
-    if (threadIdx.x == 0) StageTrace(a, q, 2);
+    if (threadIdx.x == 0) StageTrace<kLean>(a, q, 2);
   };
   ItemWalk w(a, i0);
   for (long long i = i0; i < i1; ++i, ++s, w.Next(a)) {
@@ -911,7 +919,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, w.rb, StageOf(a, i0, i1, w), st + E::kBBytes, st, acc);
     release(s);
   }
-  if (threadIdx.x == 0) Trace(a, 2);
+  if (threadIdx.x == 0) Trace<kLean>(a, 2);
   if (cur >= 0) {
     const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
     F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, end, acc);
@@ -923,7 +931,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   } else {
     Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl);
   }
-  if (threadIdx.x == 0) Trace(a, 3), Trace(a, 5);
+  if (threadIdx.x == 0) Trace<kLean>(a, 3), Trace<kLean>(a, 5);
 }
 
 // --- formats ----------------------------------------------------------------------------

@@ -31,6 +31,7 @@ template <int kCapWords>
 struct UnstructuredPairs : UnstructuredScatter<(kCapWords < 128 ? kCapWords : 128)> {
   static_assert(kCapWords > 0 && kCapWords <= 128, "a 16 x 16 tile holds at most 128 registers");
   static constexpr bool kWgB = true;  // B through a descriptor (N % 8 == 0)
+  static constexpr bool kLean = true;  // the engine's lean kernel (stream_engine.cuh, HasLean)
   template <int kStrips, int kKS>
   static constexpr int FixedBytes() {
     return kStrips * (kKS / 16) * kUnstPairTileBytes;

@@ -48,21 +48,21 @@ struct Format<5, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, Uns
 // The bitmap decodes hold a stage's A fragments (32 registers) beside N / 2 accumulators: at
 // N = 64 the registers of two blocks of 10 warps, or three of 6, spill; one block fewer there.
 template <int kCap>
-struct Format<6, kCap> : FormatOf<e::UnstructuredBitmap<kCap>, UnstLayout::kBitmapFrag, 128, 70, 8, 2, 1> {};
+struct Format<6, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapMul, 8, false, false>, UnstLayout::kBitmapFrag, 128, 70, 8, 2, 1> {};
 template <int kCap>
-struct Format<7, kCap> : FormatOf<e::UnstructuredBitmap<kCap>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
+struct Format<7, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapMul, 8, false, false>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
 template <int kCap>
 struct Format<8, kCap> : FormatOf<e::UnstructuredWg<kCap, e::kUnstZeroFill>, UnstLayout::kWg64, 128, 60, 4, 2> {};
 template <int kCap>
-struct Format<9, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPairs>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
+struct Format<9, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPairs, 8, false, false>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
 template <int kCap>
-struct Format<10, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 70, 8, 2, 1> {};
+struct Format<10, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred, 8, false, false>, UnstLayout::kBitmapFrag, 128, 70, 8, 2, 1> {};
 template <int kCap>
-struct Format<11, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
+struct Format<11, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred, 8, false, false>, UnstLayout::kBitmapFrag, 128, 60, 4, 3, 2> {};
 template <int kCap>
 struct Format<12, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
 template <int kCap>
-struct Format<13, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 256, 70, 8, 2, 1> {};
+struct Format<13, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred, 8, false, false>, UnstLayout::kBitmapFrag, 256, 70, 8, 2, 1> {};
 template <int kCap>
 struct Format<14, kCap> : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred>, UnstLayout::kBitmapFrag, 128, 59, 4, 3, 2> {};
 template <int kCap>

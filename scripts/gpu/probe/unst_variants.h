@@ -68,7 +68,8 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //  23 unpr1   as unpr with a 200 KB ring, one block per SM
 //  24 unpr4w  as unpr4 with stages of 256 columns, a 100 KB ring, two blocks per SM
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
-// unless named.
+// unless named. Kinds 6-11 and 13 keep the engine's trace hooks and spinning signaller
+// (kLeanEngine false: as measured in v23); the others run its lean kernel.
 constexpr int kUnstKinds = 25;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
