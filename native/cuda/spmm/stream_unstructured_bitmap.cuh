@@ -23,6 +23,19 @@ namespace sparse {
 namespace cuda {
 namespace engine {
 
+// A chunk's wgmma from A registers (kChunk 16-column tiles from tile t0 of the stage, B through
+// the stage's descriptor db), committed as one group: the register decodes' multiply.
+template <DType kType, int kNT8, int kChunk>
+__device__ __forceinline__ void MultiplyRegisterA(float (&acc)[1][kNT8][4], uint32_t (&af)[kChunk][4], uint64_t db,
+                                                  int t0) {
+  wg::Pin<kNT8 * 4>(&acc[0][0][0]);
+  wg::Fence();
+#pragma unroll
+  for (int j = 0; j < kChunk; ++j)
+    wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + (((t0 + j) * 16 * 16 * kNT8) >> 4));
+  wg::Commit();
+}
+
 // kCapPerTile: the ring's room for a stage, in values per 16 x 16 tile on average over the
 // stage (as UnstructuredScatter's; StageBytes and Issue, the offset table's runs, are its).
 // kDecode (BitmapDecode): how a lane turns its byte of bits into its eight halves.
@@ -136,17 +149,6 @@ struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
       for (int q = 0; q < 4; ++q) af[q] = h[2 * q] | (h[2 * q + 1] << 16);
     }
   }
-  // A chunk's wgmma (kChunk tiles from tile t0 of the stage), committed as one group.
-  template <DType kType, int kNT8, int kChunk>
-  __device__ static __forceinline__ void Multiply(float (&acc)[1][kNT8][4], uint32_t (&af)[kChunk][4], uint64_t db,
-                                                  int t0) {
-    wg::Pin<kNT8 * 4>(&acc[0][0][0]);
-    wg::Fence();
-#pragma unroll
-    for (int j = 0; j < kChunk; ++j)
-      wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + (((t0 + j) * 16 * 16 * kNT8) >> 4));
-    wg::Commit();
-  }
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int, int, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
@@ -172,7 +174,7 @@ struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
 #pragma unroll
         for (int j = 0; j < kChunk; ++j)
           DecodeTile(rec + (ci * kChunk + j) * kUnstBitmapTileBytes, vals, sh, before, lane, af[ci & 1][j]);
-        Multiply<kType, kNT8, kChunk>(acc, af[ci & 1], db, ci * kChunk);
+        MultiplyRegisterA<kType, kNT8, kChunk>(acc, af[ci & 1], db, ci * kChunk);
       }
       // The stage's B is read by the groups: complete before the engine releases the stage.
       wg::Wait<0>();
@@ -184,7 +186,7 @@ struct UnstructuredBitmap : UnstructuredScatter<kCapPerTile> {
 #pragma unroll
         for (int j = 0; j < kChunk; ++j)
           DecodeTile(rec + (c + j) * kUnstBitmapTileBytes, vals, sh, before, lane, af[j]);
-        Multiply<kType, kNT8, kChunk>(acc, af, db, c);
+        MultiplyRegisterA<kType, kNT8, kChunk>(acc, af, db, c);
         // The stage's B is read by the group: complete before the engine releases the stage (and
         // the chunk's registers before the next chunk's decode writes them).
         wg::Wait<0>();

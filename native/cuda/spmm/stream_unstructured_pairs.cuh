@@ -19,6 +19,7 @@
 #include "common/unstructured_stream.h"
 #include "cuda/spmm/stream_engine.cuh"
 #include "cuda/spmm/stream_unstructured.cuh"
+#include "cuda/spmm/stream_unstructured_bitmap.cuh"
 
 namespace sparse {
 namespace cuda {
@@ -90,12 +91,7 @@ struct UnstructuredPairs : UnstructuredScatter<(kCapWords < 128 ? kCapWords : 12
       uint32_t af[kChunk][4];
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) DecodeTile(rec + (c + j) * kUnstPairTileBytes, vals, sh, before, af[j]);
-      wg::Pin<kNT8 * 4>(&acc[0][0][0]);
-      wg::Fence();
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j)
-        wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + (((c + j) * 16 * 16 * kNT8) >> 4));
-      wg::Commit();
+      MultiplyRegisterA<kType, kNT8, kChunk>(acc, af, db, c);
       // The stage's B is read by the group: complete before the engine releases the stage.
       wg::Wait<0>();
       wg::Pin<kNT8 * 4>(&acc[0][0][0]);
