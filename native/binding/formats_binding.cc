@@ -146,17 +146,21 @@ Napi::Value Stream24RowsJs(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), Stream24Rows64(w4, row_blocks, kstages, n) ? 64 : 128);
 }
 
-// unstStream({m, k, nnz, n}) -> {wins, warps}: whether the selection runs an unstructured
-// f16/bf16 matrix on the bitmap stream (family ube) where it can run (UnstStreamWins, provisional),
-// and the consumer warps of N's kernel (UnstStreamWarps). Synchronous; pure C++.
+// unstStream({m, k, nnz, n}) -> {wins, pairs, warps}: whether the selection runs an unstructured
+// f16/bf16 matrix on the family ube where it can run (UnstStreamWins, provisional), on which form
+// (pairs: the pair stream, UnstPairsWins; else the bitmap stream), and the consumer warps of that
+// form's kernel at N (8 for the pair stream; UnstStreamWarps for the bitmap stream).
+// Synchronous; pure C++.
 Napi::Value UnstStreamJs(const Napi::CallbackInfo& info) {
   Args a(info, "unstStream");
   const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n");
   const int nnz = a.Dim("nnz");
   if (m < 1 || k < 1 || n < 1) a.RangeFail("m, k and n must be at least 1");
   Napi::Object o = Napi::Object::New(info.Env());
+  const bool pairs = UnstPairsWins(m, k, nnz);
   o.Set("wins", UnstStreamWins(m, k, nnz, n));
-  o.Set("warps", UnstStreamWarps(n));
+  o.Set("pairs", pairs);
+  o.Set("warps", pairs ? kUnstPairWarps : UnstStreamWarps(n));
   return o;
 }
 
@@ -164,22 +168,32 @@ Napi::Value UnstStreamJs(const Napi::CallbackInfo& info) {
 // maxStageWords, capacity}: the bitmap stream the family ube builds (BuildUnstStream, kBitmapFrag,
 // row blocks of `warps` strips, stages of 128 columns): its bytes (runs and offset table), its
 // densest stage's values and the ring capacity prepare picks for it (UnstStreamCapacity).
+// unstPairStream({m, k, rowOffsets, columnIndices, values}) -> the same for its pair stream
+// (kPairFrag, 8 warps; maxStageWords in stored registers, UnstPairCapacity).
 // Synchronous; pure C++. A RangeError on a repeated or out-of-range column.
-Napi::Value UnstBitmapStreamJs(const Napi::CallbackInfo& info) {
-  Args a(info, "unstBitmapStream");
+Napi::Value UnstFormStream(const Napi::CallbackInfo& info, const char* what, UnstLayout layout) {
+  Args a(info, what);
   const Csr16Args c = ParseCsr16(a);
-  const int warps = a.Dim("warps");
+  const bool pairs = layout == UnstLayout::kPairFrag;
+  const int warps = pairs ? kUnstPairWarps : a.Dim("warps");
   if (warps != 4 && warps != 8) a.RangeFail("warps must be 4 or 8");
   if (c.m < 1 || c.k < 1) a.RangeFail("m and k must be at least 1");
   UnstStream s;
   const std::string err = BuildUnstStream(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, warps,
-                                          kUnstStreamKStage, 0, &s, UnstLayout::kBitmapFrag);
+                                          kUnstStreamKStage, 0, &s, layout);
   if (!err.empty()) a.RangeFail(err);
+  const int words = s.stats.max_stage_words;
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("bytes", static_cast<double>(s.Bytes()));
-  o.Set("maxStageWords", s.stats.max_stage_words);
-  o.Set("capacity", UnstStreamCapacity(s.stats.max_stage_words, warps));
+  o.Set("maxStageWords", words);
+  o.Set("capacity", pairs ? UnstPairCapacity(words) : UnstStreamCapacity(words, warps));
   return o;
+}
+Napi::Value UnstBitmapStreamJs(const Napi::CallbackInfo& info) {
+  return UnstFormStream(info, "unstBitmapStream", UnstLayout::kBitmapFrag);
+}
+Napi::Value UnstPairStreamJs(const Napi::CallbackInfo& info) {
+  return UnstFormStream(info, "unstPairStream", UnstLayout::kPairFrag);
 }
 
 // gemm24Rows({m, k, n, sms}) -> {rows, split}: the 2:4 tile height the selection runs on the
@@ -254,6 +268,7 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                    {"stream24Rows", Stream24RowsJs},
                    {"unstStream", UnstStreamJs},
                    {"unstBitmapStream", UnstBitmapStreamJs},
+                   {"unstPairStream", UnstPairStreamJs},
                    {"gemm24Rows", Gemm24RowsJs},
                    {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs}});

@@ -136,6 +136,27 @@ inline StreamPlan UnstStreamPlan(int row_blocks, int kstages, int resident) {
   return StreamPlan{static_cast<int>(total < blocks ? total : blocks), 0};
 }
 
+// --- The pair stream (issue 24's fourth candidate; the same family, its second form): the
+// kPairFrag layout, a bit per A register and both its halves stored where either is nonzero
+// (cuda/spmm/stream_unstructured_pairs.cuh). 8 consumer warps (128-row blocks) at every N 1-64,
+// stages of 128 columns, a 108 KB ring: the workbench's kind unpr.
+constexpr int kUnstPairWarps = 8;
+// The ring capacities instantiated, smallest first: stored registers per 16 x 16 tile a ring
+// slot holds on average over a stage (the workbench's PairCap of the bitmap's groups; 128: a
+// whole tile, any matrix).
+constexpr int kUnstPairCaps[] = {16, 32, 72, 100, 128};
+constexpr int kUnstPairCapCount = 5;
+// Stored registers a stage may hold at capacity `cap` (UnstructuredPairs::CapacityWords: the
+// encoder's max_stage_words for kPairFrag).
+constexpr int UnstPairCapacityWords(int cap) { return cap * kUnstPairWarps * (kUnstStreamKStage / 16); }
+// The smallest capacity whose stages hold `max_stage_words` stored registers, or 0 when none
+// does (never at 128).
+inline int UnstPairCapacity(int max_stage_words) {
+  for (int cap : kUnstPairCaps)
+    if (UnstPairCapacityWords(cap) >= max_stage_words) return cap;
+  return 0;
+}
+
 // Whether the selection runs an unstructured f16/bf16 m x k matrix with nnz nonzeros at N = n
 // on the bitmap stream (where it can run: compute capability 9.0), rather than the older
 // unstructured families (tc, bm, tile, split).
@@ -148,6 +169,20 @@ inline StreamPlan UnstStreamPlan(int row_blocks, int kstages, int resident) {
 constexpr long long kUnstStreamDensityDivisor = 20;  // density at least 1 / 20 (5 %)
 inline bool UnstStreamWins(long long m, long long k, long long nnz, int n) {
   return n >= 1 && n <= kUnstStreamMaxN && m >= 1 && k >= 1 && kUnstStreamDensityDivisor * nnz >= m * k;
+}
+
+// Which form of the family runs where UnstStreamWins says the family does: the pair stream
+// (true) where sparsity is at least 60 %, else the bitmap stream. The pair form spends about
+// half the bitmap's instructions a tile for more bytes (4 a stored register against 2 a
+// nonzero); the bytes cost least where registers hold few nonzeros.
+// Measured on the workbench (H200, f16, N 8-64, six LLM shapes, 2026-12-03; unpr against
+// unbmp / unbm4x): the pair form 0.93x the bitmap form's time overall; at 70 % 1.00-1.05x
+// cuBLAS against 0.95-0.98x, at 90 % 1.15-1.21x against 0.98-1.01x, at 50 % about 1 % slower.
+// The threshold sits between 50 % (bitmap 1 % faster) and 70 % (pairs 5 % faster); not
+// measured between them.
+constexpr long long kUnstPairsSparsityPercent = 60;  // pairs where zeros are >= 60 % of m k
+inline bool UnstPairsWins(long long m, long long k, long long nnz) {
+  return m >= 1 && k >= 1 && 100 * (m * k - nnz) >= kUnstPairsSparsityPercent * m * k;
 }
 
 }  // namespace sparse

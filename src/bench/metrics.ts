@@ -63,7 +63,7 @@ export function streamedWeights(op: BenchOp, device: 'cuda' | 'cpu', detail: str
   if (op !== 'spmm' || device !== 'cuda') return csr
   const ran = spmmKernelVariant(detail) ?? variant
   const form = ran ? spmmVariantForm(ran) : 'csr'
-  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : form === 'bitmap stream' ? streamBytes(ran!, memory) : null
+  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : form === 'bitmap stream' ? streamBytes(ran!, memory) : form === 'pair stream' ? (memory.pairStreamBytes ?? null) : null
   return bytes === null ? csr : {form, bytes, saving: memorySaving(memory.denseBytes, bytes)}
 }
 
@@ -95,6 +95,7 @@ export function memoryFigures(rows: number, cols: number, nnz: number, dtype: Va
     twoFourSaving: twoFour === null ? null : memorySaving(dense, twoFour),
     tcSaving: tc === null ? null : memorySaving(dense, tc),
     ...(dtype !== 'f32' && tiles?.bitmapStream ? {bitmapStreamBytes: tiles.bitmapStream} : {}),
+    ...(dtype !== 'f32' && tiles?.pairStream !== undefined ? {pairStreamBytes: tiles.pairStream} : {}),
   }
 }
 

@@ -195,6 +195,8 @@ export interface MemoryFigures {
    * (w8, N <= 32) and 64-row ones (w4, N 33-64); absent for f32 or without tile statistics.
    */
   bitmapStreamBytes?: {w8: number; w4: number}
+  /** f16/bf16 cases: its pair stream (ube_p8, 128-row blocks); absent for f32 or without tile statistics. */
+  pairStreamBytes?: number
 }
 
 export interface Recommendation {

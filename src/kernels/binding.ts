@@ -237,11 +237,13 @@ export interface NativeKernels {
   stream24Rows(args: {m: number; k: number; n: number; resident: Int32Array}): 64 | 128
   /**
    * Whether the selection runs an unstructured f16/bf16 m x k matrix with nnz nonzeros at N = n
-   * on the bitmap stream (family ube, compute capability 9.0; provisional rule: N <= 64 and
-   * density at least 5 %), and the consumer warps of N's kernel (8 for N <= 32, else 4; 16 x
-   * warps rows a row block): native/common/stream_plan.h, UnstStreamWins and UnstStreamWarps.
+   * on the family ube (compute capability 9.0; provisional rule: N <= 64 and density at least
+   * 5 %), on which form (`pairs`: the pair stream, where sparsity is at least 60 %; else the
+   * bitmap stream), and the consumer warps of that form's kernel at N (the pair stream: 8; the
+   * bitmap stream: 8 for N <= 32, else 4; 16 x warps rows a row block):
+   * native/common/stream_plan.h, UnstStreamWins, UnstPairsWins and UnstStreamWarps.
    */
-  unstStream(args: {m: number; k: number; nnz: number; n: number}): {wins: boolean; warps: 4 | 8}
+  unstStream(args: {m: number; k: number; nnz: number; n: number}): {wins: boolean; pairs: boolean; warps: 4 | 8}
   /**
    * The bitmap stream the family ube prepares (native/common/unstructured_stream.h, kBitmapFrag;
    * row blocks of `warps` strips, stages of 128 columns): its bytes (the stages' runs and the
@@ -250,6 +252,17 @@ export interface NativeKernels {
    * out-of-range column.
    */
   unstBitmapStream(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array; warps: 4 | 8}): {
+    bytes: number
+    maxStageWords: number
+    capacity: number
+  }
+  /**
+   * The pair stream the family ube prepares for ube_p8 (native/common/unstructured_stream.h,
+   * kPairFrag; row blocks of 8 strips, stages of 128 columns): its bytes, its densest stage's
+   * stored registers and the ring capacity prepare picks for it (16, 32, 72, 100 or 128 stored
+   * registers per 16 x 16 tile). Throws a RangeError on a repeated or out-of-range column.
+   */
+  unstPairStream(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array}): {
     bytes: number
     maxStageWords: number
     capacity: number

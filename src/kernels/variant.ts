@@ -8,7 +8,7 @@
  *   spmmVariantChoice(list, forced)   -> {variant, source: 'forced' | 'heuristic'}
  *   forcedSpmmLine(forced, ran, of)   -> 'SpMM variant: ... forced by SPARSE_SPMM_VARIANT (...)'
  *   spmmKernelVariant(detail)         -> 's24e_w8_k256' | undefined   (from 'spmm_f16_i16_s24e_w8_k256')
- *   spmmVariantForm(variant)          -> 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | '2:4'   (the form it reads)
+ *   spmmVariantForm(variant)          -> 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | 'pair stream' | '2:4'
  */
 import type {SpmmVariantList} from './binding.js'
 
@@ -74,19 +74,21 @@ export function forcedSpmmLine(forced: string, ran: number, cases: number): stri
  *   engine's s24g_*), 1.125 bytes per element in f16/bf16;
  * - 'bitmap': the bitmap tiles of the bitmap kernel (bm_*);
  * - 'bitmap stream': the bitmap stream of the Hopper unstructured kernel (ube_*), about 2 bytes
- *   per nonzero + 0.1875 per weight in f16/bf16;
+ *   per nonzero + 0.1875 per weight in f16/bf16 (ube_w*);
+ * - 'pair stream': its pair stream (ube_p*), 4 bytes per stored register (two adjacent weights
+ *   of a row, stored where either is nonzero) + 0.125 per weight in f16/bf16;
  * - 'tc': the 16 x 32 CSR tiles of the tensor-core kernel (tc_*, native/common/tc_tiles.h),
  *   4 bytes per nonzero padded to 4 per tile, plus 4 bytes of offset per tile;
  * - 'csr': the CSR (tile_*, split_*, and every kernel on the CPU).
  */
-export type SpmmForm = 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | '2:4'
+export type SpmmForm = 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | 'pair stream' | '2:4'
 
 /** The form a variant's kernel reads, from its family (the name's first part): see SpmmForm. */
 export function spmmVariantForm(variant: string): SpmmForm {
   const family = variant.split('_', 1)[0]
   if (/^s24[a-z]*$/.test(family)) return '2:4'
   if (family === 'bm') return 'bitmap'
-  if (family === 'ube') return 'bitmap stream'
+  if (family === 'ube') return variant.startsWith('ube_p') ? 'pair stream' : 'bitmap stream'
   if (family === 'tc') return 'tc'
   return 'csr'
 }

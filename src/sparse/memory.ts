@@ -66,8 +66,10 @@ export interface TileStats {
   /** Bytes of the tensor-core CSR tiles (tc_*), every stored entry counted. */
   tcBytes: number
   twoFour: boolean
-  /** Bytes of the bitmap stream (ube_*) at 8 and 4 consumer warps (128- and 64-row blocks), nonzeros counted. */
+  /** Bytes of the bitmap stream (ube_w*) at 8 and 4 consumer warps (128- and 64-row blocks), nonzeros counted. */
   bitmapStream?: BitmapStreamBytes
+  /** Bytes of the pair stream (ube_p8: 128-row blocks), stored registers counted (two adjacent columns of a row, either nonzero). */
+  pairStream?: number
 }
 
 export interface BitmapStreamBytes {
@@ -78,24 +80,33 @@ export interface BitmapStreamBytes {
 /** Columns of a bitmap-stream stage, and the bytes of its record per 16 x 16 tile. */
 export const STREAM_STAGE_COLS = 128
 export const STREAM_TILE_RECORD_BYTES = 48
+/** The pair stream's record per 16 x 16 tile (a word per lane quad), and its bytes per stored register. */
+export const PAIR_TILE_RECORD_BYTES = 32
+export const PAIR_REGISTER_BYTES = 4
 
 /** Bytes of the bitmap stream's fixed part (tile records, offsets) for row blocks of 16 x `warps` rows. */
-export function bitmapStreamFixedBytes(rows: number, cols: number, warps: 4 | 8): number {
+export function bitmapStreamFixedBytes(rows: number, cols: number, warps: 4 | 8, recordBytes = STREAM_TILE_RECORD_BYTES): number {
   const stages = Math.ceil(rows / (BITMAP_TILE * warps)) * Math.ceil(cols / STREAM_STAGE_COLS)
   const tiles = warps * (STREAM_STAGE_COLS / BITMAP_TILE)
-  return stages * tiles * STREAM_TILE_RECORD_BYTES + 4 * (stages + 1)
+  return stages * tiles * recordBytes + 4 * (stages + 1)
+}
+
+/** Bytes of the pair stream's fixed part (tile records, offsets): row blocks of 128 rows. */
+export function pairStreamFixedBytes(rows: number, cols: number): number {
+  return bitmapStreamFixedBytes(rows, cols, 8, PAIR_TILE_RECORD_BYTES)
 }
 
 /**
- * Nonzeros per K stage of the current row block (only the stages touched are kept and visited),
- * summed into the values' bytes of the bitmap stream, each stage padded to 16 bytes, at flush.
+ * Nonzeros (or the pair stream's stored registers) per K stage of the current row block (only the
+ * stages touched are kept and visited), summed into the values' bytes of the stream, `unitBytes`
+ * each, each stage padded to 16 bytes, at flush.
  */
 class StageCounts {
   values = 0
   private readonly counts: Uint32Array | null
   private readonly map: Map<number, number> | null
   private readonly touched: number[] = []
-  constructor(kstages: number, inArray: boolean) {
+  constructor(kstages: number, inArray: boolean, private readonly unitBytes = 2) {
     this.counts = inArray ? new Uint32Array(kstages) : null
     this.map = inArray ? null : new Map()
   }
@@ -113,7 +124,7 @@ class StageCounts {
   flush(into?: StageCounts): void {
     for (const ks of this.touched) {
       const c = this.counts ? this.counts[ks] : this.map!.get(ks)!
-      this.values += (2 * c + 15) & ~15
+      this.values += (this.unitBytes * c + 15) & ~15
       into?.add(ks, c)
       if (this.counts) this.counts[ks] = 0
     }
@@ -181,6 +192,13 @@ export function tileStats(
   const stagesInArray = kstages <= Math.min(1 << 22, Math.max(1 << 12, maxEntries))
   let rows64 = null as StageCounts | null
   let rows128 = null as StageCounts | null
+  // The pair stream's stored registers per stage in 128-row blocks: a row's distinct column
+  // pairs (col >> 1) holding a nonzero, marked per row as the 2:4 test's groups are.
+  let pairs128 = null as StageCounts | null
+  const pairsInArray = Math.ceil(cols / 2) <= Math.min(1 << 24, arrayCap)
+  let pairArray = null as Uint8Array | null
+  let pairSet = null as Set<number> | null
+  const touchedPairs: number[] = []
   let twoFour = true
   for (let s = 0; s < strips; s++) {
     for (let row = s * BITMAP_TILE; row < Math.min(rows, (s + 1) * BITMAP_TILE); row++) {
@@ -188,6 +206,24 @@ export function tileStats(
         if (nonzero) {
           rows64 ??= new StageCounts(kstages, stagesInArray)
           rows64.add(Math.floor(col / STREAM_STAGE_COLS))
+          const p = col >> 1
+          let first: boolean
+          if (pairsInArray) {
+            pairArray ??= new Uint8Array(Math.ceil(cols / 2))
+            first = pairArray[p] === 0
+            if (first) {
+              pairArray[p] = 1
+              touchedPairs.push(p)
+            }
+          } else {
+            pairSet ??= new Set()
+            first = !pairSet.has(p)
+            if (first) pairSet.add(p)
+          }
+          if (first) {
+            pairs128 ??= new StageCounts(kstages, stagesInArray, PAIR_REGISTER_BYTES)
+            pairs128.add(Math.floor(col / STREAM_STAGE_COLS))
+          }
         }
         const t = col >> 4
         if (dense) {
@@ -217,6 +253,9 @@ export function tileStats(
       if (groupArray) for (const g of touchedGroups) groupArray[g] = 0
       touchedGroups.length = 0
       groupMap?.clear()
+      if (pairArray) for (const p of touchedPairs) pairArray[p] = 0
+      touchedPairs.length = 0
+      pairSet?.clear()
     }
     for (const t of touchedTiles) {
       const c = count(t)
@@ -233,12 +272,14 @@ export function tileStats(
       rows64.flush(rows128)
       if (s % 8 === 7 || s === strips - 1) rows128.flush()
     }
+    if (pairs128 && (s % 8 === 7 || s === strips - 1)) pairs128.flush()
   }
   const bitmapStream = {
     w8: bitmapStreamFixedBytes(rows, cols, 8) + (rows128?.values ?? 0),
     w4: bitmapStreamFixedBytes(rows, cols, 4) + (rows64?.values ?? 0),
   }
-  return {bitmapBytes: bytes, tcBytes, twoFour, bitmapStream}
+  const pairStream = pairStreamFixedBytes(rows, cols) + (pairs128?.values ?? 0)
+  return {bitmapBytes: bytes, tcBytes, twoFour, bitmapStream, pairStream}
 }
 
 /** Tile statistics of a CSR matrix; stored entries whose 16-bit or fp32 value is +-0 are not nonzeros for the 2:4 test. */

@@ -51,6 +51,7 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       for (const v of ['s24_w4_m1_s8', 's24e_w8_k256', 's24g_m256_n128_s4_sk2', 's24g_m128_n256_s3']) expect(spmmVariantForm(v), v).to.equal('2:4')
       expect(spmmVariantForm('bm_w4_m1_s8')).to.equal('bitmap')
       for (const v of ['ube_w8', 'ube_w4', 'ube_w8_c88']) expect(spmmVariantForm(v), v).to.equal('bitmap stream')
+      for (const v of ['ube_p8', 'ube_p8_c72']) expect(spmmVariantForm(v), v).to.equal('pair stream')
       for (const v of ['tc_w8_s4_p4', 'tc_w4_s1_p8']) expect(spmmVariantForm(v), v).to.equal('tc')
       for (const v of ['split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'split_v4_t16_w1_u16']) expect(spmmVariantForm(v), v).to.equal('csr')
     })
@@ -84,6 +85,12 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_w4_c32', st)).to.deep.equal({form: 'bitmap stream', bytes: 9_500, saving: dense / 9_500})
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_w8', m).form, 'no stream figure').to.equal('csr')
       expect(memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32', {...tiles, bitmapStream: {w8: 9_000, w4: 9_500}})).to.not.have.property('bitmapStreamBytes')
+      // The pair stream's figure for ube_p8 (128-row blocks); none for f32, and without it CSR's.
+      const ps = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', {...tiles, bitmapStream: {w8: 9_000, w4: 9_500}, pairStream: 11_000})
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_ube_p8, 16-bit indices', undefined, ps)).to.deep.equal({form: 'pair stream', bytes: 11_000, saving: dense / 11_000})
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_p8_c32', ps).bytes).to.equal(11_000)
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_p8', st).form, 'no pair figure').to.equal('csr')
+      expect(memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32', {...tiles, pairStream: 11_000})).to.not.have.property('pairStreamBytes')
       expect(streamedWeights('sddmm', 'cuda', detail, undefined, m).form).to.equal('csr')
       expect(streamedWeights('spmm', 'cpu', detail, undefined, m).form).to.equal('csr')
       // Not 2:4 by the matrix's own test (or f32, which has no tensor-core forms): CSR's figures.

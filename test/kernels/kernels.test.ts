@@ -221,10 +221,11 @@ describe('kernels on the CPU against the float64 reference', () => {
 // The selection of the unstructured kernel on the streaming engine (family ube, rank 15), planned
 // without data (the sizes and nnz alone decide; no GPU needed, a build with CUDA is): on compute
 // capability 9.0 for unstructured f16/bf16 at N <= 64 and density >= 5 % (UnstStreamWins, its
-// provisional rule), w8 to N = 32 and w4 above; declined (the older families run) past N = 64,
-// over 95 % sparse, for f32 and for 2:4 matrices (the 2:4 kernels); on any other GPU or none,
-// never listed nor selected.
-describe('the selection of the unstructured bitmap-stream kernel (ube)', function () {
+// provisional rule); the pair stream (ube_p8) from 60 % sparsity on (UnstPairsWins), below it the
+// bitmap stream, w8 to N = 32 and w4 above; both forms listed for --tune; declined (the older
+// families run) past N = 64, over 95 % sparse, for f32 and for 2:4 matrices (the 2:4 kernels); on
+// any other GPU or none, never listed nor selected.
+describe('the selection of the unstructured stream kernels (ube: bitmap and pair stream)', function () {
   before(function () {
     if (!cudaInfo().built) {
       console.log('    skipping: the addon is built without CUDA, which has no SpMM variants')
@@ -242,9 +243,16 @@ describe('the selection of the unstructured bitmap-stream kernel (ube)', functio
       const picks = [1, 8, 16, 32, 33, 64].map((n) => plan(4096, 4096, half, n).selected)
       if (hopper) expect(picks).to.deep.equal(['ube_w8', 'ube_w8', 'ube_w8', 'ube_w8', 'ube_w4', 'ube_w4'])
       else for (const v of picks) expect(v).to.not.match(/^ube_/)
-      expect(plan(4096, 4096, half, 16).variants.filter((v) => v.startsWith('ube_'))).to.deep.equal(hopper ? ['ube_w8'] : [])
-      expect(plan(4096, 4096, half, 40).variants.filter((v) => v.startsWith('ube_'))).to.deep.equal(hopper ? ['ube_w4'] : [])
-      expect(plan(4096, 4096, fivePercent, 8).selected, '5 % dense').to.equal(hopper ? 'ube_w8' : plan(4096, 4096, 0, 8).selected)
+      expect(plan(4096, 4096, half, 16).variants.filter((v) => v.startsWith('ube_'))).to.deep.equal(hopper ? ['ube_w8', 'ube_p8'] : [])
+      expect(plan(4096, 4096, half, 40).variants.filter((v) => v.startsWith('ube_'))).to.deep.equal(hopper ? ['ube_w4', 'ube_p8'] : [])
+      expect(plan(4096, 4096, fivePercent, 8).selected, '5 % dense').to.equal(hopper ? 'ube_p8' : plan(4096, 4096, 0, 8).selected)
+      // The pair stream from 60 % sparsity on, at every N to 64; one nonzero more, the bitmap stream.
+      const sixty = (4096 * 4000 * 2) / 5
+      const pairs = [1, 8, 33, 64].map((n) => plan(4096, 4000, sixty, n).selected)
+      if (hopper) expect(pairs).to.deep.equal(['ube_p8', 'ube_p8', 'ube_p8', 'ube_p8'])
+      else for (const v of pairs) expect(v).to.not.match(/^ube_/)
+      expect(plan(4096, 4000, sixty + 1, 8).selected, 'just under 60 %').to.equal(hopper ? 'ube_w8' : plan(4096, 4000, sixty + 1, 8).selected)
+      expect(plan(4096, 4000, sixty + 1, 40).selected, 'just under 60 %, N = 40').to.equal(hopper ? 'ube_w4' : plan(4096, 4000, sixty + 1, 40).selected)
       for (const [what, p] of [
         ['N = 65', plan(4096, 4096, half, 65)],
         ['over 95 % sparse', plan(4096, 4096, fivePercent - 1, 8)],
@@ -352,16 +360,18 @@ describe('kernels on CUDA against the float64 reference', function () {
       }
     })
   }
-  // The unstructured kernel on the streaming engine (spmm_unst_engine_sm90a.cu, family ube: the
-  // bitmap stream decoded into wgmma's A registers), forced by name on compute capability 9.0:
+  // The unstructured kernels on the streaming engine (spmm_unst_engine_sm90a.cu, family ube: the
+  // bitmap stream, ube_w8 / ube_w4, and the pair stream, ube_p8 at every N, decoded into wgmma's
+  // A registers), each form forced by name on compute capability 9.0:
   // M and K off 16 and 128 (300 x 1000: the last stage 104 columns, its last tile 8; 129 x 257;
   // 7 x 96), sparsity 0 % (every stage at the largest capacity), 50, 90, 99 and 100 % (nnz = 0:
   // empty stages), N = 1, 3, 13 (B's rows laid out by the consumers), 40 (w4, ragged), 8, 16, 32,
   // 64, each run twice; Inf and NaN in one row of B at N = 1, 8, 40 and 64 (the dense product's
-  // NaN where a row holds that column, nothing elsewhere); a capacity forced below the densest
-  // stage is refused with the encoder's reason. Elsewhere: not listed, and refused when forced.
+  // NaN where a row holds that column, nothing elsewhere; the pair stream's +0 halves beside a
+  // nonzero add nothing); a capacity forced below the densest stage is refused with the encoder's
+  // reason. Elsewhere: not listed, and refused when forced.
   for (const dtype of ['f16', 'bf16'] as const) {
-    it(`SpMM ${dtype}, unstructured: the bitmap-stream variants (ube) where they can run`, async function () {
+    it(`SpMM ${dtype}, unstructured: the bitmap- and pair-stream variants (ube) where they can run`, async function () {
       const hopper = cudaInfo().computeCapability === '9.0'
       const shapes: Array<[number, number]> = [[300, 1000], [129, 257], [7, 96]]
       const ns = hopper ? [1, 3, 8, 13, 16, 32, 40, 64] : [8, 64]
@@ -371,16 +381,19 @@ describe('kernels on CUDA against the float64 reference', function () {
           const csr = randomPattern(m, k, nnz, 80 + 10 * si + Math.round(100 * sparsity))
           const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 50 + si), dtype), dtype}
           for (const n of ns) {
-            const variant = n <= 32 ? 'ube_w8' : 'ube_w4'
             const b = {rows: k, cols: n, dtype, data: encode(uniform(k * n, 51 + n), dtype)}
             const ref = await spmmReference(a, b)
-            await checkSm90aVariant(a, b, ref, variant, hopper, `${variant} ${m}x${k} ${100 * sparsity}% N=${n}`)
+            for (const variant of [n <= 32 ? 'ube_w8' : 'ube_w4', 'ube_p8'])
+              await checkSm90aVariant(a, b, ref, variant, hopper, `${variant} ${m}x${k} ${100 * sparsity}% N=${n}`)
           }
         }
       }
       if (!hopper) return
       const csr = randomPattern(300, 1000, 150_000, 90)
-      for (const n of [1, 8, 40, 64]) await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), n <= 32 ? 'ube_w8' : 'ube_w4')
+      for (const n of [1, 8, 40, 64]) {
+        await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), n <= 32 ? 'ube_w8' : 'ube_w4')
+        await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), 'ube_p8')
+      }
       // Capacities forced: 256 holds anything; 16 values a tile cannot hold a dense stage.
       const dense = randomPattern(129, 257, 129 * 257, 91)
       const a: CsrMatrix = {...dense, values: encode(uniform(129 * 257, 92), dtype), dtype}
@@ -391,6 +404,13 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect(compare(out, dtype, ref).relativeError).to.be.at.most(TOLERANCE[dtype])
       const err = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'ube_w8_c16'}))
       expect((err as Error)?.message).to.match(/ube_w8_c16: stage \(row block 0, K stage 0\) holds 16384 nonzeros, over the ring's capacity of 1024/)
+      // The pair stream: 128 registers a tile hold anything; 16 (1024 a stage) cannot hold a dense
+      // stage's 8192 registers (128 rows x 64 pairs).
+      const outP = poisoned(dtype, 129 * 8)
+      await spmm(a, b, {device: 'cuda', out: outP, variant: 'ube_p8_c128'})
+      expect(compare(outP, dtype, ref).relativeError).to.be.at.most(TOLERANCE[dtype])
+      const errP = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'ube_p8_c16'}))
+      expect((errP as Error)?.message).to.match(/ube_p8_c16: stage \(row block 0, K stage 0\) holds 8192 .*over the ring's capacity of 1024/)
     })
   }
   // The 2:4 kernels on the Hopper GEMM engine (spmm_24_gemm_sm90a.cu, wgmma.mma_async.sp; for

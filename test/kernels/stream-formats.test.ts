@@ -302,13 +302,29 @@ describe("the streaming engine's launch plan (host)", () => {
     expect(() => addon.unstStream({m: 0, k: 4, nnz: 0, n: 1})).to.throw(RangeError, /at least 1/)
   })
 
+  // The form (UnstPairsWins): the pair stream where at least 60 % of the weights are zeros (the
+  // workbench: 1 % slower at 50 %, 5 % faster at 70 %), 8 warps at every N; the bitmap below.
+  it('runs the pair stream from 60 % sparsity on, 8 warps at every N, the bitmap stream below', () => {
+    const at = (m: number, k: number, nnz: number, n: number) => addon.unstStream({m, k, nnz, n})
+    const d = 1000 * 1000
+    expect(at(1000, 1000, 0.4 * d, 8)).to.deep.equal({wins: true, pairs: true, warps: 8})
+    expect(at(1000, 1000, 0.4 * d + 1, 8), 'one nonzero more').to.deep.equal({wins: true, pairs: false, warps: 8})
+    expect([1, 32, 33, 64].map((n) => at(1000, 1000, 0.1 * d, n).warps), '90 %').to.deep.equal([8, 8, 8, 8])
+    expect(at(1000, 1000, 0.5 * d, 40), '50 %').to.deep.equal({wins: true, pairs: false, warps: 4})
+    expect(at(1000, 1000, 0.3 * d, 40), '70 %').to.deep.equal({wins: true, pairs: true, warps: 8})
+    expect(at(10, 10, 40, 1).pairs, '60 of 100 zeros').to.equal(true)
+    expect(at(10, 10, 41, 1).pairs, '59 of 100').to.equal(false)
+    expect(at(1000, 1000, d, 8).pairs, 'dense').to.equal(false)
+    expect(at(1000, 1000, 0, 8), 'empty: pairs, but the family declines').to.deep.equal({wins: false, pairs: true, warps: 8})
+  })
+
   for (const [m, k, nnz, seed] of [
     [300, 1000, 30_000, 31], // 10 %: row blocks past M, a partial last stage (K % 128, K % 16)
     [129, 257, 129 * 257, 32], // dense: every stage at capacity 256
     [7, 96, 333, 33], // one row block, one stage
     [1000, 3000, 1500, 34], // 0.05 %: mostly empty stages
   ] as const) {
-    it(`sizes the bitmap stream as the encoder builds it: M=${m} K=${k} nnz=${nnz}`, () => {
+    it(`sizes the bitmap and pair streams as the encoder builds them: M=${m} K=${k} nnz=${nnz}`, () => {
       const csr = randomPattern(m, k, nnz, seed)
       const rng = createRng(seed + 100)
       const values = new Uint16Array(nnz).map((_, i) => (i % 97 === 5 ? 0x8000 : 1 + (rng.nextUint32() % 60000))) // some -0: left out
@@ -321,6 +337,11 @@ describe("the streaming engine's launch plan (host)", () => {
         const want = caps.find((c) => c * warps * 8 >= s.maxStageWords)
         expect(s.capacity, `w${warps}: ${s.maxStageWords} values in the densest stage`).to.equal(want)
       }
+      // The pair stream (ube_p8): 4 bytes a stored register, the smallest capacity in registers.
+      const p = addon.unstPairStream({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values})
+      expect(stats.pairStream, 'pair stream').to.equal(p.bytes)
+      const want = [16, 32, 72, 100, 128].find((c) => c * 8 * 8 >= p.maxStageWords)
+      expect(p.capacity, `pairs: ${p.maxStageWords} registers in the densest stage`).to.equal(want)
     })
   }
 

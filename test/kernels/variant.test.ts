@@ -60,19 +60,30 @@ describe('kernel variant names: parsed and written back by their family', functi
     }
   })
 
-  it("the bitmap stream's names (ube): warps 8 or 4, a capacity of 16, 32, 88, 144 or 256 or none", () => {
-    const parse = (name: string) => loadAddon().spmmVariantParse(name)
+  /** Each good name parses and writes back as it is and matches the grammar; each bad one neither. */
+  function expectNames(good: string[], bad: string[]): void {
     const grammar = spmmVariantName()
-    const good = ['ube_w8', 'ube_w4', 'ube_w8_c16', 'ube_w8_c32', 'ube_w4_c88', 'ube_w8_c144', 'ube_w4_c256']
-    const bad = ['ube_w6', 'ube_w16', 'ube_w08', 'ube_w8_c87', 'ube_w8_c088', 'ube_w8_c', 'ube_w8_c88_c88', 'ube_w8_k128', 'ube_', 'ube', 'ube_w8 ']
     for (const v of good) {
-      expect(parse(v), v).to.equal(v)
+      expect(loadAddon().spmmVariantParse(v), v).to.equal(v)
       expect(grammar.test(v), v).to.equal(true)
     }
     for (const v of bad) {
-      expect(parse(v), v).to.equal('')
+      expect(loadAddon().spmmVariantParse(v), v).to.equal('')
       expect(grammar.test(v), v).to.equal(false)
     }
+  }
+
+  it("the bitmap stream's names (ube): warps 8 or 4, a capacity of 16, 32, 88, 144 or 256 or none", () => {
+    const good = ['ube_w8', 'ube_w4', 'ube_w8_c16', 'ube_w8_c32', 'ube_w4_c88', 'ube_w8_c144', 'ube_w4_c256']
+    const bad = ['ube_w6', 'ube_w16', 'ube_w08', 'ube_w8_c87', 'ube_w8_c088', 'ube_w8_c', 'ube_w8_c88_c88', 'ube_w8_k128', 'ube_', 'ube', 'ube_w8 ']
+    expectNames(good, bad)
+  })
+
+  it("the pair stream's names (ube): ube_p8 with a capacity of 16, 32, 72, 100 or 128 or none", () => {
+    const good = ['ube_p8', 'ube_p8_c16', 'ube_p8_c32', 'ube_p8_c72', 'ube_p8_c100', 'ube_p8_c128']
+    // 4 warps is the bitmap form's only; the bitmap's capacities 88, 144, 256 are not the pairs'.
+    const bad = ['ube_p4', 'ube_p16', 'ube_p08', 'ube_p8_c88', 'ube_p8_c256', 'ube_p8_c072', 'ube_p8_c', 'ube_p8_c72_c72', 'ube_p', 'ube_q8', 'ube_w8_c72', 'ube_p8 ']
+    expectNames(good, bad)
   })
 
   it("the other families' names write back as they are", () => {

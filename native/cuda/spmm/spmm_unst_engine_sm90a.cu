@@ -1,9 +1,11 @@
 // The unstructured f16/bf16 family on the streaming engine (issue 24; stream_engine.cuh with the
-// format UnstructuredBitmap<kCap, kBitmapPred>, stream_unstructured_bitmap.cuh): decode-sized N
-// (1 to 64) on Hopper. The weights are common/unstructured_stream.h's kBitmapFrag stream, built
-// once per matrix: per 16 x 16 tile a 48-byte record (a bitmap in wgmma's A-fragment order and
-// eight counts) and the nonzeros' values, 2 bytes per nonzero and 0.1875 per weight; each stage
-// (a row block by 128 columns) one contiguous run at an offset table's entry. The consumers
+// formats UnstructuredBitmap<kCap, kBitmapPred>, stream_unstructured_bitmap.cuh, and
+// UnstructuredPairs<kCap>, stream_unstructured_pairs.cuh): decode-sized N (1 to 64) on Hopper,
+// in two forms of the weights, the bitmap stream and the pair stream (below). The bitmap stream
+// is common/unstructured_stream.h's kBitmapFrag stream, built once per matrix: per 16 x 16 tile
+// a 48-byte record (a bitmap in wgmma's A-fragment order and eight counts) and the nonzeros'
+// values, 2 bytes per nonzero and 0.1875 per weight; each stage (a row block by 128 columns)
+// one contiguous run at an offset table's entry. The consumers
 // decode each tile's bitmap straight into the registers of wgmma's A and multiply with B from
 // the stage's descriptor; the launch is stream-K over every block that fits on the device
 // (common/stream_plan.h, UnstStreamPlan).
@@ -34,11 +36,22 @@
 // The selection takes f16/bf16 unstructured matrices at N <= 64 where common/stream_plan.h's
 // UnstStreamWins says so (provisional: density >= 5 %).
 //
+// The pair stream (the second form): common/unstructured_stream.h's kPairFrag layout, per 16 x 16
+// tile a 32-byte record (a bit per A register, one word per lane quad) and the stored registers,
+// both halves of a register stored where either is nonzero: 4 bytes per stored register and
+// 0.125 per weight (1.63 / 1.15 / 0.51 bytes a weight at 50 / 70 / 90 % sparsity). The kernels
+// are the workbench's kind unpr: 8 consumer warps at every instruction N, 128-column stages, a
+// 108 KB ring, registers bounded for two blocks per SM at N 8 / 16 / 32 and one at N 64; five
+// capacities (kUnstPairCaps: stored registers per tile) x 4 x 2 dtypes = 40 kernels. Variants
+// "ube_p8" (N 1-64) and "ube_p8_c72" and the like (16, 32, 72, 100, 128). The selection runs it
+// where UnstPairsWins says so (sparsity at least 60 %), the bitmap stream below that.
+//
 // A prepared operand holds one workspace: launches on it run one at a time (stream order).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -51,6 +64,7 @@
 #if defined(SPARSE_SM90A)
 #include "cuda/spmm/stream_engine_host.h"
 #include "cuda/spmm/stream_unstructured_bitmap.cuh"
+#include "cuda/spmm/stream_unstructured_pairs.cuh"
 #include "cuda/spmm/tc_stream.cuh"
 #endif
 
@@ -59,40 +73,61 @@ namespace unst_engine {
 
 constexpr int kKStage = kUnstStreamKStage;  // K columns per stage
 
-// The configuration: consumer warps (8 for N <= 32, 4 for N 33-64) and the ring capacity (one of
-// kUnstStreamCaps; 0: the prepared matrix's own).
+// The family's two forms of the weights (one layout and one decode each).
+enum class UnstForm : int {
+  kBitmap = 0,  // kBitmapFrag, UnstructuredBitmap: "ube_w8", "ube_w4"
+  kPairs = 1,   // kPairFrag, UnstructuredPairs: "ube_p8"
+};
+
+// The configuration: the form, consumer warps (bitmap: 8 for N <= 32, 4 for N 33-64; pairs: 8)
+// and the ring capacity (one of the form's capacities; 0: the prepared matrix's own).
 struct UnstChoice {
   int warps;
   int cap;
+  UnstForm form;
 };
 
 // The instruction's N for a problem's N: N rounded up to 8, 16, 32 or 64.
 inline int BoxColumns(int n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
-// The kernels of one capacity by instruction N (8, 16, 32 with 8 warps; 64 with 4): index 0..3.
+// The kernels of one capacity by instruction N (8, 16, 32 with 8 warps; 64 with 4, the pair
+// stream's with 8): index 0..3.
 inline int KernelIndex(int box_n) { return box_n == 8 ? 0 : box_n == 16 ? 1 : box_n == 32 ? 2 : 3; }
-inline bool IsCap(int cap) {
-  for (int c : kUnstStreamCaps)
-    if (c == cap) return true;
+// Whether `cap` is one of the form's capacities.
+inline bool IsCap(UnstForm form, int cap) {
+  for (int i = 0; i < kUnstStreamCapCount; ++i)
+    if ((form == UnstForm::kPairs ? kUnstPairCaps[i] : kUnstStreamCaps[i]) == cap) return true;
   return false;
 }
-// The launch plan of the kernel for (dtype, capacity, instruction N) over row_blocks x kstages
-// on the current device (defined with the kernels; one block without sm_90a code, which never
-// launches).
-StreamPlan PlanFor(DType t, int cap, int box_n, int row_blocks, int kstages);
+static_assert(kUnstStreamCapCount == kUnstPairCapCount, "one table of kernels per form");
+// The form's consumer warps at N = n (the bitmap form: 4 at N 33-64).
+inline int FormWarps(UnstForm form, int n) { return form == UnstForm::kPairs ? kUnstPairWarps : UnstStreamWarps(n); }
+// A stage's room (values or stored registers) at capacity `cap`, and the smallest capacity that
+// holds `max_stage_words` (0: none).
+constexpr int CapacityWords(UnstForm form, int cap, int warps) {
+  return form == UnstForm::kPairs ? UnstPairCapacityWords(cap) : UnstStreamCapacityWords(cap, warps);
+}
+inline int SmallestCap(UnstForm form, int max_stage_words, int warps) {
+  return form == UnstForm::kPairs ? UnstPairCapacity(max_stage_words) : UnstStreamCapacity(max_stage_words, warps);
+}
+// The launch plan of the kernel for (dtype, form, capacity, instruction N) over row_blocks x
+// kstages on the current device (defined with the kernels; one block without sm_90a code, which
+// never launches).
+StreamPlan PlanFor(DType t, UnstForm form, int cap, int box_n, int row_blocks, int kstages);
 
-// The bitmap stream on the device (its runs and offset table), the capacity its kernels run at,
-// the plans, the fixup's slots (sized for the instruction N of the N it was prepared for:
+// The bitmap or pair stream on the device (its runs and offset table), the capacity its kernels
+// run at, the plans, the fixup's slots (sized for the instruction N of the N it was prepared for:
 // launches up to that N on the same warps run) and the row blocks' counters (zero between
 // launches).
 class UnstEngineMatrix : public SpmmOperand {
  public:
-  // For launches up to N = n with `warps` consumer warps, at capacity `cap` (0: the smallest that
-  // holds the densest stage) (PrepareStreamOperandWith's Upload).
-  cudaError_t Upload(const UnstStream& s, DType dtype, cudaStream_t stream, int n, int warps, int cap) {
-    m_ = s.m, k_ = s.k, dtype_ = dtype, box_n_ = BoxColumns(n), warps_ = warps;
+  // For launches up to N = n of `form` with `warps` consumer warps, at capacity `cap` (0: the
+  // smallest that holds the densest stage) (PrepareStreamOperandWith's Upload).
+  cudaError_t Upload(const UnstStream& s, DType dtype, cudaStream_t stream, int n, int warps, int cap,
+                     UnstForm form) {
+    m_ = s.m, k_ = s.k, dtype_ = dtype, box_n_ = BoxColumns(n), warps_ = warps, form_ = form;
     row_blocks_ = s.row_blocks, kstages_ = s.kstages;
-    cap_ = cap != 0 ? cap : UnstStreamCapacity(s.stats.max_stage_words, warps);
-    if (cap_ == 0 || UnstStreamCapacityWords(cap_, warps) < s.stats.max_stage_words) return cudaErrorInvalidValue;
+    cap_ = cap != 0 ? cap : SmallestCap(form, s.stats.max_stage_words, warps);
+    if (cap_ == 0 || CapacityWords(form, cap_, warps) < s.stats.max_stage_words) return cudaErrorInvalidValue;
     PlanAll();
     cudaError_t e = UploadParts({{&data_, s.data.data(), s.data.size()},
                                  {&offsets_, s.offsets.data(), 4 * s.offsets.size()}},
@@ -102,7 +137,7 @@ class UnstEngineMatrix : public SpmmOperand {
     return e;
   }
   cudaError_t CopyFrom(const UnstEngineMatrix& o, cudaStream_t stream) {
-    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_, box_n_ = o.box_n_, warps_ = o.warps_, cap_ = o.cap_;
+    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_, box_n_ = o.box_n_, warps_ = o.warps_, cap_ = o.cap_, form_ = o.form_;
     row_blocks_ = o.row_blocks_, kstages_ = o.kstages_;
     std::copy(o.plans_, o.plans_ + 4, plans_);
     cudaError_t e = CopyParts({{&data_, &o.data_}, {&offsets_, &o.offsets_}}, stream);
@@ -114,10 +149,11 @@ class UnstEngineMatrix : public SpmmOperand {
   cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
     return CloneOperand(*this, out, stream);
   }
-  // The layout is the row-block height (the warps); the kernels' ring is the capacity.
+  // The layout is the form and the row-block height (the warps); the kernels' ring is the
+  // capacity.
   bool Serves(const SpmmChoice& ch) const override {
     const UnstChoice c = ch.Get<UnstChoice>();
-    return c.warps == warps_ && (c.cap == 0 || c.cap == cap_);
+    return c.form == form_ && c.warps == warps_ && (c.cap == 0 || c.cap == cap_);
   }
   const StreamPlan& PlanOf(int box_n) const { return plans_[KernelIndex(box_n)]; }
   int Slots() const { return slots_; }
@@ -130,23 +166,26 @@ class UnstEngineMatrix : public SpmmOperand {
   int k() const { return k_; }
   int warps() const { return warps_; }
   int cap() const { return cap_; }
+  UnstForm form() const { return form_; }
   int row_blocks() const { return row_blocks_; }
   int kstages() const { return kstages_; }
   DType dtype() const { return dtype_; }
   int box_n() const { return box_n_; }
 
  private:
+  // Whether the kernel of instruction N `box` runs on this operand's warps.
+  bool Launches(int box) const { return FormWarps(form_, box) == warps_; }
   // A plan per kernel of its warps it may launch (instruction N up to the prepared one): their
   // shared memory and registers, and so how many blocks run at once, differ.
   void PlanAll() {
     for (int box = 8; box <= box_n_; box *= 2)
-      if (UnstStreamWarps(box) == warps_) plans_[KernelIndex(box)] = PlanFor(dtype_, cap_, box, row_blocks_, kstages_);
+      if (Launches(box)) plans_[KernelIndex(box)] = PlanFor(dtype_, form_, cap_, box, row_blocks_, kstages_);
   }
   cudaError_t AllocateWorkspace(cudaStream_t stream) {
     slots_ = 1;
 #if defined(SPARSE_SM90A)
     for (int box = 8; box <= box_n_; box *= 2)
-      if (UnstStreamWarps(box) == warps_)
+      if (Launches(box))
         slots_ = std::max(slots_, engine_host::MaxSlots(row_blocks_, kstages_, PlanOf(box).grid));
 #endif
     const size_t rows = 16 * static_cast<size_t>(warps_);
@@ -160,6 +199,7 @@ class UnstEngineMatrix : public SpmmOperand {
   int m_ = 0, k_ = 0, warps_ = 8, cap_ = 0, row_blocks_ = 0, kstages_ = 0, slots_ = 1, box_n_ = 8;
   StreamPlan plans_[4] = {{1, 0}, {1, 0}, {1, 0}, {1, 0}};
   DType dtype_ = DType::kF16;
+  UnstForm form_ = UnstForm::kBitmap;
 };
 
 }  // namespace unst_engine
@@ -170,54 +210,96 @@ using unst_engine::BoxColumns;
 using unst_engine::IsCap;
 using unst_engine::kKStage;
 using unst_engine::UnstChoice;
+using unst_engine::UnstForm;
 using unst_engine::UnstEngineMatrix;
 
 #if defined(SPARSE_SM90A)
 namespace e = cuda::engine;
 
-// The format: the workbench's UnstructuredBitmap<kCap, kBitmapPred>, with the addon's sparse
-// semantics for non-finite B. Every tile is multiplied, so an Inf or NaN in B's row k reaches
-// every row of the product through the zeros (0 x Inf = NaN; the dense product's answer, and the
-// workbench's), where CSR's definition (the float64 reference, the other families) keeps it to
-// the rows that hold column k. A warp whose sums over the block's stages [ks0, ks1) are not all
-// finite sums its strip again from its nonzeros alone, read from the stream in global memory.
+// The addon's sparse semantics for non-finite B, shared by both forms. Every tile is
+// multiplied, so an Inf or NaN in B's row k reaches every row of the product through the zeros
+// (0 x Inf = NaN; the dense product's answer, and the workbench's), where CSR's definition (the
+// float64 reference, the other families) keeps it to the rows that hold column k. A warp whose
+// sums over the block's stages [ks0, ks1) are not all finite sums its strip again from its
+// nonzeros alone, read from the stream in global memory: per stage (its run at the offset
+// table's entry) and tile, `walk(rec, vals, g, col0, add)` finds lane quad g's nonzeros (rows g
+// and g + 8 of the strip) in the tile's record `rec` and the stage's values `vals` (both in
+// global memory; col0 the tile's first column) and calls add(h, col, bits) for each, row half h
+// first (h a constant of an unrolled loop, so that the accumulators stay in registers: an index
+// known only at run time puts them in local memory).
+template <int kTileBytes, DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG, class Walk>
+__device__ __forceinline__ void ResumFromStream(const e::Args& a, int rb, int ks0, int ks1,
+                                                float (&acc)[kMS][kNT8][4], Walk walk) {
+  static_assert(kMS == 1 && kNG == 1, "one strip per warp");
+  constexpr int kTiles = kKS / 16;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  if (rb * kCW + warp >= a.strips || cuda::WarpAllFinite<kNT8>(acc[0])) return;
+#pragma unroll
+  for (int j = 0; j < kNT8; ++j) acc[0][j][0] = acc[0][j][1] = acc[0][j][2] = acc[0][j][3] = 0.f;
+  const unsigned short* b16 = static_cast<const unsigned short*>(a.b);
+  const uint32_t* offsets = static_cast<const uint32_t*>(a.a1) + static_cast<int64_t>(rb) * a.kstages;
+  auto add = [&](int h, int col, unsigned short bits) {
+    cuda::AccumulateExact<kType, kNT8>(acc[0], b16, a.n, 0, t, h, col, cuda::Widen<kType>(bits));
+  };
+  for (int ks = ks0; ks < ks1; ++ks) {
+    const unsigned char* run = static_cast<const unsigned char*>(a.a0) + 16 * static_cast<int64_t>(offsets[ks]);
+    const unsigned char* vals = run + kCW * kTiles * kTileBytes;
+    for (int j = 0; j < kTiles; ++j) walk(run + (warp * kTiles + j) * kTileBytes, vals, g, ks * kKS + j * 16, add);
+  }
+}
+
+// The bitmap stream: the workbench's UnstructuredBitmap<kCap, kBitmapPred>, with the re-sum.
 template <int kCap>
 struct UnstBitmapSparse : e::UnstructuredBitmap<kCap, e::kBitmapPred> {
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Fix(const e::Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
-    static_assert(kMS == 1 && kNG == 1, "one strip per warp");
-    constexpr int kTiles = kKS / 16;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-    if (rb * kCW + warp >= a.strips || cuda::WarpAllFinite<kNT8>(acc[0])) return;
+    ResumFromStream<kUnstBitmapTileBytes, kType, kCW, kMS, kNT8, kKS, kNG>(
+        a, rb, ks0, ks1, acc, [](const unsigned char* rec, const unsigned char* vals, int g, int col0, auto& add) {
+          // Lane quad g's bitmap word (a byte a lane) and its values from the quad's count on,
+          // lane by lane, slot by slot.
+          const uint32_t word = *reinterpret_cast<const uint32_t*>(rec + 4 * g);
+          const int first = *reinterpret_cast<const unsigned short*>(rec + 32 + 2 * g);
+          const unsigned short* v16 = reinterpret_cast<const unsigned short*>(vals);
 #pragma unroll
-    for (int j = 0; j < kNT8; ++j) acc[0][j][0] = acc[0][j][1] = acc[0][j][2] = acc[0][j][3] = 0.f;
-    const unsigned short* b16 = static_cast<const unsigned short*>(a.b);
-    const uint32_t* offsets = static_cast<const uint32_t*>(a.a1) + static_cast<int64_t>(rb) * a.kstages;
-    for (int ks = ks0; ks < ks1; ++ks) {
-      const unsigned char* run = static_cast<const unsigned char*>(a.a0) + 16 * static_cast<int64_t>(offsets[ks]);
-      const unsigned short* vals = reinterpret_cast<const unsigned short*>(run + kCW * kTiles * kUnstBitmapTileBytes);
-      for (int j = 0; j < kTiles; ++j) {
-        // Rows g and g + 8 of the strip are the slots of lane quad g: its bitmap word (a byte a
-        // lane) and its values from the quad's count on, lane by lane, slot by slot.
-        const unsigned char* rec = run + (warp * kTiles + j) * kUnstBitmapTileBytes;
-        const uint32_t word = *reinterpret_cast<const uint32_t*>(rec + 4 * g);
-        const int first = *reinterpret_cast<const unsigned short*>(rec + 32 + 2 * g);
-        // NOTE: the row half h is a constant of the unrolled loop, so that the accumulators
-        // stay in registers (an index known only at run time puts them in local memory).
+          for (int h = 0; h < 2; ++h)
+            for (int i = 0; i < 32; ++i) {
+              // Slot s of the quad's lane q (i = 8 q + s): row g + 8 ((s >> 1) & 1), column
+              // 8 (s >> 2) + 2 q + (s & 1) (UnstBitmapLane and UnstBitmapSlot, inverted); its
+              // value after those of the quad's bits below it.
+              const int q = i >> 3, slot = i & 7;
+              if (((slot >> 1) & 1) != h || !((word >> i) & 1u)) continue;
+              add(h, col0 + 8 * (slot >> 2) + 2 * q + (slot & 1), v16[first + __popc(word & ((1u << i) - 1u))]);
+            }
+        });
+  }
+};
+
+// The pair stream: the workbench's UnstructuredPairs<kCap>, with the re-sum.
+template <int kCap>
+struct UnstPairsSparse : e::UnstructuredPairs<kCap> {
+  template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
+  __device__ static void Fix(const e::Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
+    ResumFromStream<kUnstPairTileBytes, kType, kCW, kMS, kNT8, kKS, kNG>(
+        a, rb, ks0, ks1, acc, [](const unsigned char* rec, const unsigned char* vals, int g, int col0, auto& add) {
+          // Lane quad g's word: bit 4 q + i for lane q's register i, the stage's stored registers
+          // before the quad in bits 16-31; a stored register's two halves, low then high.
+          const uint32_t word = *reinterpret_cast<const uint32_t*>(rec + 4 * g);
+          const uint32_t* v32 = reinterpret_cast<const uint32_t*>(vals) + (word >> 16);
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-          for (int i = 0; i < 32; ++i) {
-            // Slot s of the quad's lane q (i = 8 q + s): row g + 8 ((s >> 1) & 1), column
-            // 8 (s >> 2) + 2 q + (s & 1) (UnstBitmapLane and UnstBitmapSlot, inverted); its value
-            // after those of the quad's bits below it.
-            const int q = i >> 3, slot = i & 7;
-            if (((slot >> 1) & 1) != h || !((word >> i) & 1u)) continue;
-            const int col = ks * kKS + j * 16 + 8 * (slot >> 2) + 2 * q + (slot & 1);
-            const int at = first + __popc(word & ((1u << i) - 1u));
-            cuda::AccumulateExact<kType, kNT8>(acc[0], b16, a.n, 0, t, h, col, cuda::Widen<kType>(vals[at]));
-          }
-      }
-    }
+          for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 4; ++q)
+              for (int hi = 0; hi < 2; ++hi) {
+                // Register i = h + 2 hi of lane q: row g + 8 h, columns 8 hi + 2 q and the next.
+                const int bit = 4 * q + h + 2 * hi;
+                if (!((word >> bit) & 1u)) continue;
+                const uint32_t pair = v32[__popc(word & 0xffffu & ((1u << bit) - 1u))];
+                const int col = col0 + 8 * hi + 2 * q;
+                // NOTE: a zero half (stored as +0 beside a nonzero) is no nonzero: 0 x Inf in B
+                // must not reach the row.
+                if (pair & 0x7fffu) add(h, col, static_cast<unsigned short>(pair & 0xffffu));
+                if (pair & 0x7fff0000u) add(h, col + 1, static_cast<unsigned short>(pair >> 16));
+              }
+        });
   }
 };
 
@@ -226,50 +308,61 @@ struct KernelRef {
   int smem, threads;
 };
 // The workbench's unbmp (8 warps, 70 KB) and unbm4x (4 warps, 60 KB), both bounded for two
-// blocks per SM; stages of 128 columns, one strip per warp.
-constexpr int kMinBlocks = 2;
-template <int kWarps>
-constexpr int kBudgetKB = kWarps == 8 ? 70 : 60;
+// blocks per SM; its unpr (8 warps, 108 KB), bounded for two blocks per SM at instruction N 8,
+// 16 and 32 and one at N 64 (32 accumulators). Stages of 128 columns, one strip per warp.
+template <UnstForm kForm, int kWarps>
+constexpr int kBudgetKB = kForm == UnstForm::kPairs ? 108 : kWarps == 8 ? 70 : 60;
+template <UnstForm kForm, int kNT8>
+constexpr int kMinBlocks = kForm == UnstForm::kPairs && kNT8 == 8 ? 1 : 2;
+template <UnstForm kForm, int kCap>
+using FormatOf = std::conditional_t<kForm == UnstForm::kPairs, UnstPairsSparse<kCap>, UnstBitmapSparse<kCap>>;
 
-template <int kCap, DType kType, int kWarps, int kNT8>
+template <UnstForm kForm, int kCap, DType kType, int kWarps, int kNT8>
 KernelRef RefOf() {
-  using F = UnstBitmapSparse<kCap>;
-  using E = e::Engine<F, kType, kWarps, 1, kNT8, kKStage, kBudgetKB<kWarps>>;
-  static_assert(F::template CapacityWords<E::kStrips, kKStage>() == UnstStreamCapacityWords(kCap, kWarps),
+  using F = FormatOf<kForm, kCap>;
+  constexpr int kKB = kBudgetKB<kForm, kWarps>, kBlocks = kMinBlocks<kForm, kNT8>;
+  using E = e::Engine<F, kType, kWarps, 1, kNT8, kKStage, kKB>;
+  static_assert(F::template CapacityWords<E::kStrips, kKStage>() == unst_engine::CapacityWords(kForm, kCap, kWarps),
                 "the encoder's capacity is the ring's");
-  static_assert(kMinBlocks * (E::kSmemBytes + 1024) <= 228 * 1024, "two blocks' rings fit in an SM");
-  return KernelRef{&e::StreamKernel<F, kType, kWarps, 1, kNT8, kKStage, kBudgetKB<kWarps>, 1, kMinBlocks>,
-                   E::kSmemBytes, E::kThreads};
+  static_assert(kBlocks * (E::kSmemBytes + 1024) <= 228 * 1024, "the blocks' rings fit in an SM");
+  return KernelRef{&e::StreamKernel<F, kType, kWarps, 1, kNT8, kKStage, kKB, 1, kBlocks>, E::kSmemBytes,
+                   E::kThreads};
 }
-// One capacity's kernels for a dtype, by instruction N (unst_engine::KernelIndex).
-template <int kCap, DType kType>
+// One capacity's kernels for a form and a dtype, by instruction N (unst_engine::KernelIndex).
+template <UnstForm kForm, int kCap, DType kType>
 const KernelRef* CapKernels() {
-  static const KernelRef t[4] = {RefOf<kCap, kType, 8, 1>(), RefOf<kCap, kType, 8, 2>(), RefOf<kCap, kType, 8, 4>(),
-                                 RefOf<kCap, kType, 4, 8>()};
+  constexpr int kWide = kForm == UnstForm::kPairs ? 8 : 4;  // the warps at instruction N 64
+  static const KernelRef t[4] = {RefOf<kForm, kCap, kType, 8, 1>(), RefOf<kForm, kCap, kType, 8, 2>(),
+                                 RefOf<kForm, kCap, kType, 8, 4>(), RefOf<kForm, kCap, kType, kWide, 8>()};
   return t;
 }
 template <DType kType, size_t... I>
-const KernelRef* ByCap(int cap, std::index_sequence<I...>) {
+const KernelRef* ByCap(UnstForm form, int cap, std::index_sequence<I...>) {
   const KernelRef* r = nullptr;
-  ((r = cap == kUnstStreamCaps[I] ? CapKernels<kUnstStreamCaps[I], kType>() : r), ...);
+  if (form == UnstForm::kPairs)
+    ((r = cap == kUnstPairCaps[I] ? CapKernels<UnstForm::kPairs, kUnstPairCaps[I], kType>() : r), ...);
+  else
+    ((r = cap == kUnstStreamCaps[I] ? CapKernels<UnstForm::kBitmap, kUnstStreamCaps[I], kType>() : r), ...);
   return r;
 }
-// The kernel for a dtype, a capacity (one of kUnstStreamCaps) and an instruction N.
-KernelRef KernelFor(DType t, int cap, int box_n) {
+// The kernel for a dtype, a form, a capacity (one of the form's) and an instruction N.
+KernelRef KernelFor(DType t, UnstForm form, int cap, int box_n) {
   constexpr auto caps = std::make_index_sequence<kUnstStreamCapCount>();
-  const KernelRef* k = t == DType::kBF16 ? ByCap<DType::kBF16>(cap, caps) : ByCap<DType::kF16>(cap, caps);
+  const KernelRef* k = t == DType::kBF16 ? ByCap<DType::kBF16>(form, cap, caps) : ByCap<DType::kF16>(form, cap, caps);
   return k[unst_engine::KernelIndex(box_n)];
 }
 // Every kernel's shared-memory limit raised once (outside any graph capture: at prepare).
 cudaError_t RaiseSmemLimits() {
   static const cudaError_t result = [] {
     for (DType t : {DType::kF16, DType::kBF16})
-      for (int cap : kUnstStreamCaps)
-        for (int box : {8, 16, 32, 64}) {
-          const KernelRef r = KernelFor(t, cap, box);
-          const cudaError_t e = cudaFuncSetAttribute(r.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, r.smem);
-          if (e != cudaSuccess) return e;
-        }
+      for (UnstForm form : {UnstForm::kBitmap, UnstForm::kPairs})
+        for (int i = 0; i < kUnstStreamCapCount; ++i)
+          for (int box : {8, 16, 32, 64}) {
+            const int cap = form == UnstForm::kPairs ? kUnstPairCaps[i] : kUnstStreamCaps[i];
+            const KernelRef r = KernelFor(t, form, cap, box);
+            const cudaError_t e = cudaFuncSetAttribute(r.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, r.smem);
+            if (e != cudaSuccess) return e;
+          }
     return cudaSuccess;
   }();
   return result;
@@ -278,17 +371,20 @@ cudaError_t RaiseSmemLimits() {
 
 std::string UnstFamilyName(const SpmmChoice& ch) {
   const UnstChoice c = ch.Get<UnstChoice>();
-  std::string name = "ube_w" + std::to_string(c.warps);
+  std::string name = std::string(c.form == UnstForm::kPairs ? "ube_p" : "ube_w") + std::to_string(c.warps);
   if (c.cap != 0) name += "_c" + std::to_string(c.cap);
   return name;
 }
-// "ube_w<warps>" or "ube_w<warps>_c<cap>", written exactly as UnstFamilyName writes it.
+// "ube_w<warps>", "ube_p8", either with "_c<cap>", written exactly as UnstFamilyName writes it.
 bool ParseUnstFamily(const char* name, SpmmChoice* ch) {
-  UnstChoice c{0, 0};
+  UnstChoice c{0, 0, UnstForm::kBitmap};
+  char letter = 0;
   int used = 0;
-  if (std::sscanf(name, "ube_w%d%n", &c.warps, &used) != 1) return false;
+  if (std::sscanf(name, "ube_%c%d%n", &letter, &c.warps, &used) != 2 || (letter != 'w' && letter != 'p')) return false;
+  c.form = letter == 'p' ? UnstForm::kPairs : UnstForm::kBitmap;
   if (name[used] != '\0' && std::sscanf(name + used, "_c%d", &c.cap) != 1) return false;
-  if ((c.warps != 4 && c.warps != 8) || (c.cap != 0 && !IsCap(c.cap))) return false;
+  const bool warps_ok = c.form == UnstForm::kPairs ? c.warps == kUnstPairWarps : c.warps == 4 || c.warps == 8;
+  if (!warps_ok || (c.cap != 0 && !IsCap(c.form, c.cap))) return false;
   SpmmChoice parsed;
   parsed.Set(c);
   if (UnstFamilyName(parsed) != name) return false;
@@ -296,29 +392,34 @@ bool ParseUnstFamily(const char* name, SpmmChoice* ch) {
   return true;
 }
 
-// Any structure (a 2:4 matrix is an unstructured one too); the warps of N's instruction N.
+// Any structure (a 2:4 matrix is an unstructured one too); the warps of the form at N's
+// instruction N.
 bool UnstFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   const UnstChoice c = ch.Get<UnstChoice>();
   return (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 && p.k >= 1 && p.n >= 1 &&
-         p.n <= kUnstStreamMaxN && c.warps == UnstStreamWarps(p.n) && (c.cap == 0 || IsCap(c.cap)) &&
-         Aligned(p.b, 16) && Aligned(p.c, 4) && SPARSE_SM90A_CAN_RUN();
+         p.n <= kUnstStreamMaxN && c.warps == unst_engine::FormWarps(c.form, p.n) &&
+         (c.cap == 0 || IsCap(c.form, c.cap)) && Aligned(p.b, 16) && Aligned(p.c, 4) && SPARSE_SM90A_CAN_RUN();
 }
 
-// The one worth timing: N's warps at the matrix's own capacity (a larger one only holds fewer
-// stages in flight; a smaller one refuses the matrix).
+// The ones worth timing: each form at N's warps and the matrix's own capacity (a larger one
+// only holds fewer stages in flight; a smaller one refuses the matrix).
 void UnstFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  SpmmChoice ch;
-  ch.Set(UnstChoice{UnstStreamWarps(p.n), 0});
-  if (UnstFamilyCanRun(p, ch)) out->push_back(UnstFamilyName(ch));
+  for (UnstForm form : {UnstForm::kBitmap, UnstForm::kPairs}) {
+    SpmmChoice ch;
+    ch.Set(UnstChoice{unst_engine::FormWarps(form, p.n), 0, form});
+    if (UnstFamilyCanRun(p, ch)) out->push_back(UnstFamilyName(ch));
+  }
 }
 
 // Rank 15: after the 2:4 kernels (8-10), which take 2:4 matrices, and before the bitmap (20) and
 // tensor-core (30) kernels and the CSR ones, which take what this one declines: unstructured
 // f16/bf16 at N <= 64 on compute capability 9.0 where common/stream_plan.h's UnstStreamWins says
-// so (provisional: density at least 5 %).
+// so (provisional: density at least 5 %). The form by UnstPairsWins: the pair stream where
+// sparsity is at least 60 % (measured faster at 70 and 90 %), the bitmap stream below.
 bool SelectUnstFamily(const SpmmProblem& p, int, SpmmChoice* ch) {
+  const UnstForm form = UnstPairsWins(p.m, p.k, p.nnz) ? UnstForm::kPairs : UnstForm::kBitmap;
   SpmmChoice mine;
-  mine.Set(UnstChoice{UnstStreamWarps(p.n), 0});
+  mine.Set(UnstChoice{unst_engine::FormWarps(form, p.n), 0, form});
   if (p.structure != SpmmProblem::kUnstructured || !UnstFamilyCanRun(p, mine) ||
       !UnstStreamWins(p.m, p.k, p.nnz, p.n))
     return false;
@@ -334,14 +435,17 @@ cudaError_t UnstPrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t
 #endif
   const UnstChoice c = ch.Get<UnstChoice>();
   const std::string name = UnstFamilyName(ch);
+  const bool pairs = c.form == UnstForm::kPairs;
   auto build = [&](int m, int k, const int* row_offsets, const int* cols, const uint16_t* values, UnstStream* s) {
-    const int limit = c.cap != 0 ? UnstStreamCapacityWords(c.cap, c.warps) : 0;
-    const std::string err =
-        BuildUnstStream(m, k, row_offsets, cols, values, c.warps, kKStage, limit, s, UnstLayout::kBitmapFrag);
+    const int limit = c.cap != 0 ? unst_engine::CapacityWords(c.form, c.cap, c.warps) : 0;
+    const std::string err = BuildUnstStream(m, k, row_offsets, cols, values, c.warps, kKStage, limit, s,
+                                            pairs ? UnstLayout::kPairFrag : UnstLayout::kBitmapFrag);
     if (err.empty() || c.cap == 0) return err;
-    return name + ": " + err + " (ube_w" + std::to_string(c.warps) + " picks the smallest capacity that holds it)";
+    return name + ": " + err + " (ube_" + (pairs ? "p" : "w") + std::to_string(c.warps) +
+           " picks the smallest capacity that holds it)";
   };
-  return PrepareStreamOperandWith<UnstEngineMatrix, UnstStream>(p, stream, build, out, why, p.n, c.warps, c.cap);
+  return PrepareStreamOperandWith<UnstEngineMatrix, UnstStream>(p, stream, build, out, why, p.n, c.warps, c.cap,
+                                                                c.form);
 }
 
 cudaError_t UnstLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int, cudaStream_t stream) {
@@ -364,7 +468,7 @@ cudaError_t UnstLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
   // it is and laid out by the consumers (kBWgRows). K in order (no rotation: not measured here).
   const cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true);
   if (err != cudaSuccess) return err;
-  const KernelRef r = KernelFor(p.dtype, a.cap(), box);
+  const KernelRef r = KernelFor(p.dtype, a.form(), a.cap(), box);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else
   (void)stream;
@@ -372,19 +476,31 @@ cudaError_t UnstLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
 #endif
 }
 
+// NOTE: a family has one form in words (the bench's "... built once" note); which of the two a
+// variant reads is its name's (ube_w: the bitmap stream, ube_p: the pair stream; TypeScript's
+// spmmVariantForm).
 const SpmmFamily kUnstEngineFamily = {
-    "ube", "ube_w[48](_c(16|32|88|144|256))?", 15, SelectUnstFamily, ParseUnstFamily, UnstFamilyName,
-    UnstFamilyCanRun, UnstFamilyVariants, "bitmap stream", UnstPrepare, UnstLaunch,
+    "ube",
+    "ube_(w[48](_c(16|32|88|144|256))?|p8(_c(16|32|72|100|128))?)",
+    15,
+    SelectUnstFamily,
+    ParseUnstFamily,
+    UnstFamilyName,
+    UnstFamilyCanRun,
+    UnstFamilyVariants,
+    "bitmap or pair stream",
+    UnstPrepare,
+    UnstLaunch,
 };
 
 }  // namespace
 
-StreamPlan unst_engine::PlanFor(DType t, int cap, int box_n, int row_blocks, int kstages) {
+StreamPlan unst_engine::PlanFor(DType t, UnstForm form, int cap, int box_n, int row_blocks, int kstages) {
 #if defined(SPARSE_SM90A)
-  const KernelRef r = KernelFor(t, cap, box_n);
+  const KernelRef r = KernelFor(t, form, cap, box_n);
   return UnstStreamPlan(row_blocks, kstages, engine_host::ResidentClusters(r.fn, r.threads, r.smem, 1));
 #else
-  (void)t, (void)cap, (void)box_n, (void)row_blocks, (void)kstages;
+  (void)t, (void)form, (void)cap, (void)box_n, (void)row_blocks, (void)kstages;
   return StreamPlan{1, 0};
 #endif
 }
