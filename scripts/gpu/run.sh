@@ -411,7 +411,8 @@ task_engine() {
   [ $# -gt 0 ] && shift
   workbench_mode engine "$mode" "$ENGINE_MODES" || return 2
   build_workbench "$eb" engine_probe scripts/gpu/probe/engine_build.sh native/cuda/spmm/*.cuh native/cuda/spmm/*.h \
-    native/common/sparse24.* native/common/stream_plan.h scripts/gpu/probe/engine_* scripts/gpu/probe/probe_util.h || return 1
+    native/common/sparse24.* native/common/stream_plan.h scripts/gpu/probe/engine_* scripts/gpu/probe/probe_util.h \
+    scripts/gpu/probe/stage_report.h || return 1
   case $mode in
     memcheck) step "$(task_timeout 300)" memcheck compute-sanitizer --tool memcheck "$eb/engine_probe" checksmall ;;
     ncu)
@@ -470,7 +471,7 @@ task_gemm() {
 # docs/unstructured-stream.md): $GPU_DIR/unst_probe.xz where it was built here and carried
 # (bash scripts/gpu/probe/unst_build.sh DIR; xz -c DIR/unst_probe > $GPU_DIR/unst_probe.xz),
 # else built on the GPU machine into $GPU_TMP/ub (again only when its sources changed; UNST_ONLY
-# narrows the build to some kinds). MODE: the workbench's own (check, time [MxK ...], one
+# narrows the build to some kinds). MODE: the workbench's own (check, time [MxK ...], one|stages
 # VARIANT M K N S, list), or
 #   memcheck | racecheck       check under compute-sanitizer (KINDS narrows it)
 #   ncu VARIANT M K N S        Nsight Compute --set full on the variant's second launch (clocks
@@ -479,7 +480,7 @@ task_gemm() {
 #   sass REGEX                 cuobjdump -sass of the kernels whose mangled names match, xz'd
 # KINDS, NS, SPARSITY and TYPES set before run.sh reach the workbench; NAME=VALUE words right
 # after MODE set them for this task alone (e.g. `unst time KINDS=unbmp,unbm4x 4096x4096`).
-UNST_MODES="check time one list memcheck racecheck ncu sass"
+UNST_MODES="check time one stages list memcheck racecheck ncu sass"
 task_unst() {
   local mode=${1:-check} ub=$GPU_TMP/ub rc
   [ $# -gt 0 ] && shift
@@ -492,7 +493,8 @@ task_unst() {
       { xz -dc "$GPU_DIR/unst_probe.xz" >"$ub/unst_probe" && chmod +x "$ub/unst_probe"; } || return 3
   else
     build_workbench "$ub" unst_probe scripts/gpu/probe/unst_build.sh native/cuda/spmm/*.cuh native/cuda/spmm/*.h \
-      native/common/unstructured_stream.* scripts/gpu/probe/unst_* scripts/gpu/probe/probe_util.h || return 1
+      native/common/unstructured_stream.* scripts/gpu/probe/unst_* scripts/gpu/probe/probe_util.h \
+      scripts/gpu/probe/stage_report.h || return 1
   fi
   local p=(env "${envs[@]}" "$ub/unst_probe")
   case $mode in

@@ -27,12 +27,13 @@ namespace engine {
 
 // kCapWords: the ring's room for a stage, in stored registers per 16 x 16 tile on average over
 // the stage (at most 128; StageBytes and Issue, the offset table's runs, are
-// UnstructuredScatter's).
-template <int kCapWords>
+// UnstructuredScatter's). kLeanEngine: the engine's lean kernel (stream_engine.cuh, HasLean;
+// false keeps its trace hooks, for the workbench's `stages` mode).
+template <int kCapWords, bool kLeanEngine = true>
 struct UnstructuredPairs : UnstructuredScatter<(kCapWords < 128 ? kCapWords : 128)> {
   static_assert(kCapWords > 0 && kCapWords <= 128, "a 16 x 16 tile holds at most 128 registers");
   static constexpr bool kWgB = true;  // B through a descriptor (N % 8 == 0)
-  static constexpr bool kLean = true;  // the engine's lean kernel (stream_engine.cuh, HasLean)
+  static constexpr bool kLean = kLeanEngine;
   template <int kStrips, int kKS>
   static constexpr int FixedBytes() {
     return kStrips * (kKS / 16) * kUnstPairTileBytes;

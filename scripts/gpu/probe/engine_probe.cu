@@ -10,6 +10,7 @@
 //   engine_probe bracket VARIANT M K N        the gaps before its first block and after its last (stamp
 //                                             kernels on the same stream), beside an empty kernel alike
 #include "scripts/gpu/probe/engine_variants.h"
+#include "scripts/gpu/probe/stage_report.h"
 
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -613,40 +614,9 @@ static int StagesOne(const char* name, int m, int k, int n) {
   int clock_khz = 0;
   CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   const double us = 1e3 / clock_khz;
-  auto med = [](std::vector<double> x) {
-    if (x.empty()) return 0.0;
-    std::sort(x.begin(), x.end());
-    return x[x.size() / 2];
-  };
   std::printf("stages: %s %dx%d n=%d grid %d cluster %d, events %.2f us (SM clock at %.0f MHz nominal)\n", name, m, k, n,
               l.grid, l.cluster, ev, clock_khz / 1e3);
-  std::printf("  %5s %6s | %8s %8s %8s %8s | %8s %8s\n", "stage", "blocks", "issued", "waiting", "there", "done", "busy",
-              "waited");
-  std::vector<double> busy_sum(l.grid, 0), wait_sum(l.grid, 0);
-  std::vector<int> count(l.grid, 0);
-  for (int q = 0; q < en::kStageTraceMax; ++q) {
-    std::vector<double> is, w0, w1, w2, busy, waited;
-    for (int b = 0; b < l.grid; ++b) {
-      const unsigned long long* x = &u[(static_cast<size_t>(b) * en::kStageTraceMax + q) * 4];
-      const unsigned long long e = t[static_cast<size_t>(b) * en::kTraceWords + 0];
-      if (x[2] == 0 || x[2] < e) continue;
-      is.push_back((static_cast<double>(x[3]) - e) * us);
-      w0.push_back((static_cast<double>(x[0]) - e) * us);
-      w1.push_back((static_cast<double>(x[1]) - e) * us);
-      w2.push_back((static_cast<double>(x[2]) - e) * us);
-      busy.push_back((static_cast<double>(x[2]) - x[1]) * us);
-      waited.push_back((static_cast<double>(x[1]) - x[0]) * us);
-      busy_sum[b] += busy.back(), wait_sum[b] += waited.back(), ++count[b];
-    }
-    if (is.empty()) break;
-    std::printf("  %5d %6zu | %8.2f %8.2f %8.2f %8.2f | %8.3f %8.3f\n", q, is.size(), med(is), med(w0), med(w1), med(w2),
-                med(busy), med(waited));
-  }
-  std::vector<double> bs, ws, ns;
-  for (int b = 0; b < l.grid; ++b)
-    if (count[b]) bs.push_back(busy_sum[b]), ws.push_back(wait_sum[b]), ns.push_back(count[b]);
-  std::printf("  per block (median): %.0f stages traced, consumers busy %.2f us, waiting %.2f us\n", med(ns), med(bs),
-              med(ws));
+  sparse::probe::PrintStages(l.grid, en::kTraceWords, en::kStageTraceMax, t, u, us);
   return 0;
 }
 

@@ -12,6 +12,8 @@
 //                                         unst_variants.h; a line per kind)
 //   (check also takes KINDS: only those kinds' variants)
 //   unst_probe one VARIANT M K N S        a few launches of one variant (Nsight Compute)
+//   unst_probe stages VARIANT M K N S     where each stage's time goes (a kind with the engine's
+//                                         trace hooks: unprt)
 //   unst_probe list
 #include <algorithm>
 #include <cmath>
@@ -25,6 +27,7 @@
 
 #include "common/unstructured_stream.h"
 #include "cuda/spmm/stream_engine_host.h"
+#include "scripts/gpu/probe/stage_report.h"
 #include "scripts/gpu/probe/unst_variants.h"
 
 using namespace sparse;
@@ -391,8 +394,11 @@ int Time(const std::vector<std::pair<int, int>>& shapes) {
   return 0;
 }
 
-// A few launches of one variant (for Nsight Compute), cuBLAS beside it.
-int One(const char* name, int m, int k, int n, double sp) {
+// One launch of the variant named `name` on an M x K matrix of sparsity sp and N columns of B
+// (ones), set up and handed to body(variant, stream, launch, A); 2 when there is no such variant
+// or it has no room for the matrix.
+template <class Body>
+int WithVariant(const char* name, int m, int k, int n, double sp, Body body) {
   for (const UnstVariant& v : AllUnstVariants()) {
     if (std::strcmp(v.name, name) != 0) continue;
     std::mt19937_64 rng(3);
@@ -408,14 +414,51 @@ int One(const char* name, int m, int k, int n, double sp) {
     DevBuf db(static_cast<size_t>(k) * n * 2), dc(static_cast<size_t>(m) * n * 2);
     CK(cudaMemset(db.p, 0x3c, db.bytes));
     Launch l = MakeLaunch(v, s, op, db.p, dc.p, n, w);
+    return body(v, s, l, a, db, dc);
+  }
+  std::printf("no variant %s\n", name);
+  return 2;
+}
+
+// A few launches of one variant (for Nsight Compute), cuBLAS beside it.
+int One(const char* name, int m, int k, int n, double sp) {
+  return WithVariant(name, m, k, n, sp, [&](const UnstVariant& v, const UnstStream& s, Launch& l,
+                                            const std::vector<uint16_t>& a, DevBuf& db, DevBuf& dc) {
     for (int i = 0; i < 3; ++i) CK(Run(l, 0));
     CK(cudaDeviceSynchronize());
     std::printf("one: %s %dx%d n=%d s=%.2f grid %d smem %d bytes %zu\n", name, m, k, n, sp, l.grid, l.smem, s.Bytes());
     CublasBeside(a, db.p, dc.p, m, k, n, v.type);
     return 0;
-  }
-  std::printf("no variant %s\n", name);
-  return 2;
+  });
+}
+
+// Where each stage's time goes (mode "stages"; a kind with the engine's trace hooks, such as
+// unprt: the lean kinds compile them out and report nothing): the engine's per-stage stamps
+// of the last of nine event-timed launches (each after an L2 flush), reported as engine_probe's
+// `stages` mode reports them (stage_report.h).
+int Stages(const char* name, int m, int k, int n, double sp) {
+  return WithVariant(name, m, k, n, sp, [&](const UnstVariant&, const UnstStream&, Launch& l,
+                                            const std::vector<uint16_t>&, DevBuf&, DevBuf&) {
+    namespace en = sparse::cuda::engine;
+    DevBuf tr(static_cast<size_t>(l.grid) * en::kTraceWords * 8);
+    DevBuf st(static_cast<size_t>(l.grid) * en::kStageTraceMax * 4 * 8);
+    CK(cudaMemset(tr.p, 0, tr.bytes));
+    CK(cudaMemset(st.p, 0, st.bytes));
+    l.args.trace = static_cast<unsigned long long*>(tr.p);
+    l.args.stage_trace = static_cast<unsigned long long*>(st.p);
+    Timer timer;
+    const double ev = timer.Events([&](int) { return Run(l, 0); }, 9);
+    std::vector<unsigned long long> t(static_cast<size_t>(l.grid) * en::kTraceWords);
+    std::vector<unsigned long long> u(static_cast<size_t>(l.grid) * en::kStageTraceMax * 4);
+    CK(cudaMemcpy(t.data(), tr.p, t.size() * 8, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(u.data(), st.p, u.size() * 8, cudaMemcpyDeviceToHost));
+    int clock_khz = 0;
+    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+    std::printf("stages: %s %dx%d n=%d s=%.2f grid %d, %lld items (%d row blocks x %d stages), events %.2f us (SM clock at %.0f MHz nominal)\n",
+                name, m, k, n, sp, l.grid, l.args.total, l.args.row_blocks, l.args.kstages, ev, clock_khz / 1e3);
+    PrintStages(l.grid, en::kTraceWords, en::kStageTraceMax, t, u, 1e3 / clock_khz);
+    return 0;
+  });
 }
 
 }  // namespace
@@ -440,6 +483,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "one" && argc > 6)
     return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atof(argv[6]));
-  std::printf("usage: unst_probe check | list | time [MxK ...] | one VARIANT M K N S\n");
+  if (mode == "stages" && argc > 6)
+    return Stages(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atof(argv[6]));
+  std::printf("usage: unst_probe check | list | time [MxK ...] | one|stages VARIANT M K N S\n");
   return 2;
 }

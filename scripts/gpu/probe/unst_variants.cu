@@ -103,6 +103,11 @@ template <int kCap>
 struct Format<24, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 256, 100, 4, 2, 2> {
   static constexpr int kCapShown = PairCap(kCap);
 };
+template <int kCap>
+struct Format<25, kCap>
+    : FormatOf<e::UnstructuredPairs<PairCap(kCap), false>, UnstLayout::kPairFrag, 128, 108, 8, 2, 1> {
+  static constexpr int kCapShown = PairCap(kCap);
+};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {

@@ -67,16 +67,17 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //             one block per SM: longer copies, half the per-stage costs, more bytes in flight
 //  23 unpr1   as unpr with a 200 KB ring, one block per SM
 //  24 unpr4w  as unpr4 with stages of 256 columns, a 100 KB ring, two blocks per SM
+//  25 unprt   as unpr with the engine's trace hooks (not lean): for `stages`, where its time goes
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named. Kinds 6-11 and 13 keep the engine's trace hooks and spinning signaller
 // (kLeanEngine false: as measured in v23); the others run its lean kernel.
-constexpr int kUnstKinds = 25;
+constexpr int kUnstKinds = 26;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
                                                     "unbmp",  "unbm4x",  "unbmpl", "unbmp256",
                                                     "unbm4xl", "unbmh",   "unbm4h", "unbm4q",  "unbmh8",
                                                     "unbmq",   "unpr",    "unpr4",   "unpr256", "unpr1",
-                                                    "unpr4w"};
+                                                    "unpr4w",  "unprt"};
 
 struct UnstVariant {
   const char* name;
@@ -104,7 +105,8 @@ constexpr int kUnstGroups = 5;
   X(12, 1) X(12, 2) X(12, 3) X(13, 1) X(13, 2) X(13, 3) X(14, 1) X(14, 2) X(14, 3) X(15, 1) X(15, 2) X(15, 3) \
   X(16, 1) X(16, 2) X(16, 3) X(17, 1) X(17, 2) X(17, 3) X(18, 1) X(18, 2) X(18, 3) \
   X(19, 1) X(19, 2) X(19, 3) X(20, 0) X(20, 1) X(20, 2) X(20, 3) X(21, 0) X(21, 1) X(21, 2) X(21, 3) \
-  X(22, 1) X(22, 2) X(22, 3) X(23, 1) X(23, 2) X(23, 3) X(24, 1) X(24, 2) X(24, 3)
+  X(22, 1) X(22, 2) X(22, 3) X(23, 1) X(23, 2) X(23, 3) X(24, 1) X(24, 2) X(24, 3) \
+  X(25, 1) X(25, 2) X(25, 3)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE

@@ -1,0 +1,54 @@
+// The streaming engine's per-stage trace, reported (the workbenches' `stages` modes:
+// engine_probe.cu, unst_probe.cu). t: per block kTraceWords stamps (Trace), u: per block and
+// stage index four stamps (StageTrace: 0 the first consumer warp begins to wait, 1 the stage is
+// there, 2 computed and released, 3 the producer issued it), SM clocks; `us` microseconds a
+// cycle. Per stage index the median over the blocks that have it, in us from the block's entry;
+// then per block the sums of the consumers' busy time (there -> released) and of their waits.
+#ifndef SPARSE_SCRIPTS_STAGE_REPORT_H_
+#define SPARSE_SCRIPTS_STAGE_REPORT_H_
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace sparse {
+namespace probe {
+
+inline void PrintStages(int grid, int trace_words, int stage_max, const std::vector<unsigned long long>& t,
+                        const std::vector<unsigned long long>& u, double us) {
+  auto med = [](std::vector<double> x) {
+    if (x.empty()) return 0.0;
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+  };
+  std::printf("  %5s %6s | %8s %8s %8s %8s | %8s %8s\n", "stage", "blocks", "issued", "waiting", "there", "done", "busy",
+              "waited");
+  std::vector<double> busy_sum(grid, 0), wait_sum(grid, 0);
+  std::vector<int> count(grid, 0);
+  for (int q = 0; q < stage_max; ++q) {
+    std::vector<double> is, w0, w1, w2, busy, waited;
+    for (int b = 0; b < grid; ++b) {
+      const unsigned long long* x = &u[(static_cast<size_t>(b) * stage_max + q) * 4];
+      const unsigned long long e = t[static_cast<size_t>(b) * trace_words + 0];
+      if (x[2] == 0 || x[2] < e) continue;
+      is.push_back((static_cast<double>(x[3]) - e) * us);
+      w0.push_back((static_cast<double>(x[0]) - e) * us);
+      w1.push_back((static_cast<double>(x[1]) - e) * us);
+      w2.push_back((static_cast<double>(x[2]) - e) * us);
+      busy.push_back((static_cast<double>(x[2]) - x[1]) * us);
+      waited.push_back((static_cast<double>(x[1]) - x[0]) * us);
+      busy_sum[b] += busy.back(), wait_sum[b] += waited.back(), ++count[b];
+    }
+    if (is.empty()) break;
+    std::printf("  %5d %6zu | %8.2f %8.2f %8.2f %8.2f | %8.3f %8.3f\n", q, is.size(), med(is), med(w0), med(w1), med(w2),
+                med(busy), med(waited));
+  }
+  std::vector<double> bs, ws, ns;
+  for (int b = 0; b < grid; ++b)
+    if (count[b]) bs.push_back(busy_sum[b]), ws.push_back(wait_sum[b]), ns.push_back(count[b]);
+  std::printf("  per block (median): %.0f stages traced, consumers busy %.2f us, waiting %.2f us\n", med(ns), med(bs),
+              med(ws));
+}
+
+}  // namespace probe
+}  // namespace sparse
+#endif
