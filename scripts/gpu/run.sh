@@ -430,6 +430,19 @@ task_engine() {
   return $rc
 }
 
+# ncu_full KERNEL_REGEX CMD...: Nsight Compute --set full on the second launch of a kernel whose
+# name matches (clocks left alone), as step "ncu": the details page into $W/details.txt and the
+# source page (SASS with its stall samples) as CSV, xz-compressed, into $W/sass.csv.xz.
+ncu_full() {
+  local kernel=$1
+  shift
+  step "$(task_timeout 300)" ncu ncu --set full --import-source yes --clock-control none -k "regex:$kernel" \
+    --launch-skip 1 --launch-count 1 -o "$W/profile" "$@" &&
+    ncu --import "$W/profile.ncu-rep" --page details --print-details all --print-summary none >"$W/details.txt" 2>&1 &&
+    { ncu --import "$W/profile.ncu-rep" --page source --csv --print-source sass --print-summary none 2>/dev/null |
+      xz -T4 >"$W/sass.csv.xz"; }
+}
+
 # gemm MODE [ARGS]: the Hopper GEMM engine's workbench (scripts/gpu/probe/gemm_probe.cu;
 # docs/gemm-engine.md), built on the GPU machine for sm_90a into $GPU_TMP/gb (again only when
 # its sources changed), then run. MODE: the workbench's own (selftest, check, list,
@@ -449,11 +462,7 @@ task_gemm() {
   case $mode in
     memcheck) step "$(task_timeout 300)" memcheck compute-sanitizer --tool memcheck "$gb/gemm_probe" check ;;
     ncu)
-      step "$(task_timeout 300)" ncu ncu --set full --import-source yes --clock-control none -k regex:GemmKernel \
-        --launch-skip 1 --launch-count 1 -o "$W/profile" "$gb/gemm_probe" one "$@" &&
-        ncu --import "$W/profile.ncu-rep" --page details --print-details all --print-summary none >"$W/details.txt" 2>&1 &&
-        { ncu --import "$W/profile.ncu-rep" --page source --csv --print-source sass --print-summary none 2>/dev/null |
-          xz -T4 >"$W/sass.csv.xz"; }
+      ncu_full GemmKernel "$gb/gemm_probe" one "$@"
       ;;
     *) step "$(task_timeout 300)" "$mode" "$gb/gemm_probe" "$mode" "$@" ;;
   esac
@@ -500,11 +509,7 @@ task_unst() {
   case $mode in
     memcheck | racecheck) step "$(task_timeout 600)" "$mode" env "${envs[@]}" compute-sanitizer --tool "$mode" "$ub/unst_probe" check ;;
     ncu)
-      step "$(task_timeout 300)" ncu ncu --set full --import-source yes --clock-control none -k regex:StreamKernel \
-        --launch-skip 1 --launch-count 1 -o "$W/profile" "${p[@]}" one "$@" &&
-        ncu --import "$W/profile.ncu-rep" --page details --print-details all --print-summary none >"$W/details.txt" 2>&1 &&
-        { ncu --import "$W/profile.ncu-rep" --page source --csv --print-source sass --print-summary none 2>/dev/null |
-          xz -T4 >"$W/sass.csv.xz"; }
+      ncu_full StreamKernel "${p[@]}" one "$@"
       ;;
     sass)
       cuobjdump -sass "$ub/unst_probe" 2>"$W/sass.err" | awk -v re="${1:-.}" '/^[ \t]+Function : /{keep = ($0 ~ re)} keep' |

@@ -598,25 +598,12 @@ static int StagesOne(const char* name, int m, int k, int n) {
   if (!v) return 2;
   OneCase c(*v, m, k, n);
   Launch& l = c.l;
-  namespace en = sparse::cuda::engine;
-  DevBuf tr(static_cast<size_t>(l.grid) * en::kTraceWords * 8);
-  DevBuf st(static_cast<size_t>(l.grid) * en::kStageTraceMax * 4 * 8);
-  CK(cudaMemset(tr.p, 0, tr.bytes));
-  CK(cudaMemset(st.p, 0, st.bytes));
-  l.args.trace = static_cast<unsigned long long*>(tr.p);
-  l.args.stage_trace = static_cast<unsigned long long*>(st.p);
   Timer timer;
-  const double ev = timer.Events([&](int) { return Run(l, 0); }, 9);
-  std::vector<unsigned long long> t(static_cast<size_t>(l.grid) * en::kTraceWords);
-  std::vector<unsigned long long> u(static_cast<size_t>(l.grid) * en::kStageTraceMax * 4);
-  CK(cudaMemcpy(t.data(), tr.p, t.size() * 8, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(u.data(), st.p, u.size() * 8, cudaMemcpyDeviceToHost));
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  const double us = 1e3 / clock_khz;
+  const sparse::probe::StageTrace r =
+      sparse::probe::TraceStages(l.args, l.grid, [&] { return timer.Events([&](int) { return Run(l, 0); }, 9); });
   std::printf("stages: %s %dx%d n=%d grid %d cluster %d, events %.2f us (SM clock at %.0f MHz nominal)\n", name, m, k, n,
-              l.grid, l.cluster, ev, clock_khz / 1e3);
-  sparse::probe::PrintStages(l.grid, en::kTraceWords, en::kStageTraceMax, t, u, us);
+              l.grid, l.cluster, r.events, 1.0 / r.us);
+  sparse::probe::PrintStages(r);
   return 0;
 }
 

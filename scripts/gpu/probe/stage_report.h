@@ -1,20 +1,60 @@
-// The streaming engine's per-stage trace, reported (the workbenches' `stages` modes:
-// engine_probe.cu, unst_probe.cu). t: per block kTraceWords stamps (Trace), u: per block and
-// stage index four stamps (StageTrace: 0 the first consumer warp begins to wait, 1 the stage is
-// there, 2 computed and released, 3 the producer issued it), SM clocks; `us` microseconds a
-// cycle. Per stage index the median over the blocks that have it, in us from the block's entry;
-// then per block the sums of the consumers' busy time (there -> released) and of their waits.
+// The streaming engine's per-stage trace, taken and reported (the workbenches' `stages` modes:
+// engine_probe.cu, unst_probe.cu).
 #ifndef SPARSE_SCRIPTS_STAGE_REPORT_H_
 #define SPARSE_SCRIPTS_STAGE_REPORT_H_
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <vector>
 
+#include "cuda/spmm/stream_engine.cuh"
+#include "scripts/gpu/probe/probe_util.h"
+
 namespace sparse {
 namespace probe {
 
-inline void PrintStages(int grid, int trace_words, int stage_max, const std::vector<unsigned long long>& t,
-                        const std::vector<unsigned long long>& u, double us) {
+// One launch's stamps: t per block kTraceWords (Trace), u per block and stage index four
+// (StageTrace: 0 the first consumer warp begins to wait, 1 the stage is there, 2 computed and
+// released, 3 the producer issued it), SM clocks; us microseconds a cycle (the device's nominal
+// clock); events the median event time of the timed launches.
+struct StageTrace {
+  int grid = 0;
+  std::vector<unsigned long long> t, u;
+  double us = 0, events = 0;
+};
+
+// Runs timed() (event-timed launches of a kernel with `args` and `grid` blocks, returning their
+// median) with the engine's trace buffers attached to args, and keeps the last launch's stamps.
+template <class Timed>
+StageTrace TraceStages(cuda::engine::Args& args, int grid, Timed timed) {
+  namespace en = cuda::engine;
+  StageTrace r;
+  r.grid = grid;
+  DevBuf tr(static_cast<size_t>(grid) * en::kTraceWords * 8);
+  DevBuf st(static_cast<size_t>(grid) * en::kStageTraceMax * 4 * 8);
+  CK(cudaMemset(tr.p, 0, tr.bytes));
+  CK(cudaMemset(st.p, 0, st.bytes));
+  args.trace = static_cast<unsigned long long*>(tr.p);
+  args.stage_trace = static_cast<unsigned long long*>(st.p);
+  r.events = timed();
+  r.t.resize(static_cast<size_t>(grid) * en::kTraceWords);
+  r.u.resize(static_cast<size_t>(grid) * en::kStageTraceMax * 4);
+  CK(cudaMemcpy(r.t.data(), tr.p, r.t.size() * 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(r.u.data(), st.p, r.u.size() * 8, cudaMemcpyDeviceToHost));
+  args.trace = nullptr, args.stage_trace = nullptr;
+  int clock_khz = 0;
+  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  r.us = 1e3 / clock_khz;
+  return r;
+}
+
+// Per stage index the median over the blocks that have it, in us from the block's entry; then
+// per block the sums of the consumers' busy time (there -> released) and of their waits.
+inline void PrintStages(const StageTrace& r) {
+  const int grid = r.grid, trace_words = cuda::engine::kTraceWords, stage_max = cuda::engine::kStageTraceMax;
+  const std::vector<unsigned long long>&t = r.t, &u = r.u;
+  const double us = r.us;
   auto med = [](std::vector<double> x) {
     if (x.empty()) return 0.0;
     std::sort(x.begin(), x.end());

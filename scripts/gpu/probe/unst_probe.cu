@@ -439,24 +439,11 @@ int One(const char* name, int m, int k, int n, double sp) {
 int Stages(const char* name, int m, int k, int n, double sp) {
   return WithVariant(name, m, k, n, sp, [&](const UnstVariant&, const UnstStream&, Launch& l,
                                             const std::vector<uint16_t>&, DevBuf&, DevBuf&) {
-    namespace en = sparse::cuda::engine;
-    DevBuf tr(static_cast<size_t>(l.grid) * en::kTraceWords * 8);
-    DevBuf st(static_cast<size_t>(l.grid) * en::kStageTraceMax * 4 * 8);
-    CK(cudaMemset(tr.p, 0, tr.bytes));
-    CK(cudaMemset(st.p, 0, st.bytes));
-    l.args.trace = static_cast<unsigned long long*>(tr.p);
-    l.args.stage_trace = static_cast<unsigned long long*>(st.p);
     Timer timer;
-    const double ev = timer.Events([&](int) { return Run(l, 0); }, 9);
-    std::vector<unsigned long long> t(static_cast<size_t>(l.grid) * en::kTraceWords);
-    std::vector<unsigned long long> u(static_cast<size_t>(l.grid) * en::kStageTraceMax * 4);
-    CK(cudaMemcpy(t.data(), tr.p, t.size() * 8, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(u.data(), st.p, u.size() * 8, cudaMemcpyDeviceToHost));
-    int clock_khz = 0;
-    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+    const StageTrace r = TraceStages(l.args, l.grid, [&] { return timer.Events([&](int) { return Run(l, 0); }, 9); });
     std::printf("stages: %s %dx%d n=%d s=%.2f grid %d, %lld items (%d row blocks x %d stages), events %.2f us (SM clock at %.0f MHz nominal)\n",
-                name, m, k, n, sp, l.grid, l.args.total, l.args.row_blocks, l.args.kstages, ev, clock_khz / 1e3);
-    PrintStages(l.grid, en::kTraceWords, en::kStageTraceMax, t, u, 1e3 / clock_khz);
+                name, m, k, n, sp, l.grid, l.args.total, l.args.row_blocks, l.args.kstages, r.events, 1.0 / r.us);
+    PrintStages(r);
     return 0;
   });
 }

@@ -80,34 +80,27 @@ struct Format<18, kCap>
 template <int kCap>
 struct Format<19, kCap>
     : FormatOf<e::UnstructuredBitmap<kCap, e::kBitmapPred, 2, true>, UnstLayout::kBitmapFrag, 128, 69, 8, 2, 1> {};
-// The pair kinds' capacity (registers per tile) for a group's (values per tile).
+// The pair kinds: UnstructuredPairs at the capacity (registers per tile) for a group's (values
+// per tile), named by it; stage width, ring budget, warps, blocks per SM (N < 64, N = 64) and
+// the engine's lean kernel as named.
 constexpr int PairCap(int values) { return values >= 256 ? 128 : values >= 144 ? 100 : values >= 88 ? 72 : values; }
-template <int kCap>
-struct Format<20, kCap>
-    : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 128, 108, 8, 2, 1> {
+template <int kCap, int kStage, int kBudget, int kWarps, int kBlocks, int kBlocks64, bool kLean = true>
+struct PairsOf : FormatOf<e::UnstructuredPairs<PairCap(kCap), kLean>, UnstLayout::kPairFrag, kStage, kBudget, kWarps,
+                          kBlocks, kBlocks64> {
   static constexpr int kCapShown = PairCap(kCap);
 };
 template <int kCap>
-struct Format<21, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 128, 72, 4, 3, 2> {
-  static constexpr int kCapShown = PairCap(kCap);
-};
+struct Format<20, kCap> : PairsOf<kCap, 128, 108, 8, 2, 1> {};
 template <int kCap>
-struct Format<22, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 256, 200, 8, 1, 1> {
-  static constexpr int kCapShown = PairCap(kCap);
-};
+struct Format<21, kCap> : PairsOf<kCap, 128, 72, 4, 3, 2> {};
 template <int kCap>
-struct Format<23, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 128, 200, 8, 1, 1> {
-  static constexpr int kCapShown = PairCap(kCap);
-};
+struct Format<22, kCap> : PairsOf<kCap, 256, 200, 8, 1, 1> {};
 template <int kCap>
-struct Format<24, kCap> : FormatOf<e::UnstructuredPairs<PairCap(kCap)>, UnstLayout::kPairFrag, 256, 100, 4, 2, 2> {
-  static constexpr int kCapShown = PairCap(kCap);
-};
+struct Format<23, kCap> : PairsOf<kCap, 128, 200, 8, 1, 1> {};
 template <int kCap>
-struct Format<25, kCap>
-    : FormatOf<e::UnstructuredPairs<PairCap(kCap), false>, UnstLayout::kPairFrag, 128, 108, 8, 2, 1> {
-  static constexpr int kCapShown = PairCap(kCap);
-};
+struct Format<24, kCap> : PairsOf<kCap, 256, 100, 4, 2, 2> {};
+template <int kCap>
+struct Format<25, kCap> : PairsOf<kCap, 128, 108, 8, 2, 1, false> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
