@@ -25,14 +25,21 @@ namespace engine {
 
 // A chunk's wgmma from A registers (kChunk 16-column tiles from tile t0 of the stage, B through
 // the stage's descriptor db), committed as one group: the register decodes' multiply.
-template <DType kType, int kNT8, int kChunk>
+// kLoHi: the descriptor stepped in its low half alone (WgmmaRs::RunLoHi).
+template <DType kType, int kNT8, int kChunk, bool kLoHi = false>
 __device__ __forceinline__ void MultiplyRegisterA(float (&acc)[1][kNT8][4], uint32_t (&af)[kChunk][4], uint64_t db,
                                                   int t0) {
   wg::Pin<kNT8 * 4>(&acc[0][0][0]);
   wg::Fence();
+  const uint32_t lo = static_cast<uint32_t>(db), hi = static_cast<uint32_t>(db >> 32);
 #pragma unroll
-  for (int j = 0; j < kChunk; ++j)
-    wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + (((t0 + j) * 16 * 16 * kNT8) >> 4));
+  for (int j = 0; j < kChunk; ++j) {
+    if constexpr (kLoHi) {
+      wg::WgmmaRs<kType, 8 * kNT8>::RunLoHi(&acc[0][0][0], af[j], lo + (((t0 + j) * 16 * 16 * kNT8) >> 4), hi);
+    } else {
+      wg::WgmmaRs<kType, 8 * kNT8>::Run(&acc[0][0][0], af[j], db + (((t0 + j) * 16 * 16 * kNT8) >> 4));
+    }
+  }
   wg::Commit();
 }
 

@@ -28,8 +28,11 @@ namespace engine {
 // kCapWords: the ring's room for a stage, in stored registers per 16 x 16 tile on average over
 // the stage (at most 128; StageBytes and Issue, the offset table's runs, are
 // UnstructuredScatter's). kLeanEngine: the engine's lean kernel (stream_engine.cuh, HasLean;
-// false keeps its trace hooks, for the workbench's `stages` mode).
-template <int kCapWords, bool kLeanEngine = true>
+// false keeps its trace hooks, for the workbench's `stages` mode). kTrim (v25): each register's
+// bit tested against a per-lane mask (no shift of the quad's word a tile) and B's descriptor
+// stepped in its low half (MultiplyRegisterA's kLoHi). kChunkTiles: the tiles decoded before
+// their wgmma are issued (8: 32 A registers; 4 leaves room for two blocks per SM at N = 64).
+template <int kCapWords, bool kLeanEngine = true, bool kTrim = false, int kChunkTiles = 8>
 struct UnstructuredPairs : UnstructuredScatter<(kCapWords < 128 ? kCapWords : 128)> {
   static_assert(kCapWords > 0 && kCapWords <= 128, "a 16 x 16 tile holds at most 128 registers");
   static constexpr bool kWgB = true;  // B through a descriptor (N % 8 == 0)
@@ -73,26 +76,48 @@ struct UnstructuredPairs : UnstructuredScatter<(kCapWords < 128 ? kCapWords : 12
         : "r"(at), "r"(bits));
 #undef SPARSE_PR_REG
   }
+  // DecodeTile with the lane's four bits tested in the quad's word as loaded (m: 1 << (sh + i)).
+  __device__ static __forceinline__ void DecodeTileMasked(uint32_t r, uint32_t vals, const uint32_t (&m)[4],
+                                                          uint32_t before, uint32_t (&af)[4]) {
+    const uint32_t word = LdShared32(r);
+    const uint32_t at = vals + 4 * ((word >> 16) + __popc(word & before));
+#define SPARSE_PR_REG(i, m)                                 \
+  "and.b32 t, %5, %" #m ";\nsetp.ne.b32 p, t, 0;\n"         \
+  "@p ld.shared.b32 %" #i ", [c];\n@p add.u32 c, c, 4;\n"
+    asm("{\n.reg .pred p;\n.reg .b32 c, t;\n"
+        "mov.b32 c, %4;\nmov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
+        SPARSE_PR_REG(0, 6) SPARSE_PR_REG(1, 7) SPARSE_PR_REG(2, 8) SPARSE_PR_REG(3, 9) "}\n"
+        : "=&r"(af[0]), "=&r"(af[1]), "=&r"(af[2]), "=&r"(af[3])
+        : "r"(at), "r"(word), "r"(m[0]), "r"(m[1]), "r"(m[2]), "r"(m[3]));
+#undef SPARSE_PR_REG
+  }
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int, int, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {
     static_assert(kNG == 1 && kMS == 1 && kCW % 4 == 0, "whole warpgroups of one strip per warp, no n-split");
     constexpr int kTiles = kKS / 16;
     // At most eight tiles' A registers (32) at once: wider stages decode and multiply in chunks.
-    constexpr int kChunk = kTiles < 8 ? kTiles : 8;
+    constexpr int kChunk = kTiles < kChunkTiles ? kTiles : kChunkTiles;
     static_assert(kTiles % kChunk == 0, "whole chunks");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const uint32_t base = SmemAddr(st);
     const uint32_t rec = base + warp * kTiles * kUnstPairTileBytes + 4 * (lane >> 2);
     const uint32_t vals = base + FixedBytes<kCW, kKS>();
     const uint32_t sh = 4 * (lane & 3), before = (1u << sh) - 1;  // the quad's bits before this lane
+    const uint32_t m[4] = {1u << sh, 2u << sh, 4u << sh, 8u << sh};
     const uint64_t db = wg::Desc(a.b_desc, SmemAddr(bs));
 #pragma unroll 1
     for (int c = 0; c < kTiles; c += kChunk) {
       uint32_t af[kChunk][4];
 #pragma unroll
-      for (int j = 0; j < kChunk; ++j) DecodeTile(rec + (c + j) * kUnstPairTileBytes, vals, sh, before, af[j]);
-      MultiplyRegisterA<kType, kNT8, kChunk>(acc, af, db, c);
+      for (int j = 0; j < kChunk; ++j) {
+        if constexpr (kTrim) {
+          DecodeTileMasked(rec + (c + j) * kUnstPairTileBytes, vals, m, before, af[j]);
+        } else {
+          DecodeTile(rec + (c + j) * kUnstPairTileBytes, vals, sh, before, af[j]);
+        }
+      }
+      MultiplyRegisterA<kType, kNT8, kChunk, kTrim>(acc, af, db, c);
       // The stage's B is read by the group: complete before the engine releases the stage.
       wg::Wait<0>();
       wg::Pin<kNT8 * 4>(&acc[0][0][0]);

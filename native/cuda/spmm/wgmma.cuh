@@ -166,7 +166,11 @@ SPARSE_WGSS(64, "%32", "%33", "%34", kBF16, "bf16", SPARSE_WGSS_F32)
 template <DType kType, int kN>
 struct WgmmaRs;
 // IA: the operand number of A's first register (after D's N / 2); B and scale-d follow it.
-#define SPARSE_WGRS(NN, IA, IB, IS, TYPE, PTX, DOPS)                                                       \
+// RunLoHi: B's descriptor as its two 32-bit halves, joined in the instruction's own block: a
+// caller that steps the start address adds to the low half alone (a 32-bit add a wgmma where
+// the 64-bit one cost ptxas about six instructions, the halves moved to uniform registers one by
+// one; v25). The start address field (bits 0-13) of a shared address below 256 KB never carries.
+#define SPARSE_WGRS(NN, IA, IB, IS, IL, IH, ILS, TYPE, PTX, DOPS)                                           \
   template <>                                                                                          \
   struct WgmmaRs<DType::TYPE, NN> {                                                                    \
     __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b) {         \
@@ -176,15 +180,22 @@ struct WgmmaRs;
                    : DOPS                                                                              \
                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));                      \
     }                                                                                                  \
+    __device__ __forceinline__ static void RunLoHi(float* d, const uint32_t (&a)[4], uint32_t lo, uint32_t hi) { \
+      asm volatile("{\n.reg .pred p;\n.reg .b64 bd;\nsetp.ne.b32 p, " ILS ", 0;\nmov.b64 bd, {" IL ", " IH "};\n" \
+                   "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." PTX "." PTX " {" SPARSE_WGSS_D##NN \
+                   "}, " IA ", bd, p, 1, 1, 1;\n}\n"                                                  \
+                   : DOPS                                                                              \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(lo), "r"(hi), "r"(1));            \
+    }                                                                                                  \
   };
-SPARSE_WGRS(8, "{%4, %5, %6, %7}", "%8", "%9", kF16, "f16", SPARSE_WGSS_F4(0))
-SPARSE_WGRS(8, "{%4, %5, %6, %7}", "%8", "%9", kBF16, "bf16", SPARSE_WGSS_F4(0))
-SPARSE_WGRS(16, "{%8, %9, %10, %11}", "%12", "%13", kF16, "f16", SPARSE_WGSS_F8)
-SPARSE_WGRS(16, "{%8, %9, %10, %11}", "%12", "%13", kBF16, "bf16", SPARSE_WGSS_F8)
-SPARSE_WGRS(32, "{%16, %17, %18, %19}", "%20", "%21", kF16, "f16", SPARSE_WGSS_F16)
-SPARSE_WGRS(32, "{%16, %17, %18, %19}", "%20", "%21", kBF16, "bf16", SPARSE_WGSS_F16)
-SPARSE_WGRS(64, "{%32, %33, %34, %35}", "%36", "%37", kF16, "f16", SPARSE_WGSS_F32)
-SPARSE_WGRS(64, "{%32, %33, %34, %35}", "%36", "%37", kBF16, "bf16", SPARSE_WGSS_F32)
+SPARSE_WGRS(8, "{%4, %5, %6, %7}", "%8", "%9", "%8", "%9", "%10", kF16, "f16", SPARSE_WGSS_F4(0))
+SPARSE_WGRS(8, "{%4, %5, %6, %7}", "%8", "%9", "%8", "%9", "%10", kBF16, "bf16", SPARSE_WGSS_F4(0))
+SPARSE_WGRS(16, "{%8, %9, %10, %11}", "%12", "%13", "%12", "%13", "%14", kF16, "f16", SPARSE_WGSS_F8)
+SPARSE_WGRS(16, "{%8, %9, %10, %11}", "%12", "%13", "%12", "%13", "%14", kBF16, "bf16", SPARSE_WGSS_F8)
+SPARSE_WGRS(32, "{%16, %17, %18, %19}", "%20", "%21", "%20", "%21", "%22", kF16, "f16", SPARSE_WGSS_F16)
+SPARSE_WGRS(32, "{%16, %17, %18, %19}", "%20", "%21", "%20", "%21", "%22", kBF16, "bf16", SPARSE_WGSS_F16)
+SPARSE_WGRS(64, "{%32, %33, %34, %35}", "%36", "%37", "%36", "%37", "%38", kF16, "f16", SPARSE_WGSS_F32)
+SPARSE_WGRS(64, "{%32, %33, %34, %35}", "%36", "%37", "%36", "%37", "%38", kBF16, "bf16", SPARSE_WGSS_F32)
 #undef SPARSE_WGRS
 
 }  // namespace wg

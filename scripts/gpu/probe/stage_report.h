@@ -87,6 +87,43 @@ inline void PrintStages(const StageTrace& r) {
     if (count[b]) bs.push_back(busy_sum[b]), ws.push_back(wait_sum[b]), ns.push_back(count[b]);
   std::printf("  per block (median): %.0f stages traced, consumers busy %.2f us, waiting %.2f us\n", med(ns), med(bs),
               med(ws));
+  // The blocks' own stamps (Trace): entry and end on the global timer (ns, across SMs), the
+  // first stage, the last stage's end, the partners' sums and the end on the SM clock.
+  unsigned long long g0 = ~0ull, g1 = 0;
+  for (int b = 0; b < grid; ++b) {
+    const unsigned long long* x = &t[static_cast<size_t>(b) * trace_words];
+    if (x[4] && x[5]) g0 = std::min(g0, x[4]), g1 = std::max(g1, x[5]);
+  }
+  std::vector<double> entry, first, last, sums, end;
+  for (int b = 0; b < grid; ++b) {
+    const unsigned long long* x = &t[static_cast<size_t>(b) * trace_words];
+    if (!x[4] || !x[5]) continue;
+    entry.push_back((x[4] - g0) * 1e-3);
+    if (x[1] >= x[0]) first.push_back((static_cast<double>(x[1]) - x[0]) * us);
+    if (x[2] >= x[0]) last.push_back((static_cast<double>(x[2]) - x[0]) * us);
+    if (x[6] >= x[0]) sums.push_back((static_cast<double>(x[6]) - x[0]) * us);
+    if (x[3] >= x[0]) end.push_back((static_cast<double>(x[3]) - x[0]) * us);
+  }
+  // STAGES_CSV=FILE: every block's stamps (its Trace words, then per stage issued / waiting /
+  // there / done), SM clock cycles and global-timer ns as taken.
+  if (const char* path = std::getenv("STAGES_CSV")) {
+    if (FILE* f = std::fopen(path, "w")) {
+      for (int b = 0; b < grid; ++b) {
+        std::fprintf(f, "%d", b);
+        for (int i = 0; i < trace_words; ++i) std::fprintf(f, ",%llu", t[static_cast<size_t>(b) * trace_words + i]);
+        for (int q = 0; q < stage_max; ++q)
+          for (int i = 0; i < 4; ++i) std::fprintf(f, ",%llu", u[(static_cast<size_t>(b) * stage_max + q) * 4 + i]);
+        std::fprintf(f, "\n");
+      }
+      std::fclose(f);
+    }
+  }
+  auto mx = [](const std::vector<double>& x) { return x.empty() ? 0.0 : *std::max_element(x.begin(), x.end()); };
+  std::printf(
+      "  blocks: entry after the first block's median %.2f max %.2f us; from entry (median / max): first stage %.2f / "
+      "%.2f, last stage done %.2f / %.2f, sums ready %.2f / %.2f, end %.2f / %.2f us; grid span %.2f us, events %.2f us\n",
+      med(entry), mx(entry), med(first), mx(first), med(last), mx(last), med(sums), mx(sums), med(end), mx(end),
+      g1 > g0 ? (g1 - g0) * 1e-3 : 0.0, r.events);
 }
 
 }  // namespace probe

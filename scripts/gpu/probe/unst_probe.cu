@@ -145,7 +145,11 @@ Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, 
   }
   l.fn = v.fn, l.smem = v.smem, l.threads = v.threads;
   l.grid = static_cast<int>(std::min<long long>(static_cast<long long>(SmCount()) * v.per_sm, a.total));
-  a.fixup = sparse::cuda::engine::kFixupSlots;
+  // Timing experiments (stages, time): UNST_GRID blocks instead of every resident one (at most
+  // those), UNST_FIXUP=2 drops the partial sums and C (kFixupDrop: C wrong).
+  if (const char* g = std::getenv("UNST_GRID")) l.grid = std::max(1, std::min(l.grid, std::atoi(g)));
+  a.fixup = std::getenv("UNST_FIXUP") && std::atoi(std::getenv("UNST_FIXUP")) == 2 ? sparse::cuda::engine::kFixupDrop
+                                                                                    : sparse::cuda::engine::kFixupSlots;
   a.slots = engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
   a.cluster = 0;
   const size_t need = static_cast<size_t>(a.row_blocks) * a.slots * 16 * v.strips * 8 * v.nt8 * 4;

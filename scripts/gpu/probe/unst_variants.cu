@@ -84,9 +84,10 @@ struct Format<19, kCap>
 // per tile), named by it; stage width, ring budget, warps, blocks per SM (N < 64, N = 64) and
 // the engine's lean kernel as named.
 constexpr int PairCap(int values) { return values >= 256 ? 128 : values >= 144 ? 100 : values >= 88 ? 72 : values; }
-template <int kCap, int kStage, int kBudget, int kWarps, int kBlocks, int kBlocks64, bool kLean = true>
-struct PairsOf : FormatOf<e::UnstructuredPairs<PairCap(kCap), kLean>, UnstLayout::kPairFrag, kStage, kBudget, kWarps,
-                          kBlocks, kBlocks64> {
+template <int kCap, int kStage, int kBudget, int kWarps, int kBlocks, int kBlocks64, bool kLean = true,
+          bool kTrim = false, int kChunk = 8>
+struct PairsOf : FormatOf<e::UnstructuredPairs<PairCap(kCap), kLean, kTrim, kChunk>, UnstLayout::kPairFrag, kStage,
+                          kBudget, kWarps, kBlocks, kBlocks64> {
   static constexpr int kCapShown = PairCap(kCap);
 };
 template <int kCap>
@@ -101,6 +102,14 @@ template <int kCap>
 struct Format<24, kCap> : PairsOf<kCap, 256, 100, 4, 2, 2> {};
 template <int kCap>
 struct Format<25, kCap> : PairsOf<kCap, 128, 108, 8, 2, 1, false> {};
+template <int kCap>
+struct Format<26, kCap> : PairsOf<kCap, 128, 108, 8, 2, 1, true, true> {};
+template <int kCap>
+struct Format<27, kCap> : PairsOf<kCap, 128, 108, 8, 2, 1, true, true, 4> {};
+template <int kCap>
+struct Format<28, kCap> : PairsOf<kCap, 128, 108, 8, 2, 2, true, true, 4> {};
+template <int kCap>
+struct Format<29, kCap> : PairsOf<kCap, 128, 108, 8, 2, 1, false, true> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {

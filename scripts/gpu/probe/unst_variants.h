@@ -68,16 +68,23 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //  23 unpr1   as unpr with a 200 KB ring, one block per SM
 //  24 unpr4w  as unpr4 with stages of 256 columns, a 100 KB ring, two blocks per SM
 //  25 unprt   as unpr with the engine's trace hooks (not lean): for `stages`, where its time goes
+//  26 unprd   as unpr with the trimmed decode (v25, UnstructuredPairs' kTrim: each bit tested
+//             against a per-lane mask, B's descriptor stepped in its low half)
+//  27 unprdc  as unprd with chunks of four tiles (16 A registers)
+//  28 unprd2c as unprdc with two blocks per SM at N = 64 too (registers bounded at 96: they
+//             spill 32 bytes there, 56 with chunks of eight tiles; v25 did not build it)
+//  29 unprdt  as unprd with the engine's trace hooks (not lean): for `stages`
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named. Kinds 6-11 and 13 keep the engine's trace hooks and spinning signaller
 // (kLeanEngine false: as measured in v23); the others run its lean kernel.
-constexpr int kUnstKinds = 26;
+constexpr int kUnstKinds = 30;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
                                                     "unbmp",  "unbm4x",  "unbmpl", "unbmp256",
                                                     "unbm4xl", "unbmh",   "unbm4h", "unbm4q",  "unbmh8",
                                                     "unbmq",   "unpr",    "unpr4",   "unpr256", "unpr1",
-                                                    "unpr4w",  "unprt"};
+                                                    "unpr4w",  "unprt",   "unprd",   "unprdc",  "unprd2c",
+                                                    "unprdt"};
 
 struct UnstVariant {
   const char* name;
@@ -106,7 +113,8 @@ constexpr int kUnstGroups = 5;
   X(16, 1) X(16, 2) X(16, 3) X(17, 1) X(17, 2) X(17, 3) X(18, 1) X(18, 2) X(18, 3) \
   X(19, 1) X(19, 2) X(19, 3) X(20, 0) X(20, 1) X(20, 2) X(20, 3) X(21, 0) X(21, 1) X(21, 2) X(21, 3) \
   X(22, 1) X(22, 2) X(22, 3) X(23, 1) X(23, 2) X(23, 3) X(24, 1) X(24, 2) X(24, 3) \
-  X(25, 1) X(25, 2) X(25, 3)
+  X(25, 1) X(25, 2) X(25, 3) X(26, 1) X(26, 2) X(26, 3) X(27, 1) X(27, 2) X(27, 3) X(28, 1) X(28, 2) X(28, 3) \
+  X(29, 1) X(29, 2) X(29, 3)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE
