@@ -591,19 +591,17 @@ __device__ __forceinline__ int Peek(const Args& a, int rb) {
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&acc)[kMS][kNT8][4]) {
   constexpr int kSlot = SlotFloats<kCW, kMS, kNT8>();
-  // Slots' loads in flight per fragment: eight with one fragment (N <= 8: a short row block's
-  // eight or nine contributors in one round trip, v25), else four.
-  constexpr int kIn = kMS * kNT8 == 1 ? 8 : 4;
   const Slots sl = SlotsOf<kCW, kMS, kNT8>(a, rb);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  for (int c0 = 0; c0 < sl.nc; c0 += kIn) {
+  // Four slots' loads in flight per fragment.
+  for (int c0 = 0; c0 < sl.nc; c0 += 4) {
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms)
 #pragma unroll
       for (int j = 0; j < kNT8; ++j) {
-        float4 v[kIn];
+        float4 v[4];
 #pragma unroll
-        for (int u = 0; u < kIn; ++u) {
+        for (int u = 0; u < 4; ++u) {
           const int c = c0 + u;
           v[u] = c < sl.nc && c != skip ? __ldcg(reinterpret_cast<const float4*>(
                                                      sl.ws + c * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) +
@@ -611,7 +609,7 @@ __device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&
                                         : make_float4(0.f, 0.f, 0.f, 0.f);
         }
 #pragma unroll
-        for (int u = 0; u < kIn; ++u)
+        for (int u = 0; u < 4; ++u)
           acc[ms][j][0] += v[u].x, acc[ms][j][1] += v[u].y, acc[ms][j][2] += v[u].z, acc[ms][j][3] += v[u].w;
       }
   }
@@ -627,15 +625,10 @@ __device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&
 // their slots to its sums and writes C. Otherwise it stores its sums in its slot and hands
 // the count to the signaller warp (a release fence and an atomic add, which would stall a
 // consumer warp for a microsecond or two); the answer is read in Finish, at the end of the
-// range. Returns the row block left pending, or -1. `q`: the pending partials so far. `final`:
-// the range's last segment: nothing is left to hide the count behind, so thread 0 counts it
-// itself (the release fence and the atomic add, after a barrier over the consumers' slot
-// stores) and, when the count completes the row block, this block reduces at once: the
-// signaller's hand-off (an mbarrier each way, and the lean signaller's sleep) is off the end's
-// path (v25).
+// range. Returns the row block left pending, or -1. `q`: the pending partials so far.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
-                                          FixupFlags* fl, int peeked, int q, bool final) {
+                                          FixupFlags* fl, int peeked, int q) {
   if (stages == a.kstages) {
     if (threadIdx.x == 0) Trace(a, 6);  // the workbench's trace: the sums' end, before C
     if (a.fixup != kFixupDrop) {  // kFixupDrop (workbench timing only): C not written
@@ -664,18 +657,6 @@ __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, flo
     for (int j = 0; j < kNT8; ++j)
       __stcg(reinterpret_cast<float4*>(sl.ws + sl.own * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) + lane,
              make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]));
-  if (final) {
-    NamedBarrier(1, 32 * kCW);  // every consumer's slot stores issued (and fl->counted read)
-    if (threadIdx.x == 0) {
-      __threadfence();  // release the slot (cumulative over the barrier)
-      const int last = atomicAdd(a.counters + rb, stages) + stages == a.kstages;
-      if (last) __threadfence(), Trace(a, 6);  // acquire the others' slots
-      fl->counted = last;
-    }
-    NamedBarrier(1, 32 * kCW);
-    if (fl->counted) Reduce<kType, kCW, kMS, kNT8, kNG>(a, rb, sl.own, acc);
-    return -1;
-  }
   if (threadIdx.x == 0) fl->rb[q] = rb, fl->stages[q] = stages;
   __syncwarp();
   if (lane == 0) MbarArrive(SmemAddr(&fl->stored[q]));
@@ -890,9 +871,9 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB), per stage.
   const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows;
   int cur = -1, first = 0, s = 0, peeked = 0, pend0 = -1, pend1 = -1;
-  auto contribute = [&](int stages, bool final) {
+  auto contribute = [&](int stages) {
     const int q = pend0 < 0 ? 0 : 1;
-    const int p = Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, stages, acc, &fl, peeked, q, final);
+    const int p = Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, stages, acc, &fl, peeked, q);
     if (p >= 0) (q == 0 ? pend0 : pend1) = p;
   };
   // At item (rb, ks): a new row block ends the previous one's sums.
@@ -900,7 +881,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     if (rb == cur) return;
     if (cur >= 0) {
       F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, a.kstages, acc);
-      contribute(a.kstages - first, false);
+      contribute(a.kstages - first);
       zero();
     }
     cur = rb, first = ks;
@@ -942,7 +923,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   if (cur >= 0) {
     const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
     F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, end, acc);
-    if (!clustered) contribute(end - first, true);
+    if (!clustered) contribute(end - first);
   }
   if (clustered) {
     static_assert(SlotFloats<kCW, kMS, kNT8>() * 4 <= kStages * E::kStageBytes, "the sums fit in the ring");
