@@ -147,7 +147,7 @@ Napi::Value Stream24RowsJs(const Napi::CallbackInfo& info) {
 }
 
 // unstStream({m, k, nnz, n}) -> {wins, pairs, warps}: whether the selection runs an unstructured
-// f16/bf16 matrix on the family ube where it can run (UnstStreamWins, provisional), on which form
+// f16/bf16 matrix on the family ube where it can run (UnstStreamWins), on which form
 // (pairs: the pair stream, UnstPairsWins; else the bitmap stream), and the consumer warps of that
 // form's kernel at N (8 for the pair stream; UnstStreamWarps for the bitmap stream).
 // Synchronous; pure C++.

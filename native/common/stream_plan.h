@@ -158,17 +158,23 @@ inline int UnstPairCapacity(int max_stage_words) {
 }
 
 // Whether the selection runs an unstructured f16/bf16 m x k matrix with nnz nonzeros at N = n
-// on the bitmap stream (where it can run: compute capability 9.0), rather than the older
-// unstructured families (tc, bm, tile, split).
-// PROVISIONAL: measured on the workbench only at 50, 70 and 90 % sparsity (N 8-64: 0.84 / 0.91 /
-// 0.94x cuBLAS f16, against 0.42 / 0.48 / 0.75x for the addon's unstructured families then; issue
-// 24, v23). Below 5 % density (over 95 % sparse) it declines: not measured there, and the CSR
-// and tc kernels' time falls with the nonzeros while the stream's 0.1875 bytes per weight do not.
-// To be fitted on the H200 against the old families (all forced, events, the suite's shapes and
-// held-out ones, 0-99 %).
-constexpr long long kUnstStreamDensityDivisor = 20;  // density at least 1 / 20 (5 %)
+// on the stream kernels (family ube, where it can run: compute capability 9.0), rather than the
+// older unstructured families (tc, bm, tile, split): at N <= 64 where the density is at least
+// UnstStreamMinDensityPermille(n) per mille.
+// The physics: the stream decodes and multiplies every 16 x 16 tile, so its time hardly falls
+// with the nonzeros (v25: 20.2 us at 90 % against 23.6 at 70 %, 11008 x 4096, N = 8), while the
+// CSR kernel's (split) work is its nonzeros' and, at N = 1, the tensor cores' padding to eight
+// columns is the stream's loss; the split kernel takes over at a higher density the smaller N is.
+// Fitted on the H200 (v25, `sparse bench --suite llm --tune`: every variant timed per case, f16,
+// the suite's three shapes at 80 / 90 / 95 / 98 %, N 1 / 8 / 16 / 64): at N = 1 split is faster
+// from 90 % (1.61-1.86x cuBLAS against 1.12-1.34x) and within 3 % at 80 % except on 4096^2
+// (1.21 against 1.05x); at N = 8 and 16 the stream is faster at 90 % (by 4-32 %) and split at
+// 95 % (by 14-30 %, one tie); at N = 64 they split the 95 % cases (0.96 / 1.05 / 0.78x against
+// 0.80 / 1.06 / 0.96x) and split wins at 98 %. N 2-7 and 17-63 lie between measured N and take
+// their neighbours' thresholds.
+inline int UnstStreamMinDensityPermille(int n) { return n < 8 ? 150 : n <= 16 ? 75 : 50; }
 inline bool UnstStreamWins(long long m, long long k, long long nnz, int n) {
-  return n >= 1 && n <= kUnstStreamMaxN && m >= 1 && k >= 1 && kUnstStreamDensityDivisor * nnz >= m * k;
+  return n >= 1 && n <= kUnstStreamMaxN && m >= 1 && k >= 1 && 1000 * nnz >= UnstStreamMinDensityPermille(n) * m * k;
 }
 
 // Which form of the family runs where UnstStreamWins says the family does: the pair stream
@@ -178,8 +184,9 @@ inline bool UnstStreamWins(long long m, long long k, long long nnz, int n) {
 // Measured on the workbench (H200, f16, N 8-64, six LLM shapes, 2026-12-03; unpr against
 // unbmp / unbm4x): the pair form 0.93x the bitmap form's time overall; at 70 % 1.00-1.05x
 // cuBLAS against 0.95-0.98x, at 90 % 1.15-1.21x against 0.98-1.01x, at 50 % about 1 % slower.
-// The threshold sits between 50 % (bitmap 1 % faster) and 70 % (pairs 5 % faster); not
-// measured between them.
+// The threshold sits between 50 % (bitmap 1 % faster) and 70 % (pairs 5 % faster); held out
+// (v25 call 1: 14336 x 4096, 4096 x 14336, 6144 x 4096, N 8-64) the pair form's time is 0.990x
+// the bitmap's at 55 %, 0.971x at 60 % and 0.948x at 65 %.
 constexpr long long kUnstPairsSparsityPercent = 60;  // pairs where zeros are >= 60 % of m k
 inline bool UnstPairsWins(long long m, long long k, long long nnz) {
   return m >= 1 && k >= 1 && 100 * (m * k - nnz) >= kUnstPairsSparsityPercent * m * k;

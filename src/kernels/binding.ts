@@ -237,8 +237,8 @@ export interface NativeKernels {
   stream24Rows(args: {m: number; k: number; n: number; resident: Int32Array}): 64 | 128
   /**
    * Whether the selection runs an unstructured f16/bf16 m x k matrix with nnz nonzeros at N = n
-   * on the family ube (compute capability 9.0; provisional rule: N <= 64 and density at least
-   * 5 %), on which form (`pairs`: the pair stream, where sparsity is at least 60 %; else the
+   * on the family ube (compute capability 9.0; N <= 64 and density at least 15 % at N < 8, 7.5 %
+   * at N 8-16, 5 % above), on which form (`pairs`: the pair stream, where sparsity is at least 60 %; else the
    * bitmap stream), and the consumer warps of that form's kernel at N (the pair stream: 8; the
    * bitmap stream: 8 for N <= 32, else 4; 16 x warps rows a row block):
    * native/common/stream_plan.h, UnstStreamWins, UnstPairsWins and UnstStreamWarps.

@@ -220,11 +220,11 @@ describe('kernels on the CPU against the float64 reference', () => {
 
 // The selection of the unstructured kernel on the streaming engine (family ube, rank 15), planned
 // without data (the sizes and nnz alone decide; no GPU needed, a build with CUDA is): on compute
-// capability 9.0 for unstructured f16/bf16 at N <= 64 and density >= 5 % (UnstStreamWins, its
-// provisional rule); the pair stream (ube_p8) from 60 % sparsity on (UnstPairsWins), below it the
-// bitmap stream, w8 to N = 32 and w4 above; both forms listed for --tune; declined (the older
-// families run) past N = 64, over 95 % sparse, for f32 and for 2:4 matrices (the 2:4 kernels); on
-// any other GPU or none, never listed nor selected.
+// capability 9.0 for unstructured f16/bf16 at N <= 64 above a density that falls with N (15 % at
+// N < 8, 7.5 % at N 8-16, 5 % above: UnstStreamWins); the pair stream (ube_p8) from 60 % sparsity
+// on (UnstPairsWins), below it the bitmap stream, w8 to N = 32 and w4 above; both forms listed for
+// --tune; declined (the older families run) past N = 64, under those densities, for f32 and for
+// 2:4 matrices (the 2:4 kernels); on any other GPU or none, never listed nor selected.
 describe('the selection of the unstructured stream kernels (ube: bitmap and pair stream)', function () {
   before(function () {
     if (!cudaInfo().built) {
@@ -234,7 +234,7 @@ describe('the selection of the unstructured stream kernels (ube: bitmap and pair
   })
 
   for (const dtype of ['f16', 'bf16'] as const) {
-    it(`${dtype}: on compute capability 9.0 at N <= 64 and density >= 5 %, nowhere else`, () => {
+    it(`${dtype}: on compute capability 9.0 at N <= 64 and density >= 15 / 7.5 / 5 % by N, nowhere else`, () => {
       const hopper = cudaInfo().computeCapability === '9.0'
       const plan = (m: number, k: number, nnz: number, n: number, d: ValueDType = dtype, structure?: '2:4') =>
         spmmVariants({m, k, n, nnz, dtype: d, structure})
@@ -245,7 +245,9 @@ describe('the selection of the unstructured stream kernels (ube: bitmap and pair
       else for (const v of picks) expect(v).to.not.match(/^ube_/)
       expect(plan(4096, 4096, half, 16).variants.filter((v) => v.startsWith('ube_'))).to.deep.equal(hopper ? ['ube_w8', 'ube_p8'] : [])
       expect(plan(4096, 4096, half, 40).variants.filter((v) => v.startsWith('ube_'))).to.deep.equal(hopper ? ['ube_w4', 'ube_p8'] : [])
-      expect(plan(4096, 4096, fivePercent, 8).selected, '5 % dense').to.equal(hopper ? 'ube_p8' : plan(4096, 4096, 0, 8).selected)
+      expect(plan(4096, 4096, fivePercent, 32).selected, '5 % dense, N = 32').to.equal(hopper ? 'ube_p8' : plan(4096, 4096, 0, 32).selected)
+      const tenPercent = Math.ceil(4096 * 4096 / 10)
+      expect(plan(4096, 4096, tenPercent, 8).selected, '10 % dense, N = 8').to.equal(hopper ? 'ube_p8' : plan(4096, 4096, 0, 8).selected)
       // The pair stream from 60 % sparsity on, at every N to 64; one nonzero more, the bitmap stream.
       const sixty = (4096 * 4000 * 2) / 5
       const pairs = [1, 8, 33, 64].map((n) => plan(4096, 4000, sixty, n).selected)
@@ -255,7 +257,9 @@ describe('the selection of the unstructured stream kernels (ube: bitmap and pair
       expect(plan(4096, 4000, sixty + 1, 40).selected, 'just under 60 %, N = 40').to.equal(hopper ? 'ube_w4' : plan(4096, 4000, sixty + 1, 40).selected)
       for (const [what, p] of [
         ['N = 65', plan(4096, 4096, half, 65)],
-        ['over 95 % sparse', plan(4096, 4096, fivePercent - 1, 8)],
+        ['over 95 % sparse, N = 32', plan(4096, 4096, fivePercent - 1, 32)],
+        ['5 % dense, N = 8', plan(4096, 4096, fivePercent, 8)],
+        ['10 % dense, N = 1', plan(4096, 4096, tenPercent, 1)],
         ['2:4', plan(4096, 4096, half, 8, dtype, '2:4')],
       ] as const) expect(p.selected, what).to.not.match(/^ube_/)
       expect(plan(4096, 4096, half, 65).variants.some((v) => v.startsWith('ube_')), 'not listed past N = 64').to.equal(false)

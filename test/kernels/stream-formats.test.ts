@@ -285,20 +285,26 @@ describe("the streaming engine's launch plan (host)", () => {
     expect(() => addon.stream24Rows({m: 64, k: 64, n: 8, resident: Int32Array.from([-1, 0, 0, 0, 0, 0, 0, 0])})).to.throw(RangeError, /negative/)
   })
 
-  // The Hopper unstructured family (ube, spmm_unst_engine_sm90a.cu): its provisional rule
-  // (UnstStreamWins: N <= 64, density at least 5 %), the warps by N, and the bitmap stream it
-  // prepares: its bytes as src/sparse/memory.ts counts them, and the smallest ring capacity that
-  // holds its densest stage.
-  it('runs unstructured f16/bf16 on the bitmap stream at N <= 64 and density >= 5 %, w8 up to N = 32', () => {
+  // The Hopper unstructured family (ube, spmm_unst_engine_sm90a.cu): its rule (UnstStreamWins:
+  // N <= 64, density at least 15 % at N < 8, 7.5 % at N 8-16 and 5 % above: where the CSR kernels
+  // stop being faster, v25), the warps by N, and the bitmap stream it prepares: its bytes as
+  // src/sparse/memory.ts counts them, and the smallest ring capacity that holds its densest stage.
+  it('runs unstructured f16/bf16 on the stream at N <= 64 above a density that falls with N, w8 up to N = 32', () => {
     const at = (m: number, k: number, nnz: number, n: number) => addon.unstStream({m, k, nnz, n})
     const d = 4096 * 4096
     expect([1, 8, 32, 33, 64, 65, 128].map((n) => at(4096, 4096, d / 2, n).wins)).to.deep.equal([true, true, true, true, true, false, false])
     expect([1, 8, 16, 32, 33, 40, 64].map((n) => at(4096, 4096, d / 2, n).warps)).to.deep.equal([8, 8, 8, 8, 4, 4, 4])
-    // 5 % density is in, one nonzero fewer is out; dense and 90 % sparse are in.
-    expect(at(4096, 4096, Math.ceil(d / 20), 8).wins).to.equal(true)
-    expect(at(4096, 4096, Math.ceil(d / 20) - 1, 8).wins).to.equal(false)
-    expect([d, Math.round(d / 10), 0].map((nnz) => at(4096, 4096, nnz, 16).wins)).to.deep.equal([true, true, false])
-    expect(at(100, 1, 5, 1).wins, '5 of 100 weights').to.equal(true)
+    // Each threshold is in, one nonzero fewer is out: 15 % at N 1-7, 7.5 % at N 8-16, 5 % at N 17-64.
+    const atLeast = (permille: number) => Math.ceil((d * permille) / 1000)
+    for (const [n, permille] of [[1, 150], [7, 150], [8, 75], [16, 75], [17, 50], [64, 50]]) {
+      expect(at(4096, 4096, atLeast(permille), n).wins, `N = ${n}, ${permille / 10} %`).to.equal(true)
+      expect(at(4096, 4096, atLeast(permille) - 1, n).wins, `N = ${n}, under ${permille / 10} %`).to.equal(false)
+    }
+    // 90 % sparse: the stream at N 8-64, the CSR kernels at N = 1; dense in, empty out.
+    expect([1, 8, 16, 32, 64].map((n) => at(4096, 4096, Math.round(d / 10), n).wins)).to.deep.equal([false, true, true, true, true])
+    expect([d, 0].map((nnz) => at(4096, 4096, nnz, 16).wins)).to.deep.equal([true, false])
+    expect(at(100, 1, 15, 1).wins, '15 of 100 weights at N = 1').to.equal(true)
+    expect(at(100, 1, 14, 1).wins, '14 of 100 weights at N = 1').to.equal(false)
     expect(() => addon.unstStream({m: 0, k: 4, nnz: 0, n: 1})).to.throw(RangeError, /at least 1/)
   })
 

@@ -34,7 +34,8 @@
 // with the encoder's message. The row-block height is the operand's layout: an operand serves
 // the variants of its warps, at its capacity.
 // The selection takes f16/bf16 unstructured matrices at N <= 64 where common/stream_plan.h's
-// UnstStreamWins says so (provisional: density >= 5 %).
+// UnstStreamWins says so (density at least 15 % at N < 8, 7.5 % at N 8-16, 5 % above: fitted
+// against the CSR kernels in v25).
 //
 // The pair stream (the second form): common/unstructured_stream.h's kPairFrag layout, per 16 x 16
 // tile a 32-byte record (a bit per A register, one word per lane quad) and the stored registers,
@@ -414,7 +415,7 @@ void UnstFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 // Rank 15: after the 2:4 kernels (8-10), which take 2:4 matrices, and before the bitmap (20) and
 // tensor-core (30) kernels and the CSR ones, which take what this one declines: unstructured
 // f16/bf16 at N <= 64 on compute capability 9.0 where common/stream_plan.h's UnstStreamWins says
-// so (provisional: density at least 5 %). The form by UnstPairsWins: the pair stream where
+// so (density at least 15 / 7.5 / 5 % at N < 8 / 8-16 / above). The form by UnstPairsWins: the pair stream where
 // sparsity is at least 60 % (measured faster at 70 and 90 %), the bitmap stream below.
 bool SelectUnstFamily(const SpmmProblem& p, int, SpmmChoice* ch) {
   const UnstForm form = UnstPairsWins(p.m, p.k, p.nnz) ? UnstForm::kPairs : UnstForm::kBitmap;

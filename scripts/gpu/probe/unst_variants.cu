@@ -110,6 +110,10 @@ template <int kCap>
 struct Format<28, kCap> : PairsOf<kCap, 128, 108, 8, 2, 2, true, true, 4> {};
 template <int kCap>
 struct Format<29, kCap> : PairsOf<kCap, 128, 108, 8, 2, 1, false, true> {};
+template <int kCap>
+struct Format<30, kCap> : PairsOf<kCap, 128, 108, 8, 2, 2, true, false, 2> {};
+template <int kCap>
+struct Format<31, kCap> : PairsOf<kCap, 128, 108, 8, 2, 2, true, false, 4> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {

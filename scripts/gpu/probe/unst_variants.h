@@ -74,17 +74,20 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //  28 unprd2c as unprdc with two blocks per SM at N = 64 too (registers bounded at 96: they
 //             spill 32 bytes there, 56 with chunks of eight tiles; v25 did not build it)
 //  29 unprdt  as unprd with the engine's trace hooks (not lean): for `stages`
+//  30 unpr2q  as unpr (not trimmed) with chunks of two tiles (8 A registers) and two blocks per
+//             SM at N = 64 too (registers bounded at 96)
+//  31 unpr2h  as unpr2q with chunks of four tiles
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named. Kinds 6-11 and 13 keep the engine's trace hooks and spinning signaller
 // (kLeanEngine false: as measured in v23); the others run its lean kernel.
-constexpr int kUnstKinds = 30;
+constexpr int kUnstKinds = 32;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
                                                     "unbmp",  "unbm4x",  "unbmpl", "unbmp256",
                                                     "unbm4xl", "unbmh",   "unbm4h", "unbm4q",  "unbmh8",
                                                     "unbmq",   "unpr",    "unpr4",   "unpr256", "unpr1",
                                                     "unpr4w",  "unprt",   "unprd",   "unprdc",  "unprd2c",
-                                                    "unprdt"};
+                                                    "unprdt",  "unpr2q",  "unpr2h"};
 
 struct UnstVariant {
   const char* name;
@@ -114,7 +117,7 @@ constexpr int kUnstGroups = 5;
   X(19, 1) X(19, 2) X(19, 3) X(20, 0) X(20, 1) X(20, 2) X(20, 3) X(21, 0) X(21, 1) X(21, 2) X(21, 3) \
   X(22, 1) X(22, 2) X(22, 3) X(23, 1) X(23, 2) X(23, 3) X(24, 1) X(24, 2) X(24, 3) \
   X(25, 1) X(25, 2) X(25, 3) X(26, 1) X(26, 2) X(26, 3) X(27, 1) X(27, 2) X(27, 3) X(28, 1) X(28, 2) X(28, 3) \
-  X(29, 1) X(29, 2) X(29, 3)
+  X(29, 1) X(29, 2) X(29, 3) X(30, 1) X(30, 2) X(30, 3) X(31, 1) X(31, 2) X(31, 3)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE
