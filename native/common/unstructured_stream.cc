@@ -180,6 +180,7 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
 
   const int header = UnstHeaderBytes(layout, strips, kks);
   const int segments = UnstSegments(layout, strips, kks), kblocks = kks / 64;
+  const bool by_row = layout == UnstLayout::kRows;
   std::vector<int> cursor(start.begin(), start.end() - 1);  // each row's next nonzero
   std::vector<std::pair<int, uint16_t>> strip;
   std::vector<uint16_t> starts(segments + 1);
@@ -191,8 +192,22 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
       words.clear();
       starts[0] = 0;
       // Segment q: a strip's stage (kStrip16), or unit q / kblocks's k-block q % kblocks (kWg64;
-      // a row's k-blocks come in column order, so each row's cursor only moves forward).
+      // a row's k-blocks come in column order, so each row's cursor only moves forward), or a
+      // row's stage (kRows: its nonzeros in column order, each word its column in the stage).
       for (int q = 0; q < segments; ++q) {
+        if (by_row) {
+          const int r = rb * strips * 16 + q;
+          if (r < m) {
+            const int c1 = std::min(k, (ks + 1) * kks);
+            for (int& i = cursor[r]; i < start[r + 1] && rows[i].first < c1; ++i) {
+              words.push_back(static_cast<uint32_t>(rows[i].first - ks * kks) << 16 | rows[i].second);
+              ++s.stats.nnz;
+            }
+          }
+          if (words.size() > 0xffff) return "a stage holds more than 65535 nonzeros: use fewer strips or a narrower stage";
+          starts[q + 1] = static_cast<uint16_t>(words.size());
+          continue;
+        }
         const int kb = wg ? q % kblocks : 0;
         const int r0 = wg ? (rb * strips + q / kblocks * 4) * 16 : (rb * strips + q) * 16;
         const int c1 = std::min(k, wg ? ks * kks + (kb + 1) * 64 : (ks + 1) * kks);
@@ -326,7 +341,13 @@ std::string UnstStreamToDense(const UnstStream& s, std::vector<uint16_t>* dense)
           const int off = static_cast<int>(word >> 16);
           int r, col;
           bool outside;
-          if (wg) {
+          if (s.layout == UnstLayout::kRows) {
+            r = rb * s.strips * 16 + q, col = ks * s.kks + off;
+            outside = off >= s.kks;
+            if (!outside && w > starts[q] && off <= static_cast<int>(run[header + 4 * static_cast<size_t>(w - 1) + 2] |
+                                                                      run[header + 4 * static_cast<size_t>(w - 1) + 3] << 8))
+              return "stage " + std::to_string(i) + ": row " + std::to_string(r) + "'s columns are not increasing";
+          } else if (wg) {
             const int rr = off >> 7, c = ((((off >> 4) & 7) ^ (rr & 7)) << 3) | ((off >> 1) & 7);
             r = (rb * s.strips + q / kblocks * 4) * 16 + rr, col = ks * s.kks + q % kblocks * 64 + c;
             outside = off >= 8192;
@@ -336,7 +357,7 @@ std::string UnstStreamToDense(const UnstStream& s, std::vector<uint16_t>* dense)
             r = (rb * s.strips + q) * 16 + rr, col = ks * s.kks + t * 16 + c;
             outside = t >= s.kks / 16;
           }
-          if ((off & 1) || outside || r >= s.m || col >= s.k)
+          if (((off & 1) && s.layout != UnstLayout::kRows) || outside || r >= s.m || col >= s.k)
             return "stage " + std::to_string(i) + ": word " + std::to_string(w) + " points outside the matrix";
           uint16_t& d = (*dense)[static_cast<size_t>(r) * s.k + col];
           if (d != 0) return "stage " + std::to_string(i) + ": position written twice";

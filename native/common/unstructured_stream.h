@@ -50,6 +50,13 @@
 // A lane finds its first value at count[l / 4] + popc(the bits of the lanes before it in its
 // 32-bit bitmap word). Strips past M and columns past K are empty tiles (zero bitmaps). Bytes:
 // 2 per nonzero and 0.1875 per weight. Needs strips kks <= 4096 (counts are 16 bits).
+//
+// A fifth layout (UnstLayout::kRows, for a decode on the CUDA cores whose work follows the
+// nonzeros: UnstructuredRows) keeps each row's nonzeros in column order: the header holds one
+// uint16 word start per row of the row block (strips 16 segments, rows past M empty), and each
+// word is the column within the stage (0 .. kks - 1) << 16 | the value. Bytes: 4 per nonzero
+// and, per stage, 2 (strips 16 + 1) of header rounded to 16 (0.017 a weight at 8 strips of
+// 128 columns).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -74,6 +81,7 @@ enum class UnstLayout : int {
                     // the values lane by lane (UnstructuredBitmap decodes into registers)
   kPairFrag = 3,    // as kBitmapFrag a bit per A register (two adjacent columns of a row) and
                     // its two halves stored whole where either is nonzero (UnstructuredPairs)
+  kRows = 4,        // per row its nonzeros in column order, column << 16 | value (UnstructuredRows)
 };
 
 // kBitmapFrag: the lane and slot of row r, column c (both 0..15) of a tile.
@@ -100,6 +108,7 @@ inline int UnstHeaderBytes(int strips) { return (2 * (strips + 1) + 15) / 16 * 1
 inline int UnstSegments(UnstLayout layout, int strips, int kks) {
   return layout == UnstLayout::kWg64                                                  ? strips / 4 * (kks / 64)
          : layout == UnstLayout::kBitmapFrag || layout == UnstLayout::kPairFrag ? 0
+         : layout == UnstLayout::kRows                                          ? strips * 16
                                                                                 : strips;
 }
 inline int UnstHeaderBytes(UnstLayout layout, int strips, int kks) {

@@ -3,6 +3,7 @@
 // M and K off the tile grid, unsorted CSR rows and explicit zeros; each stream decoded back must
 // give the matrix (zeros as +0), every stage must fit its run, and bad input must be refused.
 // Run: bash scripts/test-unstructured-stream.sh
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -70,6 +71,7 @@ void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks,
                            (layout == sparse::UnstLayout::kWg64        ? " wg64"
                             : layout == sparse::UnstLayout::kBitmapFrag ? " bitmap"
                             : layout == sparse::UnstLayout::kPairFrag   ? " pairs"
+                            : layout == sparse::UnstLayout::kRows       ? " rows"
                                                                         : "");
   const std::vector<uint16_t> a = RandomMatrix(m, k, sparsity, special, rng);
   const Csr c = ToCsr(a, m, k, special);
@@ -265,6 +267,83 @@ int main() {
       }
     Expect(ok, "pair decode, emulated: every lane's fragment is the matrix's");
     Expect(stored == nonempty && s.stats.max_stage_words > 0, "pair decode: the registers stored are the nonempty pairs");
+  }
+  // The rows layout (per row its nonzeros in column order, column << 16 | value).
+  for (auto sh : shapes)
+    for (double sp : {0.0, 0.5, 0.9, 1.0})
+      for (bool special : {false, true}) RoundTrip(sh.m, sh.k, sp, special, 8, 128, rng, sparse::UnstLayout::kRows);
+  for (int strips : {1, 4, 8})
+    for (int kks : {16, 128, 256}) RoundTrip(300, 777, 0.7, true, strips, kks, rng, sparse::UnstLayout::kRows);
+  // UnstructuredRows's product, emulated lane by lane as the device does it: lane l of warp w
+  // walks row l % 16 of strip w and adds value x B[column][8 j + 4 (l / 16) + q] into its
+  // register (j, q); Fix's eight shuffles an n-tile then give lane 4 g + t the m16n8 fragment
+  // (rows g, g + 8; columns 2 t, 2 t + 1). Checked against the dense product, N = 8 and 16; and
+  // kParity's order (the row's two lanes take its nonzeros in turn, every column, then fold into
+  // the column halves at each stage's end) gives the same registers.
+  for (const int n : {8, 16}) {
+    const int m = 70, k = 300, strips = 4, kks = 128, nt8 = n / 8;
+    const std::vector<uint16_t> a = RandomMatrix(m, k, 0.8, true, rng);
+    const Csr c = ToCsr(a, m, k, false);
+    UnstStream s;
+    Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s,
+                                   sparse::UnstLayout::kRows).empty(), "rows decode: build");
+    std::vector<double> b(static_cast<size_t>(k) * n);
+    for (auto& x : b) x = static_cast<int>(rng() % 7) - 3;
+    auto half = [](uint16_t h) {  // f16 bits to double (the test's values are normal or zero)
+      const int e = (h >> 10) & 31, f = h & 1023;
+      const double v = e == 0 ? f * std::ldexp(1.0, -24) : (1024 + f) * std::ldexp(1.0, e - 25);
+      return (h & 0x8000) ? -v : v;
+    };
+    bool ok = true;
+    const int header = sparse::UnstHeaderBytes(sparse::UnstLayout::kRows, strips, kks);
+    for (int rb = 0; rb < s.row_blocks; ++rb)
+      for (int w = 0; w < strips; ++w) {
+        double acc[32][2][4] = {}, accp[32][2][4] = {};  // [lane][j][q], the rows' order
+        for (int ks = 0; ks < s.kstages; ++ks) {
+          const uint8_t* st = s.data.data() + 16 * static_cast<size_t>(s.offsets[rb * s.kstages + ks]);
+          double sum[32][2][8] = {};  // kParity: the stage's sums of every column, by parity
+          for (int lane = 0; lane < 32; ++lane) {
+            const int row = w * 16 + (lane & 15), h = lane >> 4;
+            const int w0 = st[2 * row] | st[2 * row + 1] << 8, w1 = st[2 * row + 2] | st[2 * row + 3] << 8;
+            for (int i = w0; i < w1; ++i) {
+              const uint8_t* p = st + header + 4 * static_cast<size_t>(i);
+              const int col = ks * kks + (p[2] | p[3] << 8);
+              const double v = half(static_cast<uint16_t>(p[0] | p[1] << 8));
+              for (int j = 0; j < nt8; ++j)
+                for (int q = 0; q < 4; ++q) acc[lane][j][q] += v * b[static_cast<size_t>(col) * n + 8 * j + 4 * h + q];
+              if ((i - w0) % 2 == h)
+                for (int j = 0; j < nt8; ++j)
+                  for (int q = 0; q < 8; ++q) sum[lane][j][q] += v * b[static_cast<size_t>(col) * n + 8 * j + q];
+            }
+          }
+          // The fold: lane l keeps columns 4 h .. 4 h + 3 and adds its partner's (l ^ 16).
+          for (int lane = 0; lane < 32; ++lane) {
+            const int h = lane >> 4, partner = lane ^ 16;
+            for (int j = 0; j < nt8; ++j)
+              for (int q = 0; q < 4; ++q) accp[lane][j][q] += sum[lane][j][4 * h + q] + sum[partner][j][4 * h + q];
+          }
+        }
+        for (int lane = 0; lane < 32; ++lane)
+          for (int j = 0; j < nt8; ++j)
+            for (int q = 0; q < 4; ++q) ok &= accp[lane][j][q] == acc[lane][j][q];
+        for (int lane = 0; lane < 32; ++lane) {
+          const int g = lane >> 2, t = lane & 3, lo = g + 16 * (t >> 1), hi = lo + 8;
+          const bool odd = t & 1;
+          for (int j = 0; j < nt8; ++j) {
+            const double f[4] = {odd ? acc[lo][j][2] : acc[lo][j][0], odd ? acc[lo][j][3] : acc[lo][j][1],
+                                 odd ? acc[hi][j][2] : acc[hi][j][0], odd ? acc[hi][j][3] : acc[hi][j][1]};
+            for (int q = 0; q < 4; ++q) {
+              const int r = (rb * strips + w) * 16 + g + 8 * (q >> 1), col = 8 * j + 2 * t + (q & 1);
+              double want = 0;
+              if (r < m)
+                for (int x = 0; x < k; ++x) want += half(a[static_cast<size_t>(r) * k + x]) * b[static_cast<size_t>(x) * n + col];
+              ok &= f[q] == want;
+            }
+          }
+        }
+      }
+    Expect(ok, "rows decode, emulated with Fix's shuffles: every lane's fragment is the dense product's (N = " +
+                   std::to_string(n) + ")");
   }
   // Every offset of the swizzled image is distinct and decodes to its row and column.
   {

@@ -114,6 +114,10 @@ template <int kCap>
 struct Format<30, kCap> : PairsOf<kCap, 128, 108, 8, 2, 2, true, false, 2> {};
 template <int kCap>
 struct Format<31, kCap> : PairsOf<kCap, 128, 108, 8, 2, 2, true, false, 4> {};
+template <int kCap>
+struct Format<32, kCap> : FormatOf<e::UnstructuredRows<kCap>, UnstLayout::kRows, 128, 108, 8, 2, 1> {};
+template <int kCap>
+struct Format<33, kCap> : FormatOf<e::UnstructuredRows<kCap, true>, UnstLayout::kRows, 128, 108, 8, 2, 1> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {
