@@ -19,8 +19,6 @@
 // iterations as its longest row. Only the nonzeros are multiplied: an Inf in B reaches only the
 // rows that hold its column, as CSR defines it (no re-sum needed; the tensor-core kinds give the
 // dense product's NaN there). Device code only.
-#include <cuda_fp16.h>
-
 #include <cstdint>
 
 #include "common/unstructured_stream.h"
@@ -31,23 +29,10 @@ namespace sparse {
 namespace cuda {
 namespace engine {
 
+// Two 16-bit values of a 32-bit word as floats (low half first; Widen, cuda/common/mma.cuh).
 template <DType kType>
-__device__ __forceinline__ float RowValue(uint32_t bits16) {
-  if constexpr (kType == DType::kBF16) {
-    return __uint_as_float(bits16 << 16);
-  } else {
-    return __half2float(__ushort_as_half(static_cast<unsigned short>(bits16)));
-  }
-}
-// Two 16-bit values of a 32-bit word as floats (low half first).
-template <DType kType>
-__device__ __forceinline__ void RowPair(uint32_t w, float& lo, float& hi) {
-  if constexpr (kType == DType::kBF16) {
-    lo = __uint_as_float(w << 16), hi = __uint_as_float(w & 0xffff0000u);
-  } else {
-    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&w));
-    lo = f.x, hi = f.y;
-  }
+__device__ __forceinline__ void WidenPair(uint32_t w, float& lo, float& hi) {
+  lo = Widen<kType>(static_cast<unsigned short>(w & 0xffff)), hi = Widen<kType>(static_cast<unsigned short>(w >> 16));
 }
 
 // kCapPerTile: the ring's room for a stage, in nonzeros per 16 x 16 tile on average over the
@@ -64,14 +49,13 @@ struct UnstructuredRows : UnstructuredScatter<kCapPerTile> {
   static constexpr int RowHeaderBytes() {
     return (2 * (kStrips * 16 + 1) + 15) / 16 * 16;
   }
-  template <int kStrips, int kKS>
-  static constexpr int CapacityWords() {
-    return kCapPerTile * kStrips * (kKS / 16);
-  }
+  // UnstructuredScatter's capacity in words, behind this layout's larger header.
   template <int kStrips, int kKS>
   static constexpr int StageABytes() {
-    static_assert(kKS <= 2048 && CapacityWords<kStrips, kKS>() <= 65535, "columns and word starts are 16 bits");
-    return (RowHeaderBytes<kStrips>() + 4 * CapacityWords<kStrips, kKS>() + 127) / 128 * 128;
+    using Base = UnstructuredScatter<kCapPerTile>;
+    static_assert(kKS <= 2048 && Base::template CapacityWords<kStrips, kKS>() <= 65535,
+                  "columns and word starts are 16 bits");
+    return (RowHeaderBytes<kStrips>() + 4 * Base::template CapacityWords<kStrips, kKS>() + 127) / 128 * 128;
   }
   template <int kCW, int kMS, int kKS>
   static constexpr int ImageBytes() {
@@ -86,35 +70,36 @@ struct UnstructuredRows : UnstructuredScatter<kCapPerTile> {
     const uint16_t* starts = reinterpret_cast<const uint16_t*>(st);
     const uint32_t* words = reinterpret_cast<const uint32_t*>(st + RowHeaderBytes<kCW>());
     const int w0 = starts[row], w1 = starts[row + 1];
+    // The lane's words from `first`, every `step`-th: add(column in the stage, value).
+    auto walk = [&](int first, int step, auto&& add) {
+      for (int w = first; w < w1; w += step) {
+        const uint32_t word = words[w];
+        add(static_cast<int>(word >> 16), Widen<kType>(static_cast<unsigned short>(word & 0xffff)));
+      }
+    };
+    const unsigned short* bh = reinterpret_cast<const unsigned short*>(bs);  // kBScalar: rows of N halves
     if constexpr (kParity && kNT8 <= 2) {
       float sum[kNT8][8] = {};
       if (a.b_read == kBScalar) {
-        const unsigned short* bh = reinterpret_cast<const unsigned short*>(bs);
-        for (int w = w0 + h; w < w1; w += 2) {
-          const uint32_t word = words[w];
-          const int c = static_cast<int>(word >> 16);
-          const float v = RowValue<kType>(word & 0xffff);
+        walk(w0 + h, 2, [&](int c, float v) {
 #pragma unroll
           for (int n = 0; n < 8 * kNT8; ++n)
-            if (n < a.n) sum[n / 8][n % 8] += v * RowValue<kType>(bh[c * a.n + n]);
-        }
+            if (n < a.n) sum[n / 8][n % 8] += v * Widen<kType>(bh[c * a.n + n]);
+        });
       } else {
-        for (int w = w0 + h; w < w1; w += 2) {
-          const uint32_t word = words[w];
-          const int c = static_cast<int>(word >> 16);
-          const float v = RowValue<kType>(word & 0xffff);
+        walk(w0 + h, 2, [&](int c, float v) {
 #pragma unroll
           for (int j = 0; j < kNT8; ++j) {
             const uint4 b = *reinterpret_cast<const uint4*>(bs + BOffset(a, c, j));
             float f[8];
-            RowPair<kType>(b.x, f[0], f[1]);
-            RowPair<kType>(b.y, f[2], f[3]);
-            RowPair<kType>(b.z, f[4], f[5]);
-            RowPair<kType>(b.w, f[6], f[7]);
+            WidenPair<kType>(b.x, f[0], f[1]);
+            WidenPair<kType>(b.y, f[2], f[3]);
+            WidenPair<kType>(b.z, f[4], f[5]);
+            WidenPair<kType>(b.w, f[6], f[7]);
 #pragma unroll
             for (int q = 0; q < 8; ++q) sum[j][q] += v * f[q];
           }
-        }
+        });
       }
       // Lane l keeps columns 4 h .. 4 h + 3 of each n-tile and takes its partner's (l ^ 16).
 #pragma unroll
@@ -125,38 +110,29 @@ struct UnstructuredRows : UnstructuredScatter<kCapPerTile> {
           const float mine = h ? sum[j][4 + q] : sum[j][q];
           acc[0][j][q] += mine + __shfl_xor_sync(0xffffffffu, give, 16);
         }
-      return;
-    }
-    if (a.b_read == kBScalar) {
-      // N % 8 != 0: B's rows of N halves, element by element (columns past N read nothing).
-      const unsigned short* bh = reinterpret_cast<const unsigned short*>(bs);
-      for (int w = w0; w < w1; ++w) {
-        const uint32_t word = words[w];
-        const int c = static_cast<int>(word >> 16);
-        const float v = RowValue<kType>(word & 0xffff);
+    } else if (a.b_read == kBScalar) {
+      // N % 8 != 0: element by element (columns past N read nothing).
+      walk(w0, 1, [&](int c, float v) {
 #pragma unroll
         for (int j = 0; j < kNT8; ++j)
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
             const int n = 8 * j + 4 * h + q;
-            if (n < a.n) acc[0][j][q] += v * RowValue<kType>(bh[c * a.n + n]);
+            if (n < a.n) acc[0][j][q] += v * Widen<kType>(bh[c * a.n + n]);
           }
-      }
-      return;
-    }
-    for (int w = w0; w < w1; ++w) {
-      const uint32_t word = words[w];
-      const int c = static_cast<int>(word >> 16);
-      const float v = RowValue<kType>(word & 0xffff);
+      });
+    } else {
+      walk(w0, 1, [&](int c, float v) {
 #pragma unroll
-      for (int j = 0; j < kNT8; ++j) {
-        // Halves 4 h .. 4 h + 3 of n-tile j's 16-byte chunk of B's row c.
-        const uint2 b = *reinterpret_cast<const uint2*>(bs + BOffset(a, c, j) + 8 * h);
-        float b0, b1, b2, b3;
-        RowPair<kType>(b.x, b0, b1);
-        RowPair<kType>(b.y, b2, b3);
-        acc[0][j][0] += v * b0, acc[0][j][1] += v * b1, acc[0][j][2] += v * b2, acc[0][j][3] += v * b3;
-      }
+        for (int j = 0; j < kNT8; ++j) {
+          // Halves 4 h .. 4 h + 3 of n-tile j's 16-byte chunk of B's row c.
+          const uint2 b = *reinterpret_cast<const uint2*>(bs + BOffset(a, c, j) + 8 * h);
+          float b0, b1, b2, b3;
+          WidenPair<kType>(b.x, b0, b1);
+          WidenPair<kType>(b.y, b2, b3);
+          acc[0][j][0] += v * b0, acc[0][j][1] += v * b1, acc[0][j][2] += v * b2, acc[0][j][3] += v * b3;
+        }
+      });
     }
   }
   // The rows' order into the m16n8 fragments' (above), before the engine's fixup or StoreC read

@@ -43,7 +43,7 @@ for f in "$out"/unst_obj/group*.ptxas.txt; do
   kind=${kind#group}
   [[ " $spilling " == *" ${kind%_*} "* ]] || checked+=("$f")
 done
-if grep -h -E "Compiling entry|spill" "${checked[@]}" | grep -q -E "[1-9][0-9]* bytes spill"; then
+if grep -q -E "[1-9][0-9]* bytes spill" "${checked[@]}"; then
   echo "error: spills (see $out/unst_probe.regs.txt)"
   exit 1
 fi

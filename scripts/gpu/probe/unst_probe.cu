@@ -234,9 +234,10 @@ int Check() {
         b[static_cast<size_t>(cs.k / 2) * cs.n + (cs.n - 1)] = ToBits(-INFINITY, t);
         b[static_cast<size_t>(cs.k - 1) * cs.n + cs.n / 2] = ToBits(NAN, t);
       }
+      // CSR's reference differs from the dense product's only where B holds an Inf or a NaN.
       std::vector<double> ref, ref_csr;
       Reference(a, b, cs.m, cs.k, cs.n, t, &ref);
-      Reference(a, b, cs.m, cs.k, cs.n, t, &ref_csr, true);
+      if (cs.inf) Reference(a, b, cs.m, cs.k, cs.n, t, &ref_csr, true);
       DevBuf db(b.size() * 2), dc(static_cast<size_t>(cs.m) * cs.n * 2);
       CK(cudaMemcpy(db.p, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
       // One stream per layout (image layout, strips, stage width) the variants use.
@@ -269,7 +270,7 @@ int Check() {
           std::vector<uint16_t> c(static_cast<size_t>(cs.m) * cs.n);
           CK(cudaMemcpy(c.data(), dc.p, c.size() * 2, cudaMemcpyDeviceToHost));
           int bad = 0;
-          const double err = Compare(c, v.layout == UnstLayout::kRows ? ref_csr : ref, t, &bad);
+          const double err = Compare(c, v.layout == UnstLayout::kRows && cs.inf ? ref_csr : ref, t, &bad);
           if (bad || !(err < tol)) {
             std::printf("FAIL %s m=%d k=%d n=%d s=%.2f%s%s rep %d: relerr %.3g, %d bad\n", v.name, cs.m, cs.k, cs.n,
                         cs.sparsity, cs.special ? " special" : "", cs.inf ? " inf" : "", rep, err, bad);
