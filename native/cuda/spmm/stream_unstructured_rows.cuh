@@ -1,8 +1,10 @@
 #ifndef SPARSE_CUDA_SPMM_STREAM_UNSTRUCTURED_ROWS_CUH_
 #define SPARSE_CUDA_SPMM_STREAM_UNSTRUCTURED_ROWS_CUH_
 // Unstructured f16/bf16 weights on the streaming engine (issue 24), a fifth candidate decode
-// (v25, built for the workbench, not yet run on a GPU): the CUDA cores, whose work follows the
-// nonzeros. The tensor-core decodes (UnstructuredBitmap, UnstructuredPairs) decode and multiply
+// (v25, workbench only; measured in v26: correct, 1.01-2.5x the pair kernel's time at 70-95 %,
+// N 8-16, and 1.0-1.4x cuBLAS at N = 1 against split's 1.6-2.7x: not taken; about 25
+// instructions a nonzero at N = 8, docs/unstructured-stream.md "v26"): the CUDA cores, whose
+// work follows the nonzeros. The tensor-core decodes (UnstructuredBitmap, UnstructuredPairs) decode and multiply
 // every 16 x 16 tile whatever it holds: about 300 instructions a stage a warp at every sparsity
 // (v25's SASS), so 90 % costs 0.85x of 70 %'s time. Here a lane walks its row's nonzeros
 // (common/unstructured_stream.h's kRows layout: per row a word start, per nonzero its column in

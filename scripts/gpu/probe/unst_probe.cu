@@ -13,8 +13,10 @@
 //   (check also takes KINDS: only those kinds' variants)
 //   unst_probe one VARIANT M K N S        a few launches of one variant (Nsight Compute)
 //   unst_probe stages VARIANT M K N S     where each stage's time goes (a kind with the engine's
-//                                         trace hooks: unprt)
+//                                         trace hooks: unprt, unrowpt)
 //   unst_probe list
+// Launch experiments (environment, check and timing modes): UNST_GRID=B, UNST_FIXUP=2,
+// UNST_CLUSTER=auto|C (split-K in clusters), UNST_LANES=0, UNST_SKIP_B=1 (MakeLaunch).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -124,7 +126,7 @@ struct Operand {
 struct Launch {
   sparse::cuda::engine::Args args{};
   UnstKernelFn fn = nullptr;
-  int grid = 0, threads = 0, smem = 0;
+  int grid = 0, threads = 0, smem = 0, cluster = 0;  // cluster > 1: split-K in clusters (UNST_CLUSTER)
 };
 
 Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, const void* b, void* c, int n,
@@ -145,6 +147,10 @@ Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, 
     std::printf("cannot stage B for n=%d k=%d box %d\n", n, s.k, v.kks);
     std::exit(1);
   }
+  // Engine experiments (v26, timing only): UNST_LANES=0 has one producer lane arrive on a stage's
+  // full barrier (not all 32); UNST_SKIP_B=1 stages no B (zeros: C wrong).
+  if (const char* e = std::getenv("UNST_LANES")) a.lanes_arrive = std::atoi(e) != 0;
+  if (const char* e = std::getenv("UNST_SKIP_B")) a.skip_b = std::atoi(e) != 0;
   l.fn = v.fn, l.smem = v.smem, l.threads = v.threads;
   l.grid = static_cast<int>(std::min<long long>(static_cast<long long>(SmCount()) * v.per_sm, a.total));
   // Timing experiments (stages, time): UNST_GRID blocks instead of every resident one (at most
@@ -154,6 +160,21 @@ Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, 
                                                                                     : sparse::cuda::engine::kFixupSlots;
   a.slots = engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
   a.cluster = 0;
+  // UNST_CLUSTER (timing and check experiments, v26): "auto" launches as common/stream_plan.h's
+  // PlanStream says (one block per row block or split-K clusters where every row block gets
+  // its block or cluster at once, else stream-K as above); C (2-8) split-K in clusters of C
+  // blocks, one cluster per row block, where that many clusters fit at once (else stream-K).
+  if (const char* cl = std::getenv("UNST_CLUSTER")) {
+    sparse::StreamPlan p{l.grid, 0};
+    if (std::string(cl) == "auto") {
+      p = engine_host::Plan(v.fn, v.threads, v.smem, a.row_blocks, a.kstages);
+    } else {
+      const int c = std::max(2, std::min(sparse::kMaxStreamCluster, std::atoi(cl)));
+      if (engine_host::ResidentClusters(v.fn, v.threads, v.smem, c) >= a.row_blocks) p = {a.row_blocks * c, c};
+    }
+    l.grid = p.grid, l.cluster = p.cluster, a.cluster = p.cluster;
+    a.slots = engine_host::MaxSlots(a.row_blocks, a.kstages, l.grid);
+  }
   const size_t need = static_cast<size_t>(a.row_blocks) * a.slots * 16 * v.strips * 8 * v.nt8 * 4;
   if (need > w.ws.bytes) {
     std::printf("workspace too small: %zu bytes needed\n", need);
@@ -163,6 +184,7 @@ Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, 
 }
 
 cudaError_t Run(const Launch& l, cudaStream_t s) {
+  if (l.cluster > 1) return engine_host::LaunchPlanned(l.fn, sparse::StreamPlan{l.grid, l.cluster}, l.threads, l.smem, s, l.args);
   l.fn<<<l.grid, l.threads, l.smem, s>>>(l.args);
   return cudaGetLastError();
 }

@@ -25,7 +25,8 @@ struct FormatOf {
   static constexpr int kMinBlocks = kBlocks, kMinBlocks32 = kBlocks32, kMinBlocks64 = kBlocks64;
   using F = Decode;
   static constexpr UnstLayout kLayout = kL;
-  static constexpr bool kWg = kL != UnstLayout::kStrip16;
+  // B staged for wgmma; kRows (CUDA cores) takes it as the mma.sync formats do (N = 1 unpadded).
+  static constexpr bool kWg = kL != UnstLayout::kStrip16 && kL != UnstLayout::kRows;
   static constexpr int kCW = kWarps;
   static constexpr int kKS = kStage;
   static constexpr int kBudgetKB = kBudget;
@@ -118,6 +119,13 @@ template <int kCap>
 struct Format<32, kCap> : FormatOf<e::UnstructuredRows<kCap>, UnstLayout::kRows, 128, 108, 8, 2, 1> {};
 template <int kCap>
 struct Format<33, kCap> : FormatOf<e::UnstructuredRows<kCap, true>, UnstLayout::kRows, 128, 108, 8, 2, 1> {};
+// unrowp with the engine's trace hooks (HasLean reads the derived kLean).
+template <int kCap>
+struct UnstRowsTraced : e::UnstructuredRows<kCap, true> {
+  static constexpr bool kLean = false;
+};
+template <int kCap>
+struct Format<34, kCap> : FormatOf<UnstRowsTraced<kCap>, UnstLayout::kRows, 128, 108, 8, 2, 1> {};
 
 template <int kKind, int kCap, DType kType, int kNT8>
 static UnstVariant Make() {

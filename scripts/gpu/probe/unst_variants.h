@@ -78,21 +78,25 @@ using UnstKernelFn = void (*)(cuda::engine::Args);
 //  30 unpr2q  as unpr (not trimmed) with chunks of two tiles (8 A registers) and two blocks per
 //             SM at N = 64 too (registers bounded at 96)
 //  31 unpr2h  as unpr2q with chunks of four tiles
-//  32 unrow   UnstructuredRows (kRows): the CUDA cores walk each row's nonzeros (v25, built, not
-//             yet run); 8 warps, a 108 KB ring, two blocks per SM (one at N = 64); capacities in
+//  32 unrow   UnstructuredRows (kRows): the CUDA cores walk each row's nonzeros (v25; v26:
+//             1.04-2.5x unpr's time, not taken); 8 warps, a 108 KB ring, two blocks per SM (one
+//             at N = 64); B as the mma.sync formats take it (N = 1 unpadded); capacities in
 //             nonzeros per tile as the groups'
 //  33 unrowp  as unrow with the row's two lanes taking its nonzeros in turn (kParity) at N <= 16
+//  34 unrowpt as unrowp with the engine's trace hooks (not lean): for `stages` (v26: where the
+//             engine's time goes when the stages hold almost nothing)
 // All with 8 consumer warps of one strip (row blocks of 128 rows) and stages of 128 columns
 // unless named. Kinds 6-11 and 13 keep the engine's trace hooks and spinning signaller
 // (kLeanEngine false: as measured in v23); the others run its lean kernel.
-constexpr int kUnstKinds = 34;
+constexpr int kUnstKinds = 35;
 constexpr const char* kUnstKindNames[kUnstKinds] = {"unst",   "unstcw",  "unwg",   "unwgzf", "unwg256",
                                                     "unwgzf2", "unbm",   "unbm4",  "unwgzf4", "unbm4p",
                                                     "unbmp",  "unbm4x",  "unbmpl", "unbmp256",
                                                     "unbm4xl", "unbmh",   "unbm4h", "unbm4q",  "unbmh8",
                                                     "unbmq",   "unpr",    "unpr4",   "unpr256", "unpr1",
                                                     "unpr4w",  "unprt",   "unprd",   "unprdc",  "unprd2c",
-                                                    "unprdt",  "unpr2q",  "unpr2h",  "unrow",   "unrowp"};
+                                                    "unprdt",  "unpr2q",  "unpr2h",  "unrow",   "unrowp",
+                                                    "unrowpt"};
 
 struct UnstVariant {
   const char* name;
@@ -123,7 +127,8 @@ constexpr int kUnstGroups = 5;
   X(22, 1) X(22, 2) X(22, 3) X(23, 1) X(23, 2) X(23, 3) X(24, 1) X(24, 2) X(24, 3) \
   X(25, 1) X(25, 2) X(25, 3) X(26, 1) X(26, 2) X(26, 3) X(27, 1) X(27, 2) X(27, 3) X(28, 1) X(28, 2) X(28, 3) \
   X(29, 1) X(29, 2) X(29, 3) X(30, 1) X(30, 2) X(30, 3) X(31, 1) X(31, 2) X(31, 3) \
-  X(32, 1) X(32, 2) X(32, 3) X(32, 4) X(33, 1) X(33, 2) X(33, 3) X(33, 4)
+  X(32, 1) X(32, 2) X(32, 3) X(32, 4) X(33, 1) X(33, 2) X(33, 3) X(33, 4) \
+  X(34, 1) X(34, 2) X(34, 3) X(34, 4)
 #define SPARSE_UNST_DECLARE(k, g) std::vector<UnstVariant> UnstGroup_##k##_##g();
 SPARSE_UNST_GROUPS(SPARSE_UNST_DECLARE)
 #undef SPARSE_UNST_DECLARE
