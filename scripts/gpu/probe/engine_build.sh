@@ -7,7 +7,11 @@ cd "$(dirname "$0")/../../.."
 out=${1:-.gpu}
 mkdir -p "$out/obj"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+# ENGINE_EXTRA_FLAGS adds nvcc flags to every object, e.g. -DSPARSE_ENGINE_SMEM_TRACE (the stage
+# trace in shared memory instead of a global store a stamp; stream_engine.cuh).
 flags=(-std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -lineinfo -Xptxas -v)
+# shellcheck disable=SC2206
+[ -n "${ENGINE_EXTRA_FLAGS:-}" ] && flags+=(${ENGINE_EXTRA_FLAGS})
 pids=()
 for g in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
   "$NVCC" "${flags[@]}" -DGROUP=$g -c scripts/gpu/probe/engine_variants.cu -o "$out/obj/group$g.o" 2>"$out/obj/group$g.ptxas.txt" &

@@ -7,13 +7,15 @@
 # kinds' groups (the others as empty stubs: their kinds then have no variants). Kinds 28, 30 and
 # 31 (two blocks per SM at N = 64: their N = 64 kernels spill 24-32 bytes, as measured in v25)
 # are built only when UNST_ONLY names them, and their spills do not stop the build.
+# UNST_EXTRA_FLAGS adds nvcc flags to every object, e.g. -DSPARSE_ENGINE_SMEM_TRACE (the stage
+# trace in shared memory, the lean kinds traced too: `stages` on unpr, unrowp).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 out=${1:-.gpu}
 mkdir -p "$out/unst_obj"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 export NVCC out
-flags="-std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -lineinfo -Xptxas -v"
+flags="-std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -gencode arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -lineinfo -Xptxas -v ${UNST_EXTRA_FLAGS:-}"
 export flags
 rm -f "$out"/unst_obj/*
 spilling="28 30 31"  # opt-in kinds whose spills are known (above)
