@@ -463,7 +463,8 @@ int One(const char* name, int m, int k, int n, double sp) {
 }
 
 // Where each stage's time goes (mode "stages"; a kind with the engine's trace hooks, such as
-// unprt: the lean kinds compile them out and report nothing): the engine's per-stage stamps
+// unprt, unrowpt: the lean kinds compile them out and report nothing, unless the build has
+// -DSPARSE_ENGINE_SMEM_TRACE, UNST_EXTRA_FLAGS in unst_build.sh): the engine's per-stage stamps
 // of the last of nine event-timed launches (each after an L2 flush), reported as engine_probe's
 // `stages` mode reports them (stage_report.h).
 int Stages(const char* name, int m, int k, int n, double sp) {
