@@ -488,7 +488,9 @@ task_gemm() {
 #                              stall samples) as CSV, xz-compressed, in the task's archive
 #   sass REGEX                 cuobjdump -sass of the kernels whose mangled names match, xz'd
 # KINDS, NS, SPARSITY and TYPES set before run.sh reach the workbench; NAME=VALUE words right
-# after MODE set them for this task alone (e.g. `unst time KINDS=unbmp,unbm4x 4096x4096`).
+# after MODE set them for this task alone (e.g. `unst time KINDS=unbmp,unbm4x 4096x4096`); one
+# after the mode's other arguments fails the task (the workbench would read it as an argument
+# and ignore it: v26's `stages … UNST_FIXUP=2` ran without it).
 UNST_MODES="check time one stages list memcheck racecheck ncu sass"
 task_unst() {
   local mode=${1:-check} ub=$GPU_TMP/ub rc
@@ -496,6 +498,13 @@ task_unst() {
   workbench_mode unst "$mode" "$UNST_MODES" || return 2
   local envs=()
   while [ $# -gt 0 ] && [[ $1 =~ ^[A-Z_]+= ]]; do envs+=("$1") && shift; done
+  local word
+  for word in "$@"; do
+    if [[ $word =~ ^[A-Z_]+= ]]; then
+      note "  unst: '$word' comes after the mode's arguments: NAME=VALUE words go right after the mode (unst $mode $word ...)"
+      return 2
+    fi
+  done
   if [ -f "$GPU_DIR/unst_probe.xz" ]; then
     mkdir -p "$ub"
     [ -x "$ub/unst_probe" ] && [ "$ub/unst_probe" -nt "$GPU_DIR/unst_probe.xz" ] ||

@@ -357,4 +357,23 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     expect(bad.code).to.equal(1)
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("gemm: unknown mode 'bogus'")
   })
+
+  it('unst: NAME=VALUE words right after the mode reach the workbench; one after its arguments fails the task', () => {
+    const w = workbenchWorld(
+      'unst_build.sh',
+      ['scripts/gpu/probe/unst_probe.cu', 'scripts/gpu/probe/unst_variants.cu', 'native/common/unstructured_stream.cc'],
+      'unst_probe',
+      'echo "UNST_FIXUP=${UNST_FIXUP:-unset}"',
+    )
+    const r = runner(w, ['unst', 'stages', 'UNST_FIXUP=2', 'unprt_x', '4096', '4096', '8', '0.9'])
+    expect(r.code, r.stderr + r.stdout).to.equal(0)
+    expect(r.calls).to.include('unst_probe stages unprt_x 4096 4096 8 0.9')
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include('UNST_FIXUP=2')
+    const late = runner(w, ['unst', 'stages', 'unprt_x', '4096', '4096', '8', '0.9', 'UNST_FIXUP=2'])
+    expect(late.code).to.equal(1)
+    expect(late.calls.filter((c) => c.startsWith('unst_probe '))).to.have.length(r.calls.filter((c) => c.startsWith('unst_probe ')).length)
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include(
+      "unst: 'UNST_FIXUP=2' comes after the mode's arguments: NAME=VALUE words go right after the mode",
+    )
+  })
 })
