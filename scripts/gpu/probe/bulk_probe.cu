@@ -3,7 +3,7 @@
 // v26 found its producer issuing one stage every 0.65-0.7 us on an almost empty unstructured
 // stream, docs/stream-engine.md next step 6). No addon, no cuBLAS. Build and run on the GPU
 // machine:
-//   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a scripts/gpu/probe/bulk_probe.cu -o /tmp/bp
+//   nvcc -std=c++17 -O3 -I. -Inative -gencode arch=compute_90a,code=sm_90a scripts/gpu/probe/bulk_probe.cu -o /tmp/bp
 //   /tmp/bp [SIZES] [COPIES] [BLOCKS_PER_SM]     e.g. /tmp/bp 256,2048,8192,32768 8 1,2
 // Each block's lane 0 (of each of PRODUCERS warps, default 1, taking copies in turn) issues
 // COPIES copies of SIZE bytes, back to back, into slots of its ring (one mbarrier each),
@@ -22,14 +22,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));          \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
+#include "scripts/gpu/probe/probe_util.h"  // CK
 
 constexpr int kMaxCopies = 16;
 
