@@ -297,6 +297,11 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   // the time on the workbench, ten cases, and 0.97x in the addon, six shapes). Not at N = 8, 32
   // or 64, whose B comes in longer rows or one run: rotated, 1.04x the time there (24 cases, v22).
   args.rotate = args.b_read == e::kBTma && nt8 == 2 ? 1 : 0;
+  // Split-K clusters of 2 (4096^2 and 4096 x 11008 on w4, 6144 x 4096 on w8, N 1-64): the
+  // partners' sums meet by ClusterPush, one st.async message instead of two cluster barriers
+  // and a round trip of remote reads (v27 workbench, 36 cases: 0.95-0.98x the time where
+  // clusters of 2 run, unchanged elsewhere).
+  args.push = plan.cluster == 2 ? 1 : 0;
   const KernelRef r = KernelFor(p.dtype, a.warps(), nt8, k1);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else

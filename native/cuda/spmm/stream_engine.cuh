@@ -140,6 +140,11 @@ struct Args {
   int slots;              // kFixupSlots: the most blocks that share one row block
   int cluster;            // > 1: split-K in clusters of this many blocks (see StreamKernel); the
                           // grid is row_blocks x cluster, launched with that cluster size
+  int push;               // 1 (with cluster == 2 and an Engine with kPushBytes): the split-K
+                          // partners' sums meet by ClusterPush (each block sends half its warps'
+                          // sums into its partner's shared memory with st.async) instead of
+                          // ClusterReduce's two cluster barriers and remote reads. Workbench
+                          // switch ENGINE_PUSH
   int rotate;             // 1: each block walks its share of a row block's K stages from a
                           // different stage (StageOf); 0: in order. The 2:4 engine sets it at
                           // N = 16 (spmm_24_engine_sm90a.cu): all blocks asking for one stage's
@@ -156,6 +161,12 @@ struct Args {
                           // with programmatic dependent launch. 0: each stage's B right after its
                           // A, so that the first stage is whole before the ring's other A copies
                           // (without PDL the wait returns at once)
+  int prefetch;           // 1: the sums of the one other contributor of the row block whose head
+                          // ends this block's range are loaded into registers when that
+                          // segment begins, if that contributor has counted its stages by then
+                          // (PrefetchOther), so that the range's end adds them from registers
+                          // instead of reading L2 after the last stage. Workbench switch
+                          // ENGINE_PREFETCH; 0: read at the end
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
                           // what moving B costs the stream
@@ -439,7 +450,16 @@ struct Engine {
   static constexpr int kFit = kBudgetKB * 1024 / kStageBytes;
   static constexpr int kStages = kFit < 2 ? 2 : kFit > 8 ? 8 : kFit;
   // The ring, its barriers, and room to align the dynamic shared memory to 1024 bytes.
-  static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+  // ClusterPush's area after the ring's barriers: its mbarrier (16 bytes) and the partner's
+  // sums of half the consumer warps. Only in the one-block-per-SM engines (a ring of 120 KB or
+  // more: the 2:4 engine's), so that the smaller rings keep their blocks per SM.
+  // And only where it fits beside the ring within 226 KB (room for the static shared memory).
+  static constexpr int kPushWanted = 16 + (kCW / 2) * kMS * kNT8 * 512;
+  static constexpr int kPushBytes = kBudgetKB >= 120 && kNG == 1 && kCW % 2 == 0 &&
+                                            kStages * kStageBytes + 2 * kStages * 8 + kPushWanted + 1024 <= 226 * 1024
+                                        ? kPushWanted
+                                        : 0;
+  static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + kPushBytes + 1024;
   static constexpr int kThreads = 32 * (kCW + 2);
   static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
 };
@@ -597,6 +617,68 @@ __device__ __forceinline__ void ClusterReduce(const Args& a, int rb, const float
   ClusterWait();
 }
 
+// Waits for phase `parity` of a barrier that another block of the cluster completes (st.async's
+// transactions): acquire at cluster scope, so that the other block's stores are visible.
+__device__ __forceinline__ void MbarWaitCluster(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "WAITC:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAITC;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// 16 bytes into another block's shared memory (a cluster address), completing `bytes` of the
+// transaction count of that block's barrier `bar` (a cluster address).
+__device__ __forceinline__ void StAsync(uint32_t remote, float4 v, uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+                   remote),
+               "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(bar)
+               : "memory");
+}
+// The end of a block in split-K clusters of 2 with Args::push: warp w's sums are added in block
+// w % 2. A warp whose sums are added in the partner sends them into the partner's push area
+// (`area`: its mbarrier, then (kCW / 2) warps' fragments, warp w's at w / 2) with st.async,
+// after the cluster barrier that StreamKernel's prologue arrived on (the partner's mbarrier is
+// initialised), and is done; a warp whose sums are added here waits for the partner's, adds
+// them and writes C. One one-way message instead of ClusterReduce's two cluster barriers and a
+// round trip of remote reads; no block reads another's shared memory, so no block waits for
+// its partner to finish before it exits. The area's barrier expects its bytes from the start.
+template <DType kType, int kCW, int kMS, int kNT8, int kNG>
+__device__ __forceinline__ void ClusterPush(const Args& a, int rb, float (&acc)[kMS][kNT8][4], unsigned char* area) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const uint32_t rank = ClusterRank(), bar = SmemAddr(area);
+  const uint32_t mine = SmemAddr(area + 16) + ((w / 2) * kMS * kNT8) * 512 + 16 * lane;
+  if (static_cast<uint32_t>(w % 2) != rank) {
+    ClusterWait();
+    const uint32_t other = rank ^ 1u, rbar = MapaShared(bar, other), rbuf = MapaShared(mine, other);
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j)
+        StAsync(rbuf + (ms * kNT8 + j) * 512, make_float4(acc[ms][j][0], acc[ms][j][1], acc[ms][j][2], acc[ms][j][3]),
+                rbar);
+    if (threadIdx.x == 0) Trace(a, 6);
+    return;
+  }
+  MbarWaitCluster(bar, 0);
+  if (threadIdx.x == 0) Trace(a, 6);
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms) {
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j) {
+      float4 v;
+      asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                   : "r"(mine + (ms * kNT8 + j) * 512));
+      acc[ms][j][0] += v.x, acc[ms][j][1] += v.y, acc[ms][j][2] += v.z, acc[ms][j][3] += v.w;
+    }
+    StoreC<kType, kCW, kMS, kNT8, kNG>(a, rb, ms, acc[ms]);
+  }
+}
+
 // The shared state of one block's fixups (consumer threads; thread 0 writes, after a
 // NamedBarrier all read).
 struct FixupFlags {
@@ -633,11 +715,33 @@ __device__ __forceinline__ int Peek(const Args& a, int rb) {
 
 // Adds the slots of row block rb's contributors (all but `skip`) to acc and writes C; clears
 // the row block's counter for the next launch (a CUDA graph too).
+// A contributor's sums loaded ahead (Args::prefetch): slot `slot` of row block `rb` for this
+// warp, or rb < 0.
+template <int kMS, int kNT8>
+struct Prefetched {
+  int rb = -1;    // the row block whose slots `sl` are (found at the start), or -1
+  Slots sl;
+  int slot = -1;  // the slot whose sums this warp holds in v, or -1
+  float4 v[kMS][kNT8];
+};
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
-__device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&acc)[kMS][kNT8][4]) {
+__device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&acc)[kMS][kNT8][4],
+                                       const Prefetched<kMS, kNT8>* pre = nullptr) {
   constexpr int kSlot = SlotFloats<kCW, kMS, kNT8>();
-  const Slots sl = SlotsOf<kCW, kMS, kNT8>(a, rb);
+  const bool mine = pre != nullptr && pre->rb == rb;
+  const Slots sl = mine ? pre->sl : SlotsOf<kCW, kMS, kNT8>(a, rb);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  // The prefetched slot is added here and not loaded again below.
+  const int loaded = mine ? pre->slot : -1;
+  if (loaded >= 0) {
+#pragma unroll
+    for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+      for (int j = 0; j < kNT8; ++j) {
+        const float4 v = pre->v[ms][j];
+        acc[ms][j][0] += v.x, acc[ms][j][1] += v.y, acc[ms][j][2] += v.z, acc[ms][j][3] += v.w;
+      }
+  }
   // Four slots' loads in flight per fragment.
   for (int c0 = 0; c0 < sl.nc; c0 += 4) {
 #pragma unroll
@@ -648,7 +752,7 @@ __device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           const int c = c0 + u;
-          v[u] = c < sl.nc && c != skip ? __ldcg(reinterpret_cast<const float4*>(
+          v[u] = c < sl.nc && c != skip && c != loaded ? __ldcg(reinterpret_cast<const float4*>(
                                                      sl.ws + c * kSlot + ((w * kMS + ms) * kNT8 + j) * 128) +
                                                  lane)
                                         : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -663,6 +767,25 @@ __device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&
   if (threadIdx.x == 0) a.counters[rb] = 0;
 }
 
+// Args::prefetch, when the segment of pre->rb (this block's first `stages` of it) begins: each
+// lane reads the row block's count with acquire semantics and, if the other contributor has
+// counted its stages, loads that block's sums of this warp's fragments (slot 1) into registers.
+// The loads are not waited for here: their first use is at the range's end (Reduce).
+template <int kCW, int kMS, int kNT8>
+__device__ __forceinline__ void PrefetchOther(const Args& a, Prefetched<kMS, kNT8>* pre, int stages) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(a.counters + pre->rb) : "memory");
+  if (v + stages != a.kstages) return;
+  constexpr int kSlot = SlotFloats<kCW, kMS, kNT8>();
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  pre->slot = 1;
+#pragma unroll
+  for (int ms = 0; ms < kMS; ++ms)
+#pragma unroll
+    for (int j = 0; j < kNT8; ++j)
+      pre->v[ms][j] = __ldcg(reinterpret_cast<const float4*>(pre->sl.ws + kSlot + ((w * kMS + ms) * kNT8 + j) * 128) + lane);
+}
+
 // The block's sums for row block rb over `stages` of its K stages, at the end of its segment.
 // All of them: straight to C. Else the row block is shared with neighbouring blocks, which
 // count their stages on its counter: if Peek found the others all counted (the usual case
@@ -673,7 +796,8 @@ __device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&
 // range. Returns the row block left pending, or -1. `q`: the pending partials so far.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, float (&acc)[kMS][kNT8][4],
-                                          FixupFlags* fl, int peeked, int q) {
+                                          FixupFlags* fl, int peeked, int q,
+                                          const Prefetched<kMS, kNT8>* pre = nullptr) {
   if (stages == a.kstages) {
     if (threadIdx.x == 0) Trace(a, 6);  // the workbench's trace: the sums' end, before C
     if (a.fixup != kFixupDrop) {  // kFixupDrop (workbench timing only): C not written
@@ -689,9 +813,9 @@ __device__ __forceinline__ int Contribute(const Args& a, int rb, int stages, flo
     if (fl->counted) __threadfence();  // acquire the others' slots (they released theirs)
   }
   NamedBarrier(1, 32 * kCW);
-  const Slots sl = SlotsOf<kCW, kMS, kNT8>(a, rb);
+  const Slots sl = pre != nullptr && pre->rb == rb ? pre->sl : SlotsOf<kCW, kMS, kNT8>(a, rb);
   if (fl->counted) {
-    Reduce<kType, kCW, kMS, kNT8, kNG>(a, rb, sl.own, acc);
+    Reduce<kType, kCW, kMS, kNT8, kNG>(a, rb, sl.own, acc, pre);
     return -1;
   }
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -734,7 +858,8 @@ __device__ __forceinline__ void Signaller(const Args& a, FixupFlags* fl) {
 // block whose count completed it (the others finished after this block stored its part),
 // from every slot.
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
-__device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, FixupFlags* fl) {
+__device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, FixupFlags* fl,
+                                       const Prefetched<kMS, kNT8>* pre = nullptr) {
   const int np = (pend0 >= 0) + (pend1 >= 0);
   if (threadIdx.x == 0) fl->rb[np] = -1;
   __syncwarp();
@@ -749,7 +874,7 @@ __device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, Fixu
     if (threadIdx.x == 0) __threadfence();  // acquire the others' slots
     NamedBarrier(1, 32 * kCW);
     float f[kMS][kNT8][4] = {};
-    Reduce<kType, kCW, kMS, kNT8, kNG>(a, rb, -1, f);
+    Reduce<kType, kCW, kMS, kNT8, kNG>(a, rb, -1, f, pre);
   }
 }
 
@@ -809,6 +934,9 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   const uint32_t bars = SmemAddr(smem + kStages * E::kStageBytes);
   auto full = [&](int s) { return bars + 8 * s; };
   auto empty = [&](int s) { return bars + 8 * (kStages + s); };
+  // ClusterPush's area (its barrier, then the partner's sums), after the ring's barriers.
+  unsigned char* push_area = smem + kStages * E::kStageBytes + 16 * kStages;
+  const bool push = E::kPushBytes > 0 && a.push && a.cluster == 2;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       MbarInit(full(s), a.lanes_arrive ? 32 : 1);
@@ -816,7 +944,10 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     }
     for (int q = 0; q < 3; ++q) MbarInit(SmemAddr(&fl.stored[q]), kCW);
     for (int q = 0; q < 2; ++q) MbarInit(SmemAddr(&fl.signalled[q]), 1);
+    if (push) MbarInit(SmemAddr(push_area), 1);
     FenceBarrierInit();
+    // Its one arrival now: the phase completes when the partner's bytes have all come.
+    if (push) MbarArriveExpectTx(SmemAddr(push_area), (kCW / 2) * kMS * kNT8 * 512);
   }
   if (HasBK1<F>::value && a.b_read == kBWgK1) {
     // kBWgK1's last core matrices of a stage read up to 112 bytes past its kKS halves of B
@@ -836,6 +967,8 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   StageTraceStart(a);
   __syncthreads();
   if (threadIdx.x == 0) Trace<kLean>(a, 4), Trace<kLean>(a, 0);
+  // ClusterPush: every thread arrives once, here; the warps that send wait before sending.
+  if (push) ClusterArriveRelaxed();
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
   // this grid's blocks finish: its producers then fetch their weights during this tail.
   GridDependencyLaunch();
@@ -846,10 +979,10 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
 
   if (warp == kCW + 1) {
     GridDependencyWait();
-    if (clustered) {
-      ClusterFollow();
-    } else {
+    if (!clustered) {
       Signaller<kLean>(a, &fl);
+    } else if (!push) {
+      ClusterFollow();
     }
     return;
   }
@@ -898,7 +1031,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
       StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
     }
-    if (clustered) {
+    if (clustered && !push) {
       ClusterFollow();
     }
     return;
@@ -917,9 +1050,21 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   // Ragged N on the wgmma formats: the consumers lay B's rows out (RowsB), per stage.
   const bool ragged = HasWgB<F>::value && a.b_read == kBWgRows;
   int cur = -1, first = 0, s = 0, peeked = 0, pend0 = -1, pend1 = -1;
+  // Args::prefetch: the range's last segment, if it is the head of a row block (its first
+  // stages, not all) shared with one other block, which walks that row block's rest at the start
+  // of its own range: that block's sums are usually stored and counted when this segment begins.
+  Prefetched<kMS, kNT8> pre;
+  int pre_stages = 0;
+  if (a.prefetch && !clustered && a.fixup == kFixupSlots && i1 > i0) {
+    const ItemWalk last(a, i1 - 1);
+    if (static_cast<long long>(last.rb) * a.kstages >= i0 && last.ks + 1 < a.kstages) {
+      const Slots sl = SlotsOf<kCW, kMS, kNT8>(a, last.rb);
+      if (sl.nc == 2 && sl.own == 0) pre.rb = last.rb, pre.sl = sl, pre_stages = last.ks + 1;
+    }
+  }
   auto contribute = [&](int stages) {
     const int q = pend0 < 0 ? 0 : 1;
-    const int p = Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, stages, acc, &fl, peeked, q);
+    const int p = Contribute<kType, kCW, kMS, kNT8, kNG>(a, cur, stages, acc, &fl, peeked, q, &pre);
     if (p >= 0) (q == 0 ? pend0 : pend1) = p;
   };
   // At item (rb, ks): a new row block ends the previous one's sums.
@@ -932,6 +1077,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     }
     cur = rb, first = ks;
     peeked = Peek(a, rb);
+    if (rb == pre.rb) PrefetchOther<kCW, kMS, kNT8>(a, &pre, pre_stages);
   };
   // The block's stage q: waits for it and lays a ragged B out; returns the stage (B first).
   auto ready = [&](int q) {
@@ -959,23 +1105,27 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     if (threadIdx.x == 0) StageTrace<kLean>(a, q, 2);
   };
   ItemWalk w(a, i0);
+  int last_ks = 0;  // the K stage of the range's last item (no 64-bit division at the end)
   for (long long i = i0; i < i1; ++i, ++s, w.Next(a)) {
     begin(w.rb, w.ks);
+    last_ks = w.ks;
     unsigned char* st = ready(s);
     F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, w.rb, StageOf(a, i0, i1, w), st + E::kBBytes, st, acc);
     release(s);
   }
   if (threadIdx.x == 0) Trace<kLean>(a, 2), StageTraceFlush(a, s);
   if (cur >= 0) {
-    const int end = static_cast<int>((i1 - 1) % a.kstages) + 1;
+    const int end = last_ks + 1;
     F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, cur, first, end, acc);
     if (!clustered) contribute(end - first);
   }
-  if (clustered) {
+  if (push) {
+    ClusterPush<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, push_area);
+  } else if (clustered) {
     static_assert(SlotFloats<kCW, kMS, kNT8>() * 4 <= kStages * E::kStageBytes, "the sums fit in the ring");
     ClusterReduce<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, smem);
   } else {
-    Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl);
+    Finish<kType, kCW, kMS, kNT8, kNG>(a, pend0, pend1, &fl, &pre);
   }
   if (threadIdx.x == 0) Trace<kLean>(a, 3), Trace<kLean>(a, 5);
 }

@@ -183,6 +183,12 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // (ENGINE_PDL=1, required) or with ENGINE_A_FIRST=1 (the order before v14); else each stage's
   // B after its A.
   a.a_first = (Env("ENGINE_PDL") || Env("ENGINE_A_FIRST")) ? 1 : 0;
+  // ENGINE_PREFETCH=1: the range's last segment loads its row block's other sums ahead
+  // (Args::prefetch; stream-K ranges only).
+  a.prefetch = Env("ENGINE_PREFETCH") ? 1 : 0;
+  // ENGINE_PUSH=1: split-K clusters of 2 meet by ClusterPush (Args::push) where the kernel has
+  // the area (Engine::kPushBytes), else by ClusterReduce.
+  a.push = Env("ENGINE_PUSH") ? 1 : 0;
   // ENGINE_SKIP_B=1: B is never copied (Args::skip_b; timing only: C is wrong).
   a.skip_b = Env("ENGINE_SKIP_B") ? 1 : 0;
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
