@@ -404,7 +404,8 @@ build_workbench() {
 #   memcheck            checksmall under compute-sanitizer memcheck
 #   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
 #                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
-# NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER, ENGINE_ROTATE and TIMER_FLUSH set before run.sh reach the workbench.
+# NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER, ENGINE_ROTATE, ENGINE_PUSH, ENGINE_PREFETCH and
+# TIMER_FLUSH set before run.sh reach the workbench.
 ENGINE_MODES="check checksmall list time timeall one trace stages launch memcheck ncu"
 task_engine() {
   local mode=${1:-check} eb=$GPU_TMP/eb rc
