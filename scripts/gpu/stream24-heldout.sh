@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The 2:4 streaming engine's held-out checks (issue 23; v18-v27): `verify` forced to each engine
+# variant (s24e_w8_k256, s24e_w4_k256) on three 2:4-pruned matrices (1000 x 1000, 77 x 3008,
+# 4096 x 1024), f16 and bf16, N = 1, 5, 8, 13, 24, 29, 63, 64; then the bench on the shapes held
+# out of the selection rules' fit (14336 x 4096, 4096 x 14336, 6144 x 4096), f16, N 1-64, against
+# dense cuBLAS and cuSPARSELt. Run on the GPU machine by run.sh's sh task, which sets W (its
+# output folder) and the tree:
+#   GPU_DIR=.gpu/packNN bash scripts/gpu/run.sh sh 'bash scripts/gpu/stream24-heldout.sh'
+# Writes $W/verify_<variant>.json (`sparse verify --json`), $W/heldout.jsonl and heldout.txt;
+# the weights go to a scratch folder outside $W (run.sh would pack them) and are removed after.
+set -uo pipefail
+: "${W:?set by run.sh: run this through its sh task}"
+D=$(mktemp -d /tmp/stream24-heldout.XXXXXX)
+trap 'rm -rf "$D"' EXIT
+python3 - "$D" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(27)
+def prune24(a):
+    m, k = a.shape
+    g = a.reshape(m, k // 4, 4).copy()
+    np.put_along_axis(g, np.argsort(np.abs(g), axis=2)[:, :, :2], 0, axis=2)
+    return g.reshape(m, k)
+for m, k in [(14336, 4096), (4096, 14336), (6144, 4096)]:
+    np.save(f'{d}/w{m}x{k}.npy', rng.standard_normal((m, k), dtype=np.float32).astype(np.float16))
+for m, k in [(1000, 1000), (77, 3008), (4096, 1024)]:
+    np.save(f'{d}/p{m}x{k}.npy', prune24(rng.standard_normal((m, k), dtype=np.float32)).astype(np.float16))
+PY
+rc=0
+for v in s24e_w8_k256 s24e_w4_k256; do
+  SPARSE_SPMM_VARIANT=$v node bin/run.js verify "$D/p1000x1000.npy" "$D/p77x3008.npy" "$D/p4096x1024.npy" \
+    --op spmm --dtype f16,bf16 --n 1,5,8,13,24,29,63,64 --device cuda --json >"$W/verify_$v.json" 2>"$W/verify_$v.err" || rc=1
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], 'verify', d['passed'], 'passed', d['failed'], 'failed')" \
+    "$W/verify_$v.json" "$v" || rc=1
+done
+node bin/run.js bench "$D/w14336x4096.npy" "$D/w4096x14336.npy" "$D/w6144x4096.npy" --n 1,8,16,32,64 --pattern 2:4 \
+  --dtype f16 --baseline dense,cusparselt --max-reps 100 --min-ms 10 --jsonl "$W/heldout.jsonl" >"$W/heldout.txt" 2>&1 || rc=1
+grep -m3 -E "geomean|cases ok" "$W/heldout.txt"
+exit $rc
