@@ -170,7 +170,7 @@ struct Args {
 #if defined(SPARSE_ENGINE_CLAIM)
   int claim;              // workbench builds with SPARSE_ENGINE_CLAIM only (ENGINE_CLAIM=1), with
                           // push in clusters of 2: the partners claim their row block's K stages
-                          // (ClaimCounter) instead of taking fixed halves
+                          // (ClaimState) instead of taking fixed halves
 #endif
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
@@ -454,17 +454,18 @@ struct Engine {
   static constexpr int kStageBytes = (kBBytes + kABytes + 1023) / 1024 * 1024;
   static constexpr int kFit = kBudgetKB * 1024 / kStageBytes;
   static constexpr int kStages = kFit < 2 ? 2 : kFit > 8 ? 8 : kFit;
-  // The ring, its barriers, and room to align the dynamic shared memory to 1024 bytes.
+  // The ring and its barriers.
+  static constexpr int kRingBytes = kStages * kStageBytes + 2 * kStages * 8;
   // ClusterPush's area after the ring's barriers: its mbarrier (16 bytes) and the partner's
-  // sums of half the consumer warps. Only in the one-block-per-SM engines (a ring of 120 KB or
-  // more: the 2:4 engine's), so that the smaller rings keep their blocks per SM.
-  // And only where it fits beside the ring within 226 KB (room for the static shared memory).
-  static constexpr int kPushWanted = 16 + (kCW / 2) * kMS * kNT8 * 512;
-  static constexpr int kPushBytes = kBudgetKB >= 120 && kNG == 1 && kCW % 2 == 0 &&
-                                            kStages * kStageBytes + 2 * kStages * 8 + kPushWanted + 1024 <= 226 * 1024
-                                        ? kPushWanted
-                                        : 0;
-  static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + kPushBytes + 1024;
+  // sums of half the consumer warps (kPushSums bytes). Only in the one-block-per-SM engines (a
+  // ring of 120 KB or more: the 2:4 engine's), so that the smaller rings keep their blocks per
+  // SM, and only where it fits beside the ring within 226 KB (room for the static shared memory).
+  static constexpr int kPushSums = (kCW / 2) * kMS * kNT8 * 512;
+  static constexpr int kPushBytes =
+      kBudgetKB >= 120 && kNG == 1 && kCW % 2 == 0 && kRingBytes + 16 + kPushSums + 1024 <= 226 * 1024 ? 16 + kPushSums
+                                                                                                      : 0;
+  // Everything, and room to align the dynamic shared memory to 1024 bytes.
+  static constexpr int kSmemBytes = kRingBytes + kPushBytes + 1024;
   static constexpr int kThreads = 32 * (kCW + 2);
   static_assert(kABytes % 128 == 0, "stage A bytes keep 128-byte alignment");
 };
@@ -745,17 +746,17 @@ __device__ __forceinline__ int Peek(const Args& a, int rb) {
   return v;
 }
 
-// Adds the slots of row block rb's contributors (all but `skip`) to acc and writes C; clears
-// the row block's counter for the next launch (a CUDA graph too).
-// A contributor's sums loaded ahead (Args::prefetch): slot `slot` of row block `rb` for this
-// warp, or rb < 0.
+// A contributor's sums loaded ahead (Args::prefetch): the slots of row block `rb`, found at the
+// start, and this warp's fragments of slot `slot` in v; rb < 0: none.
 template <int kMS, int kNT8>
 struct Prefetched {
-  int rb = -1;    // the row block whose slots `sl` are (found at the start), or -1
+  int rb = -1;    // the row block whose slots `sl` are, or -1
   Slots sl;
   int slot = -1;  // the slot whose sums this warp holds in v, or -1
   float4 v[kMS][kNT8];
 };
+// Adds the slots of row block rb's contributors (all but `skip`) to acc and writes C; clears
+// the row block's counter for the next launch (a CUDA graph too).
 template <DType kType, int kCW, int kMS, int kNT8, int kNG>
 __device__ __forceinline__ void Reduce(const Args& a, int rb, int skip, float (&acc)[kMS][kNT8][4],
                                        const Prefetched<kMS, kNT8>* pre = nullptr) {
@@ -967,7 +968,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   auto full = [&](int s) { return bars + 8 * s; };
   auto empty = [&](int s) { return bars + 8 * (kStages + s); };
   // ClusterPush's area (its barrier, then the partner's sums), after the ring's barriers.
-  unsigned char* push_area = smem + kStages * E::kStageBytes + 16 * kStages;
+  unsigned char* push_area = smem + E::kRingBytes;
   const bool push = E::kPushBytes > 0 && a.push && a.cluster == 2;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -979,7 +980,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     if (push) MbarInit(SmemAddr(push_area), 1);
     FenceBarrierInit();
     // Its one arrival now: the phase completes when the partner's bytes have all come.
-    if (push) MbarArriveExpectTx(SmemAddr(push_area), (kCW / 2) * kMS * kNT8 * 512);
+    if (push) MbarArriveExpectTx(SmemAddr(push_area), E::kPushSums);
   }
 #if defined(SPARSE_ENGINE_CLAIM)
   const bool claim = push && a.claim;
@@ -1080,7 +1081,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     };
 #if defined(SPARSE_ENGINE_CLAIM)
     if (claim) {
-      // (The first-fill loop above issued nothing: ClaimFirst keeps i0 == i1 for it.)
+      // (The first-fill loop above issued nothing: claim mode sets i1 = i0.)
       const bool leader = ClusterRank() == 0;
       auto stage_of = [&](int t) { return leader ? t : a.kstages - 1 - t; };
       int taken = 0;
