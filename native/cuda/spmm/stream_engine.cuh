@@ -167,11 +167,6 @@ struct Args {
                           // (PrefetchOther), so that the range's end adds them from registers
                           // instead of reading L2 after the last stage. Workbench switch
                           // ENGINE_PREFETCH; 0: read at the end
-#if defined(SPARSE_ENGINE_CLAIM)
-  int claim;              // workbench builds with SPARSE_ENGINE_CLAIM only (ENGINE_CLAIM=1), with
-                          // push in clusters of 2: the partners claim their row block's K stages
-                          // (ClaimState) instead of taking fixed halves
-#endif
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
                           // what moving B costs the stream
@@ -685,33 +680,6 @@ __device__ __forceinline__ void ClusterPush(const Args& a, int rb, float (&acc)[
   }
 }
 
-#if defined(SPARSE_ENGINE_CLAIM)
-// SPARSE_ENGINE_CLAIM (workbench builds only; the addon's kernels are compiled without it): in
-// split-K clusters of 2 with ClusterPush, the two blocks claim their row block's K stages one at
-// a time from a counter in the leader's shared memory, the leader from the first stage up, its
-// partner from the last down, so that they finish within about a stage of each other instead of
-// each taking a fixed half (v16-v27: the block that waits for a slower partner is the end's
-// largest piece on 4096^2 at N = 64). Each block's stages stay one contiguous range (FixSp24's
-// exact sums are unchanged). The first ring fill is taken without the counter: the first
-// min(ring, kstages / 2) stages at each end, and the counter starts at their sum.
-struct ClaimState {
-  unsigned int counter;  // the leader's: stages claimed so far by both blocks
-  int ks[8];             // per ring slot, the K stage the producer put there, or -1: no more
-};
-__device__ __forceinline__ ClaimState& ClaimOf() {
-  __shared__ ClaimState c;
-  return c;
-}
-__device__ __forceinline__ uint32_t AtomAddCluster(uint32_t remote, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.shared::cluster.add.u32 %0, [%1], %2;\n" : "=r"(old) : "r"(remote), "r"(v) : "memory");
-  return old;
-}
-__device__ __forceinline__ void ClusterArriveRelease() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-#endif
-
 // The shared state of one block's fixups (consumer threads; thread 0 writes, after a
 // NamedBarrier all read).
 struct FixupFlags {
@@ -982,11 +950,6 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     // Its one arrival now: the phase completes when the partner's bytes have all come.
     if (push) MbarArriveExpectTx(SmemAddr(push_area), E::kPushSums);
   }
-#if defined(SPARSE_ENGINE_CLAIM)
-  const bool claim = push && a.claim;
-  const int claim_fill = min(kStages, a.kstages / 2);  // stages each end takes without the counter
-  if (claim && threadIdx.x == 0) ClaimOf().counter = 2 * claim_fill;
-#endif
   if (HasBK1<F>::value && a.b_read == kBWgK1) {
     // kBWgK1's last core matrices of a stage read up to 112 bytes past its kKS halves of B
     // (rows 1-7: C's unstored columns). Zeros there, not what an earlier kernel left: a
@@ -1006,25 +969,13 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   __syncthreads();
   if (threadIdx.x == 0) Trace<kLean>(a, 4), Trace<kLean>(a, 0);
   // ClusterPush: every thread arrives once, here; the warps that send wait before sending.
-#if defined(SPARSE_ENGINE_CLAIM)
-  // (With claims the arrival releases the leader's counter; the producers wait before claiming.)
-  if (claim) {
-    ClusterArriveRelease();
-  } else if (push) {
-    ClusterArriveRelaxed();
-  }
-#else
   if (push) ClusterArriveRelaxed();
-#endif
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
   // this grid's blocks finish: its producers then fetch their weights during this tail.
   GridDependencyLaunch();
   const bool clustered = a.cluster > 1;
   const int crb = clustered ? static_cast<int>(blockIdx.x) / a.cluster : 0;
   BlockItems items = ItemsOfBlock(a);
-#if defined(SPARSE_ENGINE_CLAIM)
-  if (claim) items.i1 = items.i0;  // the stages come from the claims, not from the fixed range
-#endif
   const long long i0 = items.i0, i1 = items.i1;
 
   if (warp == kCW + 1) {
@@ -1079,38 +1030,6 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
       StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
     };
-#if defined(SPARSE_ENGINE_CLAIM)
-    if (claim) {
-      // (The first-fill loop above issued nothing: claim mode sets i1 = i0.)
-      const bool leader = ClusterRank() == 0;
-      auto stage_of = [&](int t) { return leader ? t : a.kstages - 1 - t; };
-      int taken = 0;
-      // Publishes the slot's K stage (or -1) with the slot's arrival (lane 0's release).
-      for (; taken < claim_fill; ++taken, ++s) {
-        if (lane == 0) ClaimOf().ks[s] = stage_of(taken);
-        issue(s, s, crb, stage_of(taken));
-      }
-      ClusterWait();  // the leader's counter is set
-      const uint32_t counter = MapaShared(SmemAddr(&ClaimOf().counter), 0);
-      for (;; ++s) {
-        uint32_t old = 0;
-        if (lane == 0) old = AtomAddCluster(counter, 1);  // requested before the slot's wait
-        const int slot = s % kStages;
-        if (s >= kStages) MbarWait(empty(slot), ((s / kStages) & 1) ^ 1);
-        const bool got = __shfl_sync(0xffffffffu, old, 0) < static_cast<uint32_t>(a.kstages);
-        if (!got) {
-          if (lane == 0) ClaimOf().ks[slot] = -1;
-          __syncwarp();
-          if (lane == 0 || a.lanes_arrive) MbarArrive(full(slot));
-          break;
-        }
-        if (lane == 0) ClaimOf().ks[slot] = stage_of(taken);
-        issue(slot, s, crb, stage_of(taken));
-        ++taken;
-      }
-      return;
-    }
-#endif
     for (long long i = i0 + s; i < i1; ++i, ++s, w.Next(a)) {
       const int slot = s % kStages;
       if (s >= kStages) MbarWait(empty(slot), ((s / kStages) & 1) ^ 1);
@@ -1189,26 +1108,6 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     if (lane == 0 || a.lanes_arrive) MbarArrive(empty(q % kStages));
     if (threadIdx.x == 0) StageTrace<kLean>(a, q, 2);
   };
-#if defined(SPARSE_ENGINE_CLAIM)
-  if (claim) {
-    // The producer's stages in the order it claimed them, until its closing arrival (-1); they
-    // form one range [lo, hi].
-    int lo = a.kstages, hi = -1;
-    for (;; ++s) {
-      unsigned char* st = ready(s);
-      const int ks = ClaimOf().ks[s % kStages];
-      if (ks < 0) break;
-      lo = min(lo, ks), hi = max(hi, ks);
-      F::template Compute<kType, kCW, kMS, kNT8, kKS, kNG>(a, crb, ks, st + E::kBBytes, st, acc);
-      release(s);
-    }
-    if (threadIdx.x == 0) Trace<kLean>(a, 2), StageTraceFlush(a, s);
-    if (hi >= 0) F::template Fix<kType, kCW, kMS, kNT8, kKS, kNG>(a, crb, lo, hi + 1, acc);
-    ClusterPush<kType, kCW, kMS, kNT8, kNG>(a, crb, acc, push_area);
-    if (threadIdx.x == 0) Trace<kLean>(a, 3), Trace<kLean>(a, 5);
-    return;
-  }
-#endif
   ItemWalk w(a, i0);
   int last_ks = 0;  // the K stage of the range's last item (no 64-bit division at the end)
   for (long long i = i0; i < i1; ++i, ++s, w.Next(a)) {

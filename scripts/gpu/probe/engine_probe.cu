@@ -189,11 +189,6 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_PUSH=1: split-K clusters of 2 meet by ClusterPush (Args::push) where the kernel has
   // the area (Engine::kPushBytes), else by ClusterReduce.
   a.push = Env("ENGINE_PUSH") ? 1 : 0;
-#if defined(SPARSE_ENGINE_CLAIM)
-  // ENGINE_CLAIM=1 (a build with ENGINE_EXTRA_FLAGS=-DSPARSE_ENGINE_CLAIM; needs ENGINE_PUSH=1
-  // and clusters of 2): the partners claim their K stages from one counter (Args::claim).
-  a.claim = Env("ENGINE_CLAIM") ? 1 : 0;
-#endif
   // ENGINE_SKIP_B=1: B is never copied (Args::skip_b; timing only: C is wrong).
   a.skip_b = Env("ENGINE_SKIP_B") ? 1 : 0;
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
