@@ -302,6 +302,11 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   // and a round trip of remote reads (v27 workbench, 36 cases: 0.95-0.98x the time where
   // clusters of 2 run, unchanged elsewhere).
   args.push = plan.cluster == 2 ? 1 : 0;
+  // Stream-K plans (more row blocks than resident blocks: w8 past M = 16896): a range whose last
+  // segment heads a row block shared with one other block loads that block's sums at the
+  // segment's start instead of after its own last stage (v27 workbench: 0.97-0.99x the time on
+  // 28672 x 4096 and 20480 x 4096; the kernel ignores it on the other plans).
+  args.prefetch = 1;
   const KernelRef r = KernelFor(p.dtype, a.warps(), nt8, k1);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else
