@@ -187,6 +187,25 @@ async function checkInfRow(device: Device, dtype: ValueDType, csr: CsrMatrix, n:
 }
 
 /** The rows of `csr` that hold column `col`. */
+// Forces `variant` on each (matrix, N) with fresh values, twice each (a second launch on the same
+// operand: its counters must be zero again), against the float64 reference into poisoned outputs.
+async function checkForced(variant: string, dtype: ValueDType, cases: Array<[CsrMatrix, number]>): Promise<void> {
+  for (const [m, n] of cases) {
+    const mnnz = m.columnIndices.length
+    const a: CsrMatrix = {...m, values: encode(uniform(mnnz, 40 + n), dtype), dtype}
+    const b = {rows: m.cols, cols: n, dtype, data: encode(uniform(m.cols * n, 41 + n), dtype)}
+    const ref = await spmmReference(a, b)
+    for (let rep = 0; rep < 2; rep++) {
+      const out = poisoned(dtype, m.rows * n)
+      await spmm(a, b, {device: 'cuda', out, variant})
+      const r = compare(out, dtype, ref)
+      const what = `${variant} ${m.rows}x${m.cols} N=${n} run ${rep}`
+      expect(r.nonFinite, `${what}: unwritten outputs`).to.equal(0)
+      expect(r.relativeError, what).to.be.a('number').and.at.most(TOLERANCE[dtype])
+    }
+  }
+}
+
 function rowsHolding(csr: CsrMatrix, col: number): Set<number> {
   const rows = new Set<number>()
   for (let r = 0; r < csr.rows; r++) {
@@ -340,20 +359,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const long = lcgTwoFour(100, 16384, 6, () => 2)
       const cases: Array<[CsrMatrix, number]> = [...[8, 24, 64, 1, 5, 13, 29, 63].map((n): [CsrMatrix, number] => [csr, n]), [long, 16], [long, 64]]
       for (const variant of both) {
-        for (const [m, n] of cases) {
-          const mnnz = m.columnIndices.length
-          const a: CsrMatrix = {...m, values: encode(uniform(mnnz, 40 + n), dtype), dtype}
-          const b = {rows: m.cols, cols: n, dtype, data: encode(uniform(m.cols * n, 41 + n), dtype)}
-          const ref = await spmmReference(a, b)
-          for (let rep = 0; rep < 2; rep++) {
-            const out = poisoned(dtype, m.rows * n)
-            await spmm(a, b, {device: 'cuda', out, variant})
-            const r = compare(out, dtype, ref)
-            const what = `${variant} ${m.rows}x${m.cols} N=${n} run ${rep}`
-            expect(r.nonFinite, `${what}: unwritten outputs`).to.equal(0)
-            expect(r.relativeError, what).to.be.a('number').and.at.most(TOLERANCE[dtype])
-          }
-        }
+        await checkForced(variant, dtype, cases)
         // Inf and NaN in one row of B, at N = 1 (w8: B read as it is, through overlapping core
         // matrices), 8 and 64: a 2:4 group's padded zeros times Inf would be NaN in rows that do
         // not hold that column (the exact sums mend them); on 33 x 70 (groups of 0-2 nonzeros,
@@ -361,6 +367,22 @@ describe('kernels on CUDA against the float64 reference', function () {
         for (const [m, col] of [[twoFourShapes()[2].csr, 5], [csr, 517]] as const) {
           for (const n of [1, 8, 64]) await checkInfRow('cuda', dtype, m, n, col, rowsHolding(m, col), variant)
         }
+      }
+    })
+  }
+  // Split-K clusters of 2 (4096^2, 4096 x 11008 on w4, 6144 x 4096 on w8): the partners' sums
+  // meet by ClusterPush, each block sending half of its sums into the other's shared memory
+  // (v27). Two K stages (K = 500, the last one ragged) are planned as clusters of 2 whatever the
+  // row blocks' count up to 66 (stream-formats.test.ts: plan(10, 2)). Kept apart from the test
+  // above: compute-sanitizer's racecheck does not finish on the push (v28: past 140-400 s, where
+  // the same kernel summing by cluster barriers finishes in seconds), so the sanitize task runs
+  // racecheck on the test above and memcheck on both (docs/gpu-runs.md).
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`SpMM ${dtype}, 2:4: the streaming engine's split-K clusters of 2 (ClusterPush)`, async function () {
+      if (cudaInfo().computeCapability !== '9.0') this.skip()
+      const pair = lcgTwoFour(150, 500, 7, () => 2)
+      for (const variant of ['s24e_w8_k256', 's24e_w4_k256']) {
+        await checkForced(variant, dtype, [1, 8, 13, 64].map((n): [CsrMatrix, number] => [pair, n]))
       }
     })
   }
