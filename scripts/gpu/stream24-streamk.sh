@@ -12,21 +12,7 @@ set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
 D=$(mktemp -d /tmp/streamk.XXXXXX)
 trap 'rm -rf "$D"' EXIT
-python3 - "$D" <<'PY'
-import sys
-import numpy as np
-d = sys.argv[1]
-rng = np.random.default_rng(28)
-def prune24(a):
-    m, k = a.shape
-    g = a.reshape(m, k // 4, 4).copy()
-    np.put_along_axis(g, np.argsort(np.abs(g), axis=2)[:, :, :2], 0, axis=2)
-    return g.reshape(m, k)
-for m, k in [(20480, 1024), (17408, 2048)]:
-    np.save(f'{d}/p{m}x{k}.npy', prune24(rng.standard_normal((m, k), dtype=np.float32)).astype(np.float16))
-for m, k in [(28672, 4096), (20480, 4096)]:
-    np.save(f'{d}/w{m}x{k}.npy', rng.standard_normal((m, k), dtype=np.float32).astype(np.float16))
-PY
+python3 scripts/gpu/stream24-weights.py "$D" 28 p20480x1024 p17408x2048 w28672x4096 w20480x4096
 rc=0
 for v in s24e_w8_k256 s24e_w4_k256; do
   SPARSE_SPMM_VARIANT=$v node bin/run.js verify "$D/p20480x1024.npy" "$D/p17408x2048.npy" \
