@@ -380,6 +380,33 @@ workbench_mode() {
   return 2
 }
 
+# NAME=VALUE words right after a workbench task's MODE set the workbench's environment for that
+# task alone: `mode_envs TASK MODE ARGS...` puts them in ENVS and the rest in ARGS, and fails (2)
+# on one after the mode's other arguments (the workbench would read it as an argument and ignore
+# it: v26's `unst stages … UNST_FIXUP=2` ran without it).
+mode_envs() {
+  local task=$1 mode=$2 word
+  shift 2
+  ENVS=() ARGS=()
+  while [ $# -gt 0 ] && [[ $1 =~ ^[A-Z_]+= ]]; do ENVS+=("$1") && shift; done
+  for word in "$@"; do
+    if [[ $word =~ ^[A-Z_]+= ]]; then
+      note "  $task: '$word' comes after the mode's arguments: NAME=VALUE words go right after the mode ($task $mode $word ...)"
+      return 2
+    fi
+  done
+  ARGS=("$@")
+}
+
+# Unpacks $GPU_DIR/BINARY.xz (a workbench built here and carried) into DIR/BINARY, unless the
+# one there is newer.
+unpack_workbench() {
+  local dir=$1 binary=$2
+  mkdir -p "$dir"
+  [ -x "$dir/$binary" ] && [ "$dir/$binary" -nt "$GPU_DIR/$binary.xz" ] ||
+    { xz -dc "$GPU_DIR/$binary.xz" >"$dir/$binary" && chmod +x "$dir/$binary"; }
+}
+
 # Builds a workbench with BUILD_SCRIPT into DIR (nvcc for sm_90a, on the GPU machine) unless
 # DIR/BINARY is there from the same SOURCES (their checksum is kept in DIR/stamp); the build
 # report BINARY.regs.txt goes into the task's folder.
@@ -445,27 +472,38 @@ ncu_full() {
 }
 
 # gemm MODE [ARGS]: the Hopper GEMM engine's workbench (scripts/gpu/probe/gemm_probe.cu;
-# docs/gemm-engine.md), built on the GPU machine for sm_90a into $GPU_TMP/gb (again only when
-# its sources changed), then run. MODE: the workbench's own (selftest, check, list,
-# time [MxK ...], one VARIANT M K N), or
+# docs/gemm-engine.md): $GPU_DIR/gemm_probe.xz where it was built here and carried (bash
+# scripts/gpu/probe/gemm_build.sh DIR; xz -c DIR/gemm_probe > $GPU_DIR/gemm_probe.xz), else
+# built on the GPU machine for sm_90a into $GPU_TMP/gb (again only when its sources changed),
+# then run. MODE: the workbench's own (selftest, check, list, time [MxK ...], one VARIANT M K N), or
 #   memcheck            check under compute-sanitizer memcheck (VARIANTS narrows it)
 #   ncu VARIANT M K N   Nsight Compute --set full on the variant's second launch (clocks left
 #                       alone): the details page, and the source page (SASS with its stall
 #                       samples) as CSV, xz-compressed, in the task's archive
-# NS, VARIANTS and GEMM_GROUP set before run.sh reach the workbench.
+# NS, VARIANTS, SPARSITY and GEMM_GROUP set before run.sh reach the workbench; NAME=VALUE words
+# right after MODE set them for this task alone (e.g. `gemm time VARIANTS=f16_un_tma_n128_s5
+# 4096x4096`).
 GEMM_MODES="selftest check list time one memcheck ncu"
 task_gemm() {
   local mode=${1:-check} gb=$GPU_TMP/gb rc
   [ $# -gt 0 ] && shift
   workbench_mode gemm "$mode" "$GEMM_MODES" || return 2
-  build_workbench "$gb" gemm_probe scripts/gpu/probe/gemm_build.sh native/cuda/gemm/* native/cuda/spmm/*.cuh \
-    native/cuda/spmm/*.h native/common/sparse24.* scripts/gpu/probe/gemm_* scripts/gpu/probe/probe_util.h || return 1
+  mode_envs gemm "$mode" "$@" || return 2
+  set -- "${ARGS[@]}"
+  if [ -f "$GPU_DIR/gemm_probe.xz" ]; then
+    unpack_workbench "$gb" gemm_probe || return 3
+  else
+    build_workbench "$gb" gemm_probe scripts/gpu/probe/gemm_build.sh native/cuda/gemm/* native/cuda/spmm/*.cuh \
+      native/cuda/spmm/*.h native/common/sparse24.* native/common/unstructured_stream.* scripts/gpu/probe/gemm_* \
+      scripts/gpu/probe/probe_util.h || return 1
+  fi
+  local p=(env "${ENVS[@]}" "$gb/gemm_probe")
   case $mode in
-    memcheck) step "$(task_timeout 300)" memcheck compute-sanitizer --tool memcheck "$gb/gemm_probe" check ;;
+    memcheck) step "$(task_timeout 300)" memcheck env "${ENVS[@]}" compute-sanitizer --tool memcheck "$gb/gemm_probe" check ;;
     ncu)
-      ncu_full GemmKernel "$gb/gemm_probe" one "$@"
+      ncu_full GemmKernel "${p[@]}" one "$@"
       ;;
-    *) step "$(task_timeout 300)" "$mode" "$gb/gemm_probe" "$mode" "$@" ;;
+    *) step "$(task_timeout 300)" "$mode" "${p[@]}" "$mode" "$@" ;;
   esac
   rc=$?
   case $mode in
@@ -489,35 +527,25 @@ task_gemm() {
 #                              stall samples) as CSV, xz-compressed, in the task's archive
 #   sass REGEX                 cuobjdump -sass of the kernels whose mangled names match, xz'd
 # KINDS, NS, SPARSITY and TYPES set before run.sh reach the workbench; NAME=VALUE words right
-# after MODE set them for this task alone (e.g. `unst time KINDS=unbmp,unbm4x 4096x4096`); one
-# after the mode's other arguments fails the task (the workbench would read it as an argument
-# and ignore it: v26's `stages … UNST_FIXUP=2` ran without it).
+# after MODE set them for this task alone (e.g. `unst time KINDS=unbmp,unbm4x 4096x4096`;
+# mode_envs).
 UNST_MODES="check time one stages list memcheck racecheck ncu sass"
 task_unst() {
   local mode=${1:-check} ub=$GPU_TMP/ub rc
   [ $# -gt 0 ] && shift
   workbench_mode unst "$mode" "$UNST_MODES" || return 2
-  local envs=()
-  while [ $# -gt 0 ] && [[ $1 =~ ^[A-Z_]+= ]]; do envs+=("$1") && shift; done
-  local word
-  for word in "$@"; do
-    if [[ $word =~ ^[A-Z_]+= ]]; then
-      note "  unst: '$word' comes after the mode's arguments: NAME=VALUE words go right after the mode (unst $mode $word ...)"
-      return 2
-    fi
-  done
+  mode_envs unst "$mode" "$@" || return 2
+  set -- "${ARGS[@]}"
   if [ -f "$GPU_DIR/unst_probe.xz" ]; then
-    mkdir -p "$ub"
-    [ -x "$ub/unst_probe" ] && [ "$ub/unst_probe" -nt "$GPU_DIR/unst_probe.xz" ] ||
-      { xz -dc "$GPU_DIR/unst_probe.xz" >"$ub/unst_probe" && chmod +x "$ub/unst_probe"; } || return 3
+    unpack_workbench "$ub" unst_probe || return 3
   else
     build_workbench "$ub" unst_probe scripts/gpu/probe/unst_build.sh native/cuda/spmm/*.cuh native/cuda/spmm/*.h \
       native/common/unstructured_stream.* scripts/gpu/probe/unst_* scripts/gpu/probe/probe_util.h \
       scripts/gpu/probe/stage_report.h || return 1
   fi
-  local p=(env "${envs[@]}" "$ub/unst_probe")
+  local p=(env "${ENVS[@]}" "$ub/unst_probe")
   case $mode in
-    memcheck | racecheck) step "$(task_timeout 600)" "$mode" env "${envs[@]}" compute-sanitizer --tool "$mode" "$ub/unst_probe" check ;;
+    memcheck | racecheck) step "$(task_timeout 600)" "$mode" env "${ENVS[@]}" compute-sanitizer --tool "$mode" "$ub/unst_probe" check ;;
     ncu)
       ncu_full StreamKernel "${p[@]}" one "$@"
       ;;

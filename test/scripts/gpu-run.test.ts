@@ -335,7 +335,7 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
       'gemm_build.sh',
       ['scripts/gpu/probe/gemm_probe.cu', 'native/common/sparse24.cc'],
       'gemm_probe',
-      'echo "f16_sp_n128_s6 M 7 FAIL"; echo "x ok"; echo "check: 3 runs, 1 failures"',
+      'echo "f16_sp_n128_s6 M 7 FAIL"; echo "x ok"; echo "check: 3 runs, 1 failures"; echo "VARIANTS=${VARIANTS:-unset}"',
     )
     const r = runner(w, ['gemm', 'check', 'gemm', 'time', '4096x4096'], {NS: '256'})
     expect(r.code, r.stderr + r.stdout).to.equal(0)
@@ -353,6 +353,13 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     const again = runner(w, ['gemm', 'list'])
     expect(again.code).to.equal(0)
     expect(builds(again.calls)).to.equal(builds(r.calls))
+    // NAME=VALUE words right after the mode reach the workbench for that task alone.
+    const named = runner(w, ['gemm', 'time', 'VARIANTS=f16_un_tma_n128_s5', '4096x4096', 'gemm', 'list'])
+    expect(named.code, named.stderr + named.stdout).to.equal(0)
+    expect(named.calls).to.include.members(['gemm_probe time 4096x4096', 'gemm_probe list'])
+    const namedSummary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(namedSummary).to.include('VARIANTS=f16_un_tma_n128_s5')
+    expect(namedSummary.slice(namedSummary.indexOf('== gemm-2'))).to.include('VARIANTS=unset')
     const bad = runner(w, ['gemm', 'bogus'])
     expect(bad.code).to.equal(1)
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("gemm: unknown mode 'bogus'")

@@ -24,7 +24,7 @@
 //     and stores it;
 //   - the epilogue stores from registers, or (kTmaStore) writes the tile into shared memory and
 //     one thread per consumer warpgroup issues tensor stores that drain while the next tile's
-//     wgmma run;
+//     wgmma run (kTmaStore pieces of the tile's columns at a time: 2 halves the buffer);
 //   - optionally (kCluster = 2) the blocks run in clusters of two on vertically adjacent tiles
 //     (row blocks 2u and 2u + 1, same columns): each block loads its own A and half of the
 //     B stage, multicast into both blocks' shared memory, so each SM pulls 3/4 (n128) of the
@@ -39,6 +39,16 @@
 //     bulk copy); consumer warps load only the metadata words, and wgmma.mma_async.sp reads A
 //     through a descriptor, so no registers hold A and tiles reach 256 x 192 and 384 x 128
 //     (fewer bytes per multiply: the 2:4 kernels are limited by what an SM takes in).
+//   - unstructured A (kUn, issue 25 step 3): A's stage is one run of the pair stream
+//     (common/unstructured_stream.h, UnstLayout::kPairFrag, 8 strips x 64 columns: a record per
+//     16 x 16 tile and the stored registers), fetched by one bulk copy of the run's own length
+//     into a slot with room for kUn registers a tile on average (128: a dense stage);
+//     consumer warps decode their strip's four tiles straight into wgmma A registers
+//     (UnstructuredPairs::DecodeTile, the streaming engine's) and the warpgroups issue the dense
+//     wgmma.mma_async with A from registers; the 2:4 consumers' loop and epilogue, tiles of 128.
+//     Every tile is multiplied, zeros included, so an Inf or NaN in B would reach every row; a
+//     warp whose sums are not all finite sums its rows again from their nonzeros (UnResum:
+//     CSR's semantics, as the addon's other kernels keep).
 // Shapes: any M; N and K multiples of 8 (the tensor maps' 16-byte row strides); edges past
 // M, N and K arrive as zeros from the tensor copies and the stores are bounds-checked (the
 // tensor stores clip at the tensor's edges).
@@ -48,8 +58,11 @@
 
 #include "common/dtype.h"
 #include "common/sparse24.h"
+#include "common/unstructured_stream.h"
 #include "cuda/common/mma.cuh"
 #include "cuda/spmm/stream_engine.cuh"
+#include "cuda/spmm/stream_unstructured_pairs.cuh"
+#include "cuda/spmm/tc_stream.cuh"
 #include "cuda/spmm/wgmma.cuh"
 
 namespace sparse {
@@ -67,6 +80,7 @@ struct Params {
   CUtensorMap b_map;  // B as an N x K tensor (N innermost), box 64 x 64, 128-byte swizzle
   CUtensorMap c_map;  // C as an N x M tensor, box 64 x 64, 128-byte swizzle (kTmaStore only)
   void* c;            // M x N, row-major, on the device
+  const void* b;      // K x N, row-major, on the device (read directly only by UnResum)
   // 2:4 variants (kSpMS > 0) read A from its staged tiles instead of a_map: StageSp24Tiles
   // (common/sparse24.h) with kSpStageStrips (16) strips and 2 k-steps per stage, one form for
   // both tile heights (SpStageOffset: a tile's stage is one contiguous run).
@@ -76,6 +90,11 @@ struct Params {
   // metadata (StageSp24Meta(t, kSsStripMultiple, 2)) with meta_strips strips per K stage.
   const void* a_meta;
   int meta_strips;
+  // Unstructured variants (kUn): a_tiles holds the pair stream's runs and a_runs its offset
+  // table (m_blocks k_blocks + 1 entries in 16-byte units: run (mb, kb) is entry mb k_blocks + kb);
+  // a_run_max the longest run's bytes (a kernel whose slot is shorter refuses the launch).
+  const uint32_t* a_runs;
+  int a_run_max;
   // Stream-K workspace, on the device, for grids of up to `slots` blocks: partials holds 2
   // slots per block (one per consumer warpgroup) of 64 x 256 floats; flags 2 ints per block,
   // zero before a launch and zero again after it (each is reset by the block that consumes
@@ -212,26 +231,41 @@ constexpr int kMaxAccPerThread = 192;
 // kSpMS: 0 for dense A; 1 or 2 for 2:4 A (strips of 16 rows per consumer warp and stage:
 // tiles of 128 kSpMS rows, each consumer warpgroup owning 64 kSpMS of them); up to 3 with
 // kSpSs (A from shared memory, no fragment registers).
-template <int kNTile, int kStages, bool kTmaStore, int kSpMS = 0, bool kSpSs = false>
+// The pair stream's stage as the unstructured kernels read it: 8 strips x 64 columns, the
+// records of its 32 tiles, then the stored registers: a slot with room for `cap` of them a tile
+// on average over the stage (128: every register, a dense stage) is UnStageBytes(cap).
+constexpr int kUnStrips = kMTile / 16;
+constexpr int kUnTiles = kUnStrips * (kKTile / 16);
+constexpr int kUnRecordBytes = kUnTiles * kUnstPairTileBytes;
+__host__ __device__ constexpr int UnStageBytes(int cap) { return kUnRecordBytes + kUnTiles * cap * 4; }
+
+template <int kNTile, int kStages, int kTmaStore, int kSpMS = 0, bool kSpSs = false, int kUn = 0>
 struct Layout {
   static_assert(kNTile % kAtomN == 0 && kNTile <= 256, "whole swizzle atoms, wgmma N <= 256");
   static_assert(kSpMS >= 0 && kSpMS <= (kSpSs ? 3 : 2) && kSpMS * kNTile <= (kSpSs ? 384 : 256),
                 "accumulators fit the consumers' registers");
   static_assert((kSpMS > 0 ? kSpMS : 1) * kNTile / 2 <= kMaxAccPerThread, "a stream-K slot holds the sums");
   static_assert(!kSpSs || kSpMS > 0, "A from shared memory is a 2:4 form");
+  static_assert(!kUn || (kSpMS == 1 && !kSpSs && kUn <= 128), "unstructured tiles are 128 rows, A in registers");
   static constexpr int kRows = kSpMS > 0 ? kMTile * kSpMS : kMTile;  // rows of a tile
   // A's part of a stage: dense 128 x 64 halves, 8 kSpMS strips x 2 k-steps of 2:4 tiles, or
   // (kSpSs) kRows rows of 32 compressed values; then B; then (kSpSs) the metadata.
-  static constexpr int kABytes = kSpSs ? kRows * 64 : kSpMS > 0 ? kSpStageBytes / 2 * kSpMS : kMTile * kKTile * 2;
+  static constexpr int kABytes = kUn    ? UnStageBytes(kUn)
+                                 : kSpSs ? kRows * 64
+                                 : kSpMS > 0 ? kSpStageBytes / 2 * kSpMS
+                                             : kMTile * kKTile * 2;
   static constexpr int kBBytes = kKTile * kNTile * 2;
   static constexpr int kMetaBytes = kSpSs ? kRows * 8 : 0;
   static constexpr int kStageBytes = kABytes + kBBytes + kMetaBytes;
   static_assert(kStageBytes % 1024 == 0, "stages keep the swizzle's 1024-byte alignment");
-  // The C tile staged for the tensor stores: per consumer warpgroup kNTile / 64 boxes of
-  // 64 rows x 128 bytes, after the ring (so 1024-byte aligned, as the swizzle needs).
-  // 2:4 tiles of 256 rows stage one 64-row m-slice per warpgroup at a time (StoreTileTma waits
-  // for the previous slice's stores to have read the buffer), so every variant stages 128 rows.
-  static constexpr int kCBytes = kTmaStore ? kMTile * kNTile * 2 : 0;
+  // The C tile staged for the tensor stores: per consumer warpgroup kNTile / 64 / kTmaStore
+  // boxes of 64 rows x 128 bytes, after the ring (so 1024-byte aligned, as the swizzle needs).
+  // 2:4 tiles of 256 rows stage one 64-row m-slice per warpgroup at a time, and kTmaStore = 2
+  // half its columns at a time (StoreTileTma waits for the previous piece's stores to have read
+  // the buffer), so every variant stages 128 rows.
+  static_assert(kTmaStore >= 0 && kTmaStore <= 2 && kNTile % ((kTmaStore > 0 ? kTmaStore : 1) * kAtomN) == 0,
+                "C staged whole or in halves of whole boxes");
+  static constexpr int kCBytes = kTmaStore > 0 ? kMTile * kNTile * 2 / (kTmaStore > 0 ? kTmaStore : 1) : 0;
   // The ring, the C tile, the full and empty barriers, and room to align the dynamic shared memory.
   static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "the ring and the C tile fit in one SM's shared memory");
@@ -312,6 +346,32 @@ SPARSE_GEMM_WGMMA_SP_SS(192, 96, "%96", "%97", "%98", "%99", "%100", kF16, "f16"
 SPARSE_GEMM_WGMMA_SP_SS(192, 96, "%96", "%97", "%98", "%99", "%100", kBF16, "bf16", SPARSE_GEMM_F96(0))
 
 #undef SPARSE_GEMM_WGMMA_SP_SS
+
+// wgmma m64nNk16 with A from registers (the unstructured kernels: four registers of the
+// m16n8k16 A fragment per warp, warp w's rows at 16 w) and B from shared memory: always
+// accumulates (D += A B); scales 1, B N-major.
+template <DType kType, int kN>
+struct WgmmaRs;
+
+// IA: A's four register operands; B's descriptor and scale-d follow.
+#define SPARSE_GEMM_WGMMA_RS(NN, NREG, IA, IB, IS, TYPE, PTX, DOPS)                                   \
+  template <>                                                                                         \
+  struct WgmmaRs<DType::TYPE, NN> {                                                                   \
+    __device__ __forceinline__ static void Run(float* d, const uint32_t (&a)[4], uint64_t b) {        \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " IS ", 0;\n"                                    \
+                   "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." PTX "." PTX " "                \
+                   "{" SPARSE_GEMM_D_##NREG "}, " IA ", " IB ", p, 1, 1, 1;\n}\n"                      \
+                   : DOPS                                                                             \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));                     \
+    }                                                                                                 \
+  };
+
+SPARSE_GEMM_WGMMA_RS(128, 64, "{%64, %65, %66, %67}", "%68", "%69", kF16, "f16", SPARSE_GEMM_F64(0))
+SPARSE_GEMM_WGMMA_RS(128, 64, "{%64, %65, %66, %67}", "%68", "%69", kBF16, "bf16", SPARSE_GEMM_F64(0))
+SPARSE_GEMM_WGMMA_RS(256, 128, "{%128, %129, %130, %131}", "%132", "%133", kF16, "f16", SPARSE_GEMM_F128(0))
+SPARSE_GEMM_WGMMA_RS(256, 128, "{%128, %129, %130, %131}", "%132", "%133", kBF16, "bf16", SPARSE_GEMM_F128(0))
+
+#undef SPARSE_GEMM_WGMMA_RS
 #undef SPARSE_GEMM_F128
 #undef SPARSE_GEMM_F96
 #undef SPARSE_GEMM_F64
@@ -394,10 +454,13 @@ __device__ __forceinline__ void RegsInc() {
 // of them, to every block). Boxes past M, N or K arrive as zeros and still count their full
 // bytes (the second block of a cluster past M loads zeros and stores nothing). The full
 // barrier counts the whole stage, its own copies and the other block's multicast alike.
-template <int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS, bool kSpSs>
+// Unstructured A (kUn): the stage's run is as long as its stored registers need, so the full
+// barrier expects the run's bytes and B's; the run's offsets are read before the wait for the
+// slot, which hides their latency behind it.
+template <int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS, bool kSpSs, int kUn>
 __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
                                         int rank) {
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   constexpr int kAtomsPerBlock = kNTile / kAtomN / kCluster;
   static_assert(kNTile / kAtomN % kCluster == 0, "the B stage splits into whole atoms per cluster block");
   if constexpr (kSpMS == 0 || kSpSs) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
@@ -410,13 +473,22 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
     const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
     const int mb = tile.mb * kCluster + rank;
     for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
+      uint32_t run0 = 0, run_bytes = 0;
+      if constexpr (kUn) {
+        const uint32_t* off = p.a_runs + static_cast<int64_t>(mb) * p.k_blocks + kb;
+        run0 = __ldg(off);
+        run_bytes = (__ldg(off + 1) - run0) * 16;
+      }
       // A fresh barrier's "previous phase" (parity 1) counts as complete: the first pass
       // through the ring does not wait.
       engine::MbarWait(empty0 + 8 * stage, phase ^ 1);
       const uint32_t full = full0 + 8 * stage;
       const uint32_t st = SmemAddr(ring + stage * L::kStageBytes);
-      engine::MbarArriveExpectTx(full, L::kStageBytes);
-      if constexpr (kSpSs) {
+      engine::MbarArriveExpectTx(full, kUn ? run_bytes + L::kBBytes : L::kStageBytes);
+      if constexpr (kUn) {
+        engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + 16 * static_cast<int64_t>(run0), run_bytes,
+                         full);
+      } else if constexpr (kSpSs) {
 #pragma unroll
         for (int h = 0; h < L::kRows / kMTile; ++h)
           engine::TensorCopy2d(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full);
@@ -467,28 +539,37 @@ __device__ __forceinline__ void StoreTile(const Params& p, int row0, int col0, c
 // different chunks, so the stores are free of bank conflicts), then its thread 0 issues the
 // tensor stores and returns at once; they drain while the next tile's wgmma run. Before
 // rewriting the buffer, thread 0 waits until the previous tile's stores have read it.
-template <DType kType, int kNTile>
+// kPieces = 2: the buffer holds half the columns; the second half waits for the first's stores
+// to have read it (a smaller buffer leaves room for another stage of the ring).
+template <DType kType, int kNTile, int kPieces = 1>
 __device__ __forceinline__ void StoreTileTma(const Params& p, int cw, int row0, int col0, const float* d, uint32_t cbuf) {
   const int tid = threadIdx.x & 127, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
-  if (tid == 0) BulkWaitRead();
-  WarpgroupSync(cw);
+  constexpr int kCols = kNTile / kPieces;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = warp * 16 + g + 8 * h;  // row & 7 == g
+  for (int q = 0; q < kPieces; ++q) {
+    if (tid == 0) BulkWaitRead();
+    WarpgroupSync(cw);
 #pragma unroll
-    for (int j = 0; j < kNTile / 8; ++j) {
-      const uint32_t addr = cbuf + (j / 8) * 8192 + row * 128 + (((j & 7) ^ g) << 4) + 4 * t;
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(PackOut<kType>(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]))
-                   : "memory");
+    for (int h = 0; h < 2; ++h) {
+      const int row = warp * 16 + g + 8 * h;  // row & 7 == g
+#pragma unroll
+      for (int j = 0; j < kCols / 8; ++j) {
+        const int jj = q * (kCols / 8) + j;  // the n8 tile of the accumulators
+        const uint32_t addr = cbuf + (j / 8) * 8192 + row * 128 + (((j & 7) ^ g) << 4) + 4 * t;
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
+                     "r"(PackOut<kType>(d[4 * jj + 2 * h], d[4 * jj + 2 * h + 1]))
+                     : "memory");
+      }
     }
-  }
-  FenceProxyAsync();
-  WarpgroupSync(cw);
-  if (tid == 0 && row0 < p.m) {
+    FenceProxyAsync();
+    WarpgroupSync(cw);
+    if (tid == 0 && row0 < p.m) {
+      const int c0 = col0 + q * kCols;
 #pragma unroll
-    for (int box = 0; box < kNTile / 64; ++box)
-      if (col0 + 64 * box < p.n) TensorStore2d(&p.c_map, cbuf + box * 8192, col0 + 64 * box, row0);
-    BulkCommit();
+      for (int box = 0; box < kCols / 64; ++box)
+        if (c0 + 64 * box < p.n) TensorStore2d(&p.c_map, cbuf + box * 8192, c0 + 64 * box, row0);
+      BulkCommit();
+    }
   }
 }
 
@@ -562,12 +643,12 @@ __device__ __forceinline__ void Release(uint32_t empty) {
 }
 
 // A consumer warpgroup (cw: 0 or 1, rows 64 cw.. of each tile).
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster>
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster>
 __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw,
                                         int rank) {
   using L = Layout<kNTile, kStages, kTmaStore>;
   constexpr int kAcc = kNTile / 2;
-  const uint32_t cbuf = SmemAddr(ring + kStages * L::kStageBytes) + cw * (kMTile / 2) * kNTile * 2;
+  const uint32_t cbuf = SmemAddr(ring + kStages * L::kStageBytes) + cw * (L::kCBytes / 2);
   float d[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) d[i] = 0.f;
@@ -603,8 +684,8 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
     Release<kCluster>(empty0 + 8 * prev);
     if (!CompleteTile<kAcc>(p, sg, cw, d)) continue;
     const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
-    if (kTmaStore)
-      StoreTileTma<kType, kNTile>(p, cw, row0, col0, d, cbuf);
+    if constexpr (kTmaStore > 0)
+      StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d, cbuf);
     else
       StoreTile<kType, kNTile>(p, row0, col0, d);
   }
@@ -629,51 +710,104 @@ __host__ __device__ constexpr int SpSliceRow(int sp, int cw, int ms) { return 64
 // v11, call 9).
 // kSpSs: only the metadata words, from the stage's metadata (meta: strip q's k-step kt at
 // (2 q + kt) 64 bytes); wgmma reads A itself.
-template <int kSpMS, bool kSpSs, int kBuf>
-__device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int cw, uint32_t (&af)[2][kSpMS][2][4],
+// kUn: warp w decodes its strip's four 16 x 16 tiles of the pair stream's stage into its four
+// A registers each (no metadata): strip q's record of tile j at (4 q + j) 32 bytes, this lane's
+// quad's word 4 (lane / 4) into it, the stored registers from kUnRecordBytes on.
+// The A fragment's steps per stage: two k32 steps of 2:4, or four k16 tiles unstructured.
+template <int kUn>
+constexpr int kFragSteps = kUn ? kKTile / 16 : 2;
+
+template <int kSpMS, bool kSpSs, int kUn, int kBuf>
+__device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int cw,
+                                                uint32_t (&af)[2][kSpMS][kFragSteps<kUn>][4],
                                                 uint32_t (&e)[2][kSpMS][2]) {
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
+  if constexpr (kUn) {
+    const uint32_t sh = 4 * (lane & 3);  // this lane's four bits in its quad's word
+    const uint32_t rec = st + SpStrip(1, cw, 0, warp) * kFragSteps<kUn> * kUnstPairTileBytes + 4 * (lane >> 2);
 #pragma unroll
-  for (int ms = 0; ms < kSpMS; ++ms)
+    for (int j = 0; j < kFragSteps<kUn>; ++j)
+      engine::UnstructuredPairs<128>::DecodeTile(rec + j * kUnstPairTileBytes, st + kUnRecordBytes, sh, (1u << sh) - 1,
+                                                 af[kBuf][0][j]);
+  } else {
 #pragma unroll
-    for (int kt = 0; kt < 2; ++kt) {
-      if constexpr (kSpSs) {
-        asm volatile("ld.shared.u32 %0, [%1];\n"
-                     : "=r"(e[kBuf][ms][kt])
-                     : "r"(meta + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * 64 + 4 * engine::Sp24MetaWord(lane)));
-        continue;
+    for (int ms = 0; ms < kSpMS; ++ms)
+#pragma unroll
+      for (int kt = 0; kt < 2; ++kt) {
+        if constexpr (kSpSs) {
+          asm volatile("ld.shared.u32 %0, [%1];\n"
+                       : "=r"(e[kBuf][ms][kt])
+                       : "r"(meta + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * 64 + 4 * engine::Sp24MetaWord(lane)));
+          continue;
+        }
+        const uint32_t tile = st + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * kSp24StagedTileBytes;
+        uint32_t(&f)[4] = af[kBuf][ms][kt];
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+                     : "r"(tile + 16 * lane));
+        asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(e[kBuf][ms][kt]) : "r"(tile + 512 + 4 * engine::Sp24MetaWord(lane)));
       }
-      const uint32_t tile = st + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * kSp24StagedTileBytes;
-      uint32_t(&f)[4] = af[kBuf][ms][kt];
-      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                   : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
-                   : "r"(tile + 16 * lane));
-      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(e[kBuf][ms][kt]) : "r"(tile + 512 + 4 * engine::Sp24MetaWord(lane)));
-    }
+  }
 }
 
 // The wgmma of one stage from fragment buffer kBuf: one m64nNk32 per (k-step, m-slice), B's
 // k-step kt (32 K rows) 4096 bytes into each atom, through the descriptor; then commit.
 // kSpSs: A through its descriptor, m-slice ms at its rows' 64-byte lines (a0: this warpgroup's
 // first row), k-step kt 32 bytes into them.
-template <DType kType, int kNTile, int kSpMS, bool kSpSs, int kBuf>
+// kUn: one dense m64nNk16 per 16 x 16 tile j, B's 16 K rows 2048 j bytes into each atom.
+template <DType kType, int kNTile, int kSpMS, bool kSpSs, int kUn, int kBuf>
 __device__ __forceinline__ void IssueSp(uint32_t a0, uint32_t b0, float (&d)[kSpMS][kNTile / 2],
-                                        uint32_t (&af)[2][kSpMS][2][4], uint32_t (&e)[2][kSpMS][2]) {
+                                        uint32_t (&af)[2][kSpMS][kFragSteps<kUn>][4], uint32_t (&e)[2][kSpMS][2]) {
 #pragma unroll
   for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kNTile / 2>(d[ms]);
   wg::Fence();
+  if constexpr (kUn) {
 #pragma unroll
-  for (int kt = 0; kt < 2; ++kt) {
-    const uint64_t desc = wg::Desc(kBDesc, b0 + 4096 * kt);
+    for (int j = 0; j < kFragSteps<kUn>; ++j)
+      WgmmaRs<kType, kNTile>::Run(d[0], af[kBuf][0][j], wg::Desc(kBDesc, b0 + 2048 * j));
+  } else {
 #pragma unroll
-    for (int ms = 0; ms < kSpMS; ++ms) {
-      if constexpr (kSpSs)
-        WgmmaSpSs<kType, kNTile>::Run(d[ms], wg::Desc(kASsDesc, a0 + ms * 64 * 64 + 32 * kt), desc, e[kBuf][ms][kt]);
-      else
-        wg::WgmmaSp<kType, kNTile>::Run(d[ms], af[kBuf][ms][kt], desc, e[kBuf][ms][kt]);
+    for (int kt = 0; kt < 2; ++kt) {
+      const uint64_t desc = wg::Desc(kBDesc, b0 + 4096 * kt);
+#pragma unroll
+      for (int ms = 0; ms < kSpMS; ++ms) {
+        if constexpr (kSpSs)
+          WgmmaSpSs<kType, kNTile>::Run(d[ms], wg::Desc(kASsDesc, a0 + ms * 64 * 64 + 32 * kt), desc, e[kBuf][ms][kt]);
+        else
+          wg::WgmmaSp<kType, kNTile>::Run(d[ms], af[kBuf][ms][kt], desc, e[kBuf][ms][kt]);
+      }
     }
   }
   wg::Commit();
+}
+
+// Unstructured A: the addon's semantics for non-finite B. Every tile is multiplied, zeros
+// included, so an Inf or NaN in B's row k reaches every row of the tile (0 x Inf = NaN), where
+// CSR's definition (the float64 reference, the other kernels) keeps it to the rows that hold
+// column k. A warp whose sums of the whole tile (row block mb, columns col0..) are not all
+// finite sums its 16 rows again from their nonzeros alone, walking every K stage of the pair
+// stream in global memory (the streaming engine's pair-stream re-sum, UnstructuredPairs::WalkQuad).
+// d: the warpgroup's accumulators, d[4 j + q] = row g + 8 (q >> 1), column 8 j + 2 t + (q & 1).
+template <DType kType, int kNTile>
+__device__ __forceinline__ void UnResum(const Params& p, int mb, int col0, int cw, float* d) {
+  constexpr int kNT8 = kNTile / 8;
+  float(&acc)[kNT8][4] = *reinterpret_cast<float(*)[kNT8][4]>(d);
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3, g = lane >> 2, t = lane & 3;
+  const int strip = SpStrip(1, cw, 0, warp);
+  if ((mb * kUnStrips + strip) * 16 >= p.m || cuda::WarpAllFinite<kNT8>(acc)) return;
+#pragma unroll
+  for (int j = 0; j < kNT8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  const unsigned short* b16 = static_cast<const unsigned short*>(p.b);
+  auto add = [&](int h, int col, unsigned short bits) {
+    cuda::AccumulateExact<kType, kNT8>(acc, b16, p.n, col0, t, h, col, cuda::Widen<kType>(bits));
+  };
+  const uint32_t* offsets = p.a_runs + static_cast<int64_t>(mb) * p.k_blocks;
+  for (int kb = 0; kb < p.k_blocks; ++kb) {
+    const unsigned char* run = static_cast<const unsigned char*>(p.a_tiles) + 16 * static_cast<int64_t>(offsets[kb]);
+    for (int j = 0; j < kKTile / 16; ++j)
+      engine::UnstructuredPairs<128>::WalkQuad(run + (strip * (kKTile / 16) + j) * kUnstPairTileBytes,
+                                               run + kUnRecordBytes, g, kb * kKTile + 16 * j, add);
+  }
 }
 
 // A 2:4 consumer warpgroup (cw: 0 or 1, rows 64 kSpMS cw.. of each 128 kSpMS-row tile): the
@@ -682,17 +816,18 @@ __device__ __forceinline__ void IssueSp(uint32_t a0, uint32_t b0, float (&d)[kSp
 // Software-pipelined: stage i's wgmma run from one fragment buffer while the next stage's
 // fragments load into the other (once wgmma.wait_group 1 says stage i - 1's group, the last
 // reader of that buffer, is done), so the shared-memory loads overlap the tensor cores.
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kSpMS, bool kSpSs>
+// kUn: the same loop for unstructured A, its tiles decoded from the pair stream (kSpMS 1).
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, bool kSpSs, int kUn>
 __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // (kSpSs) where this warpgroup's first row of A and the metadata lie within a stage.
   constexpr uint32_t kMeta = L::kABytes + L::kBBytes;
   const uint32_t a_cw = cw * 64 * kSpMS * 64;
   constexpr int kAcc = kNTile / 2;
   const uint32_t ring0 = SmemAddr(ring);
-  const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * 64 * kNTile * 2;
+  const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * (L::kCBytes / 2);
   float d[kSpMS][kAcc];
-  uint32_t af[2][kSpMS][2][4], e[2][kSpMS][2];
+  uint32_t af[2][kSpMS][kFragSteps<kUn>][4], e[2][kSpMS][2];
   int stage = 0;
   uint32_t phase = 0;
   Cursor cursor(p, blockIdx.x);
@@ -706,14 +841,15 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     const int len = sg.kb1 - sg.kb0;
     engine::MbarWait(full0 + 8 * stage, phase);
     __syncwarp();
-    LoadSpFragments<kSpMS, kSpSs, 0>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta, cw, af, e);
+    LoadSpFragments<kSpMS, kSpSs, kUn, 0>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta, cw, af,
+                                          e);
     int prev = -1;
     for (int i = 0; i < len; ++i) {
       const uint32_t st = ring0 + stage * L::kStageBytes, b0 = st + L::kABytes;
       if ((i & 1) == 0)
-        IssueSp<kType, kNTile, kSpMS, kSpSs, 0>(st + a_cw, b0, d, af, e);
+        IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 0>(st + a_cw, b0, d, af, e);
       else
-        IssueSp<kType, kNTile, kSpMS, kSpSs, 1>(st + a_cw, b0, d, af, e);
+        IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 1>(st + a_cw, b0, d, af, e);
       // Stage i - 1's group is complete: its slot and its fragment buffer are free.
       wg::Wait<1>();
 #pragma unroll
@@ -726,9 +862,9 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
         __syncwarp();
         const uint32_t next = ring0 + stage * L::kStageBytes;
         if ((i & 1) == 0)
-          LoadSpFragments<kSpMS, kSpSs, 1>(next, next + kMeta, cw, af, e);
+          LoadSpFragments<kSpMS, kSpSs, kUn, 1>(next, next + kMeta, cw, af, e);
         else
-          LoadSpFragments<kSpMS, kSpSs, 0>(next, next + kMeta, cw, af, e);
+          LoadSpFragments<kSpMS, kSpSs, kUn, 0>(next, next + kMeta, cw, af, e);
       }
     }
     wg::Wait<0>();
@@ -736,11 +872,12 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
     Release<1>(empty0 + 8 * prev);
     if (!CompleteTile<kSpMS * kAcc>(p, sg, cw, &d[0][0])) continue;
+    if constexpr (kUn > 0) UnResum<kType, kNTile>(p, tile.mb, tile.nb * kNTile, cw, d[0]);
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms) {
       const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
-      if (kTmaStore)
-        StoreTileTma<kType, kNTile>(p, cw, row0, col0, d[ms], cbuf);
+      if constexpr (kTmaStore > 0)
+        StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf);
       else
         StoreTile<kType, kNTile>(p, row0, col0, d[ms]);
     }
@@ -751,11 +888,12 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // Launch: p.grid clusters of kCluster blocks (<= the SM count: persistent, and stream-K's
 // waits need every block resident; stream-K only without clusters), kThreads threads,
 // Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false>
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
+          int kUn = 0>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
-  static_assert(kSpMS == 0 || kCluster == 1, "2:4 tiles run without clusters");
+  static_assert(kSpMS == 0 || kCluster == 1, "2:4 and unstructured tiles run without clusters");
   extern __shared__ unsigned char smem_raw[];
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.
   unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   const uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes + L::kCBytes), empty0 = full0 + 8 * kStages;
@@ -773,11 +911,11 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   const int wgi = threadIdx.x / 128;
   if (wgi == 0) {
     RegsDec<40>();
-    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs>(p, ring, full0, empty0, rank);
+    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn>(p, ring, full0, empty0, rank);
   } else {
     RegsInc<232>();
     if constexpr (kSpMS > 0)
-      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs>(p, ring, full0, empty0, wgi - 1);
+      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>(p, ring, full0, empty0, wgi - 1);
     else
       Consume<kType, kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
   }

@@ -57,17 +57,31 @@ inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 // a_meta non-null: the `_ss` kernels' form instead (sp_ms 1 to 3): `a` the compressed values
 // (Sp24CompressedRows), a_meta their metadata (StageSp24Meta(tiles, kSsStripMultiple, 2)), both
 // on the device, 16-byte aligned.
+// a_runs non-null: unstructured A (the kUn kernels, sp_ms 1): `a` the pair stream's runs and
+// a_runs its offset table (BuildUnstStream with kUnStrips strips, kKTile columns a stage,
+// UnstLayout::kPairFrag), both on the device, `a` 16-byte aligned; a_run_max its longest run in
+// bytes (UnRunMax: a kernel whose slots are shorter refuses it).
+// The longest run of a pair stream (bytes), for MakeParams's a_run_max.
+inline int UnRunMax(const uint32_t* offsets, size_t entries) {
+  uint32_t most = 0;
+  for (size_t i = 0; i + 1 < entries; ++i) most = offsets[i + 1] - offsets[i] > most ? offsets[i + 1] - offsets[i] : most;
+  return static_cast<int>(most) * 16;
+}
+
 inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
                               int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0,
-                              int sp_ms = 0, const void* a_meta = nullptr) {
+                              int sp_ms = 0, const void* a_meta = nullptr, const uint32_t* a_runs = nullptr,
+                              int a_run_max = 0) {
   namespace g = cuda::gemm;
   const bool ss = a_meta != nullptr;
   if (!CanImplement(m, n, sp_ms > 0 ? 8 : k, a, b, c) || k < 1 || group < 1 || sp_ms < 0 || sp_ms > (ss ? 3 : 2) ||
-      (ss && (sp_ms == 0 || (reinterpret_cast<uintptr_t>(a_meta) & 15) != 0)))
+      (ss && (sp_ms == 0 || (reinterpret_cast<uintptr_t>(a_meta) & 15) != 0)) || (a_runs && (ss || sp_ms != 1)))
     return cudaErrorInvalidValue;
-  p->c = c, p->m = m, p->n = n, p->k = k, p->group = group;
+  p->c = c, p->b = b, p->m = m, p->n = n, p->k = k, p->group = group;
   p->a_tiles = sp_ms > 0 && !ss ? a : nullptr;
   p->a_meta = a_meta;
+  p->a_runs = a_runs;
+  p->a_run_max = a_run_max;
   p->meta_strips = g::SsMetaStrips(m);
   p->partials = partials, p->flags = flags, p->slots = slots;
   const int rows = sp_ms > 0 ? g::kMTile * sp_ms : g::kMTile;
@@ -130,24 +144,27 @@ inline bool Decompose(cuda::gemm::Params* p, int grid, int stream_k) {
 // per GPC that is odd leaves an SM out), so that they stay persistent.
 // Raises the kernel's shared-memory limit (once per instance; the first call does it). A
 // library calls it when it prepares, outside any graph capture; Launch calls it too.
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false>
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
+          int kUn = 0>
 cudaError_t SetUp() {
-  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
+  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   static const cudaError_t attr =
-      cudaFuncSetAttribute(cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs>,
+      cudaFuncSetAttribute(cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn>,
                            cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
   return attr;
 }
 
-template <DType kType, int kNTile, int kStages, bool kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false>
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
+          int kUn = 0>
 cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stream_k, cudaStream_t s) {
-  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs>;
-  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs>;
+  using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
+  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn>;
   // A's form must match the kernel's (and the rows its parameters were made for).
   if ((kSpMS > 0 && !kSpSs) != (params.a_tiles != nullptr) || kSpSs != (params.a_meta != nullptr) ||
+      (kUn > 0) != (params.a_runs != nullptr) || (kUn > 0 && params.a_run_max > L::kABytes) ||
       params.m_blocks != (params.m + L::kRows - 1) / L::kRows)
     return cudaErrorInvalidValue;
-  const cudaError_t attr = SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs>();
+  const cudaError_t attr = SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn>();
   if (attr != cudaSuccess) return attr;
   if (grid <= 0 || grid > sms) grid = sms;
   cudaLaunchConfig_t cfg = {};

@@ -282,24 +282,7 @@ struct UnstPairsSparse : e::UnstructuredPairs<kCap> {
   __device__ static void Fix(const e::Args& a, int rb, int ks0, int ks1, float (&acc)[kMS][kNT8][4]) {
     ResumFromStream<kUnstPairTileBytes, kType, kCW, kMS, kNT8, kKS, kNG>(
         a, rb, ks0, ks1, acc, [](const unsigned char* rec, const unsigned char* vals, int g, int col0, auto& add) {
-          // Lane quad g's word: bit 4 q + i for lane q's register i, the stage's stored registers
-          // before the quad in bits 16-31; a stored register's two halves, low then high.
-          const uint32_t word = *reinterpret_cast<const uint32_t*>(rec + 4 * g);
-          const uint32_t* v32 = reinterpret_cast<const uint32_t*>(vals) + (word >> 16);
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            for (int q = 0; q < 4; ++q)
-              for (int hi = 0; hi < 2; ++hi) {
-                // Register i = h + 2 hi of lane q: row g + 8 h, columns 8 hi + 2 q and the next.
-                const int bit = 4 * q + h + 2 * hi;
-                if (!((word >> bit) & 1u)) continue;
-                const uint32_t pair = v32[__popc(word & 0xffffu & ((1u << bit) - 1u))];
-                const int col = col0 + 8 * hi + 2 * q;
-                // NOTE: a zero half (stored as +0 beside a nonzero) is no nonzero: 0 x Inf in B
-                // must not reach the row.
-                if (pair & 0x7fffu) add(h, col, static_cast<unsigned short>(pair & 0xffffu));
-                if (pair & 0x7fff0000u) add(h, col + 1, static_cast<unsigned short>(pair >> 16));
-              }
+          e::UnstructuredPairs<kCap>::WalkQuad(rec, vals, g, col0, add);
         });
   }
 };

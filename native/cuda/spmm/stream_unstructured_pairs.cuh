@@ -91,6 +91,32 @@ struct UnstructuredPairs : UnstructuredScatter<(kCapWords < 128 ? kCapWords : 12
         : "r"(at), "r"(word), "r"(m[0]), "r"(m[1]), "r"(m[2]), "r"(m[3]));
 #undef SPARSE_PR_REG
   }
+  // Lane quad g's nonzeros in one tile, from the tile's record `rec` and the stage's stored
+  // registers `vals` (in global memory: the exact re-sum of rows that met an Inf or NaN in B; the
+  // family files' Fix, the GEMM engine's unstructured epilogue): add(h, col, bits) for each, row
+  // g + 8 h of the strip, column col0 + its column in the tile, the row half h first (h a
+  // constant of an unrolled loop, so that the caller's accumulators stay in registers). A zero
+  // half, stored as +0 beside a nonzero, is no nonzero: 0 x Inf in B must not reach the row.
+  template <class Add>
+  __device__ static __forceinline__ void WalkQuad(const unsigned char* rec, const unsigned char* vals, int g, int col0,
+                                                  Add& add) {
+    // Lane quad g's word: bit 4 q + i for lane q's register i, the stage's stored registers
+    // before the quad in bits 16-31; a stored register's two halves, low then high.
+    const uint32_t word = *reinterpret_cast<const uint32_t*>(rec + 4 * g);
+    const uint32_t* v32 = reinterpret_cast<const uint32_t*>(vals) + (word >> 16);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      for (int q = 0; q < 4; ++q)
+        for (int hi = 0; hi < 2; ++hi) {
+          // Register i = h + 2 hi of lane q: row g + 8 h, columns 8 hi + 2 q and the next.
+          const int bit = 4 * q + h + 2 * hi;
+          if (!((word >> bit) & 1u)) continue;
+          const uint32_t pair = v32[__popc(word & 0xffffu & ((1u << bit) - 1u))];
+          const int col = col0 + 8 * hi + 2 * q;
+          if (pair & 0x7fffu) add(h, col, static_cast<unsigned short>(pair & 0xffffu));
+          if (pair & 0x7fff0000u) add(h, col + 1, static_cast<unsigned short>(pair >> 16));
+        }
+  }
   template <DType kType, int kCW, int kMS, int kNT8, int kKS, int kNG>
   __device__ static void Compute(const Args& a, int, int, const unsigned char* st, const unsigned char* bs,
                                  float (&acc)[kMS][kNT8][4]) {

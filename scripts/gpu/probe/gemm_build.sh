@@ -10,7 +10,7 @@ out=${1:-.gpu}
 mkdir -p "$out"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 "$NVCC" -std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -gencode arch=compute_90a,code=sm_90a \
-  --expt-relaxed-constexpr -lineinfo -Xptxas -v scripts/gpu/probe/gemm_probe.cu native/common/sparse24.cc \
+  --expt-relaxed-constexpr -lineinfo -Xptxas -v scripts/gpu/probe/gemm_probe.cu native/common/sparse24.cc native/common/unstructured_stream.cc \
   -o "$out/gemm_probe" -ldl \
   2>"$out/gemm_probe.ptxas.txt" || { grep -v "^ptxas info" "$out/gemm_probe.ptxas.txt" | head -60; exit 1; }
 # One line per kernel: its name, then registers and spills.

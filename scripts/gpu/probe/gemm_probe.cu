@@ -1,5 +1,6 @@
-// Workbench for the GEMM engine (native/cuda/gemm/gemm_engine.cuh), dense and 2:4 A (the
-// `_sp` variants, wgmma.mma_async.sp), outside the addon:
+// Workbench for the GEMM engine (native/cuda/gemm/gemm_engine.cuh), dense, 2:4 A (the
+// `_sp` variants, wgmma.mma_async.sp) and unstructured A (the `_un` variants: the pair stream
+// decoded into wgmma's A registers), outside the addon:
 // checks every variant against a float64 reference (poisoned outputs, fresh random inputs,
 // ragged shapes, a full and a small persistent grid, stream-K's workspace flags left zero)
 // and times it beside cuBLAS (dense, on the same A; loaded at
@@ -10,8 +11,10 @@
 //   gemm_probe check                    every variant (or those VARIANTS names), f16 and bf16
 //   gemm_probe list                     the variants
 //   gemm_probe time [MxK ...]           N from NS (default 256,512,1024,2048); VARIANTS=a,b
-//                                       picks variants (default: every f16 one)
-//   gemm_probe one VARIANT M K N        a few launches of one variant (Nsight Compute)
+//                                       picks variants (default: every f16 one); the `_un`
+//                                       ones at each sparsity of SPARSITY (default 0.5,0.7,0.9)
+//   gemm_probe one VARIANT M K N        a few launches of one variant (Nsight Compute; `_un`
+//                                       at the first SPARSITY)
 // GEMM_GROUP sets the raster's row blocks per group (default 8).
 #include <algorithm>
 #include <cmath>
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/unstructured_stream.h"
 #include "cuda/gemm/gemm_engine_host.h"
 #include "scripts/gpu/probe/probe_util.h"
 
@@ -42,6 +46,8 @@ struct Variant {
   LaunchFn launch;
   int sp = 0;  // 2:4 A (strips per consumer warp: tiles of 128 sp rows), 0: dense
   bool ss = false;  // 2:4 A read by wgmma from shared memory (the compressed rows and metadata)
+  int un = 0;  // unstructured A (the pair stream; sp is 1: tiles of 128 rows): its slots' room in
+              // registers a tile (128: any stage; less refuses a stream with a longer run)
 };
 
 // Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores), _sk
@@ -59,7 +65,8 @@ struct Variant {
       SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, false, 2, "_tma_mc"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, false, 2, "_tma_mc"), \
       SPARSE_GEMM_VARIANT(T, TN, 64, 8, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, false, 1, "_tma"),   \
       SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, true, 1, "_tma_sk"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, 2, 1, "_tma_tk"), \
-      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, 2, 1, "_tma_tk")
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, 2, 1, "_tma_tk"), SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 0, 1, "_tma2"), \
+      SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 2, 1, "_tma2_tk")
 // 2:4 A (wgmma.mma_async.sp): _sp tiles of 128 rows, _sp2 of 256 (two m-slices per consumer
 // warpgroup); the rest of the name as above.
 #define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) \
@@ -86,9 +93,27 @@ struct Variant {
       SPARSE_GEMM_SS_VARIANT(T, TN, 3, 128, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 3, 128, 4, true, "_tma_sk"), \
       SPARSE_GEMM_SS_VARIANT(T, TN, 1, 128, 6, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, 2, "_tma_tk"), \
       SPARSE_GEMM_SS_VARIANT(T, TN, 2, 192, 4, 2, "_tma_tk"), SPARSE_GEMM_SS_VARIANT(T, TN, 3, 128, 4, 2, "_tma_tk")
+// Unstructured A (the pair stream, dense wgmma with A from registers): _un, tiles of 128 rows,
+// slots with room for every register (CAP 128) or, with _cCAP, CAP registers a tile on average;
+// _tma2: C staged in two halves of its columns (room for another stage); the rest as above.
+#define SPARSE_GEMM_UN_VARIANT(T, TN, NT, S, TMA, SK, CAP, SUFFIX)                                               \
+  Variant {                                                                                                      \
+    #TN "_un" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, 1, 1, false, CAP>, \
+        1, false, CAP                                                                                            \
+  }
+#define SPARSE_GEMM_UN_VARIANTS(T, TN)                                                                               \
+  SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 0, 0, 128, ""), SPARSE_GEMM_UN_VARIANT(T, TN, 128, 5, 1, 0, 128, "_tma"),     \
+      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 5, 1, 2, 128, "_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 3, 1, 0, 128, "_tma"), \
+      SPARSE_GEMM_UN_VARIANT(T, TN, 256, 3, 1, 2, 128, "_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 0, 0, 128, ""),  \
+      SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 0, 120, "_c120_tma2"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 2, 120, "_c120_tma2_tk"), \
+      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 2, 120, "_c120_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 1, 120, "_c120_tma2_sk"), \
+      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 1, 120, "_c120_tma_sk")
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SP_VARIANTS(kF16, f16),    SPARSE_GEMM_SP_VARIANTS(kBF16, bf16),
-                             SPARSE_GEMM_SS_VARIANTS(kF16, f16),    SPARSE_GEMM_SS_VARIANTS(kBF16, bf16)};
+                             SPARSE_GEMM_SS_VARIANTS(kF16, f16),    SPARSE_GEMM_SS_VARIANTS(kBF16, bf16),
+                             SPARSE_GEMM_UN_VARIANTS(kF16, f16),    SPARSE_GEMM_UN_VARIANTS(kBF16, bf16)};
+#undef SPARSE_GEMM_UN_VARIANTS
+#undef SPARSE_GEMM_UN_VARIANT
 #undef SPARSE_GEMM_SS_VARIANTS
 #undef SPARSE_GEMM_SS_VARIANT
 #undef SPARSE_GEMM_SP_VARIANTS
@@ -147,20 +172,29 @@ std::vector<uint16_t> Random24(int m, int k, DType t, std::mt19937_64& rng) {
   return v;
 }
 
-// The 2:4 tiles of a dense 2:4 matrix.
-Sp24Tiles Tiles24(const std::vector<uint16_t>& a, int m, int k) {
-  std::vector<int> offsets(1, 0), cols;
+// A dense M x K matrix of 16-bit words as CSR, its zeros (either sign) left out.
+struct Csr16 {
+  std::vector<int> offsets{0}, cols;
   std::vector<uint16_t> vals;
+};
+Csr16 ToCsr(const std::vector<uint16_t>& a, int m, int k) {
+  Csr16 csr;
   for (int r = 0; r < m; ++r) {
     for (int c = 0; c < k; ++c) {
       const uint16_t x = a[static_cast<size_t>(r) * k + c];
       if ((x & 0x7fff) == 0) continue;
-      cols.push_back(c), vals.push_back(x);
+      csr.cols.push_back(c), csr.vals.push_back(x);
     }
-    offsets.push_back(static_cast<int>(cols.size()));
+    csr.offsets.push_back(static_cast<int>(csr.cols.size()));
   }
+  return csr;
+}
+
+// The 2:4 tiles of a dense 2:4 matrix.
+Sp24Tiles Tiles24(const std::vector<uint16_t>& a, int m, int k) {
+  const Csr16 csr = ToCsr(a, m, k);
   Sp24Tiles tiles;
-  const std::string err = BuildSp24Tiles(m, k, offsets.data(), cols.data(), vals.data(), &tiles);
+  const std::string err = BuildSp24Tiles(m, k, csr.offsets.data(), csr.cols.data(), csr.vals.data(), &tiles);
   if (!err.empty()) {
     std::printf("BuildSp24Tiles: %s\n", err.c_str());
     std::exit(1);
@@ -180,6 +214,32 @@ Forms24 Forms(const std::vector<uint16_t>& a, int m, int k) {
   const Sp24Tiles tiles = Tiles24(a, m, k);
   return Forms24{StageSp24Tiles(tiles, gm::kSpStageStrips, 2), Sp24CompressedRows(tiles),
                  StageSp24Meta(tiles, gm::kSsStripMultiple, 2)};
+}
+
+// A random unstructured matrix: each weight kept with probability 1 - sparsity; with `awkward`,
+// row 3 dense (a stage at full capacity), every 17th row from row 5 empty.
+std::vector<uint16_t> RandomUnst(int m, int k, DType t, double sparsity, bool awkward, std::mt19937_64& rng) {
+  std::vector<uint16_t> v = Random(static_cast<size_t>(m) * k, t, rng);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int r = 0; r < m; ++r)
+    for (int c = 0; c < k; ++c) {
+      const bool keep = awkward && r == 3 ? true : awkward && r % 17 == 5 ? false : u(rng) >= sparsity;
+      if (!keep) v[static_cast<size_t>(r) * k + c] = 0;
+    }
+  return v;
+}
+
+// The pair stream the `_un` kernels read (kUnStrips strips, kKTile columns a stage).
+UnstStream PairStream(const std::vector<uint16_t>& a, int m, int k) {
+  const Csr16 csr = ToCsr(a, m, k);
+  UnstStream s;
+  const std::string err = BuildUnstStream(m, k, csr.offsets.data(), csr.cols.data(), csr.vals.data(), gm::kUnStrips,
+                                          gm::kKTile, 0, &s, UnstLayout::kPairFrag);
+  if (!err.empty()) {
+    std::printf("BuildUnstStream: %s\n", err.c_str());
+    std::exit(1);
+  }
+  return s;
 }
 
 // float64 reference of C = A B (A: M x K, B: K x N, row-major).
@@ -416,6 +476,62 @@ int SelfTest() {
         if (!ok && ++failures <= 5) std::printf("FAIL 2:4 ss form sp %d M %d K %d\n", sp, sh.m, sh.k);
       }
   }
+  // Unstructured: what the consumers decode from the pair stream (run (mb, kb) at the offset
+  // table's entry mb k_blocks + kb; warp w of warpgroup cw, tile j: its quad's word in the
+  // record at (4 SpStrip + j) 32 bytes, its stored registers from kUnRecordBytes on), placed as
+  // wgmma reads A registers (register i: row g + 8 (i & 1), columns 2 t + 8 (i >> 1) and the
+  // next), is the matrix; every run fits a stage (UnStageBytes(128)) and is whole 16-byte units.
+  {
+    std::mt19937_64 rng(12);
+    const struct {
+      int m, k;
+    } un_shapes[] = {{1, 8}, {7, 40}, {200, 96}, {129, 264}, {333, 520}, {300, 77}};
+    for (double sparsity : {0.0, 0.5, 0.9, 1.0})
+      for (const auto& sh : un_shapes) {
+        ++cases;
+        const auto a = RandomUnst(sh.m, sh.k, DType::kF16, sparsity, true, rng);
+        const UnstStream st = PairStream(a, sh.m, sh.k);
+        const int m_blocks = (sh.m + gm::kMTile - 1) / gm::kMTile, k_blocks = (sh.k + gm::kKTile - 1) / gm::kKTile;
+        bool ok = st.row_blocks == m_blocks && st.kstages == k_blocks &&
+                  st.offsets.size() == static_cast<size_t>(m_blocks) * k_blocks + 1;
+        std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * gm::kMTile * k_blocks * gm::kKTile, 0);
+        for (int mb = 0; mb < m_blocks && ok; ++mb)
+          for (int kb = 0; kb < k_blocks && ok; ++kb) {
+            const uint32_t u0 = st.offsets[mb * k_blocks + kb], u1 = st.offsets[mb * k_blocks + kb + 1];
+            ok = u1 >= u0 && (u1 - u0) * 16 <= gm::UnStageBytes(128) && (u1 - u0) * 16 >= gm::kUnRecordBytes &&
+                 static_cast<size_t>(u1) * 16 <= st.data.size();
+            if (!ok) break;
+            const uint8_t* run = st.data.data() + static_cast<size_t>(u0) * 16;
+            for (int cw = 0; cw < 2; ++cw)
+              for (int w = 0; w < 4; ++w)
+                for (int j = 0; j < gm::kKTile / 16; ++j)
+                  for (int lane = 0; lane < 32; ++lane) {
+                    const int g = lane >> 2, t = lane & 3, sh4 = 4 * t;
+                    uint32_t word;
+                    std::memcpy(&word, run + (gm::SpStrip(1, cw, 0, w) * 4 + j) * kUnstPairTileBytes + 4 * (lane >> 2), 4);
+                    uint32_t first = (word >> 16) + __builtin_popcount(word & ((1u << sh4) - 1));
+                    for (int i = 0; i < 4; ++i) {
+                      uint32_t reg = 0;
+                      if ((word >> (sh4 + i)) & 1) {
+                        if (gm::kUnRecordBytes + 4 * (first + 1) > (u1 - u0) * 16) {
+                          ok = false;
+                          break;
+                        }
+                        std::memcpy(&reg, run + gm::kUnRecordBytes + 4 * first, 4);
+                        ++first;
+                      }
+                      const int row = mb * gm::kMTile + gm::SpSliceRow(1, cw, 0) + 16 * w + g + 8 * (i & 1);
+                      const int col = kb * gm::kKTile + 16 * j + 2 * t + 8 * (i >> 1);
+                      uint16_t* at = back.data() + static_cast<size_t>(row) * (k_blocks * gm::kKTile) + col;
+                      at[0] = static_cast<uint16_t>(reg & 0xffff), at[1] = static_cast<uint16_t>(reg >> 16);
+                    }
+                  }
+          }
+        ok = ok && DecodedIs(back, m_blocks * gm::kMTile, k_blocks * gm::kKTile, a, sh.m, sh.k);
+        if (!ok && ++failures <= 5)
+          std::printf("FAIL unstructured pair stream M %d K %d sparsity %.1f\n", sh.m, sh.k, sparsity);
+      }
+  }
   std::printf("selftest: %d cases, %d failures\n", cases, failures);
   return failures ? 1 : 0;
 }
@@ -446,6 +562,16 @@ int Check() {
       const auto ref24 = Reference(a24, b, s.m, s.k, s.n, t);
       const Forms24 f24 = Forms(a24, s.m, s.k);
       const std::vector<uint8_t>& staged = f24.staged;
+      // The unstructured variants' A: 60 or 90 % sparse (the first shape dense: slots with less
+      // room than a dense stage must refuse it), a dense row, empty rows; its pair stream.
+      const int si = static_cast<int>(&s - shapes);
+      const auto aun = RandomUnst(s.m, s.k, t, si == 0 ? 0.0 : si % 2 ? 0.9 : 0.6, true, rng);
+      const auto refun = Reference(aun, b, s.m, s.k, s.n, t);
+      const UnstStream un = PairStream(aun, s.m, s.k);
+      DevBuf dun(un.data.size()), druns(un.offsets.size() * 4);
+      const int un_max = gemm_host::UnRunMax(un.offsets.data(), un.offsets.size());
+      CK(cudaMemcpy(dun.p, un.data.data(), dun.bytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(druns.p, un.offsets.data(), druns.bytes, cudaMemcpyHostToDevice));
       DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size()), drows(f24.rows.size() * 2),
           dmeta(f24.meta.size() * 4);
       CK(cudaMemcpy(drows.p, f24.rows.data(), drows.bytes, cudaMemcpyHostToDevice));
@@ -456,13 +582,23 @@ int Check() {
       std::vector<uint16_t> c(ref_dense.size());
       for (const Variant& v : kVariants) {
         if (v.type != t || !Picked(v, false) || (v.sp == 0 && s.k % 8 != 0)) continue;
-        const std::vector<double>& ref = v.sp ? ref24 : ref_dense;
-        const void* a_dev = v.sp == 0 ? da.p : v.ss ? drows.p : ds.p;
+        const std::vector<double>& ref = v.un ? refun : v.sp ? ref24 : ref_dense;
+        const void* a_dev = v.un ? dun.p : v.sp == 0 ? da.p : v.ss ? drows.p : ds.p;
         gm::Params p;
         CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                                 ws.blocks, v.sp, v.ss ? dmeta.p : nullptr));
+                                 ws.blocks, v.sp, v.ss ? dmeta.p : nullptr,
+                                 v.un ? static_cast<const uint32_t*>(druns.p) : nullptr, un_max));
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
         // across tiles (and for stream-K: whole-tile rounds, then runs of many stages).
+        if (v.un && un_max > gm::UnStageBytes(v.un)) {
+          const cudaError_t e = v.launch(p, sms, 0, v.stream_k, 0);
+          const bool ok = e == cudaErrorInvalidValue;
+          ++runs;
+          if (!ok) ++failures;
+          std::printf("%-16s M %5d K %5d N %5d a run of %d bytes: %s %s\n", v.name, s.m, s.k, s.n, un_max,
+                      ok ? "refused" : "not refused", ok ? "ok" : "FAIL");
+          continue;
+        }
         for (int grid : {0, 3}) {
           CK(cudaMemset(dc.p, 0xff, dc.bytes));
           CK(v.launch(p, sms, grid, v.stream_k, 0));
@@ -489,19 +625,32 @@ int Check() {
 
 // Rotated device copies of A and B (enough that a launch finds none of its operands in L2),
 // one C, and each copy's launch parameters for a given tile width.
-// With sparse: A is 2:4 (Random24; cuBLAS multiplies its dense form) and each copy also has
-// its staged tiles (the one form both 2:4 tile heights read).
+// A's form: dense, 2:4 (Random24; each copy also has its staged tiles, the one form both 2:4
+// tile heights read, and the `_ss` form) or unstructured (RandomUnst at `sparsity`; each copy
+// also has its pair stream, the runs in `staged` and the offset table in `runs`). cuBLAS
+// multiplies A's dense form.
+enum class AForm { kDense, kSp24, kUnst };
+AForm FormOf(const Variant& v) { return v.un ? AForm::kUnst : v.sp ? AForm::kSp24 : AForm::kDense; }
 struct Operands {
-  std::vector<DevBuf*> a, b, staged, rows, meta;
+  std::vector<DevBuf*> a, b, staged, rows, meta, runs;
   DevBuf c;
   int m, k, n;
-  Operands(int m_, int k_, int n_, DType t, int copies, bool sparse = false)
+  int run_max = 0;  // (unstructured) the pair stream's longest run
+  Operands(int m_, int k_, int n_, DType t, int copies, AForm form = AForm::kDense, double sparsity = 0)
       : c(static_cast<size_t>(m_) * n_ * 2), m(m_), k(k_), n(n_) {
     std::mt19937_64 rng(7);
-    const auto ha = sparse ? Random24(m, k, t, rng) : Random(static_cast<size_t>(m) * k, t, rng);
+    const bool sparse = form == AForm::kSp24;
+    const auto ha = sparse                  ? Random24(m, k, t, rng)
+                    : form == AForm::kUnst ? RandomUnst(m, k, t, sparsity, false, rng)
+                                           : Random(static_cast<size_t>(m) * k, t, rng);
     const auto hb = Random(static_cast<size_t>(k) * n, t, rng);
     Forms24 f;
     if (sparse) f = Forms(ha, m, k);
+    UnstStream un;
+    if (form == AForm::kUnst) {
+      un = PairStream(ha, m, k);
+      run_max = gemm_host::UnRunMax(un.offsets.data(), un.offsets.size());
+    }
     const auto upload = [](std::vector<DevBuf*>* to, const void* host, size_t bytes) {
       to->push_back(new DevBuf(bytes));
       CK(cudaMemcpy(to->back()->p, host, bytes, cudaMemcpyHostToDevice));
@@ -514,10 +663,14 @@ struct Operands {
         upload(&rows, f.rows.data(), f.rows.size() * 2);
         upload(&meta, f.meta.data(), f.meta.size() * 4);
       }
+      if (form == AForm::kUnst) {
+        upload(&staged, un.data.data(), un.data.size());
+        upload(&runs, un.offsets.data(), un.offsets.size() * 4);
+      }
     }
   }
   ~Operands() {
-    for (auto* v : {&a, &b, &staged, &rows, &meta})
+    for (auto* v : {&a, &b, &staged, &rows, &meta, &runs})
       for (DevBuf* x : *v) delete x;
   }
   std::vector<gm::Params> Launches(const Variant& v, int group, const Workspace& ws) const {
@@ -525,11 +678,24 @@ struct Operands {
     for (size_t i = 0; i < a.size(); ++i) {
       const void* a_dev = v.sp == 0 ? a[i]->p : v.ss ? rows.at(i)->p : staged.at(i)->p;
       CK(gemm_host::MakeParams(&ps[i], a_dev, b[i]->p, c.p, m, n, k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                               ws.blocks, v.sp, v.ss ? meta.at(i)->p : nullptr));
+                               ws.blocks, v.sp, v.ss ? meta.at(i)->p : nullptr,
+                               v.un ? static_cast<const uint32_t*>(runs.at(i)->p) : nullptr, run_max));
     }
     return ps;
   }
 };
+
+// The sparsities the `_un` variants are timed at (SPARSITY, default 0.5,0.7,0.9).
+std::vector<double> Sparsities() {
+  std::vector<double> out;
+  const char* env = std::getenv("SPARSITY");
+  for (const char* q = env ? env : "0.5,0.7,0.9"; *q;) {
+    out.push_back(std::atof(q));
+    while (*q && *q != ',') ++q;
+    if (*q == ',') ++q;
+  }
+  return out;
+}
 
 int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& ns) {
   const int sms = SmCount(), group = Group();
@@ -553,16 +719,20 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
       const double flop = 2.0 * m * n * k;
       for (DType t : {DType::kF16, DType::kBF16}) {
         if (std::none_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t; })) continue;
-        // Dense variants multiply a dense A, 2:4 ones a 2:4 A (each its own operands when a call
-        // picks both kinds); cuBLAS multiplies the dense one, or the 2:4 A's dense form when only
-        // 2:4 variants run.
-        const auto picks = [&](bool sp) {
-          return std::any_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t && (v->sp > 0) == sp; });
+        // Dense variants multiply a dense A, 2:4 ones a 2:4 A, unstructured ones an unstructured A
+        // at each sparsity (each its own operands when a call picks several kinds); cuBLAS
+        // multiplies the dense one, or else the 2:4 A's or the first unstructured A's dense form.
+        const auto picks = [&](AForm form) {
+          return std::any_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t && FormOf(*v) == form; });
         };
+        const std::vector<double> sparsities = Sparsities();
         std::unique_ptr<Operands> dense, sparse;
-        if (picks(false)) dense.reset(new Operands(m, k, n, t, copies, false));
-        if (picks(true)) sparse.reset(new Operands(m, k, n, t, copies, true));
-        const Operands& base = dense ? *dense : *sparse;
+        std::vector<std::unique_ptr<Operands>> unst;
+        if (picks(AForm::kDense)) dense.reset(new Operands(m, k, n, t, copies));
+        if (picks(AForm::kSp24)) sparse.reset(new Operands(m, k, n, t, copies, AForm::kSp24));
+        if (picks(AForm::kUnst))
+          for (double sp : sparsities) unst.emplace_back(new Operands(m, k, n, t, copies, AForm::kUnst, sp));
+        const Operands& base = dense ? *dense : sparse ? *sparse : *unst.front();
         double cb_ev = 0, cb_gr = 0;
         if (have_cublas) {
           auto f = [&](int i) {
@@ -573,11 +743,18 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
         }
         for (const Variant* v : vs) {
           if (v->type != t) continue;
-          const auto ps = (v->sp ? *sparse : *dense).Launches(*v, group, ws);
-          auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, v->stream_k, s); };
-          const double ev = timer.Events(f), gr = timer.Graph(f, 4 * copies);
-          std::printf("%-16s %6d %6d %5d  %9.1f %9.1f %7.1f  %9.1f %9.1f  %7.3f %7.3f\n", v->name, m, k, n, ev, gr,
-                      flop / gr * 1e-6, cb_ev, cb_gr, cb_ev / ev, cb_gr / gr);
+          const AForm form = FormOf(*v);
+          for (size_t si = 0; si < (form == AForm::kUnst ? unst.size() : 1); ++si) {
+            const Operands& ops = form == AForm::kUnst ? *unst[si] : form == AForm::kSp24 ? *sparse : *dense;
+            const auto ps = ops.Launches(*v, group, ws);
+            auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, v->stream_k, s); };
+            const double ev = timer.Events(f), gr = timer.Graph(f, 4 * copies);
+            // (unstructured: the name with the sparsity in %)
+            char name[64];
+            std::snprintf(name, sizeof name, form == AForm::kUnst ? "%s@%.0f" : "%s", v->name, 100 * sparsities[si]);
+            std::printf("%-16s %6d %6d %5d  %9.1f %9.1f %7.1f  %9.1f %9.1f  %7.3f %7.3f\n", name, m, k, n, ev, gr,
+                        flop / gr * 1e-6, cb_ev, cb_gr, cb_ev / ev, cb_gr / gr);
+          }
         }
       }
     }
@@ -588,7 +765,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
 int One(const char* name, int m, int k, int n) {
   for (const Variant& v : kVariants) {
     if (std::strcmp(v.name, name) != 0) continue;
-    Operands ops(m, k, n, v.type, 1, v.sp > 0);
+    Operands ops(m, k, n, v.type, 1, FormOf(v), Sparsities().front());
     const int sms = SmCount();
     const Workspace ws(sms);
     const auto ps = ops.Launches(v, Group(), ws);
