@@ -168,8 +168,10 @@ Napi::Value UnstStreamJs(const Napi::CallbackInfo& info) {
 // maxStageWords, capacity}: the bitmap stream the family ube builds (BuildUnstStream, kBitmapFrag,
 // row blocks of `warps` strips, stages of 128 columns): its bytes (runs and offset table), its
 // densest stage's values and the ring capacity prepare picks for it (UnstStreamCapacity).
-// unstPairStream({m, k, rowOffsets, columnIndices, values}) -> the same for its pair stream
-// (kPairFrag, 8 warps; maxStageWords in stored registers, UnstPairCapacity).
+// unstPairStream({m, k, rowOffsets, columnIndices, values, kstage?}) -> the same for its pair
+// stream (kPairFrag, 8 warps; maxStageWords in stored registers, UnstPairCapacity), or with
+// kstage 64 the one the GEMM engine's family ung builds (stages of 64 columns; capacity the
+// smallest of its slots, 120 or 128 registers a tile, that holds the densest stage).
 // Synchronous; pure C++. A RangeError on a repeated or out-of-range column.
 Napi::Value UnstFormStream(const Napi::CallbackInfo& info, const char* what, UnstLayout layout) {
   Args a(info, what);
@@ -178,15 +180,19 @@ Napi::Value UnstFormStream(const Napi::CallbackInfo& info, const char* what, Uns
   const int warps = pairs ? kUnstPairWarps : a.Dim("warps");
   if (warps != 4 && warps != 8) a.RangeFail("warps must be 4 or 8");
   if (c.m < 1 || c.k < 1) a.RangeFail("m and k must be at least 1");
+  const int kstage = pairs ? a.OptionalInt("kstage", kUnstStreamKStage) : kUnstStreamKStage;
+  if (kstage != kUnstStreamKStage && kstage != kUnGemmKStage) a.RangeFail("kstage must be 128 or 64");
   UnstStream s;
-  const std::string err = BuildUnstStream(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, warps,
-                                          kUnstStreamKStage, 0, &s, layout);
+  const std::string err =
+      BuildUnstStream(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, warps, kstage, 0, &s, layout);
   if (!err.empty()) a.RangeFail(err);
   const int words = s.stats.max_stage_words;
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("bytes", static_cast<double>(s.Bytes()));
   o.Set("maxStageWords", words);
-  o.Set("capacity", pairs ? UnstPairCapacity(words) : UnstStreamCapacity(words, warps));
+  o.Set("capacity", !pairs ? UnstStreamCapacity(words, warps)
+                    : kstage == kUnGemmKStage ? UnGemmCapacity(words)
+                                              : UnstPairCapacity(words));
   return o;
 }
 Napi::Value UnstBitmapStreamJs(const Napi::CallbackInfo& info) {

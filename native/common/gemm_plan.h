@@ -1,7 +1,7 @@
 #ifndef SPARSE_COMMON_GEMM_PLAN_H_
 #define SPARSE_COMMON_GEMM_PLAN_H_
-// How the Hopper GEMM engine (cuda/gemm/gemm_engine.cuh) cuts its tiles over the GPU, and
-// which of its 2:4 tile heights the selection runs. Pure C++: the kernels' host side
+// How the Hopper GEMM engine (cuda/gemm/gemm_engine.cuh) cuts its tiles over the GPU, which
+// of its 2:4 tile heights the selection runs, and where it runs unstructured matrices. Pure C++: the kernels' host side
 // (gemm_engine_host.h), the addon's 2:4 family (spmm_24_gemm_sm90a.cu) and a CPU test share it.
 
 namespace sparse {
@@ -49,6 +49,34 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
     if (score > best) best = score, rows = r;
   }
   return rows;
+}
+
+// Where the selection runs unstructured f16/bf16 matrices on the GEMM engine (the family ung,
+// spmm_unst_gemm_sm90a.cu): from N = kUnGemmMinN on (below it, the streaming engine's family
+// up to N = 64 and the other kernels), where the density is at least
+// kUnGemmMinDensityPermille / 1000. Its time is the dense GEMM's whatever the density (every
+// weight is multiplied, about 1.1x cuBLAS's time), the CSR kernels' falls with the nonzeros:
+// below some density they win. Measured (v29 call 6, --tune over every family, f16, N = 256, the
+// three suite shapes): at 90 and 95 % this family is the fastest on all three (the CSR kernels
+// 2.7-3.7x its time at 95 %); at 98 % it is on two (43 against 47 us, 43 against 55 us) and the
+// CSR tile kernel on 4096 x 4096 (20 against 25 us). The threshold sits between: 2.5 %.
+constexpr int kUnGemmMinN = 128;
+// The family's cut of the pair stream (common/unstructured_stream.h, kPairFrag): row blocks of
+// kUnGemmStrips 16-row strips (the engine's 128-row tile) by K stages of kUnGemmKStage columns
+// (its ring's stage), each stage one run of kUnGemmTiles records and the stored registers.
+constexpr int kUnGemmStrips = 8, kUnGemmKStage = 64, kUnGemmTiles = kUnGemmStrips * kUnGemmKStage / 16;
+// Its ring slots hold `cap` stored registers a tile on average over a stage: 128 any stage, 120
+// one whose registers fill at most 94 % of it (a slot 1 KB shorter, room for one more stage on
+// the 256-column tiles). The smallest that holds a stage of `words` stored registers (0: none).
+constexpr int kUnGemmCaps[] = {120, 128};
+inline int UnGemmCapacity(long long words) {
+  for (int cap : kUnGemmCaps)
+    if (static_cast<long long>(cap) * kUnGemmTiles >= words) return cap;
+  return 0;
+}
+constexpr long long kUnGemmMinDensityPermille = 25;
+inline bool UnstGemmWins(long long m, long long k, long long nnz, int n) {
+  return n >= kUnGemmMinN && m >= 1 && k >= 1 && 1000 * nnz >= kUnGemmMinDensityPermille * m * k;
 }
 
 }  // namespace sparse

@@ -1,4 +1,4 @@
-"""Writes the 2:4 streaming engine's device-check weights as f16 .npy files (issue 23).
+"""Writes device-check weights as f16 .npy files (issue 23's 2:4 streaming engine, issue 25's GEMM engine).
 
     python3 scripts/gpu/stream24-weights.py DIR SEED SHAPE...
 
@@ -6,7 +6,7 @@ SHAPE is wMxK (dense normal weights, for the bench, which prunes them 2:4 itself
 (weights pruned 2:4 here: the two smallest magnitudes of every four along K set to zero, for
 `sparse verify`, which takes them as they are). The file is DIR/<SHAPE>.npy. One generator
 seeded with SEED draws the shapes in the order given, so a script that keeps its seed and its
-order writes the same matrices every run. Used by stream24-heldout.sh and stream24-streamk.sh.
+order writes the same matrices every run. Used by stream24-heldout.sh, stream24-streamk.sh and ungemm-heldout.sh.
 """
 import sys
 

@@ -63,7 +63,7 @@ export function streamedWeights(op: BenchOp, device: 'cuda' | 'cpu', detail: str
   if (op !== 'spmm' || device !== 'cuda') return csr
   const ran = spmmKernelVariant(detail) ?? variant
   const form = ran ? spmmVariantForm(ran) : 'csr'
-  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : form === 'bitmap stream' ? streamBytes(ran!, memory) : form === 'pair stream' ? (memory.pairStreamBytes ?? null) : null
+  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : form === 'bitmap stream' ? streamBytes(ran!, memory) : form === 'pair stream' ? pairBytes(ran!, memory) : null
   return bytes === null ? csr : {form, bytes, saving: memorySaving(memory.denseBytes, bytes)}
 }
 
@@ -71,6 +71,14 @@ export function streamedWeights(op: BenchOp, device: 'cuda' | 'cpu', detail: str
 function streamBytes(variant: string, memory: MemoryFigures): number | null {
   const s = memory.bitmapStreamBytes
   return s ? (variant.startsWith('ube_w4') ? s.w4 : s.w8) : null
+}
+
+/**
+ * The pair stream's bytes for a variant: cut in the GEMM engine's 64-column stages for the
+ * family ung, in 128-column ones for ube_p*.
+ */
+function pairBytes(variant: string, memory: MemoryFigures): number | null {
+  return (variant.split('_', 1)[0] === 'ung' ? memory.pairStreamGemmBytes : memory.pairStreamBytes) ?? null
 }
 
 /**
@@ -96,6 +104,7 @@ export function memoryFigures(rows: number, cols: number, nnz: number, dtype: Va
     tcSaving: tc === null ? null : memorySaving(dense, tc),
     ...(dtype !== 'f32' && tiles?.bitmapStream ? {bitmapStreamBytes: tiles.bitmapStream} : {}),
     ...(dtype !== 'f32' && tiles?.pairStream !== undefined ? {pairStreamBytes: tiles.pairStream} : {}),
+    ...(dtype !== 'f32' && tiles?.pairStreamGemm !== undefined ? {pairStreamGemmBytes: tiles.pairStreamGemm} : {}),
   }
 }
 

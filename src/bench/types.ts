@@ -197,6 +197,11 @@ export interface MemoryFigures {
   bitmapStreamBytes?: {w8: number; w4: number}
   /** f16/bf16 cases: its pair stream (ube_p8, 128-row blocks); absent for f32 or without tile statistics. */
   pairStreamBytes?: number
+  /**
+   * f16/bf16 cases: the same pair stream in the GEMM engine's cut (ung_*: 128-row blocks,
+   * 64-column stages); absent for f32 or without tile statistics.
+   */
+  pairStreamGemmBytes?: number
 }
 
 export interface Recommendation {

@@ -260,9 +260,11 @@ export interface NativeKernels {
    * The pair stream the family ube prepares for ube_p8 (native/common/unstructured_stream.h,
    * kPairFrag; row blocks of 8 strips, stages of 128 columns): its bytes, its densest stage's
    * stored registers and the ring capacity prepare picks for it (16, 32, 72, 100 or 128 stored
-   * registers per 16 x 16 tile). Throws a RangeError on a repeated or out-of-range column.
+   * registers per 16 x 16 tile). With kstage 64: the one the GEMM engine's family ung prepares
+   * (stages of 64 columns; capacity 120 or 128, 0 where none holds it: common/gemm_plan.h,
+   * UnGemmCapacity). Throws a RangeError on a repeated or out-of-range column.
    */
-  unstPairStream(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array}): {
+  unstPairStream(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array; kstage?: 64 | 128}): {
     bytes: number
     maxStageWords: number
     capacity: number

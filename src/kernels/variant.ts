@@ -75,8 +75,11 @@ export function forcedSpmmLine(forced: string, ran: number, cases: number): stri
  * - 'bitmap': the bitmap tiles of the bitmap kernel (bm_*);
  * - 'bitmap stream': the bitmap stream of the Hopper unstructured kernel (ube_*), about 2 bytes
  *   per nonzero + 0.1875 per weight in f16/bf16 (ube_w*);
- * - 'pair stream': its pair stream (ube_p*), 4 bytes per stored register (two adjacent weights
- *   of a row, stored where either is nonzero) + 0.125 per weight in f16/bf16;
+ * - 'pair stream': the pair stream (native/common/unstructured_stream.h, kPairFrag), 4 bytes per
+ *   stored register (two adjacent weights of a row, stored where either is nonzero) + 0.125 per
+ *   weight in f16/bf16, in row blocks of 128 rows; read by the Hopper unstructured kernel's ube_p*
+ *   in stages of 128 columns and by the GEMM engine's ung_* in its stages of 64 (more stages:
+ *   more offsets and padding);
  * - 'tc': the 16 x 32 CSR tiles of the tensor-core kernel (tc_*, native/common/tc_tiles.h),
  *   4 bytes per nonzero padded to 4 per tile, plus 4 bytes of offset per tile;
  * - 'csr': the CSR (tile_*, split_*, and every kernel on the CPU).
@@ -89,6 +92,7 @@ export function spmmVariantForm(variant: string): SpmmForm {
   if (/^s24[a-z]*$/.test(family)) return '2:4'
   if (family === 'bm') return 'bitmap'
   if (family === 'ube') return variant.startsWith('ube_p') ? 'pair stream' : 'bitmap stream'
+  if (family === 'ung') return 'pair stream'
   if (family === 'tc') return 'tc'
   return 'csr'
 }

@@ -28,6 +28,12 @@
  *   and K too) and its nonzeros' values (+0 and -0 left out) as 16-bit words, padded to 16 bytes;
  *   plus a 4-byte offset per stage and one more. About 2 bytes per nonzero + 0.1875 per weight.
  *   (The kernel's prepared operand adds its fixup workspace and counters: the harness's detail.)
+ * - Pair stream (the same file, kPairFrag: ube_p8, and the GEMM engine's ung_*): row blocks of
+ *   128 rows; per stage a 32-byte record per 16 x 16 tile (every tile, past M and K too) and the
+ *   stored registers, 4 bytes each (a register is two adjacent columns of a row, stored where
+ *   either is nonzero), padded to 16 bytes; plus a 4-byte offset per stage and one more. ube_p8
+ *   cuts K in stages of 128 columns (`pairStream`), ung_* in the GEMM engine's stages of 64
+ *   (`pairStreamGemm`: more stages, so more offsets and more padding).
  */
 import {csrBytes, memorySaving} from './csr.js'
 
@@ -70,6 +76,8 @@ export interface TileStats {
   bitmapStream?: BitmapStreamBytes
   /** Bytes of the pair stream (ube_p8: 128-row blocks), stored registers counted (two adjacent columns of a row, either nonzero). */
   pairStream?: number
+  /** Bytes of the same pair stream cut in the GEMM engine's 64-column stages (ung_*: 128-row blocks). */
+  pairStreamGemm?: number
 }
 
 export interface BitmapStreamBytes {
@@ -83,17 +91,35 @@ export const STREAM_TILE_RECORD_BYTES = 48
 /** The pair stream's record per 16 x 16 tile (a word per lane quad), and its bytes per stored register. */
 export const PAIR_TILE_RECORD_BYTES = 32
 export const PAIR_REGISTER_BYTES = 4
+/**
+ * Columns of the GEMM engine's K stage (native/cuda/gemm/gemm_engine.cuh, kKTile; its family
+ * ung_* cuts the pair stream so: common/gemm_plan.h, kUnGemmKStage).
+ */
+export const GEMM_STAGE_COLS = 64
+
+/**
+ * Bytes of a stream's fixed part: per stage (row blocks of 16 x `warps` rows by `stageCols`
+ * columns) a record per tile, past M and K too, as the encoder writes them; and the offsets.
+ */
+function streamFixedBytes(rows: number, cols: number, warps: 4 | 8, stageCols: number, recordBytes: number): number {
+  const stages = Math.ceil(rows / (BITMAP_TILE * warps)) * Math.ceil(cols / stageCols)
+  const tiles = warps * (stageCols / BITMAP_TILE)
+  return stages * tiles * recordBytes + 4 * (stages + 1)
+}
 
 /** Bytes of the bitmap stream's fixed part (tile records, offsets) for row blocks of 16 x `warps` rows. */
 export function bitmapStreamFixedBytes(rows: number, cols: number, warps: 4 | 8, recordBytes = STREAM_TILE_RECORD_BYTES): number {
-  const stages = Math.ceil(rows / (BITMAP_TILE * warps)) * Math.ceil(cols / STREAM_STAGE_COLS)
-  const tiles = warps * (STREAM_STAGE_COLS / BITMAP_TILE)
-  return stages * tiles * recordBytes + 4 * (stages + 1)
+  return streamFixedBytes(rows, cols, warps, STREAM_STAGE_COLS, recordBytes)
 }
 
 /** Bytes of the pair stream's fixed part (tile records, offsets): row blocks of 128 rows. */
 export function pairStreamFixedBytes(rows: number, cols: number): number {
   return bitmapStreamFixedBytes(rows, cols, 8, PAIR_TILE_RECORD_BYTES)
+}
+
+/** Bytes of the fixed part of the pair stream in the GEMM engine's cut (ung_*): 128-row blocks, 64-column stages. */
+export function pairStreamGemmFixedBytes(rows: number, cols: number): number {
+  return streamFixedBytes(rows, cols, 8, GEMM_STAGE_COLS, PAIR_TILE_RECORD_BYTES)
 }
 
 /**
@@ -193,8 +219,13 @@ export function tileStats(
   let rows64 = null as StageCounts | null
   let rows128 = null as StageCounts | null
   // The pair stream's stored registers per stage in 128-row blocks: a row's distinct column
-  // pairs (col >> 1) holding a nonzero, marked per row as the 2:4 test's groups are.
+  // pairs (col >> 1) holding a nonzero, marked per row as the 2:4 test's groups are. Counted
+  // twice, by 128-column stages (ube_p8) and by the GEMM engine's 64-column ones (ung_*); a
+  // pair never straddles a stage of either.
   let pairs128 = null as StageCounts | null
+  const gemmStages = Math.ceil(cols / GEMM_STAGE_COLS)
+  const gemmStagesInArray = gemmStages <= Math.min(1 << 22, Math.max(1 << 12, maxEntries))
+  let pairsGemm = null as StageCounts | null
   const pairsInArray = Math.ceil(cols / 2) <= Math.min(1 << 24, arrayCap)
   let pairArray = null as Uint8Array | null
   let pairSet = null as Set<number> | null
@@ -223,6 +254,8 @@ export function tileStats(
           if (first) {
             pairs128 ??= new StageCounts(kstages, stagesInArray, PAIR_REGISTER_BYTES)
             pairs128.add(Math.floor(col / STREAM_STAGE_COLS))
+            pairsGemm ??= new StageCounts(gemmStages, gemmStagesInArray, PAIR_REGISTER_BYTES)
+            pairsGemm.add(Math.floor(col / GEMM_STAGE_COLS))
           }
         }
         const t = col >> 4
@@ -272,14 +305,18 @@ export function tileStats(
       rows64.flush(rows128)
       if (s % 8 === 7 || s === strips - 1) rows128.flush()
     }
-    if (pairs128 && (s % 8 === 7 || s === strips - 1)) pairs128.flush()
+    if (s % 8 === 7 || s === strips - 1) {
+      pairs128?.flush()
+      pairsGemm?.flush()
+    }
   }
   const bitmapStream = {
     w8: bitmapStreamFixedBytes(rows, cols, 8) + (rows128?.values ?? 0),
     w4: bitmapStreamFixedBytes(rows, cols, 4) + (rows64?.values ?? 0),
   }
   const pairStream = pairStreamFixedBytes(rows, cols) + (pairs128?.values ?? 0)
-  return {bitmapBytes: bytes, tcBytes, twoFour, bitmapStream, pairStream}
+  const pairStreamGemm = pairStreamGemmFixedBytes(rows, cols) + (pairsGemm?.values ?? 0)
+  return {bitmapBytes: bytes, tcBytes, twoFour, bitmapStream, pairStream, pairStreamGemm}
 }
 
 /** Tile statistics of a CSR matrix; stored entries whose 16-bit or fp32 value is +-0 are not nonzeros for the 2:4 test. */

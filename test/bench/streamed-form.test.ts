@@ -11,6 +11,7 @@ import {pruneMagnitude} from '../../src/pruning/index.js'
 import {csrTileStats, twoFourBytes} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import {isTwoFour} from '../../src/sparse/two-four.js'
+import type {CsrMatrix} from '../../src/types.js'
 import {TC_EXAMPLE_BYTES, tcExample} from '../sparse/tc-example.js'
 import {fakeNative} from './fake-native.js'
 import {ok, tempDirs} from './helpers.js'
@@ -22,8 +23,8 @@ const N = 8
 
 const tempDir = tempDirs('bench-form-')
 
-/** A 64 x 128 matrix magnitude-pruned to 2:4, and the same normals pruned to 50 % unstructured. */
-async function writeMatrices(): Promise<{s24: string; unstructured: string}> {
+/** A 64 x 128 matrix magnitude-pruned to 2:4, and the same normals pruned to 50 % unstructured (its CSR: `un`). */
+async function writeMatrices(): Promise<{s24: string; unstructured: string; un: CsrMatrix}> {
   const dir = tempDir()
   const data = createRng(11).fillNormal(new Float32Array(ROWS * COLS))
   const p24 = pruneMagnitude({name: 'w', shape: [ROWS, COLS], dtype: 'f32', data}, {pattern: '2:4'}).csr
@@ -34,7 +35,7 @@ async function writeMatrices(): Promise<{s24: string; unstructured: string}> {
   const unstructured = join(dir, 'un.npz')
   await writeCsrNpz({name: 'w', shape: [ROWS, COLS], csr: p24}, s24)
   await writeCsrNpz({name: 'w', shape: [ROWS, COLS], csr: un}, unstructured)
-  return {s24, unstructured}
+  return {s24, unstructured, un}
 }
 
 async function oneCase(file: string, native: BenchNative, op: 'spmm' | 'sddmm' = 'spmm'): Promise<{c: BenchCaseResult; report: Awaited<ReturnType<typeof runBench>>}> {
@@ -52,6 +53,7 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(spmmVariantForm('bm_w4_m1_s8')).to.equal('bitmap')
       for (const v of ['ube_w8', 'ube_w4', 'ube_w8_c88']) expect(spmmVariantForm(v), v).to.equal('bitmap stream')
       for (const v of ['ube_p8', 'ube_p8_c72']) expect(spmmVariantForm(v), v).to.equal('pair stream')
+      for (const v of ['ung_n256', 'ung_n128', 'ung_n256_sk2', 'ung_n256_c120', 'ung_n128_c128_sk2']) expect(spmmVariantForm(v), v).to.equal('pair stream')
       for (const v of ['tc_w8_s4_p4', 'tc_w4_s1_p8']) expect(spmmVariantForm(v), v).to.equal('tc')
       for (const v of ['split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'split_v4_t16_w1_u16']) expect(spmmVariantForm(v), v).to.equal('csr')
     })
@@ -64,6 +66,8 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(spmmKernelVariant('CudaSpmm spmm_f32_i32_tile_v4_t8_x2_u16, 32-bit indices')).to.equal('tile_v4_t8_x2_u16')
       expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_ube_w8, 16-bit indices; bitmap stream built once on the host in 3.1 ms, 1.20 MB')).to.equal('ube_w8')
       expect(spmmKernelVariant('CudaSpmmVariant spmm_bf16_i16_ube_w4_c88 (variant chosen by the caller), 16-bit indices')).to.equal('ube_w4_c88')
+      expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_ung_n256_sk2, 16-bit indices')).to.equal('ung_n256_sk2')
+      expect(spmmKernelVariant('CudaSpmmVariant spmm_bf16_i16_ung_n128_c120_sk2 (variant chosen by the caller), 16-bit indices')).to.equal('ung_n128_c120_sk2')
       // No kernel named: the CPU, the harness before Setup, an absent detail.
       expect(spmmKernelVariant('CpuSpmm, 8 threads')).to.equal(undefined)
       expect(spmmKernelVariant('CudaSpmm, 16-bit indices')).to.equal(undefined)
@@ -91,6 +95,15 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_p8_c32', ps).bytes).to.equal(11_000)
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_p8', st).form, 'no pair figure').to.equal('csr')
       expect(memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32', {...tiles, pairStream: 11_000})).to.not.have.property('pairStreamBytes')
+      // The GEMM engine's ung_* read the pair stream cut in 64-column stages: its own figure, which
+      // ube_p8 never reads; none for f32, and without it CSR's.
+      const pg = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', {...tiles, pairStream: 11_000, pairStreamGemm: 11_500})
+      expect([pg.pairStreamBytes, pg.pairStreamGemmBytes]).to.deep.equal([11_000, 11_500])
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_ung_n256_sk2, 16-bit indices', 'ube_p8', pg)).to.deep.equal({form: 'pair stream', bytes: 11_500, saving: dense / 11_500})
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ung_n128_c120', pg).bytes).to.equal(11_500)
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_p8', pg).bytes).to.equal(11_000)
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_ung_n256, 16-bit indices', undefined, ps), 'no 64-column figure').to.deep.equal({form: 'csr', bytes: null, saving: ps.saving})
+      expect(memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32', {...tiles, pairStreamGemm: 11_500})).to.not.have.property('pairStreamGemmBytes')
       expect(streamedWeights('sddmm', 'cuda', detail, undefined, m).form).to.equal('csr')
       expect(streamedWeights('spmm', 'cpu', detail, undefined, m).form).to.equal('csr')
       // Not 2:4 by the matrix's own test (or f32, which has no tensor-core forms): CSR's figures.
@@ -146,6 +159,26 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(c.memorySaving).to.equal(c.memory.bitmapSaving)
       expect(c.memorySaving).to.not.equal(c.memory.saving)
       expect(renderCases(report)).to.include(`${c.memorySaving.toFixed(2)}x bitmap`)
+    })
+
+    it("an ung case counts the pair stream in the GEMM engine's 64-column stages, an ube_p8 case in 128-column ones", async () => {
+      const {unstructured, un} = await writeMatrices()
+      const dense = ROWS * COLS * 2
+      const {c, report} = await oneCase(unstructured, fakeNative({kernel: 'ung_n256_sk2'}))
+      expect(c.form).to.equal('pair stream')
+      // 64 x 128: one row block of 2 stages (2 x 1024 bytes of records + 3 offsets) against
+      // ube_p8's one stage (2048 + 2 offsets); the stored registers, padded per stage, on top.
+      const tiles = csrTileStats(un)
+      const gemm = tiles.pairStreamGemm!
+      expect([c.memory.pairStreamGemmBytes, c.memory.pairStreamBytes]).to.deep.equal([gemm, tiles.pairStream])
+      expect(gemm - (2 * 1024 + 4 * 3)).to.be.above(0).and.satisfy((b: number) => b % 16 === 0)
+      expect(tiles.pairStream! - (2048 + 4 * 2)).to.be.above(0).and.satisfy((b: number) => b % 16 === 0)
+      expect(c.bytes).to.equal(gemm + DENSE_OPERANDS)
+      expect(c.memorySaving).to.equal(dense / gemm)
+      expect(renderCases(report)).to.include(`${c.memorySaving.toFixed(2)}x pair stream`)
+      const p8 = (await oneCase(unstructured, fakeNative({kernel: 'ube_p8'}))).c
+      expect(p8.form).to.equal('pair stream')
+      expect(p8.bytes).to.equal(c.memory.pairStreamBytes! + DENSE_OPERANDS)
     })
 
     it('a tc case counts the tensor-core CSR tiles: 4 bytes per nonzero, no padding at 2:4, and the offsets', async () => {

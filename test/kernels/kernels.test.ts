@@ -439,6 +439,88 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect((errP as Error)?.message).to.match(/ube_p8_c16: stage \(row block 0, K stage 0\) holds 8192 .*over the ring's capacity of 1024/)
     })
   }
+  // The unstructured kernels on the Hopper GEMM engine (spmm_unst_gemm_sm90a.cu, family ung: the
+  // pair stream cut in stages of 128 rows x 64 columns, decoded into wgmma's A registers; N >= 128):
+  // both tile widths, whole tiles, the hybrid stream-K (every tile in pieces when they are fewer
+  // than the SMs) and the ragged wave split by K (tiles in up to 4 pieces), each
+  // forced, each run twice on one prepared operand (stream-K's flags must be left zero), listed
+  // for --tune where they can run; M and K off the tiles (300 x 1000: the last stage 40 columns;
+  // 129 x 257: K odd, 8 + 1 rows of the second row block), sparsity 0 % (every stage full: the
+  // 256-column kernel's ring of 4 stages cannot hold it, the stream's own capacity then picks
+  // the 3-stage one), 50, 90, 99 and 100 % (nnz = 0), N = 128 (one column block), 136 (a partial
+  // second one) and 256; Inf and NaN in one row of B (the dense product would put NaN in every
+  // row; the rows that do not hold that column must stay finite: UnResum); a capacity forced
+  // below a dense stage is refused with the encoder's reason, N % 8 != 0 too. Elsewhere: not
+  // listed, and refused when forced.
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`SpMM ${dtype}, unstructured: the GEMM engine's variants (ung), forced`, async function () {
+      const hopper = cudaInfo().computeCapability === '9.0'
+      const variants = ['ung_n256', 'ung_n256_sk1', 'ung_n256_sk2', 'ung_n128', 'ung_n128_sk1', 'ung_n128_sk2']
+      const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype}).variants
+      expect(listed.filter((v) => v.startsWith('ung_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants].sort() : [])
+      const shapes: Array<[number, number]> = [[300, 1000], [129, 257]]
+      for (const [si, [m, k]] of shapes.entries()) {
+        for (const sparsity of [0, 0.5, 0.9, 0.99, 1]) {
+          const nnz = Math.round(m * k * (1 - sparsity))
+          const csr = randomPattern(m, k, nnz, 180 + 10 * si + Math.round(100 * sparsity))
+          const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 150 + si), dtype), dtype}
+          for (const n of hopper ? [128, 136, 256] : [136]) {
+            const b = {rows: k, cols: n, dtype, data: encode(uniform(k * n, 151 + n), dtype)}
+            const ref = await spmmReference(a, b)
+            for (const variant of variants) await checkSm90aVariant(a, b, ref, variant, hopper, `${variant} ${m}x${k} ${100 * sparsity}% N=${n}`)
+          }
+        }
+      }
+      if (!hopper) return
+      const csr = randomPattern(300, 1000, 150_000, 190)
+      for (const n of [136, 256]) {
+        for (const variant of ['ung_n256_sk2', 'ung_n128_sk1']) await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), variant)
+      }
+      // Capacities forced: 128 registers a tile hold anything; 120 (3840 a stage) cannot hold a
+      // dense stage's 4096 (128 rows x 32 pairs).
+      const dense = randomPattern(129, 257, 129 * 257, 191)
+      const a: CsrMatrix = {...dense, values: encode(uniform(129 * 257, 192), dtype), dtype}
+      const b = {rows: 257, cols: 128, dtype, data: encode(uniform(257 * 128, 193), dtype)}
+      const ref = await spmmReference(a, b)
+      const out = poisoned(dtype, 129 * 128)
+      await spmm(a, b, {device: 'cuda', out, variant: 'ung_n256_c128'})
+      expect(compare(out, dtype, ref).relativeError).to.be.at.most(TOLERANCE[dtype])
+      const err = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'ung_n256_c120'}))
+      expect((err as Error)?.message).to.match(/ung_n256_c120: stage \(row block 0, K stage 0\) holds 4096 .*over the ring's capacity of 3840/)
+      // N % 8 != 0 (B's tensor map needs rows of 16 bytes): rejected, not run.
+      const b132 = {rows: 257, cols: 132, dtype, data: encode(uniform(257 * 132, 194), dtype)}
+      const err132 = await errorOf(() => spmm(a, b132, {device: 'cuda', variant: 'ung_n256'}))
+      expect((err132 as {code?: string})?.code).to.equal('cudaErrorInvalidValue')
+    })
+  }
+
+  // The selection of the unstructured GEMM-engine kernels: on compute capability 9.0, f16/bf16
+  // unstructured matrices from N = 128 on (N a multiple of 8) at a density of at least 2.5 %
+  // (common/gemm_plan.h, UnstGemmWins), on 256-column tiles with the ragged wave split by K, or
+  // the hybrid stream-K where fewer tiles than SMs would leave more than a tenth of them idle
+  // (UnGemmStreamK); never on 2:4 matrices (the 2:4 kernels' own), nor f32, nor elsewhere.
+  // Planned without data: the sizes alone decide.
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`SpMM ${dtype}, unstructured: the selection runs the GEMM engine from N = 128 on where it wins`, () => {
+      const hopper = cudaInfo().computeCapability === '9.0'
+      const pick = (m: number, k: number, n: number, density: number, structure?: '2:4') =>
+        spmmVariants({m, k, n, nnz: Math.round(m * k * density), dtype, ...(structure ? {structure} : {})}).selected
+      const ung = (v: string, want: string, what: string) => (hopper ? expect(v, what).to.equal(want) : expect(v, what).to.not.match(/^ung_/))
+      // 4096^2: 32 tiles in 4 pieces (N = 128, 256), 128 whole (1024), 256 (2048).
+      for (const n of [128, 256, 1024, 2048]) ung(pick(4096, 4096, n, 0.5), 'ung_n256_sk2', `N=${n}`)
+      ung(pick(11008, 4096, 256, 0.1), 'ung_n256_sk1', '86 tiles: 65 % of the SMs, split or not')
+      ung(pick(6144, 4096, 256, 0.3), 'ung_n256_sk1', '48 tiles in halves: 73 %')
+      ung(pick(11008, 4096, 1024, 0.3), 'ung_n256_sk2', '344 tiles: the ragged wave split')
+      ung(pick(4096, 4096, 256, 0.05), 'ung_n256_sk2', '95 % sparse')
+      expect(pick(4096, 4096, 256, 0.02), 'below 2.5 % density: the CSR kernels').to.not.match(/^ung_/)
+      expect(pick(4096, 4096, 120, 0.5), 'below N = 128').to.not.match(/^ung_/)
+      expect(pick(4096, 4096, 132, 0.5), 'N % 8 != 0').to.not.match(/^ung_/)
+      expect(pick(4096, 4096, 64, 0.5), 'decode-sized N: the streaming engine').to.not.match(/^ung_/)
+      expect(pick(4096, 4096, 256, 0.5, '2:4'), 'a 2:4 matrix').to.not.match(/^ung_/)
+      expect(spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype: 'f32'}).selected).to.not.match(/^ung_/)
+    })
+  }
+
   // The 2:4 kernels on the Hopper GEMM engine (spmm_24_gemm_sm90a.cu, wgmma.mma_async.sp; for
   // N >= 128): every variant forced (the selection picks two of them), with each decomposition
   // (whole tiles, hybrid stream-K, the ragged wave split by K); listed for 2:4 where it can

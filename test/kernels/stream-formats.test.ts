@@ -348,6 +348,12 @@ describe("the streaming engine's launch plan (host)", () => {
       expect(stats.pairStream, 'pair stream').to.equal(p.bytes)
       const want = [16, 32, 72, 100, 128].find((c) => c * 8 * 8 >= p.maxStageWords)
       expect(p.capacity, `pairs: ${p.maxStageWords} registers in the densest stage`).to.equal(want)
+      // The GEMM engine's cut (ung): stages of 64 columns (32 tiles a stage), slots of 120 or 128
+      // registers a tile.
+      const g = addon.unstPairStream({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, kstage: 64})
+      expect(stats.pairStreamGemm, 'pair stream, 64-column stages').to.equal(g.bytes)
+      expect(g.capacity, `ung: ${g.maxStageWords} registers in the densest stage`).to.equal([120, 128].find((c) => c * 32 >= g.maxStageWords))
+      expect(() => addon.unstPairStream({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, kstage: 32 as 64})).to.throw(RangeError, /kstage must be 128 or 64/)
     })
   }
 

@@ -9,7 +9,7 @@ import {memoryFigures} from '../../src/bench/metrics.js'
 import {inspectCsr} from '../../src/formats/info.js'
 import {loadAddon} from '../../src/kernels/binding.js'
 import {pruneMagnitude} from '../../src/pruning/index.js'
-import {BITMAP_HEADER_BYTES, csrTileStats, memorySizes, tcTileBytes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
+import {BITMAP_HEADER_BYTES, csrTileStats, GEMM_STAGE_COLS, memorySizes, pairStreamFixedBytes, pairStreamGemmFixedBytes, tcTileBytes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import type {CsrMatrix} from '../../src/types.js'
 import {installAllocGuard, uninstallAllocGuard, withAllocBudget} from '../fuzz/alloc-guard.js'
@@ -53,6 +53,10 @@ describe('memory sizes and saving (one definition)', () => {
     // tc: an offset per 16 x 32 tile and one more, and three tiles of one entry padded to 4
     expect(st.tcBytes).to.equal(4 * ((n / 16) * (n / 32) + 1) + 3 * 16)
     expect(st.twoFour).to.equal(true)
+    // The pair stream: 2^13 row blocks x 2^14 stages of 64 columns (2^13 of 128), 1024 (2048)
+    // bytes of records each, and three stages of one register (16 bytes each).
+    expect(st.pairStreamGemm).to.equal(2 ** 27 * 1024 + 4 * (2 ** 27 + 1) + 3 * 16)
+    expect(st.pairStream).to.equal(2 ** 26 * 2048 + 4 * (2 ** 26 + 1) + 3 * 16)
   })
 
   it('scratch memory follows the entries, not the columns: a 1 x 5,967,296 matrix of one entry sizes within 256 KiB (found by npm run fuzz)', async () => {
@@ -102,6 +106,74 @@ describe('memory sizes and saving (one definition)', () => {
     // (40 + 10 -> 64) + (40 -> 48) + (40 -> 48) + (40 + 2 -> 48) + offsets 4 x (4 + 1)
     expect(s.bitmapBytes).to.equal(64 + 48 + 48 + 48 + 20)
     expect(s.twoFour).to.equal(true)
+  })
+
+  describe("the pair stream in the GEMM engine's cut (ung_*): 128-row blocks, 64-column stages", () => {
+    /** tileStats of a rows x cols matrix whose nonzeros are `nz` (row -> columns) and whose stored zeros are `zeros`. */
+    const stats = (rows: number, cols: number, nz: Record<number, number[]>, zeros: Record<number, number[]> = {}) =>
+      tileStats(rows, cols, (row, visit) => {
+        for (const c of nz[row] ?? []) visit(c, true)
+        for (const c of zeros[row] ?? []) visit(c, false)
+      })
+
+    it('counts a record per tile of every stage and a 4-byte offset per stage and one more', () => {
+      expect(GEMM_STAGE_COLS).to.equal(64)
+      // A stage: 8 strips x 4 tiles x 32 bytes = 1024, past M and K too.
+      expect(pairStreamGemmFixedBytes(1, 1)).to.equal(1024 + 4 * 2)
+      expect(pairStreamGemmFixedBytes(128, 64)).to.equal(1024 + 4 * 2)
+      // 129 rows: 2 row blocks; 65 columns: 2 stages; 4 stages in all.
+      expect(pairStreamGemmFixedBytes(129, 65)).to.equal(4 * 1024 + 4 * 5)
+      // 16 x 130: 3 stages of 64 columns against ube_p8's 2 of 128 (64 tiles x 32 bytes each).
+      expect(pairStreamGemmFixedBytes(16, 130)).to.equal(3 * 1024 + 4 * 4)
+      expect(pairStreamFixedBytes(16, 130)).to.equal(2 * 2048 + 4 * 3)
+      expect(pairStreamGemmFixedBytes(0, 70)).to.equal(4)
+      expect(pairStreamGemmFixedBytes(20, 0)).to.equal(4)
+    })
+
+    it('an empty matrix is its fixed part: records of empty tiles and the offsets', () => {
+      // 20 x 200: 1 row block x 4 stages = 4 x 1024 + 4 x 5; ube_p8: 2 stages = 2 x 2048 + 4 x 3.
+      const s = stats(20, 200, {})
+      expect(s.pairStreamGemm).to.equal(4116)
+      expect(s.pairStream).to.equal(4108)
+      expect(stats(0, 0, {}).pairStreamGemm).to.equal(4)
+      expect(stats(0, 70, {}).pairStreamGemm).to.equal(4)
+      // Stored zeros are not nonzeros: no register is stored.
+      expect(stats(20, 200, {}, {0: [0, 1, 64], 19: [199]}).pairStreamGemm).to.equal(4116)
+    })
+
+    it('16 x 130: registers by 64-column stage, each stage padded to 16 bytes', () => {
+      // Fixed: 3 stages x 1024 + 4 x 4 = 3088 (ube_p8: 2 x 2048 + 4 x 3 = 4108).
+      // Row 0: columns 0 and 1 (one register, pair 0) and 63 (pair 31); row 2: columns 0, 2, 4,
+      // 6, 8 (five registers); row 3: a stored zero at 10; row 5: column 64; row 15: column 129.
+      // 64-column stages: stage 0 holds 2 + 5 = 7 registers (28 -> 32 bytes), stage 1 one
+      // (row 5, 4 -> 16), stage 2 one (row 15, 4 -> 16): 3088 + 64 = 3152.
+      // 128-column stages: stage 0 holds 8 (32 bytes), stage 1 one (16): 4108 + 48 = 4156.
+      const s = stats(16, 130, {0: [0, 1, 63], 2: [0, 2, 4, 6, 8], 5: [64], 15: [129]}, {3: [10]})
+      expect(s.pairStreamGemm).to.equal(3152)
+      expect(s.pairStream).to.equal(4156)
+    })
+
+    it('129 x 64: a second row block for row 128, its own stage and padding', () => {
+      // Fixed: 2 row blocks x 1 stage = 2 x 1024 + 4 x 3 = 2060. Block 0: rows 0-4 at column 0
+      // and row 127 at column 63, six registers (24 -> 32 bytes); block 1: row 128 at column 62,
+      // one (4 -> 16): 2060 + 48 = 2108. (ube_p8: 2 x 2048 + 4 x 3 = 4108, + 48 = 4156.)
+      const s = stats(129, 64, {0: [0], 1: [0], 2: [0], 3: [0], 4: [0], 127: [63], 128: [62]})
+      expect(s.pairStreamGemm).to.equal(2108)
+      expect(s.pairStream).to.equal(4156)
+    })
+
+    it('stores a register once when both of its columns are nonzero', () => {
+      // 2 x 16, one stage (1024 + 4 x 2 = 1032). Row 0: all 16 columns, eight registers; row 1:
+      // columns 1 and 2, two registers (pairs 0 and 1). Ten registers, 40 -> 48 bytes: 1080
+      // (at 4 bytes per nonzero, 18 x 4 = 72 -> 80, it would be 1112).
+      const s = stats(2, 16, {0: Array.from({length: 16}, (_, c) => c), 1: [1, 2]})
+      expect(s.pairStreamGemm).to.equal(1080)
+      // Both halves of one register: 1032 + 16.
+      expect(stats(1, 2, {0: [0, 1]}).pairStreamGemm).to.equal(1048)
+      // Row 0 columns 0-7 (four registers) and row 1 column 0 (one more: a register never spans
+      // two rows): 20 -> 32 bytes.
+      expect(stats(2, 16, {0: [0, 1, 2, 3, 4, 5, 6, 7], 1: [0]}).pairStreamGemm).to.equal(1032 + 32)
+    })
   })
 
   it('sizes the tc form exactly: 4 bytes an entry, padded to 4 entries, per 16 x 32 tile, + 4 per tile + 4', () => {

@@ -36,6 +36,7 @@
 #include "common/sparse24.h"
 #include "cuda/common/device_buffer.h"
 #include "cuda/common/device_info.h"
+#include "cuda/spmm/gemm_workspace.h"
 #include "cuda/spmm/spmm_family.h"
 #include "cuda/spmm/spmm_stream.h"
 #if defined(SPARSE_SM90A)
@@ -70,44 +71,30 @@ class Sp24GemmMatrix : public SpmmOperand {
     m_ = t.m, k_ = t.k, dtype_ = dtype;
     const std::vector<uint8_t> staged = StageSp24Tiles(t, kStageStrips, 2);
     cudaError_t e = staged_.Upload(staged.data(), staged.size(), stream);
-    if (e == cudaSuccess) e = AllocateWorkspace(stream);
+    if (e == cudaSuccess) e = ws_.Allocate(stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     return e;
   }
   cudaError_t CopyFrom(const Sp24GemmMatrix& o, cudaStream_t stream) {
     m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_;
     cudaError_t e = CopyParts({{&staged_, &o.staged_}}, stream);
-    if (e == cudaSuccess) e = AllocateWorkspace(stream);
+    if (e == cudaSuccess) e = ws_.Allocate(stream);
     return e;
   }
-  size_t Bytes() const override { return staged_.bytes() + partials_.bytes() + flags_.bytes(); }
+  size_t Bytes() const override { return staged_.bytes() + ws_.Bytes(); }
   cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
     return CloneOperand(*this, out, stream);
   }
   const void* staged() const { return staged_.get(); }
-  float* partials() const { return partials_.as<float>(); }
-  int* flags() const { return flags_.as<int>(); }
-  int slots() const { return slots_; }
+  const GemmWorkspace& ws() const { return ws_; }
   int m() const { return m_; }
   int k() const { return k_; }
   DType dtype() const { return dtype_; }
 
  private:
-  cudaError_t AllocateWorkspace(cudaStream_t stream) {
-    slots_ = std::max(1, SmCount());
-#if defined(SPARSE_SM90A)
-    cudaError_t e = partials_.Allocate(gemm_host::PartialFloats(slots_) * sizeof(float));
-    if (e == cudaSuccess) e = flags_.Allocate(gemm_host::FlagInts(slots_) * sizeof(int));
-    if (e == cudaSuccess) e = cudaMemsetAsync(flags_.get(), 0, flags_.bytes(), stream);
-    return e;
-#else
-    (void)stream;
-    return cudaSuccess;
-#endif
-  }
-
-  DeviceBuffer staged_, partials_, flags_;
-  int m_ = 0, k_ = 0, slots_ = 1;
+  DeviceBuffer staged_;
+  GemmWorkspace ws_;
+  int m_ = 0, k_ = 0;
   DType dtype_ = DType::kF16;
 };
 
@@ -232,9 +219,9 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
   const GemmChoice c = ch.Get<GemmChoice>();
   cuda::gemm::Params params{};
   cudaError_t e = gemm_host::MakeParams(&params, a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm24::kGroup,
-                                        a.partials(), a.flags(), a.slots(), c.sp);
+                                        a.ws().partials(), a.ws().flags(), a.ws().slots(), c.sp);
   if (e != cudaSuccess) return e;
-  const int sms = std::min(sm_count > 0 ? sm_count : SmCount(), a.slots());
+  const int sms = std::min(sm_count > 0 ? sm_count : SmCount(), a.ws().slots());
   return KernelFor(p.dtype, ConfigIndex(c)).launch(params, sms, 0, c.stream_k, stream);
 #else
   (void)sm_count, (void)stream;

@@ -1,0 +1,47 @@
+#ifndef SPARSE_CUDA_SPMM_GEMM_WORKSPACE_H_
+#define SPARSE_CUDA_SPMM_GEMM_WORKSPACE_H_
+// The stream-K workspace a prepared operand of the Hopper GEMM engine's families holds
+// (spmm_24_gemm_sm90a.cu, spmm_unst_gemm_sm90a.cu): partial sums and flags for `slots` blocks
+// (the device's SMs when prepared), the flags zero between launches. Launches on one operand run
+// one at a time (stream order), on a device with at most as many SMs.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "cuda/common/device_buffer.h"
+#include "cuda/common/device_info.h"
+#if defined(SPARSE_SM90A)
+#include "cuda/gemm/gemm_engine_host.h"
+#endif
+
+namespace sparse {
+
+class GemmWorkspace {
+ public:
+  // Sized for this device's SMs; the flags zeroed on `stream`. (A build without sm_90a code,
+  // which never launches, allocates nothing.)
+  cudaError_t Allocate(cudaStream_t stream) {
+    slots_ = std::max(1, SmCount());
+#if defined(SPARSE_SM90A)
+    cudaError_t e = partials_.Allocate(gemm_host::PartialFloats(slots_) * sizeof(float));
+    if (e == cudaSuccess) e = flags_.Allocate(gemm_host::FlagInts(slots_) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMemsetAsync(flags_.get(), 0, flags_.bytes(), stream);
+    return e;
+#else
+    (void)stream;
+    return cudaSuccess;
+#endif
+  }
+  size_t Bytes() const { return partials_.bytes() + flags_.bytes(); }
+  float* partials() const { return partials_.as<float>(); }
+  int* flags() const { return flags_.as<int>(); }
+  int slots() const { return slots_; }
+
+ private:
+  DeviceBuffer partials_, flags_;
+  int slots_ = 1;
+};
+
+}  // namespace sparse
+#endif  // SPARSE_CUDA_SPMM_GEMM_WORKSPACE_H_

@@ -1,0 +1,301 @@
+// The unstructured f16/bf16 family on the Hopper GEMM engine (cuda/gemm/gemm_engine.cuh, kUn):
+// N from 128 on (prefill, batched serving), where SpMM is compute-bound (issue 25, step 3). The
+// weights are the pair stream (common/unstructured_stream.h, kPairFrag) cut as the engine walks
+// it: row blocks of 8 strips (128 rows) by K stages of 64 columns, each stage one contiguous run
+// (a 32-byte record per 16 x 16 tile, then the stored registers: both halves of an A register,
+// two adjacent weights of a row, stored where either is nonzero). A producer warp moves each run
+// with one bulk copy of its own length and B with tensor copies (128-byte swizzle) into a ring;
+// two consumer warpgroups decode their strips' tiles straight into wgmma's A registers and
+// issue the dense wgmma.mma_async (A from registers, B from shared memory); the C tile leaves
+// through tensor stores. Every weight is multiplied (the zeros as zero registers), so the time
+// is the dense GEMM's plus the decode, and bytes fall with the sparsity: 1.63 / 1.15 / 0.51
+// bytes a weight at 50 / 70 / 90 % against 2 dense. A warp whose sums meet an Inf or NaN of B
+// sums its rows again from their nonzeros (gemm_engine.cuh, UnResum): CSR's semantics.
+//
+// This file is compiled for sm_90a only (native/scripts/nvcc.cjs, from the "_sm90a" in its
+// name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
+// A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
+//
+// Variants "ung_n<cols>[_c<cap>][_sk1|_sk2]": tiles of 128 rows x 128 or 256 columns; a ring slot
+// with room for `cap` stored registers a tile on average over its stage (128: any stage; 120:
+// a slot 1 KB shorter, so that the 256-column tiles take 4 stages with C staged in halves, and
+// the 128-column ones 6), without it the prepared stream's own (120 where its longest run fits,
+// else 128); "_sk1" shares the last one to two waves' tiles out by K among all blocks (stream-K
+// hybrid), "_sk2" cuts the ragged last wave's tiles into up to 4 pieces by K
+// (gemm_host::Decompose). Workbench figures (docs/gemm-engine.md, v29): the 256-column tiles
+// with the 4-stage ring 0.71-0.95x cuBLAS f16 at N = 256 and 0.84-0.98x at N = 1024-2048 over
+// 50-90 % sparsity on the three suite shapes.
+//
+// The selection (rank 16, after the streaming engine's unstructured family, which ends at N =
+// 64) takes unstructured f16/bf16 matrices from N = 128 on (N a multiple of 8) on compute
+// capability 9.0 where common/gemm_plan.h's UnstGemmWins says so, as "ung_n256_sk2", or
+// "ung_n256_sk1" where the tail split would leave more than a tenth of the SMs idle below one
+// wave (UnGemmStreamK).
+//
+// A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
+// order), on a device with at most as many SMs as the one it was prepared on.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/gemm_plan.h"
+#include "common/unstructured_stream.h"
+#include "cuda/common/device_buffer.h"
+#include "cuda/common/device_info.h"
+#include "cuda/spmm/gemm_workspace.h"
+#include "cuda/spmm/spmm_family.h"
+#include "cuda/spmm/spmm_stream.h"
+#if defined(SPARSE_SM90A)
+#include "cuda/gemm/gemm_engine_host.h"
+#endif
+
+namespace sparse {
+namespace ungemm {
+
+constexpr int kGroup = 8;  // raster group (row blocks), as in the workbench
+
+// One configuration: tile columns, slot capacity (0: the prepared stream's), stream-K (0: whole
+// tiles, 1: the hybrid, 2: the ragged wave split by K).
+struct UnGemmChoice {
+  int n_tile, cap, stream_k;
+};
+// The instantiated kernels: tile columns, capacity, ring stages, C staging (1 whole, 2 halves).
+struct UnGemmKernel {
+  int n_tile, cap, stages, c_pieces;
+};
+// (kUnGemmCaps' capacities by tile width.)
+constexpr UnGemmKernel kKernels[] = {{256, 120, 4, 2}, {256, 128, 3, 1}, {128, 120, 6, 1}, {128, 128, 5, 1}};
+constexpr int kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
+inline int KernelIndex(int n_tile, int cap) {
+  for (int i = 0; i < kKernelCount; ++i)
+    if (kKernels[i].n_tile == n_tile && kKernels[i].cap == cap) return i;
+  return -1;
+}
+
+// The pair stream on the device (its runs and offset table), the capacity it runs at (the
+// smallest slot that holds its densest stage: UnGemmCapacity), its longest run, and the
+// stream-K workspace (partial sums and flags for `slots` blocks; zero flags between launches).
+class UnGemmMatrix : public SpmmOperand {
+ public:
+  cudaError_t Upload(const UnstStream& s, DType dtype, cudaStream_t stream) {
+    m_ = s.m, k_ = s.k, dtype_ = dtype;
+    cap_ = UnGemmCapacity(s.stats.max_stage_words);
+    run_max_ = 0;
+    for (size_t i = 0; i + 1 < s.offsets.size(); ++i)
+      run_max_ = std::max(run_max_, static_cast<int>(s.offsets[i + 1] - s.offsets[i]) * 16);
+    if (cap_ == 0) return cudaErrorInvalidValue;
+    cudaError_t e = UploadParts({{&data_, s.data.data(), s.data.size()},
+                                 {&offsets_, s.offsets.data(), 4 * s.offsets.size()}},
+                                stream);
+    if (e == cudaSuccess) e = ws_.Allocate(stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    return e;
+  }
+  cudaError_t CopyFrom(const UnGemmMatrix& o, cudaStream_t stream) {
+    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_, cap_ = o.cap_, run_max_ = o.run_max_;
+    cudaError_t e = CopyParts({{&data_, &o.data_}, {&offsets_, &o.offsets_}}, stream);
+    if (e == cudaSuccess) e = ws_.Allocate(stream);
+    return e;
+  }
+  size_t Bytes() const override { return data_.bytes() + offsets_.bytes() + ws_.Bytes(); }
+  cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
+    return CloneOperand(*this, out, stream);
+  }
+  const void* data() const { return data_.get(); }
+  const uint32_t* offsets() const { return offsets_.as<uint32_t>(); }
+  int cap() const { return cap_; }
+  int run_max() const { return run_max_; }
+  const GemmWorkspace& ws() const { return ws_; }
+  int m() const { return m_; }
+  int k() const { return k_; }
+  DType dtype() const { return dtype_; }
+
+ private:
+  DeviceBuffer data_, offsets_;
+  GemmWorkspace ws_;
+  int m_ = 0, k_ = 0, cap_ = 0, run_max_ = 0;
+  DType dtype_ = DType::kF16;
+};
+
+}  // namespace ungemm
+
+namespace {
+
+using ungemm::KernelIndex;
+using ungemm::kKernelCount;
+using ungemm::kKernels;
+using ungemm::UnGemmChoice;
+using ungemm::UnGemmMatrix;
+
+#if defined(SPARSE_SM90A)
+static_assert(kUnGemmStrips == cuda::gemm::kUnStrips && kUnGemmKStage == cuda::gemm::kKTile &&
+                  kUnGemmTiles == cuda::gemm::kUnTiles,
+              "the stream's cut is the engine's tile");
+
+using LaunchFn = cudaError_t (*)(const cuda::gemm::Params&, int, int, int, cudaStream_t);
+using SetUpFn = cudaError_t (*)();
+struct KernelRef {
+  LaunchFn launch;
+  SetUpFn set_up;
+};
+template <DType kType, int kNTile, int kCap, int kStages, int kCPieces>
+constexpr KernelRef RefOf() {
+  return KernelRef{&gemm_host::Launch<kType, kNTile, kStages, kCPieces, 1, 1, false, kCap>,
+                   &gemm_host::SetUp<kType, kNTile, kStages, kCPieces, 1, 1, false, kCap>};
+}
+// The kernels by dtype, in kKernels' order.
+const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 256, 120, 4, 2>(), RefOf<DType::kF16, 256, 128, 3, 1>(),
+                                 RefOf<DType::kF16, 128, 120, 6, 1>(), RefOf<DType::kF16, 128, 128, 5, 1>()};
+const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 256, 120, 4, 2>(), RefOf<DType::kBF16, 256, 128, 3, 1>(),
+                                  RefOf<DType::kBF16, 128, 120, 6, 1>(), RefOf<DType::kBF16, 128, 128, 5, 1>()};
+static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == kKernelCount, "a kernel per entry of kKernels");
+const KernelRef& KernelFor(DType t, int i) { return t == DType::kBF16 ? kBF16Kernels[i] : kF16Kernels[i]; }
+
+// Every kernel's shared-memory limit raised once, at prepare (outside any graph capture).
+cudaError_t SetUpKernels() {
+  for (DType t : {DType::kF16, DType::kBF16})
+    for (int i = 0; i < kKernelCount; ++i) {
+      const cudaError_t e = KernelFor(t, i).set_up();
+      if (e != cudaSuccess) return e;
+    }
+  return cudaSuccess;
+}
+#endif
+
+std::string Name(const UnGemmChoice& c) {
+  std::string name = "ung_n" + std::to_string(c.n_tile);
+  if (c.cap != 0) name += "_c" + std::to_string(c.cap);
+  if (c.stream_k != 0) name += "_sk" + std::to_string(c.stream_k);
+  return name;
+}
+
+bool ParseUnGemmFamily(const char* name, SpmmChoice* ch) {
+  UnGemmChoice c{0, 0, 0};
+  int used = 0;
+  if (std::sscanf(name, "ung_n%d%n", &c.n_tile, &used) != 1) return false;
+  const char* rest = name + used;
+  if (std::strncmp(rest, "_c", 2) == 0) {
+    int more = 0;
+    if (std::sscanf(rest, "_c%d%n", &c.cap, &more) != 1) return false;
+    rest += more;
+  }
+  if (std::strcmp(rest, "_sk1") == 0 || std::strcmp(rest, "_sk2") == 0)
+    c.stream_k = rest[3] - '0';
+  else if (*rest != '\0')
+    return false;
+  if (KernelIndex(c.n_tile, c.cap != 0 ? c.cap : 128) < 0) return false;
+  if (Name(c) != name) return false;  // no leading zeros or signs
+  ch->Set(c);
+  return true;
+}
+std::string UnGemmFamilyName(const SpmmChoice& ch) { return Name(ch.Get<UnGemmChoice>()); }
+
+// f16/bf16 (any structure: a 2:4 matrix is an unstructured one too) on compute capability 9.0;
+// N from 128 on and a multiple of 8 (B's and C's tensor maps step rows of 16 bytes); B and C
+// 16-byte aligned; an instantiated configuration.
+bool UnGemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
+  const UnGemmChoice c = ch.Get<UnGemmChoice>();
+  return (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 && p.k >= 1 && p.n >= kUnGemmMinN &&
+         p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) && KernelIndex(c.n_tile, c.cap != 0 ? c.cap : 128) >= 0 &&
+         c.stream_k >= 0 && c.stream_k <= 2 && SPARSE_SM90A_CAN_RUN();
+}
+
+// Both tile widths at the stream's own capacity, with each decomposition (forcing a capacity is
+// for the workbench's comparisons; a smaller one only refuses dense stages).
+void UnGemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
+  for (int n_tile : {256, 128})
+    for (int sk : {0, 1, 2}) {
+      SpmmChoice ch;
+      ch.Set(UnGemmChoice{n_tile, 0, sk});
+      if (UnGemmFamilyCanRun(p, ch)) out->push_back(Name(ch.Get<UnGemmChoice>()));
+    }
+}
+
+// The decomposition the selection runs on tiles of 128 x n_tile: the tail split (2), unless the
+// tiles are fewer than the SMs and the split still leaves more than a tenth of them idle
+// (6144 x 4096 at N = 256: 48 tiles in halves on 96 of 132 SMs), where the hybrid (1) spreads
+// every tile's K stages over all of them (below one wave each row block is read by one tile
+// anyway, so nothing is lost to the L2).
+inline int UnGemmStreamK(long long m, long long n, long long k, int n_tile, int sms) {
+  const long long tiles = (m + 127) / 128 * ((n + n_tile - 1) / n_tile), k_blocks = (k + 63) / 64;
+  if (tiles >= sms) return 2;
+  const double busy = static_cast<double>(tiles) / sms / TailWaves(tiles, sms, static_cast<int>(k_blocks));
+  return busy < 0.9 ? 1 : 2;
+}
+
+// Rank 16: after the 2:4 kernels (8-10) and the streaming engine's unstructured family (15,
+// N <= 64); before the bitmap (20), tensor-core (30) and CSR kernels, which take what this one
+// declines. Unstructured f16/bf16 from N = 128 on where UnstGemmWins says so; 256-column tiles,
+// the stream's own capacity, the ragged wave split by K.
+bool SelectUnGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
+  SpmmChoice mine;
+  mine.Set(UnGemmChoice{256, 0, UnGemmStreamK(p.m, p.n, p.k, 256, sm_count > 0 ? sm_count : SmCount())});
+  if (p.structure != SpmmProblem::kUnstructured || !UnGemmFamilyCanRun(p, mine) || !UnstGemmWins(p.m, p.k, p.nnz, p.n))
+    return false;
+  *ch = mine;
+  return true;
+}
+
+cudaError_t UnGemmPrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t stream,
+                          std::unique_ptr<SpmmOperand>* out, std::string* why) {
+#if defined(SPARSE_SM90A)
+  const cudaError_t e = SetUpKernels();
+  if (e != cudaSuccess) return e;
+#endif
+  const UnGemmChoice c = ch.Get<UnGemmChoice>();
+  const std::string name = Name(c);
+  auto build = [&](int m, int k, const int* row_offsets, const int* cols, const uint16_t* values, UnstStream* s) {
+    // A forced capacity is the encoder's limit: a denser stage is refused, named.
+    const int limit = c.cap != 0 ? c.cap * kUnGemmTiles : 0;
+    const std::string err = BuildUnstStream(m, k, row_offsets, cols, values, kUnGemmStrips, kUnGemmKStage, limit, s,
+                                            UnstLayout::kPairFrag);
+    if (err.empty() || c.cap == 0) return err;
+    return name + ": " + err + " (ung_n" + std::to_string(c.n_tile) + " picks the capacity that holds it)";
+  };
+  return PrepareStreamOperandWith<UnGemmMatrix, UnstStream>(p, stream, build, out, why);
+}
+
+cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int sm_count,
+                         cudaStream_t stream) {
+  if (!UnGemmFamilyCanRun(p, ch) || op == nullptr) return cudaErrorInvalidValue;
+#if defined(SPARSE_SM90A)
+  const UnGemmMatrix& a = *static_cast<const UnGemmMatrix*>(op);
+  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype) return cudaErrorInvalidValue;
+  const UnGemmChoice c = ch.Get<UnGemmChoice>();
+  const int index = KernelIndex(c.n_tile, c.cap != 0 ? c.cap : a.cap());
+  if (index < 0) return cudaErrorInvalidValue;
+  cuda::gemm::Params params{};
+  cudaError_t e = gemm_host::MakeParams(&params, a.data(), p.b, p.c, p.m, p.n, p.k, c.n_tile, ungemm::kGroup,
+                                        a.ws().partials(), a.ws().flags(), a.ws().slots(), 1, nullptr, a.offsets(),
+                                        a.run_max());
+  if (e != cudaSuccess) return e;
+  const int sms = std::min(sm_count > 0 ? sm_count : SmCount(), a.ws().slots());
+  return KernelFor(p.dtype, index).launch(params, sms, 0, c.stream_k, stream);
+#else
+  (void)sm_count, (void)stream;
+  return cudaErrorInvalidValue;
+#endif
+}
+
+const SpmmFamily kUnGemmFamily = {
+    "ung",
+    "ung_n(128|256)(_c(120|128))?(_sk[12])?",
+    16,
+    SelectUnGemmFamily,
+    ParseUnGemmFamily,
+    UnGemmFamilyName,
+    UnGemmFamilyCanRun,
+    UnGemmFamilyVariants,
+    "pair stream (GEMM engine)",
+    UnGemmPrepare,
+    UnGemmLaunch,
+};
+
+}  // namespace
+
+SPARSE_SPMM_FAMILY(kUnGemmFamily);
+
+}  // namespace sparse
