@@ -60,7 +60,14 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
 // three suite shapes): at 90 and 95 % this family is the fastest on all three (the CSR kernels
 // 2.7-3.7x its time at 95 %); at 98 % it is on two (43 against 47 us, 43 against 55 us) and the
 // CSR tile kernel on 4096 x 4096 (20 against 25 us). The threshold sits between: 2.5 %.
+// And only for problems of at least kUnGemmMinWork multiply-adds (M N K): a launch costs about
+// 13-20 us on the H200 whatever its size (the fill of the ring, the fixup, the launch), which
+// the CSR kernels undercut on small problems. Measured (v29 call 10, `bench-dlmc --op spmm --dtype
+// f16`, before this bound): on the 158 DLMC problems below 2^31 that the family ran, 9-64 us
+// (median 20), 1.11x Sputnik geomean and slower than Sputnik in 79 of them; on the 12 from 2^31 on
+// 1.71-11.8x (4.9x geomean); the LLM shapes start at 2^31 (4096 x 4096 at N = 128).
 constexpr int kUnGemmMinN = 128;
+constexpr long long kUnGemmMinWork = 1LL << 31;
 // The family's cut of the pair stream (common/unstructured_stream.h, kPairFrag): row blocks of
 // kUnGemmStrips 16-row strips (the engine's 128-row tile) by K stages of kUnGemmKStage columns
 // (its ring's stage), each stage one run of kUnGemmTiles records and the stored registers.
@@ -76,7 +83,8 @@ inline int UnGemmCapacity(long long words) {
 }
 constexpr long long kUnGemmMinDensityPermille = 25;
 inline bool UnstGemmWins(long long m, long long k, long long nnz, int n) {
-  return n >= kUnGemmMinN && m >= 1 && k >= 1 && 1000 * nnz >= kUnGemmMinDensityPermille * m * k;
+  return n >= kUnGemmMinN && m >= 1 && k >= 1 && m * k * n >= kUnGemmMinWork &&
+         1000 * nnz >= kUnGemmMinDensityPermille * m * k;
 }
 
 }  // namespace sparse

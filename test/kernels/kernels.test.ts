@@ -495,7 +495,8 @@ describe('kernels on CUDA against the float64 reference', function () {
   }
 
   // The selection of the unstructured GEMM-engine kernels: on compute capability 9.0, f16/bf16
-  // unstructured matrices from N = 128 on (N a multiple of 8) at a density of at least 2.5 %
+  // unstructured matrices from N = 128 on (N a multiple of 8) of at least 2^31 multiply-adds at
+  // a density of at least 2.5 %
   // (common/gemm_plan.h, UnstGemmWins), on 256-column tiles with the ragged wave split by K, or
   // the hybrid stream-K where fewer tiles than SMs would leave more than a tenth of them idle
   // (UnGemmStreamK); never on 2:4 matrices (the 2:4 kernels' own), nor f32, nor elsewhere.
@@ -513,6 +514,10 @@ describe('kernels on CUDA against the float64 reference', function () {
       ung(pick(11008, 4096, 1024, 0.3), 'ung_n256_sk2', '344 tiles: the ragged wave split')
       ung(pick(4096, 4096, 256, 0.05), 'ung_n256_sk2', '95 % sparse')
       expect(pick(4096, 4096, 256, 0.02), 'below 2.5 % density: the CSR kernels').to.not.match(/^ung_/)
+      // At least 2^31 multiply-adds (M N K): the DLMC problems below it go to the other kernels.
+      ung(pick(2048, 512, 2048, 0.5), 'ung_n256_sk2', 'DLMC transformer FFN at N = 2048: 2^31')
+      expect(pick(512, 512, 2048, 0.5), 'below 2^31 multiply-adds').to.not.match(/^ung_/)
+      expect(pick(2048, 512, 1024, 0.5), 'below 2^31 multiply-adds').to.not.match(/^ung_/)
       expect(pick(4096, 4096, 120, 0.5), 'below N = 128').to.not.match(/^ung_/)
       expect(pick(4096, 4096, 132, 0.5), 'N % 8 != 0').to.not.match(/^ung_/)
       expect(pick(4096, 4096, 64, 0.5), 'decode-sized N: the streaming engine').to.not.match(/^ung_/)

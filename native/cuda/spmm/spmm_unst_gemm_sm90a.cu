@@ -28,7 +28,8 @@
 //
 // The selection (rank 16, after the streaming engine's unstructured family, which ends at N =
 // 64) takes unstructured f16/bf16 matrices from N = 128 on (N a multiple of 8) on compute
-// capability 9.0 where common/gemm_plan.h's UnstGemmWins says so, as "ung_n256_sk2", or
+// capability 9.0 where common/gemm_plan.h's UnstGemmWins says so (density at least 2.5 %, at
+// least 2^31 multiply-adds), as "ung_n256_sk2", or
 // "ung_n256_sk1" where the tail split would leave more than a tenth of the SMs idle below one
 // wave (UnGemmStreamK).
 //
@@ -218,10 +219,12 @@ void UnGemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 // tiles are fewer than the SMs and the split still leaves more than a tenth of them idle
 // (6144 x 4096 at N = 256: 48 tiles in halves on 96 of 132 SMs), where the hybrid (1) spreads
 // every tile's K stages over all of them (below one wave each row block is read by one tile
-// anyway, so nothing is lost to the L2).
+// anyway, so nothing is lost to the L2); not with fewer than a quarter as many tiles as SMs,
+// whose tiles the hybrid would cut in more than about 4 pieces, each added by the tile's owner
+// in turn (v29 call 10: 256 x 2304 at N = 200, 2 tiles in 36 pieces, 63 us).
 inline int UnGemmStreamK(long long m, long long n, long long k, int n_tile, int sms) {
   const long long tiles = (m + 127) / 128 * ((n + n_tile - 1) / n_tile), k_blocks = (k + 63) / 64;
-  if (tiles >= sms) return 2;
+  if (tiles >= sms || 4 * tiles < sms) return 2;
   const double busy = static_cast<double>(tiles) / sms / TailWaves(tiles, sms, static_cast<int>(k_blocks));
   return busy < 0.9 ? 1 : 2;
 }
