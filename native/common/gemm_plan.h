@@ -1,8 +1,11 @@
 #ifndef SPARSE_COMMON_GEMM_PLAN_H_
 #define SPARSE_COMMON_GEMM_PLAN_H_
 // How the Hopper GEMM engine (cuda/gemm/gemm_engine.cuh) cuts its tiles over the GPU, which
-// of its 2:4 tile heights the selection runs, and where it runs unstructured matrices. Pure C++: the kernels' host side
-// (gemm_engine_host.h), the addon's 2:4 family (spmm_24_gemm_sm90a.cu) and a CPU test share it.
+// of its 2:4 tile heights the selection runs, and where it runs unstructured matrices. Pure
+// C++: the kernels' host side (gemm_engine_host.h), the addon's GEMM families
+// (spmm_24_gemm_sm90a.cu, spmm_unst_gemm_sm90a.cu) and a CPU test share it.
+#include <cstddef>
+#include <cstdint>
 
 namespace sparse {
 
@@ -80,6 +83,14 @@ inline int UnGemmCapacity(long long words) {
   for (int cap : kUnGemmCaps)
     if (static_cast<long long>(cap) * kUnGemmTiles >= words) return cap;
   return 0;
+}
+// The longest run of a pair stream in bytes, from its offset table (`entries` entries in 16-byte
+// units): the kernels' Params::a_run_max (gemm_host::MakeParams).
+inline int UnRunMax(const uint32_t* offsets, size_t entries) {
+  uint32_t most = 0;
+  for (size_t i = 0; i + 1 < entries; ++i)
+    if (offsets[i + 1] - offsets[i] > most) most = offsets[i + 1] - offsets[i];
+  return static_cast<int>(most) * 16;
 }
 constexpr long long kUnGemmMinDensityPermille = 25;
 inline bool UnstGemmWins(long long m, long long k, long long nnz, int n) {

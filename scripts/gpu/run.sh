@@ -494,8 +494,8 @@ task_gemm() {
     unpack_workbench "$gb" gemm_probe || return 3
   else
     build_workbench "$gb" gemm_probe scripts/gpu/probe/gemm_build.sh native/cuda/gemm/* native/cuda/spmm/*.cuh \
-      native/cuda/spmm/*.h native/common/sparse24.* native/common/unstructured_stream.* scripts/gpu/probe/gemm_* \
-      scripts/gpu/probe/probe_util.h || return 1
+      native/cuda/spmm/*.h native/common/sparse24.* native/common/unstructured_stream.* native/common/gemm_plan.h \
+      scripts/gpu/probe/gemm_* scripts/gpu/probe/probe_util.h || return 1
   fi
   local p=(env "${ENVS[@]}" "$gb/gemm_probe")
   case $mode in

@@ -60,14 +60,7 @@ inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 // a_runs non-null: unstructured A (the kUn kernels, sp_ms 1): `a` the pair stream's runs and
 // a_runs its offset table (BuildUnstStream with kUnStrips strips, kKTile columns a stage,
 // UnstLayout::kPairFrag), both on the device, `a` 16-byte aligned; a_run_max its longest run in
-// bytes (UnRunMax: a kernel whose slots are shorter refuses it).
-// The longest run of a pair stream (bytes), for MakeParams's a_run_max.
-inline int UnRunMax(const uint32_t* offsets, size_t entries) {
-  uint32_t most = 0;
-  for (size_t i = 0; i + 1 < entries; ++i) most = offsets[i + 1] - offsets[i] > most ? offsets[i + 1] - offsets[i] : most;
-  return static_cast<int>(most) * 16;
-}
-
+// bytes (UnRunMax, common/gemm_plan.h: a kernel whose slots are shorter refuses it).
 inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
                               int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0,
                               int sp_ms = 0, const void* a_meta = nullptr, const uint32_t* a_runs = nullptr,

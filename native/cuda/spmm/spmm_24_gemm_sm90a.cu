@@ -117,16 +117,16 @@ struct KernelRef {
   LaunchFn launch;
   SetUpFn set_up;
 };
-template <DType kType, int kSp, int kNTile, int kStages>
+// The kernel of kConfigs[I].
+template <DType kType, int I>
 constexpr KernelRef RefOf() {
-  return KernelRef{&gemm_host::Launch<kType, kNTile, kStages, true, 1, kSp>,
-                   &gemm_host::SetUp<kType, kNTile, kStages, true, 1, kSp>};
+  constexpr GemmChoice c = kConfigs[I];
+  return KernelRef{&gemm_host::Launch<kType, c.n_tile, c.stages, 1, 1, c.sp>,
+                   &gemm_host::SetUp<kType, c.n_tile, c.stages, 1, 1, c.sp>};
 }
 // The kernels by dtype and configuration (kConfigs' order).
-const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 1, 128, 6>(), RefOf<DType::kF16, 1, 256, 3>(),
-                                 RefOf<DType::kF16, 2, 128, 4>()};
-const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 1, 128, 6>(), RefOf<DType::kBF16, 1, 256, 3>(),
-                                  RefOf<DType::kBF16, 2, 128, 4>()};
+const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>()};
+const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>()};
 static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == sizeof(kConfigs) / sizeof(kConfigs[0]),
               "a kernel per configuration");
 const KernelRef& KernelFor(DType t, int config) { return t == DType::kBF16 ? kBF16Kernels[config] : kF16Kernels[config]; }

@@ -84,9 +84,7 @@ class UnGemmMatrix : public SpmmOperand {
   cudaError_t Upload(const UnstStream& s, DType dtype, cudaStream_t stream) {
     m_ = s.m, k_ = s.k, dtype_ = dtype;
     cap_ = UnGemmCapacity(s.stats.max_stage_words);
-    run_max_ = 0;
-    for (size_t i = 0; i + 1 < s.offsets.size(); ++i)
-      run_max_ = std::max(run_max_, static_cast<int>(s.offsets[i + 1] - s.offsets[i]) * 16);
+    run_max_ = UnRunMax(s.offsets.data(), s.offsets.size());
     if (cap_ == 0) return cudaErrorInvalidValue;
     cudaError_t e = UploadParts({{&data_, s.data.data(), s.data.size()},
                                  {&offsets_, s.offsets.data(), 4 * s.offsets.size()}},
@@ -142,16 +140,18 @@ struct KernelRef {
   LaunchFn launch;
   SetUpFn set_up;
 };
-template <DType kType, int kNTile, int kCap, int kStages, int kCPieces>
+// The kernel of kKernels[I].
+template <DType kType, int I>
 constexpr KernelRef RefOf() {
-  return KernelRef{&gemm_host::Launch<kType, kNTile, kStages, kCPieces, 1, 1, false, kCap>,
-                   &gemm_host::SetUp<kType, kNTile, kStages, kCPieces, 1, 1, false, kCap>};
+  constexpr ungemm::UnGemmKernel k = kKernels[I];
+  return KernelRef{&gemm_host::Launch<kType, k.n_tile, k.stages, k.c_pieces, 1, 1, false, k.cap>,
+                   &gemm_host::SetUp<kType, k.n_tile, k.stages, k.c_pieces, 1, 1, false, k.cap>};
 }
 // The kernels by dtype, in kKernels' order.
-const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 256, 120, 4, 2>(), RefOf<DType::kF16, 256, 128, 3, 1>(),
-                                 RefOf<DType::kF16, 128, 120, 6, 1>(), RefOf<DType::kF16, 128, 128, 5, 1>()};
-const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 256, 120, 4, 2>(), RefOf<DType::kBF16, 256, 128, 3, 1>(),
-                                  RefOf<DType::kBF16, 128, 120, 6, 1>(), RefOf<DType::kBF16, 128, 128, 5, 1>()};
+const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(),
+                                 RefOf<DType::kF16, 3>()};
+const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(),
+                                  RefOf<DType::kBF16, 3>()};
 static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == kKernelCount, "a kernel per entry of kKernels");
 const KernelRef& KernelFor(DType t, int i) { return t == DType::kBF16 ? kBF16Kernels[i] : kF16Kernels[i]; }
 

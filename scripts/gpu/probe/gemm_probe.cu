@@ -569,7 +569,7 @@ int Check() {
       const auto refun = Reference(aun, b, s.m, s.k, s.n, t);
       const UnstStream un = PairStream(aun, s.m, s.k);
       DevBuf dun(un.data.size()), druns(un.offsets.size() * 4);
-      const int un_max = gemm_host::UnRunMax(un.offsets.data(), un.offsets.size());
+      const int un_max = UnRunMax(un.offsets.data(), un.offsets.size());
       CK(cudaMemcpy(dun.p, un.data.data(), dun.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(druns.p, un.offsets.data(), druns.bytes, cudaMemcpyHostToDevice));
       DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size()), drows(f24.rows.size() * 2),
@@ -649,7 +649,7 @@ struct Operands {
     UnstStream un;
     if (form == AForm::kUnst) {
       un = PairStream(ha, m, k);
-      run_max = gemm_host::UnRunMax(un.offsets.data(), un.offsets.size());
+      run_max = UnRunMax(un.offsets.data(), un.offsets.size());
     }
     const auto upload = [](std::vector<DevBuf*>* to, const void* host, size_t bytes) {
       to->push_back(new DevBuf(bytes));
@@ -685,17 +685,19 @@ struct Operands {
   }
 };
 
-// The sparsities the `_un` variants are timed at (SPARSITY, default 0.5,0.7,0.9).
-std::vector<double> Sparsities() {
+// The comma-separated numbers of environment variable `name`, or of `fallback` without it.
+std::vector<double> EnvList(const char* name, const char* fallback) {
   std::vector<double> out;
-  const char* env = std::getenv("SPARSITY");
-  for (const char* q = env ? env : "0.5,0.7,0.9"; *q;) {
+  const char* env = std::getenv(name);
+  for (const char* q = env ? env : fallback; *q;) {
     out.push_back(std::atof(q));
     while (*q && *q != ',') ++q;
     if (*q == ',') ++q;
   }
   return out;
 }
+// The sparsities the `_un` variants are timed at (SPARSITY, default 0.5,0.7,0.9).
+std::vector<double> Sparsities() { return EnvList("SPARSITY", "0.5,0.7,0.9"); }
 
 int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>& ns) {
   const int sms = SmCount(), group = Group();
@@ -797,12 +799,7 @@ int main(int argc, char** argv) {
     if (shapes.empty())
       shapes = {{4096, 4096}, {11008, 4096}, {4096, 11008}, {14336, 4096}, {4096, 14336}, {6144, 4096}};
     std::vector<int> ns;
-    const char* env = std::getenv("NS");
-    for (const char* q = env ? env : "256,512,1024,2048"; *q;) {
-      ns.push_back(std::atoi(q));
-      while (*q && *q != ',') ++q;
-      if (*q == ',') ++q;
-    }
+    for (double n : EnvList("NS", "256,512,1024,2048")) ns.push_back(static_cast<int>(n));
     return Time(shapes, ns);
   }
   if (mode == "one" && argc > 5) return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
