@@ -475,7 +475,7 @@ ncu_full() {
 # docs/gemm-engine.md): $GPU_DIR/gemm_probe.xz where it was built here and carried (bash
 # scripts/gpu/probe/gemm_build.sh DIR; xz -c DIR/gemm_probe > $GPU_DIR/gemm_probe.xz), else
 # built on the GPU machine for sm_90a into $GPU_TMP/gb (again only when its sources changed),
-# then run. MODE: the workbench's own (selftest, check, list, time [MxK ...], one VARIANT M K N), or
+# then run. MODE: the workbench's own (selftest, check, list, time [MxK ...], one|trace VARIANT M K N), or
 #   memcheck            check under compute-sanitizer memcheck (VARIANTS narrows it)
 #   ncu VARIANT M K N   Nsight Compute --set full on the variant's second launch (clocks left
 #                       alone): the details page, and the source page (SASS with its stall
@@ -483,7 +483,7 @@ ncu_full() {
 # NS, VARIANTS, SPARSITY and GEMM_GROUP set before run.sh reach the workbench; NAME=VALUE words
 # right after MODE set them for this task alone (e.g. `gemm time VARIANTS=f16_un_tma_n128_s5
 # 4096x4096`).
-GEMM_MODES="selftest check list time one memcheck ncu"
+GEMM_MODES="selftest check list time one trace memcheck ncu"
 task_gemm() {
   local mode=${1:-check} gb=$GPU_TMP/gb rc
   [ $# -gt 0 ] && shift

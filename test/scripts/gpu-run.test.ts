@@ -354,9 +354,9 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     expect(again.code).to.equal(0)
     expect(builds(again.calls)).to.equal(builds(r.calls))
     // NAME=VALUE words right after the mode reach the workbench for that task alone.
-    const named = runner(w, ['gemm', 'time', 'VARIANTS=f16_un_tma_n128_s5', '4096x4096', 'gemm', 'list'])
+    const named = runner(w, ['gemm', 'time', 'VARIANTS=f16_un_tma_n128_s5', '4096x4096', 'gemm', 'list', 'gemm', 'trace', 'SPARSITY=0.5', 'f16_un_c120_tma2_ck_n256_s4', '4096', '4096', '256'])
     expect(named.code, named.stderr + named.stdout).to.equal(0)
-    expect(named.calls).to.include.members(['gemm_probe time 4096x4096', 'gemm_probe list'])
+    expect(named.calls).to.include.members(['gemm_probe time 4096x4096', 'gemm_probe list', 'gemm_probe trace f16_un_c120_tma2_ck_n256_s4 4096 4096 256'])
     const namedSummary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
     expect(namedSummary).to.include('VARIANTS=f16_un_tma_n128_s5')
     expect(namedSummary.slice(namedSummary.indexOf('== gemm-2'))).to.include('VARIANTS=unset')

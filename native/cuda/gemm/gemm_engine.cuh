@@ -74,6 +74,31 @@ constexpr int kKTile = 64;    // K per stage: one 128-byte swizzle row of 16-bit
 constexpr int kAtomN = 64;    // B columns per 128-byte swizzle atom (and per tensor copy)
 constexpr int kThreads = 384;
 
+// The workbench's trace (scripts/gpu/probe/gemm_probe.cu, mode trace; never in the addon): with
+// SPARSE_GEMM_TRACE defined, thread 128 (consumer warpgroup 0) of each block records its last
+// segment in g_gemm_trace[block]: clock64 at 0 the block's start, 1 the first stage full, 2 the
+// main loop done, 3 the fixup done, 4 the stores issued, 5 the block's end; 6 the cycles spent
+// waiting for full stages after the first, 7 the segment's stages; globaltimer (ns) at 8 the
+// start and 9 the end.
+#if defined(SPARSE_GEMM_TRACE)
+constexpr int kTraceBlocks = 1024, kTraceSlots = 10;
+__device__ unsigned long long g_gemm_trace[kTraceBlocks][kTraceSlots];
+__device__ __forceinline__ unsigned long long TraceClock() { return clock64(); }
+__device__ __forceinline__ unsigned long long TraceGlobal() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#define SPARSE_GEMM_TRACE_AT(slot, value)                                                        \
+  do {                                                                                          \
+    if (threadIdx.x == 128 && blockIdx.x < kTraceBlocks) g_gemm_trace[blockIdx.x][slot] = (value); \
+  } while (0)
+#else
+#define SPARSE_GEMM_TRACE_AT(slot, value) \
+  do {                                    \
+  } while (0)
+#endif
+
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
 struct Params {
   CUtensorMap a_map;  // A as a K x M tensor (K innermost), box 64 x 128, 128-byte swizzle
@@ -110,6 +135,8 @@ struct Params {
   // dp_tiles tiles dealt whole round robin, its last sk_tiles tiles shared out by K stages
   // among the first sk_grid blocks (all of them, or, splitting only the tail, `split` per tile).
   int grid, dp_tiles, sk_tiles, sk_grid;
+  // The tail split's pieces per tile when they reduce it together (stream_k 3, CoopTile), else 0.
+  int coop;
 };
 
 // Tile t of the raster: groups of `group` rows (row blocks, or pairs of them for clusters;
@@ -437,6 +464,14 @@ __device__ __forceinline__ int LoadAcquire(const int* p) {
 __device__ __forceinline__ void StoreRelease(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
+__device__ __forceinline__ void AddRelease(int* p, int v) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ int AddAcqRel(int* p, int v) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
 
 // Moves registers between the warpgroups (every warp of a warpgroup executes the same one):
 // the producer needs few, the consumers' accumulators many.
@@ -456,7 +491,9 @@ __device__ __forceinline__ void RegsInc() {
 // barrier counts the whole stage, its own copies and the other block's multicast alike.
 // Unstructured A (kUn): the stage's run is as long as its stored registers need, so the full
 // barrier expects the run's bytes and B's; the run's offsets are read before the wait for the
-// slot, which hides their latency behind it.
+// slot, which hides their latency behind it. (v30: neither reading them 4 stages ahead, which
+// made ptxas spill in the 128-column kernels, nor issuing B's copies before the load returns
+// shortened the first stage's wait: 4.3-4.5 K cycles at 4096², N = 256, either way.)
 template <int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS, bool kSpSs, int kUn>
 __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
                                         int rank) {
@@ -515,9 +552,10 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
 }
 
 // Stores a consumer warpgroup's 64 x kNTile sums at rows row0.., columns col0.. of C (pairs of
-// columns: N is even), skipping what lies past M or N.
+// columns: N is even), skipping what lies past M or N, and the 64-column boxes outside [lo, hi)
+// (another piece's under the cooperative fixup).
 template <DType kType, int kNTile>
-__device__ __forceinline__ void StoreTile(const Params& p, int row0, int col0, const float* d) {
+__device__ __forceinline__ void StoreTile(const Params& p, int row0, int col0, const float* d, int lo, int hi) {
   const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3, g = lane >> 2, t = lane & 3;
   unsigned short* c = static_cast<unsigned short*>(p.c);
 #pragma unroll
@@ -528,7 +566,7 @@ __device__ __forceinline__ void StoreTile(const Params& p, int row0, int col0, c
 #pragma unroll
     for (int j = 0; j < kNTile / 8; ++j) {
       const int col = col0 + 8 * j + 2 * t;
-      if (col < p.n) *reinterpret_cast<uint32_t*>(crow + col) = PackOut<kType>(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+      if (col < p.n && j / 8 >= lo && j / 8 < hi) *reinterpret_cast<uint32_t*>(crow + col) = PackOut<kType>(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
     }
   }
 }
@@ -542,11 +580,14 @@ __device__ __forceinline__ void StoreTile(const Params& p, int row0, int col0, c
 // kPieces = 2: the buffer holds half the columns; the second half waits for the first's stores
 // to have read it (a smaller buffer leaves room for another stage of the ring).
 template <DType kType, int kNTile, int kPieces = 1>
-__device__ __forceinline__ void StoreTileTma(const Params& p, int cw, int row0, int col0, const float* d, uint32_t cbuf) {
+__device__ __forceinline__ void StoreTileTma(const Params& p, int cw, int row0, int col0, const float* d, uint32_t cbuf,
+                                             int lo, int hi) {
   const int tid = threadIdx.x & 127, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
-  constexpr int kCols = kNTile / kPieces;
+  constexpr int kCols = kNTile / kPieces, kBoxes = kCols / 64;
 #pragma unroll
   for (int q = 0; q < kPieces; ++q) {
+    // (the cooperative fixup stores only the boxes [lo, hi) of the tile)
+    if (kBoxes * (q + 1) <= lo || kBoxes * q >= hi) continue;
     if (tid == 0) BulkWaitRead();
     WarpgroupSync(cw);
 #pragma unroll
@@ -555,6 +596,7 @@ __device__ __forceinline__ void StoreTileTma(const Params& p, int cw, int row0, 
 #pragma unroll
       for (int j = 0; j < kCols / 8; ++j) {
         const int jj = q * (kCols / 8) + j;  // the n8 tile of the accumulators
+        if (jj / 8 < lo || jj / 8 >= hi) continue;
         const uint32_t addr = cbuf + (j / 8) * 8192 + row * 128 + (((j & 7) ^ g) << 4) + 4 * t;
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr),
                      "r"(PackOut<kType>(d[4 * jj + 2 * h], d[4 * jj + 2 * h + 1]))
@@ -566,8 +608,8 @@ __device__ __forceinline__ void StoreTileTma(const Params& p, int cw, int row0, 
     if (tid == 0 && row0 < p.m) {
       const int c0 = col0 + q * kCols;
 #pragma unroll
-      for (int box = 0; box < kCols / 64; ++box)
-        if (c0 + 64 * box < p.n) TensorStore2d(&p.c_map, cbuf + box * 8192, c0 + 64 * box, row0);
+      for (int box = 0; box < kBoxes; ++box)
+        if (c0 + 64 * box < p.n && kBoxes * q + box >= lo && kBoxes * q + box < hi) TensorStore2d(&p.c_map, cbuf + box * 8192, c0 + 64 * box, row0);
       BulkCommit();
     }
   }
@@ -615,17 +657,68 @@ __device__ __forceinline__ void AddPartials(const Params& p, int cw, int tile_en
   }
 }
 
+// The cooperative fixup (stream_k 3: the tail split, each tile cut into p.coop pieces run by
+// blocks owner .. owner + coop - 1): piece j owns the tile's 64-column boxes [lo, hi) (kBoxes j /
+// coop ..), saves its sums of the other boxes, arrives on the tile's counter (the owner's flag),
+// waits for every piece's arrival, then adds the other pieces' sums of its own boxes. Every
+// piece reads and writes (coop - 1) / coop of a tile, where an owner adding the others' whole
+// partials reads coop - 1 tiles alone (4096², N = 256: 384 KB into one SM). The last piece to
+// finish reading (the owner + 1's flag counts them) zeroes both counters for the next launch.
+// Every piece saves before it waits, so the waits form no cycle while the grid is resident.
+// Partial slot float4 i of a slice covers columns 8 (i % (kAcc / 4)) ..: box (i % (kAcc / 4)) / 8.
+template <int kAcc, int kSlices>
+__device__ __forceinline__ bool CoopTile(const Params& p, int cw, float* d, int* lo, int* hi) {
+  constexpr int kBoxes = kAcc / 32, kF4 = kSlices * kAcc / 4;
+  const int split = p.coop, j = static_cast<int>(blockIdx.x) % split, owner = static_cast<int>(blockIdx.x) - j;
+  *lo = kBoxes * j / split, *hi = kBoxes * (j + 1) / split;
+  float4* mine = PartialSlot<kSlices * kAcc>(p, blockIdx.x, cw);
+#pragma unroll
+  for (int i = 0; i < kF4; ++i) {
+    const int box = (i % (kAcc / 4)) / 8;
+    if (box < *lo || box >= *hi) mine[i * 128] = make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]);
+  }
+  WarpgroupSync(cw);
+  int* arrive = p.flags + 2 * owner + cw;
+  int* done = p.flags + 2 * (owner + 1) + cw;
+  if ((threadIdx.x & 127) == 0) {
+    AddRelease(arrive, 1);
+    while (LoadAcquire(arrive) < split) {
+    }
+  }
+  WarpgroupSync(cw);
+  if (*lo < *hi)
+    for (int o = 0; o < split; ++o) {
+      if (o == j) continue;
+      const float4* slot = PartialSlot<kSlices * kAcc>(p, owner + o, cw);
+#pragma unroll
+      for (int i = 0; i < kF4; ++i) {
+        const int box = (i % (kAcc / 4)) / 8;
+        if (box >= *lo && box < *hi) {
+          const float4 v = __ldcg(slot + i * 128);
+          d[4 * i] += v.x, d[4 * i + 1] += v.y, d[4 * i + 2] += v.z, d[4 * i + 3] += v.w;
+        }
+      }
+    }
+  WarpgroupSync(cw);
+  if ((threadIdx.x & 127) == 0 && AddAcqRel(done, 1) == split - 1) *arrive = 0, *done = 0;
+  return *lo < *hi;
+}
+
 // A segment's end under stream-K: a piece that does not start at K stage 0 saves its sums for
 // the tile's owner (false: nothing to store); the owner adds the later blocks' pieces. True
-// when d holds the whole tile (every whole-tile segment too).
-template <int kAcc>
-__device__ __forceinline__ bool CompleteTile(const Params& p, const Segment& sg, int cw, float* d) {
+// when d holds the whole tile (every whole-tile segment too), or under the cooperative fixup
+// the boxes [lo, hi) of it (else the whole tile's: 0 to kAcc / 32). d: kSlices slices of kAcc
+// sums (a 2:4 tile's m-slices), each over the tile's columns.
+template <int kAcc, int kSlices = 1>
+__device__ __forceinline__ bool CompleteTile(const Params& p, const Segment& sg, int cw, float* d, int* lo, int* hi) {
+  *lo = 0, *hi = kAcc / 32;
   if (sg.tile < p.dp_tiles) return true;
+  if (p.coop > 0) return CoopTile<kAcc, kSlices>(p, cw, d, lo, hi);
   if (sg.kb0 > 0) {
-    SavePartial<kAcc>(p, cw, d);
+    SavePartial<kSlices * kAcc>(p, cw, d);
     return false;
   }
-  AddPartials<kAcc>(p, cw, (sg.tile - p.dp_tiles + 1) * p.k_blocks, d);
+  AddPartials<kSlices * kAcc>(p, cw, (sg.tile - p.dp_tiles + 1) * p.k_blocks, d);
   return true;
 }
 
@@ -659,8 +752,21 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
   while (cursor.Next(p, &sg)) {
     const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
     int prev = -1;
+    SPARSE_GEMM_TRACE_AT(7, sg.kb1 - sg.kb0);
+#if defined(SPARSE_GEMM_TRACE)
+    unsigned long long waits = 0;  // (slot 6, written once the segment is done)
+#endif
     for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
+#if defined(SPARSE_GEMM_TRACE)
+      const unsigned long long t_wait = TraceClock();
+#endif
       engine::MbarWait(full0 + 8 * stage, phase);
+#if defined(SPARSE_GEMM_TRACE)
+      if (kb == sg.kb0)
+        SPARSE_GEMM_TRACE_AT(1, TraceClock());
+      else
+        waits += TraceClock() - t_wait;
+#endif
       // Lanes leave the wait loop separately; the wgmma instructions below are warp-aligned.
       __syncwarp();
       const uint32_t a0 = SmemAddr(ring + stage * L::kStageBytes) + cw * (kMTile / 2) * 128;
@@ -682,15 +788,24 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
     wg::Wait<0>();
     wg::Pin<kAcc>(d);
     Release<kCluster>(empty0 + 8 * prev);
-    if (!CompleteTile<kAcc>(p, sg, cw, d)) continue;
+    SPARSE_GEMM_TRACE_AT(2, TraceClock());
+    SPARSE_GEMM_TRACE_AT(6, waits);
+    int lo, hi;
+    const bool whole = CompleteTile<kAcc>(p, sg, cw, d, &lo, &hi);
+    SPARSE_GEMM_TRACE_AT(3, TraceClock());
+    SPARSE_GEMM_TRACE_AT(4, TraceClock());
+    if (!whole) continue;
     const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
     if constexpr (kTmaStore > 0)
-      StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d, cbuf);
+      StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d, cbuf, lo, hi);
     else
-      StoreTile<kType, kNTile>(p, row0, col0, d);
+      StoreTile<kType, kNTile>(p, row0, col0, d, lo, hi);
+    SPARSE_GEMM_TRACE_AT(4, TraceClock());
   }
   // Shared memory must outlive the last tensor stores' reads.
   if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
+  SPARSE_GEMM_TRACE_AT(5, TraceClock());
+  SPARSE_GEMM_TRACE_AT(9, TraceGlobal());
 }
 
 // 2:4 tiles (kSpMS = sp strips per consumer warp): the strip of a stage's 8 sp whose fragments
@@ -840,6 +955,11 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
       for (int i = 0; i < kAcc; ++i) d[ms][i] = 0.f;
     const int len = sg.kb1 - sg.kb0;
     engine::MbarWait(full0 + 8 * stage, phase);
+    SPARSE_GEMM_TRACE_AT(1, TraceClock());
+    SPARSE_GEMM_TRACE_AT(7, len);
+#if defined(SPARSE_GEMM_TRACE)
+    unsigned long long waits = 0;  // (slot 6, written once the segment is done)
+#endif
     __syncwarp();
     LoadSpFragments<kSpMS, kSpSs, kUn, 0>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta, cw, af,
                                           e);
@@ -858,7 +978,13 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
       prev = stage;
       if (++stage == kStages) stage = 0, phase ^= 1;
       if (i + 1 < len) {
+#if defined(SPARSE_GEMM_TRACE)
+        const unsigned long long t_wait = TraceClock();
+#endif
         engine::MbarWait(full0 + 8 * stage, phase);
+#if defined(SPARSE_GEMM_TRACE)
+        waits += TraceClock() - t_wait;
+#endif
         __syncwarp();
         const uint32_t next = ring0 + stage * L::kStageBytes;
         if ((i & 1) == 0)
@@ -871,18 +997,27 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
     Release<1>(empty0 + 8 * prev);
-    if (!CompleteTile<kSpMS * kAcc>(p, sg, cw, &d[0][0])) continue;
+    SPARSE_GEMM_TRACE_AT(2, TraceClock());
+    SPARSE_GEMM_TRACE_AT(6, waits);
+    int lo, hi;
+    const bool whole = CompleteTile<kAcc, kSpMS>(p, sg, cw, &d[0][0], &lo, &hi);
+    SPARSE_GEMM_TRACE_AT(3, TraceClock());
+    SPARSE_GEMM_TRACE_AT(4, TraceClock());
+    if (!whole) continue;
     if constexpr (kUn > 0) UnResum<kType, kNTile>(p, tile.mb, tile.nb * kNTile, cw, d[0]);
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms) {
       const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
       if constexpr (kTmaStore > 0)
-        StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf);
+        StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf, lo, hi);
       else
-        StoreTile<kType, kNTile>(p, row0, col0, d[ms]);
+        StoreTile<kType, kNTile>(p, row0, col0, d[ms], lo, hi);
     }
+    SPARSE_GEMM_TRACE_AT(4, TraceClock());
   }
   if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
+  SPARSE_GEMM_TRACE_AT(5, TraceClock());
+  SPARSE_GEMM_TRACE_AT(9, TraceGlobal());
 }
 
 // Launch: p.grid clusters of kCluster blocks (<= the SM count: persistent, and stream-K's
@@ -893,6 +1028,8 @@ template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
   static_assert(kSpMS == 0 || kCluster == 1, "2:4 and unstructured tiles run without clusters");
   extern __shared__ unsigned char smem_raw[];
+  SPARSE_GEMM_TRACE_AT(0, TraceClock());
+  SPARSE_GEMM_TRACE_AT(8, TraceGlobal());
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.
   unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});

@@ -108,19 +108,23 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
 // at different K offsets: on 4096 x 11008, N = 1024 it read 797 MB from DRAM for 113 MB of
 // operands; v11), and a tile's owner adds at most kMaxSplit - 1 partials.
 // Returns false when stream-K needs more workspace slots than p has (MakeParams).
-constexpr int kStreamKHybrid = 1, kStreamKTail = 2, kMaxSplit = kGemmMaxSplit;
+// stream_k 3 (kStreamKTailCoop): the tail split, each tile's pieces reducing it together
+// (CoopTile: piece j adds the others' sums of its 1 / split of the tile's columns and stores
+// them) instead of its owner adding every piece's whole partial.
+constexpr int kStreamKHybrid = 1, kStreamKTail = 2, kStreamKTailCoop = 3, kMaxSplit = kGemmMaxSplit;
 inline bool Decompose(cuda::gemm::Params* p, int grid, int stream_k) {
   const int tiles = p->m_units * p->n_blocks;
-  p->sk_tiles = 0, p->sk_grid = 0;
+  p->sk_tiles = 0, p->sk_grid = 0, p->coop = 0;
   if (stream_k == kStreamKHybrid) {
     const int64_t stages = static_cast<int64_t>(tiles) * p->k_blocks;
     if (grid > stages) grid = static_cast<int>(stages);
     if (tiles % grid != 0) p->sk_tiles = tiles < grid ? tiles : grid + tiles % grid;
     p->sk_grid = grid;
-  } else if (stream_k == kStreamKTail) {
+  } else if (stream_k == kStreamKTail || stream_k == kStreamKTailCoop) {
     const int r = tiles % grid, split = TailSplit(tiles, grid, p->k_blocks);
     if (split >= 2) {
       p->sk_tiles = r, p->sk_grid = r * split;
+      if (stream_k == kStreamKTailCoop) p->coop = split;
       if (tiles < grid) grid = p->sk_grid;
     }
   }

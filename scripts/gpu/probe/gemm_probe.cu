@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -42,7 +43,7 @@ struct Variant {
   const char* name;
   DType type;
   int n_tile;
-  int stream_k;  // 0, gemm_host::kStreamKHybrid (_sk) or kStreamKTail (_tk)
+  int stream_k;  // 0, gemm_host::kStreamKHybrid (_sk), kStreamKTail (_tk) or kStreamKTailCoop (_ck)
   LaunchFn launch;
   int sp = 0;  // 2:4 A (strips per consumer warp: tiles of 128 sp rows), 0: dense
   bool ss = false;  // 2:4 A read by wgmma from shared memory (the compressed rows and metadata)
@@ -51,7 +52,8 @@ struct Variant {
 };
 
 // Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores), _sk
-// (stream-K for the tiles past the last whole wave), _tk (the ragged wave's tiles split by K), _mc (clusters of 2 along M, B multicast).
+// (stream-K for the tiles past the last whole wave), _tk (the ragged wave's tiles split by K), _ck (the
+// same, its pieces reducing each tile together), _mc (clusters of 2 along M, B multicast).
 #define SPARSE_GEMM_VARIANT(T, TN, NT, S, TMA, SK, CL, SUFFIX) \
   Variant { #TN "_n" #NT "_s" #S SUFFIX, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL> }
 #define SPARSE_GEMM_VARIANTS(T, TN)                                                                              \
@@ -66,7 +68,9 @@ struct Variant {
       SPARSE_GEMM_VARIANT(T, TN, 64, 8, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, false, 1, "_tma"),   \
       SPARSE_GEMM_VARIANT(T, TN, 64, 8, true, true, 1, "_tma_sk"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, 2, 1, "_tma_tk"), \
       SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, 2, 1, "_tma_tk"), SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 0, 1, "_tma2"), \
-      SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 2, 1, "_tma2_tk")
+      SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 2, 1, "_tma2_tk"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, 3, 1, "_tma_ck"), \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, 3, 1, "_tma_ck"), SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 3, 1, "_tma2_ck"), \
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, 3, 1, "_ck")
 // 2:4 A (wgmma.mma_async.sp): _sp tiles of 128 rows, _sp2 of 256 (two m-slices per consumer
 // warpgroup); the rest of the name as above.
 #define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) \
@@ -82,7 +86,9 @@ struct Variant {
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 7, true, false, "_tma"),                                            \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, true, false, "2_tma"),                                           \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, true, true, "2_tma_sk"),                                        \
-      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, 2, "2_tma_tk")
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, 2, "2_tma_tk"),                                        \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, 3, "2_tma_ck"),                                        \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, 2, "_tma_tk"), SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, 3, "_tma_ck")
 // 2:4 A from shared memory: _ss2 tiles of 256 rows, _ss3 of 384; the rest as above.
 #define SPARSE_GEMM_SS_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) \
   Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, true, 1, MS, true>, MS, true }
@@ -107,7 +113,8 @@ struct Variant {
       SPARSE_GEMM_UN_VARIANT(T, TN, 256, 3, 1, 2, 128, "_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 0, 0, 128, ""),  \
       SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 0, 120, "_c120_tma2"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 2, 120, "_c120_tma2_tk"), \
       SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 2, 120, "_c120_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 1, 120, "_c120_tma2_sk"), \
-      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 1, 120, "_c120_tma_sk")
+      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 1, 120, "_c120_tma_sk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 3, 120, "_c120_tma2_ck"), \
+      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 3, 120, "_c120_tma_ck"), SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 0, 3, 120, "_c120_ck")
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SP_VARIANTS(kF16, f16),    SPARSE_GEMM_SP_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SS_VARIANTS(kF16, f16),    SPARSE_GEMM_SS_VARIANTS(kBF16, bf16),
@@ -319,7 +326,7 @@ int SelfTest() {
     for (int nb : {1, 2, 3, 4, 7, 8, 16})
       for (int kb : {1, 2, 3, 7, 19, 64})
         for (int grid : {1, 2, 3, 7, 64, 132})
-          for (int sk : {0, gemm_host::kStreamKHybrid, gemm_host::kStreamKTail}) {
+          for (int sk : {0, gemm_host::kStreamKHybrid, gemm_host::kStreamKTail, gemm_host::kStreamKTailCoop}) {
             gm::Params p{};
             p.m_blocks = p.m_units = mb, p.n_blocks = nb, p.k_blocks = kb, p.slots = 132;
             p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
@@ -337,6 +344,14 @@ int SelfTest() {
               while (cur.Next(p, &sg)) segs.push_back(sg);
               int sk_first = 0;
               while (sk_first < static_cast<int>(segs.size()) && segs[sk_first].tile < p.dp_tiles) ++sk_first;
+              // The cooperative fixup's pieces of stream-K tile t are blocks coop (t - dp_tiles) ..
+              // coop (t - dp_tiles + 1) - 1, one segment each (CoopTile).
+              if (sk == gemm_host::kStreamKTailCoop)
+                ok = (p.sk_tiles == 0 ? p.coop == 0 : p.coop >= 2 && p.sk_grid == p.coop * p.sk_tiles) &&
+                     static_cast<int>(segs.size()) - sk_first == (b < p.sk_grid ? 1 : 0) &&
+                     (b >= p.sk_grid || segs[sk_first].tile == p.dp_tiles + b / p.coop);
+              else
+                ok = p.coop == 0;
               for (int i = 0; i < static_cast<int>(segs.size()) && ok; ++i) {
                 const gm::Segment& x = segs[i];
                 ok = x.tile >= 0 && x.tile < tiles && 0 <= x.kb0 && x.kb0 < x.kb1 && x.kb1 <= kb &&
@@ -362,7 +377,7 @@ int SelfTest() {
                 ++waits;
               }
               ok = ok && owner[t] >= 0 && waits == holders[t] &&
-                   (sk != gemm_host::kStreamKTail || waits < gemm_host::kMaxSplit);
+                   (sk < gemm_host::kStreamKTail || waits < gemm_host::kMaxSplit);
             }
             ++cases;
             if (!ok) {
@@ -780,6 +795,68 @@ int One(const char* name, int m, int k, int n) {
   return 1;
 }
 
+// trace VARIANT M K N: one launch of the variant traced (gemm_engine.cuh, SPARSE_GEMM_TRACE),
+// after five untraced ones: for each phase of the blocks' last segments, the median and the
+// largest over the blocks (cycles; the start and end offsets in ns by the global timer), and
+// the launch's span from the first block's start to the last one's end.
+int Trace(const char* name, int m, int k, int n) {
+#if !defined(SPARSE_GEMM_TRACE)
+  std::printf("trace: built without SPARSE_GEMM_TRACE (gemm_build.sh defines it)\n");
+  (void)name, (void)m, (void)k, (void)n;
+  return 1;
+#else
+  for (const Variant& v : kVariants) {
+    if (std::strcmp(v.name, name) != 0) continue;
+    Operands ops(m, k, n, v.type, 1, FormOf(v), Sparsities().front());
+    const int sms = SmCount();
+    const Workspace ws(sms);
+    const auto ps = ops.Launches(v, Group(), ws);
+    for (int i = 0; i < 5; ++i) CK(v.launch(ps[0], sms, 0, v.stream_k, 0));
+    CK(cudaDeviceSynchronize());
+    static unsigned long long t[gm::kTraceBlocks][gm::kTraceSlots];  // zero
+    CK(cudaMemcpyToSymbol(gm::g_gemm_trace, t, sizeof t));
+    CK(v.launch(ps[0], sms, 0, v.stream_k, 0));
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpyFromSymbol(t, gm::g_gemm_trace, sizeof t));
+    std::vector<int> blocks;
+    unsigned long long t0 = ~0ull, t1 = 0;
+    for (int b = 0; b < gm::kTraceBlocks; ++b)
+      if (t[b][8] != 0) blocks.push_back(b), t0 = std::min(t0, t[b][8]), t1 = std::max(t1, t[b][9]);
+    if (blocks.empty()) {
+      std::printf("trace: no block recorded (built without SPARSE_GEMM_TRACE?)\n");
+      return 1;
+    }
+    struct Phase {
+      const char* name;
+      std::function<double(const unsigned long long*)> of;
+    };
+    const Phase phases[] = {
+        {"start_ns", [&](const unsigned long long* r) { return static_cast<double>(r[8] - t0); }},
+        {"first_full", [](const unsigned long long* r) { return static_cast<double>(r[1] - r[0]); }},
+        {"main_loop", [](const unsigned long long* r) { return static_cast<double>(r[2] - r[1]); }},
+        {"full_waits", [](const unsigned long long* r) { return static_cast<double>(r[6]); }},
+        {"stages", [](const unsigned long long* r) { return static_cast<double>(r[7]); }},
+        {"fixup", [](const unsigned long long* r) { return static_cast<double>(r[3] - r[2]); }},
+        {"store", [](const unsigned long long* r) { return static_cast<double>(r[4] - r[3]); }},
+        {"to_end", [](const unsigned long long* r) { return static_cast<double>(r[5] - r[4]); }},
+        {"block", [](const unsigned long long* r) { return static_cast<double>(r[5] - r[0]); }},
+        {"end_ns", [&](const unsigned long long* r) { return static_cast<double>(r[9] - t0); }},
+    };
+    std::printf("trace %s M %d K %d N %d: %zu blocks, span %.2f us (first start to last end)\n", name, m, k, n,
+                blocks.size(), (t1 - t0) * 1e-3);
+    for (const Phase& ph : phases) {
+      std::vector<double> x;
+      for (int b : blocks) x.push_back(ph.of(t[b]));
+      std::sort(x.begin(), x.end());
+      std::printf("  %-11s median %9.0f  min %9.0f  max %9.0f\n", ph.name, x[x.size() / 2], x.front(), x.back());
+    }
+    return 0;
+  }
+  std::printf("no variant %s (gemm_probe list)\n", name);
+  return 1;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -803,6 +880,7 @@ int main(int argc, char** argv) {
     return Time(shapes, ns);
   }
   if (mode == "one" && argc > 5) return One(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
-  std::printf("usage: gemm_probe selftest | check | list | time [MxK ...] (NS=256,512) | one VARIANT M K N\n");
+  if (mode == "trace" && argc > 5) return Trace(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]));
+  std::printf("usage: gemm_probe selftest | check | list | time [MxK ...] (NS=256,512) | one|trace VARIANT M K N\n");
   return 2;
 }
