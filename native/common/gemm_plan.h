@@ -63,12 +63,10 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
 // three suite shapes): at 90 and 95 % this family is the fastest on all three (the CSR kernels
 // 2.7-3.7x its time at 95 %); at 98 % it is on two (43 against 47 us, 43 against 55 us) and the
 // CSR tile kernel on 4096 x 4096 (20 against 25 us). The threshold sits between: 2.5 %.
-// And only for problems of at least kUnGemmMinWork multiply-adds (M N K): a launch costs about
-// 13-20 us on the H200 whatever its size (the fill of the ring, the fixup, the launch), which
-// the CSR kernels undercut on small problems. Measured (v29 call 10, `bench-dlmc --op spmm --dtype
-// f16`, before this bound): on the 158 DLMC problems below 2^31 that the family ran, 9-64 us
-// (median 20), 1.11x Sputnik geomean and slower than Sputnik in 79 of them; on the 12 from 2^31 on
-// 1.71-11.8x (4.9x geomean); the LLM shapes start at 2^31 (4096 x 4096 at N = 128).
+// From kUnGemmMinWork multiply-adds (M N K) on always (the LLM shapes start at 2^31: 4096 x 4096
+// at N = 128); below it by UnstGemmWins' estimates. v29 had kept it off smaller problems
+// altogether (call 10, `bench-dlmc --op spmm --dtype f16`: on 158 DLMC problems below 2^31 it
+// ran 9-64 us, median 20, 1.11x Sputnik geomean, slower than Sputnik in 79 of them).
 constexpr int kUnGemmMinN = 128;
 constexpr long long kUnGemmMinWork = 1LL << 31;
 // The family's cut of the pair stream (common/unstructured_stream.h, kPairFrag): row blocks of
@@ -92,10 +90,64 @@ inline int UnRunMax(const uint32_t* offsets, size_t entries) {
     if (offsets[i + 1] - offsets[i] > most) most = offsets[i + 1] - offsets[i];
   return static_cast<int>(most) * 16;
 }
+// The family's tile width (128 or 256 columns) and decomposition, from a model of a launch's
+// cycles fitted to the engine's trace (v30: scripts/gpu/probe/gemm_probe.cu trace on the H200,
+// docs/gemm-engine.md): a K stage of a 128 x w tile takes UnStageCycles(w), 1220 cycles at w =
+// 256 (the multiply, 1024 at the tensor pipe's rate, hides most of the decode) and 950 at w =
+// 128 (each warp's decode of its strip, the same for either width, outlasts the 512-cycle
+// multiply); the ragged wave's tiles cut into s pieces that reduce together (stream_k 3) each
+// move 2 (s - 1) / s of the tile's fp32 sums (512 w bytes) out to L2 and back at about
+// kUnFixupBytesPerCycle an SM (4096², N = 256, 256 columns in 4 pieces: 13.0 K of a piece's
+// 41.1 K cycles). The ring's fill and the store, alike for every choice, are left out.
+// Measured against it (v30, f16, the workbench's times): 256 columns on 6144 x 4096, 11008 x 4096,
+// 4096 x 11008 at N = 256 and 2048 x 512 at N = 2048; 128 on 512 x 2048 (N = 256) and 512 x 512
+// (N = 2048); a tie on 4096² at N = 256 (both 28 us); wrong by 7 % on 1000 x 2048 at N = 2048.
+constexpr double kUnFixupBytesPerCycle = 15;
+inline double UnStageCycles(int n_tile) { return n_tile == 256 ? 1220 : 950; }
+inline double UnGemmCycles(long long m, long long n, long long k, int n_tile, bool split, int sms) {
+  const long long tiles = (m + 127) / 128 * ((n + n_tile - 1) / n_tile), k_blocks = (k + 63) / 64;
+  const double stage = UnStageCycles(n_tile);
+  const double whole_waves = static_cast<double>(tiles / sms) * k_blocks * stage;
+  if (tiles % sms == 0) return whole_waves;
+  const int s = split ? TailSplit(tiles, sms, static_cast<int>(k_blocks)) : 1;
+  if (s < 2) return whole_waves + k_blocks * stage;
+  return whole_waves + static_cast<double>((k_blocks + s - 1) / s) * stage +
+         2.0 * (s - 1) / s * 512.0 * n_tile / kUnFixupBytesPerCycle;
+}
+// The cheapest of 256- and 128-column tiles, each with the ragged wave cut into pieces that
+// reduce together (split: stream_k 3, which leaves the tiles whole where no split pays) or kept
+// whole; ties to the wider tile and the split.
+struct UnGemmShape {
+  int n_tile;
+  bool split;
+};
+inline UnGemmShape UnGemmPick(long long m, long long n, long long k, int sms) {
+  const UnGemmShape order[] = {{256, true}, {128, true}, {256, false}, {128, false}};
+  UnGemmShape best = order[0];
+  double least = UnGemmCycles(m, n, k, best.n_tile, best.split, sms);
+  for (const UnGemmShape& c : order) {
+    const double t = UnGemmCycles(m, n, k, c.n_tile, c.split, sms);
+    if (t < least) least = t, best = c;
+  }
+  return best;
+}
 constexpr long long kUnGemmMinDensityPermille = 25;
-inline bool UnstGemmWins(long long m, long long k, long long nnz, int n) {
-  return n >= kUnGemmMinN && m >= 1 && k >= 1 && m * k * n >= kUnGemmMinWork &&
-         1000 * nnz >= kUnGemmMinDensityPermille * m * k;
+// Below kUnGemmMinWork, where the family now runs small problems in 8-20 us (v30: the
+// cooperative split and 128-column tiles; v29's 13-64 us had set the bound), the choice weighs
+// two estimates fitted to the DLMC subset at N >= 128 (v30 call 9: bench-dlmc f16 with ung_n128_sk3
+// and ung_n256_sk3 forced, against the selection's kernels in call 8): this family's time
+// kUnGemmFixedUs + kUnGemmUsPerCycle x UnGemmCycles of UnGemmPick's shape, the CSR kernels'
+// kCsrFixedUs + kCsrUsPerMac x nnz N. Fitted on the ResNet-50 matrices, the rule picked the faster
+// kernel (within 3 %) on 63 of the 70 Transformer problems, and the Transformer's fit on 104 of the
+// 132 ResNet-50 ones; over all 202, the subset's f16 SpMM at N >= 128 went from 1.50x Sputnik to
+// 1.83x (the estimates' fit on all of them).
+constexpr double kUnGemmFixedUs = 10.2, kUnGemmUsPerCycle = 0.00044, kCsrFixedUs = 13.2, kCsrUsPerMac = 6.0e-8;
+inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms) {
+  if (n < kUnGemmMinN || m < 1 || k < 1 || sms < 1 || 1000 * nnz < kUnGemmMinDensityPermille * m * k) return false;
+  if (m * k * n >= kUnGemmMinWork) return true;
+  const UnGemmShape shape = UnGemmPick(m, n, k, sms);
+  return kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, shape.n_tile, shape.split, sms) <
+         kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n;
 }
 
 }  // namespace sparse

@@ -442,7 +442,8 @@ describe('kernels on CUDA against the float64 reference', function () {
   // The unstructured kernels on the Hopper GEMM engine (spmm_unst_gemm_sm90a.cu, family ung: the
   // pair stream cut in stages of 128 rows x 64 columns, decoded into wgmma's A registers; N >= 128):
   // both tile widths, whole tiles, the hybrid stream-K (every tile in pieces when they are fewer
-  // than the SMs) and the ragged wave split by K (tiles in up to 4 pieces), each
+  // than the SMs) and the ragged wave split by K (tiles in up to 4 pieces, added by the first or,
+  // _sk3, reduced by all of them together, each storing its share of the columns), each
   // forced, each run twice on one prepared operand (stream-K's flags must be left zero), listed
   // for --tune where they can run; M and K off the tiles (300 x 1000: the last stage 40 columns;
   // 129 x 257: K odd, 8 + 1 rows of the second row block), sparsity 0 % (every stage full: the
@@ -455,7 +456,7 @@ describe('kernels on CUDA against the float64 reference', function () {
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, unstructured: the GEMM engine's variants (ung), forced`, async function () {
       const hopper = cudaInfo().computeCapability === '9.0'
-      const variants = ['ung_n256', 'ung_n256_sk1', 'ung_n256_sk2', 'ung_n128', 'ung_n128_sk1', 'ung_n128_sk2']
+      const variants = ['ung_n256', 'ung_n256_sk1', 'ung_n256_sk2', 'ung_n256_sk3', 'ung_n128', 'ung_n128_sk1', 'ung_n128_sk2', 'ung_n128_sk3']
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype}).variants
       expect(listed.filter((v) => v.startsWith('ung_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants].sort() : [])
       const shapes: Array<[number, number]> = [[300, 1000], [129, 257]]
@@ -474,7 +475,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       if (!hopper) return
       const csr = randomPattern(300, 1000, 150_000, 190)
       for (const n of [136, 256]) {
-        for (const variant of ['ung_n256_sk2', 'ung_n128_sk1']) await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), variant)
+        for (const variant of ['ung_n256_sk2', 'ung_n128_sk1', 'ung_n256_sk3', 'ung_n128_sk3']) await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), variant)
       }
       // Capacities forced: 128 registers a tile hold anything; 120 (3840 a stage) cannot hold a
       // dense stage's 4096 (128 rows x 32 pairs).
@@ -495,29 +496,40 @@ describe('kernels on CUDA against the float64 reference', function () {
   }
 
   // The selection of the unstructured GEMM-engine kernels: on compute capability 9.0, f16/bf16
-  // unstructured matrices from N = 128 on (N a multiple of 8) of at least 2^31 multiply-adds at
-  // a density of at least 2.5 %
-  // (common/gemm_plan.h, UnstGemmWins), on 256-column tiles with the ragged wave split by K, or
-  // the hybrid stream-K where fewer tiles than SMs would leave more than a tenth of them idle
-  // (UnGemmStreamK); never on 2:4 matrices (the 2:4 kernels' own), nor f32, nor elsewhere.
-  // Planned without data: the sizes alone decide.
+  // unstructured matrices from N = 128 on (N a multiple of 8) at a density of at least 2.5 %, from
+  // 2^31 multiply-adds on always, below it where UnstGemmWins' estimate of its time beats the CSR
+  // kernels' (common/gemm_plan.h), with the tile width and decomposition of UnGemmPick (a model of
+  // the launch's cycles: the cooperative tail split, which leaves the tiles whole where no split
+  // pays, or whole tiles); never on 2:4 matrices (the 2:4 kernels' own), nor f32, nor elsewhere.
+  // Planned without data: the sizes alone decide (the H200's 132 SMs).
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, unstructured: the selection runs the GEMM engine from N = 128 on where it wins`, () => {
       const hopper = cudaInfo().computeCapability === '9.0'
       const pick = (m: number, k: number, n: number, density: number, structure?: '2:4') =>
         spmmVariants({m, k, n, nnz: Math.round(m * k * density), dtype, ...(structure ? {structure} : {})}).selected
       const ung = (v: string, want: string, what: string) => (hopper ? expect(v, what).to.equal(want) : expect(v, what).to.not.match(/^ung_/))
-      // 4096^2: 32 tiles in 4 pieces (N = 128, 256), 128 whole (1024), 256 (2048).
-      for (const n of [128, 256, 1024, 2048]) ung(pick(4096, 4096, n, 0.5), 'ung_n256_sk2', `N=${n}`)
-      ung(pick(11008, 4096, 256, 0.1), 'ung_n256_sk1', '86 tiles: 65 % of the SMs, split or not')
-      ung(pick(6144, 4096, 256, 0.3), 'ung_n256_sk1', '48 tiles in halves: 73 %')
-      ung(pick(11008, 4096, 1024, 0.3), 'ung_n256_sk2', '344 tiles: the ragged wave split')
-      ung(pick(4096, 4096, 256, 0.05), 'ung_n256_sk2', '95 % sparse')
+      // 4096^2: at N = 128, 64 tiles of 128 columns in 2 pieces (256 columns would multiply
+      // half zeros); at 256, 32 tiles of 256 in 4; from 1024 on whole waves.
+      ung(pick(4096, 4096, 128, 0.5), 'ung_n128_sk3', 'N=128')
+      for (const n of [256, 1024, 2048]) ung(pick(4096, 4096, n, 0.5), 'ung_n256_sk3', `N=${n}`)
+      ung(pick(11008, 4096, 256, 0.1), 'ung_n256_sk3', '86 tiles: no split pays, the split leaves them whole')
+      ung(pick(6144, 4096, 256, 0.3), 'ung_n256_sk3', '48 tiles in halves')
+      ung(pick(11008, 4096, 1024, 0.3), 'ung_n256_sk3', '344 tiles: the ragged wave split')
+      ung(pick(11008, 4096, 128, 0.3), 'ung_n128_sk3', '86 tiles of 128 columns: no split pays, the split leaves them whole')
+      ung(pick(4096, 4096, 256, 0.05), 'ung_n256_sk3', '95 % sparse')
       expect(pick(4096, 4096, 256, 0.02), 'below 2.5 % density: the CSR kernels').to.not.match(/^ung_/)
-      // At least 2^31 multiply-adds (M N K): the DLMC problems below it go to the other kernels.
-      ung(pick(2048, 512, 2048, 0.5), 'ung_n256_sk2', 'DLMC transformer FFN at N = 2048: 2^31')
-      expect(pick(512, 512, 2048, 0.5), 'below 2^31 multiply-adds').to.not.match(/^ung_/)
-      expect(pick(2048, 512, 1024, 0.5), 'below 2^31 multiply-adds').to.not.match(/^ung_/)
+      ung(pick(2048, 512, 2048, 0.5), 'ung_n256_sk3', 'DLMC transformer FFN at N = 2048: 2^31')
+      ung(pick(2048, 2048, 1024, 0.5), 'ung_n256_sk3', '2^32: 16 tiles of 256 columns in 4 pieces')
+      ung(pick(2048, 2048, 512, 0.5), 'ung_n128_sk3', '2^31: 32 tiles of 128 columns in 4 pieces')
+      // Below 2^31 multiply-adds, the estimates: 64 tiles of 128 columns whole (13.5 us; split in
+      // 2: 13.8) against the CSR kernels' 29 us on 512^2 at N = 2048; 128 tiles (13.5 us) against
+      // 45 us on 2048 x 512 at N = 1024; 13.5 against
+      // 13.4 on 512^2 at N = 256, 95 % sparse (measured: 12.5 against 7.5-10.3 us); 104 tiles
+      // whole (11.9 us) against 14.4 on 1024 x 256 at N = 1568, 95 % (measured: 9.8 against 14.7).
+      ung(pick(512, 512, 2048, 0.5), 'ung_n128', 'below 2^31, 50 %: no split pays')
+      ung(pick(2048, 512, 1024, 0.5), 'ung_n128_sk3', 'below 2^31, 50 %: 128 tiles, no split pays')
+      expect(pick(512, 512, 256, 0.05), 'below 2^31, 95 %: the CSR kernels').to.not.match(/^ung_/)
+      ung(pick(1024, 256, 1568, 0.05), 'ung_n128_sk3', 'below 2^31, 95 %, N = 1568')
       expect(pick(4096, 4096, 120, 0.5), 'below N = 128').to.not.match(/^ung_/)
       expect(pick(4096, 4096, 132, 0.5), 'N % 8 != 0').to.not.match(/^ung_/)
       expect(pick(4096, 4096, 64, 0.5), 'decode-sized N: the streaming engine').to.not.match(/^ung_/)

@@ -86,9 +86,9 @@ describe('kernel variant names: parsed and written back by their family', functi
     expectNames(good, bad)
   })
 
-  it("the GEMM engine's unstructured names (ung): 128 or 256 columns, a capacity of 120 or 128 or none, _sk1, _sk2 or none", () => {
-    const good = ['ung_n256', 'ung_n128', 'ung_n256_sk2', 'ung_n256_sk1', 'ung_n128_c120', 'ung_n256_c128_sk2', 'ung_n128_c120_sk1', 'ung_n128_c128']
-    const bad = ['ung_n64', 'ung_n0256', 'ung_n256_c100', 'ung_n256_c0120', 'ung_n256_sk3', 'ung_n256_sk', 'ung_n256_sk2_c120', 'ung_n256_c', 'ung_', 'ung', 'ung_n256 ', 'ung_n-256']
+  it("the GEMM engine's unstructured names (ung): 128 or 256 columns, a capacity of 120 or 128 or none, _sk1, _sk2, _sk3 or none", () => {
+    const good = ['ung_n256', 'ung_n128', 'ung_n256_sk2', 'ung_n256_sk1', 'ung_n128_sk3', 'ung_n128_c120', 'ung_n256_c128_sk2', 'ung_n128_c120_sk1', 'ung_n256_c120_sk3', 'ung_n128_c128']
+    const bad = ['ung_n64', 'ung_n0256', 'ung_n256_c100', 'ung_n256_c0120', 'ung_n256_sk4', 'ung_n256_sk0', 'ung_n256_sk', 'ung_n256_sk2_c120', 'ung_n256_c', 'ung_', 'ung', 'ung_n256 ', 'ung_n-256']
     expectNames(good, bad)
   })
 

@@ -16,22 +16,24 @@
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
-// Variants "ung_n<cols>[_c<cap>][_sk1|_sk2]": tiles of 128 rows x 128 or 256 columns; a ring slot
-// with room for `cap` stored registers a tile on average over its stage (128: any stage; 120:
+// Variants "ung_n<cols>[_c<cap>][_sk1|_sk2|_sk3]": tiles of 128 rows x 128 or 256 columns; a ring
+// slot with room for `cap` stored registers a tile on average over its stage (128: any stage; 120:
 // a slot 1 KB shorter, so that the 256-column tiles take 4 stages with C staged in halves, and
 // the 128-column ones 6), without it the prepared stream's own (120 where its longest run fits,
 // else 128); "_sk1" shares the last one to two waves' tiles out by K among all blocks (stream-K
-// hybrid), "_sk2" cuts the ragged last wave's tiles into up to 4 pieces by K
-// (gemm_host::Decompose). Workbench figures (docs/gemm-engine.md, v29): the 256-column tiles
-// with the 4-stage ring 0.71-0.95x cuBLAS f16 at N = 256 and 0.84-0.98x at N = 1024-2048 over
-// 50-90 % sparsity on the three suite shapes.
+// hybrid), "_sk2" cuts the ragged last wave's tiles into up to 4 pieces by K, the first piece
+// adding the others' partial sums, "_sk3" the same cut with the pieces reducing each tile
+// together, each a 1 / pieces share of its columns (gemm_host::Decompose, CoopTile). Workbench
+// figures (docs/gemm-engine.md, v29-v30): the 256-column tiles with the 4-stage ring 0.71-0.95x
+// cuBLAS f16 at N = 256 and 0.84-0.98x at N = 1024-2048 over 50-90 % sparsity on the three suite
+// shapes; "_sk3" 1-7 % faster than "_sk2" at N = 256-1024 and 10-15 % on DLMC-sized problems (v30).
 //
 // The selection (rank 16, after the streaming engine's unstructured family, which ends at N =
 // 64) takes unstructured f16/bf16 matrices from N = 128 on (N a multiple of 8) on compute
-// capability 9.0 where common/gemm_plan.h's UnstGemmWins says so (density at least 2.5 %, at
-// least 2^31 multiply-adds), as "ung_n256_sk2", or
-// "ung_n256_sk1" where the tail split would leave more than a tenth of the SMs idle below one
-// wave (UnGemmStreamK).
+// capability 9.0 where common/gemm_plan.h's UnstGemmWins says so (density at least 2.5 %; from
+// 2^31 multiply-adds on always, below where its estimate beats the CSR kernels'), with the tile
+// width and decomposition of UnGemmPick (a model of the launch's cycles: "_sk3", or whole tiles
+// where no split pays).
 //
 // A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
 // order), on a device with at most as many SMs as the one it was prepared on.
@@ -183,7 +185,7 @@ bool ParseUnGemmFamily(const char* name, SpmmChoice* ch) {
     if (std::sscanf(rest, "_c%d%n", &c.cap, &more) != 1) return false;
     rest += more;
   }
-  if (std::strcmp(rest, "_sk1") == 0 || std::strcmp(rest, "_sk2") == 0)
+  if (std::strcmp(rest, "_sk1") == 0 || std::strcmp(rest, "_sk2") == 0 || std::strcmp(rest, "_sk3") == 0)
     c.stream_k = rest[3] - '0';
   else if (*rest != '\0')
     return false;
@@ -201,42 +203,35 @@ bool UnGemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   const UnGemmChoice c = ch.Get<UnGemmChoice>();
   return (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 && p.k >= 1 && p.n >= kUnGemmMinN &&
          p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) && KernelIndex(c.n_tile, c.cap != 0 ? c.cap : 128) >= 0 &&
-         c.stream_k >= 0 && c.stream_k <= 2 && SPARSE_SM90A_CAN_RUN();
+         c.stream_k >= 0 && c.stream_k <= 3 && SPARSE_SM90A_CAN_RUN();
 }
 
 // Both tile widths at the stream's own capacity, with each decomposition (forcing a capacity is
 // for the workbench's comparisons; a smaller one only refuses dense stages).
 void UnGemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (int n_tile : {256, 128})
-    for (int sk : {0, 1, 2}) {
+    for (int sk : {0, 1, 2, 3}) {
       SpmmChoice ch;
       ch.Set(UnGemmChoice{n_tile, 0, sk});
       if (UnGemmFamilyCanRun(p, ch)) out->push_back(Name(ch.Get<UnGemmChoice>()));
     }
 }
 
-// The decomposition the selection runs on tiles of 128 x n_tile: the tail split (2), unless the
-// tiles are fewer than the SMs and the split still leaves more than a tenth of them idle
-// (6144 x 4096 at N = 256: 48 tiles in halves on 96 of 132 SMs), where the hybrid (1) spreads
-// every tile's K stages over all of them (below one wave each row block is read by one tile
-// anyway, so nothing is lost to the L2); not with fewer than a quarter as many tiles as SMs,
-// whose tiles the hybrid would cut in more than about 4 pieces, each added by the tile's owner
-// in turn (v29 call 10: 256 x 2304 at N = 200, 2 tiles in 36 pieces, 63 us).
-inline int UnGemmStreamK(long long m, long long n, long long k, int n_tile, int sms) {
-  const long long tiles = (m + 127) / 128 * ((n + n_tile - 1) / n_tile), k_blocks = (k + 63) / 64;
-  if (tiles >= sms || 4 * tiles < sms) return 2;
-  const double busy = static_cast<double>(tiles) / sms / TailWaves(tiles, sms, static_cast<int>(k_blocks));
-  return busy < 0.9 ? 1 : 2;
-}
-
 // Rank 16: after the 2:4 kernels (8-10) and the streaming engine's unstructured family (15,
 // N <= 64); before the bitmap (20), tensor-core (30) and CSR kernels, which take what this one
-// declines. Unstructured f16/bf16 from N = 128 on where UnstGemmWins says so; 256-column tiles,
-// the stream's own capacity, the ragged wave split by K.
+// declines. Unstructured f16/bf16 from N = 128 on where UnstGemmWins says so (common/gemm_plan.h:
+// at least 2.5 % dense; from 2^31 multiply-adds on always, below by its estimates against the CSR
+// kernels); the stream's own capacity; the tile width and decomposition of UnGemmPick (a model of
+// the cycles fitted to the v30 trace): the cooperative tail split (3), or whole tiles (0) where
+// no split pays. Not the hybrid (1): `--tune` at N = 256 (v30 call 9) put it 4-15 % behind the
+// cooperative split on 6144 x 4096 and 14336 x 4096, 0-7 % ahead on 11008 x 4096.
 bool SelectUnGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
+  const int sms = std::max(sm_count > 0 ? sm_count : SmCount(), 1);
+  const UnGemmShape shape = UnGemmPick(p.m, p.n, p.k, sms);
   SpmmChoice mine;
-  mine.Set(UnGemmChoice{256, 0, UnGemmStreamK(p.m, p.n, p.k, 256, sm_count > 0 ? sm_count : SmCount())});
-  if (p.structure != SpmmProblem::kUnstructured || !UnGemmFamilyCanRun(p, mine) || !UnstGemmWins(p.m, p.k, p.nnz, p.n))
+  mine.Set(UnGemmChoice{shape.n_tile, 0, shape.split ? 3 : 0});
+  if (p.structure != SpmmProblem::kUnstructured || !UnGemmFamilyCanRun(p, mine) ||
+      !UnstGemmWins(p.m, p.k, p.nnz, p.n, sms))
     return false;
   *ch = mine;
   return true;
@@ -285,7 +280,7 @@ cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
 
 const SpmmFamily kUnGemmFamily = {
     "ung",
-    "ung_n(128|256)(_c(120|128))?(_sk[12])?",
+    "ung_n(128|256)(_c(120|128))?(_sk[123])?",
     16,
     SelectUnGemmFamily,
     ParseUnGemmFamily,
