@@ -779,20 +779,30 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
   return 0;
 }
 
-int One(const char* name, int m, int k, int n) {
+// Runs the variant named `name` `times` times on one copy of M x K x N operands (an unstructured
+// A at the first SPARSITY), then `then` with a function that launches it once more; 1 when there
+// is no such variant.
+int WithVariant(const char* name, int m, int k, int n, int times, const std::function<int(const std::function<void()>&)>& then) {
   for (const Variant& v : kVariants) {
     if (std::strcmp(v.name, name) != 0) continue;
     Operands ops(m, k, n, v.type, 1, FormOf(v), Sparsities().front());
     const int sms = SmCount();
     const Workspace ws(sms);
     const auto ps = ops.Launches(v, Group(), ws);
-    for (int i = 0; i < 3; ++i) CK(v.launch(ps[0], sms, 0, v.stream_k, 0));
+    const auto launch = [&] { CK(v.launch(ps[0], sms, 0, v.stream_k, 0)); };
+    for (int i = 0; i < times; ++i) launch();
     CK(cudaDeviceSynchronize());
-    std::printf("ran %s M %d K %d N %d x3\n", name, m, k, n);
-    return 0;
+    return then(launch);
   }
   std::printf("no variant %s (gemm_probe list)\n", name);
   return 1;
+}
+
+int One(const char* name, int m, int k, int n) {
+  return WithVariant(name, m, k, n, 3, [&](const std::function<void()>&) {
+    std::printf("ran %s M %d K %d N %d x3\n", name, m, k, n);
+    return 0;
+  });
 }
 
 // trace VARIANT M K N: one launch of the variant traced (gemm_engine.cuh, SPARSE_GEMM_TRACE),
@@ -805,17 +815,10 @@ int Trace(const char* name, int m, int k, int n) {
   (void)name, (void)m, (void)k, (void)n;
   return 1;
 #else
-  for (const Variant& v : kVariants) {
-    if (std::strcmp(v.name, name) != 0) continue;
-    Operands ops(m, k, n, v.type, 1, FormOf(v), Sparsities().front());
-    const int sms = SmCount();
-    const Workspace ws(sms);
-    const auto ps = ops.Launches(v, Group(), ws);
-    for (int i = 0; i < 5; ++i) CK(v.launch(ps[0], sms, 0, v.stream_k, 0));
-    CK(cudaDeviceSynchronize());
+  return WithVariant(name, m, k, n, 5, [&](const std::function<void()>& launch) {
     static unsigned long long t[gm::kTraceBlocks][gm::kTraceSlots];  // zero
     CK(cudaMemcpyToSymbol(gm::g_gemm_trace, t, sizeof t));
-    CK(v.launch(ps[0], sms, 0, v.stream_k, 0));
+    launch();
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpyFromSymbol(t, gm::g_gemm_trace, sizeof t));
     std::vector<int> blocks;
@@ -851,9 +854,7 @@ int Trace(const char* name, int m, int k, int n) {
       std::printf("  %-11s median %9.0f  min %9.0f  max %9.0f\n", ph.name, x[x.size() / 2], x.front(), x.back());
     }
     return 0;
-  }
-  std::printf("no variant %s (gemm_probe list)\n", name);
-  return 1;
+  });
 #endif
 }
 
