@@ -142,10 +142,10 @@ constexpr long long kUnGemmMinDensityPermille = 25;
 // 132 ResNet-50 ones; over all 202, the subset's f16 SpMM at N >= 128 went from 1.50x Sputnik to
 // 1.83x (the estimates' fit on all of them).
 constexpr double kUnGemmFixedUs = 10.2, kUnGemmUsPerCycle = 0.00044, kCsrFixedUs = 13.2, kCsrUsPerMac = 6.0e-8;
-inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms) {
+// `shape`: the one the family would run (UnGemmPick(m, n, k, sms)).
+inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms, const UnGemmShape& shape) {
   if (n < kUnGemmMinN || m < 1 || k < 1 || sms < 1 || 1000 * nnz < kUnGemmMinDensityPermille * m * k) return false;
   if (m * k * n >= kUnGemmMinWork) return true;
-  const UnGemmShape shape = UnGemmPick(m, n, k, sms);
   return kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, shape.n_tile, shape.split, sms) <
          kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n;
 }

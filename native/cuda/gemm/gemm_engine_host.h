@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "common/gemm_plan.h"
 #include "cuda/gemm/gemm_engine.cuh"
@@ -190,6 +191,23 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
   cfg.gridDim = dim3(p.grid * kCluster);
   const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
   return e == cudaSuccess ? cudaGetLastError() : e;
+}
+
+// One instantiated kernel of a GEMM-engine family (spmm_24_gemm_sm90a.cu,
+// spmm_unst_gemm_sm90a.cu): its Launch and its SetUp.
+struct KernelRef {
+  cudaError_t (*launch)(const cuda::gemm::Params&, int sms, int grid, int stream_k, cudaStream_t);
+  cudaError_t (*set_up)();
+};
+// Every kernel's shared-memory limit raised once (a family's f16 and bf16 tables, `count` each),
+// at prepare: outside any graph capture.
+inline cudaError_t SetUpAll(const KernelRef* f16, const KernelRef* bf16, int count) {
+  for (const KernelRef* table : {f16, bf16})
+    for (int i = 0; i < count; ++i) {
+      const cudaError_t e = table[i].set_up();
+      if (e != cudaSuccess) return e;
+    }
+  return cudaSuccess;
 }
 
 }  // namespace gemm_host

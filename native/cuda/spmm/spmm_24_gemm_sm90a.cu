@@ -111,12 +111,7 @@ using gemm24::Sp24GemmMatrix;
 #if defined(SPARSE_SM90A)
 static_assert(gemm24::kStageStrips == cuda::gemm::kSpStageStrips, "one staged form");
 
-using LaunchFn = cudaError_t (*)(const cuda::gemm::Params&, int, int, int, cudaStream_t);
-using SetUpFn = cudaError_t (*)();
-struct KernelRef {
-  LaunchFn launch;
-  SetUpFn set_up;
-};
+using gemm_host::KernelRef;
 // The kernel of kConfigs[I].
 template <DType kType, int I>
 constexpr KernelRef RefOf() {
@@ -133,12 +128,7 @@ const KernelRef& KernelFor(DType t, int config) { return t == DType::kBF16 ? kBF
 
 // Every kernel's shared-memory limit raised once, at prepare (outside any graph capture).
 cudaError_t SetUpKernels() {
-  for (DType t : {DType::kF16, DType::kBF16})
-    for (size_t i = 0; i < sizeof(kConfigs) / sizeof(kConfigs[0]); ++i) {
-      const cudaError_t e = KernelFor(t, static_cast<int>(i)).set_up();
-      if (e != cudaSuccess) return e;
-    }
-  return cudaSuccess;
+  return gemm_host::SetUpAll(kF16Kernels, kBF16Kernels, static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])));
 }
 #endif
 

@@ -136,12 +136,7 @@ static_assert(kUnGemmStrips == cuda::gemm::kUnStrips && kUnGemmKStage == cuda::g
                   kUnGemmTiles == cuda::gemm::kUnTiles,
               "the stream's cut is the engine's tile");
 
-using LaunchFn = cudaError_t (*)(const cuda::gemm::Params&, int, int, int, cudaStream_t);
-using SetUpFn = cudaError_t (*)();
-struct KernelRef {
-  LaunchFn launch;
-  SetUpFn set_up;
-};
+using gemm_host::KernelRef;
 // The kernel of kKernels[I].
 template <DType kType, int I>
 constexpr KernelRef RefOf() {
@@ -158,14 +153,7 @@ static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == kKernelCount, "a k
 const KernelRef& KernelFor(DType t, int i) { return t == DType::kBF16 ? kBF16Kernels[i] : kF16Kernels[i]; }
 
 // Every kernel's shared-memory limit raised once, at prepare (outside any graph capture).
-cudaError_t SetUpKernels() {
-  for (DType t : {DType::kF16, DType::kBF16})
-    for (int i = 0; i < kKernelCount; ++i) {
-      const cudaError_t e = KernelFor(t, i).set_up();
-      if (e != cudaSuccess) return e;
-    }
-  return cudaSuccess;
-}
+cudaError_t SetUpKernels() { return gemm_host::SetUpAll(kF16Kernels, kBF16Kernels, kKernelCount); }
 #endif
 
 std::string Name(const UnGemmChoice& c) {
@@ -231,7 +219,7 @@ bool SelectUnGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   SpmmChoice mine;
   mine.Set(UnGemmChoice{shape.n_tile, 0, shape.split ? 3 : 0});
   if (p.structure != SpmmProblem::kUnstructured || !UnGemmFamilyCanRun(p, mine) ||
-      !UnstGemmWins(p.m, p.k, p.nnz, p.n, sms))
+      !UnstGemmWins(p.m, p.k, p.nnz, p.n, sms, shape))
     return false;
   *ch = mine;
   return true;
