@@ -79,9 +79,11 @@ constexpr int kThreads = 384;
 // segment in g_gemm_trace[block]: clock64 at 0 the block's start, 1 the first stage full, 2 the
 // main loop done, 3 the fixup done, 4 the stores issued, 5 the block's end; 6 the cycles spent
 // waiting for full stages after the first, 7 the segment's stages; globaltimer (ns) at 8 the
-// start and 9 the end.
+// start and 9 the end. Under the cooperative fixup (CoopTile) also clock64 at 10 the own sums
+// saved, 11 every piece's arrival seen, 12 the others' sums added; 13 the piece's index in its
+// tile, 14 the globaltimer at its arrival (the pieces' skew).
 #if defined(SPARSE_GEMM_TRACE)
-constexpr int kTraceBlocks = 1024, kTraceSlots = 10;
+constexpr int kTraceBlocks = 1024, kTraceSlots = 15;
 __device__ unsigned long long g_gemm_trace[kTraceBlocks][kTraceSlots];
 __device__ __forceinline__ unsigned long long TraceClock() { return clock64(); }
 __device__ __forceinline__ unsigned long long TraceGlobal() {
@@ -662,8 +664,8 @@ __device__ __forceinline__ void AddPartials(const Params& p, int cw, int tile_en
 // coop ..), saves its sums of the other boxes, arrives on the tile's counter (the owner's flag),
 // waits for every piece's arrival, then adds the other pieces' sums of its own boxes. Every
 // piece reads and writes (coop - 1) / coop of a tile, where an owner adding the others' whole
-// partials reads coop - 1 tiles alone (4096², N = 256: 384 KB into one SM). The last piece to
-// finish reading (the owner + 1's flag counts them) zeroes both counters for the next launch.
+// partials reads coop - 1 tiles alone (4096², N = 256: 384 KB into one SM). Each piece then
+// stores its boxes and counts itself done (CoopDone), the last one zeroing the counters.
 // Every piece saves before it waits, so the waits form no cycle while the grid is resident.
 // Partial slot float4 i of a slice covers columns 8 (i % (kAcc / 4)) ..: box (i % (kAcc / 4)) / 8.
 template <int kAcc, int kSlices>
@@ -678,14 +680,17 @@ __device__ __forceinline__ bool CoopTile(const Params& p, int cw, float* d, int*
     if (box < *lo || box >= *hi) mine[i * 128] = make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]);
   }
   WarpgroupSync(cw);
+  SPARSE_GEMM_TRACE_AT(10, TraceClock());
+  SPARSE_GEMM_TRACE_AT(13, j);
+  SPARSE_GEMM_TRACE_AT(14, TraceGlobal());
   int* arrive = p.flags + 2 * owner + cw;
-  int* done = p.flags + 2 * (owner + 1) + cw;
   if ((threadIdx.x & 127) == 0) {
     AddRelease(arrive, 1);
     while (LoadAcquire(arrive) < split) {
     }
   }
   WarpgroupSync(cw);
+  SPARSE_GEMM_TRACE_AT(11, TraceClock());
   if (*lo < *hi)
     for (int o = 0; o < split; ++o) {
       if (o == j) continue;
@@ -699,9 +704,22 @@ __device__ __forceinline__ bool CoopTile(const Params& p, int cw, float* d, int*
         }
       }
     }
-  WarpgroupSync(cw);
-  if ((threadIdx.x & 127) == 0 && AddAcqRel(done, 1) == split - 1) *arrive = 0, *done = 0;
+  SPARSE_GEMM_TRACE_AT(12, TraceClock());
   return *lo < *hi;
+}
+// A cooperative piece's last step, once its boxes' stores are issued (CoopTile has read the
+// other pieces' sums): it counts itself done on the owner + 1's flag, and the last piece zeroes
+// both counters for the next launch. Done after the stores, not before them (v31: the atomic's
+// round trip, about 1.4 K cycles in the trace, had held the stores), and by lane 0 of the
+// second warp, while thread 0 waits for its tensor stores at the block's end. The warpgroup's
+// barrier before it orders every thread's reads of the partials before the count (the release
+// half of the atomic is cumulative).
+__device__ __forceinline__ void CoopDone(const Params& p, int cw) {
+  WarpgroupSync(cw);
+  const int split = p.coop, owner = static_cast<int>(blockIdx.x) - static_cast<int>(blockIdx.x) % split;
+  int* arrive = p.flags + 2 * owner + cw;
+  int* done = p.flags + 2 * (owner + 1) + cw;
+  if ((threadIdx.x & 127) == 32 && AddAcqRel(done, 1) == split - 1) *arrive = 0, *done = 0;
 }
 
 // A segment's end under stream-K: a piece that does not start at K stage 0 saves its sums for
@@ -794,13 +812,15 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
     const bool whole = CompleteTile<kAcc>(p, sg, cw, d, &lo, &hi);
     SPARSE_GEMM_TRACE_AT(3, TraceClock());
     SPARSE_GEMM_TRACE_AT(4, TraceClock());
-    if (!whole) continue;
-    const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
-    if constexpr (kTmaStore > 0)
-      StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d, cbuf, lo, hi);
-    else
-      StoreTile<kType, kNTile>(p, row0, col0, d, lo, hi);
-    SPARSE_GEMM_TRACE_AT(4, TraceClock());
+    if (whole) {
+      const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
+      if constexpr (kTmaStore > 0)
+        StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d, cbuf, lo, hi);
+      else
+        StoreTile<kType, kNTile>(p, row0, col0, d, lo, hi);
+      SPARSE_GEMM_TRACE_AT(4, TraceClock());
+    }
+    if (p.coop > 0 && sg.tile >= p.dp_tiles) CoopDone(p, cw);
   }
   // Shared memory must outlive the last tensor stores' reads.
   if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
@@ -1003,17 +1023,19 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     const bool whole = CompleteTile<kAcc, kSpMS>(p, sg, cw, &d[0][0], &lo, &hi);
     SPARSE_GEMM_TRACE_AT(3, TraceClock());
     SPARSE_GEMM_TRACE_AT(4, TraceClock());
-    if (!whole) continue;
-    if constexpr (kUn > 0) UnResum<kType, kNTile>(p, tile.mb, tile.nb * kNTile, cw, d[0]);
+    if (whole) {
+      if constexpr (kUn > 0) UnResum<kType, kNTile>(p, tile.mb, tile.nb * kNTile, cw, d[0]);
 #pragma unroll
-    for (int ms = 0; ms < kSpMS; ++ms) {
-      const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
-      if constexpr (kTmaStore > 0)
-        StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf, lo, hi);
-      else
-        StoreTile<kType, kNTile>(p, row0, col0, d[ms], lo, hi);
+      for (int ms = 0; ms < kSpMS; ++ms) {
+        const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
+        if constexpr (kTmaStore > 0)
+          StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf, lo, hi);
+        else
+          StoreTile<kType, kNTile>(p, row0, col0, d[ms], lo, hi);
+      }
+      SPARSE_GEMM_TRACE_AT(4, TraceClock());
     }
-    SPARSE_GEMM_TRACE_AT(4, TraceClock());
+    if (p.coop > 0 && sg.tile >= p.dp_tiles) CoopDone(p, cw);
   }
   if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
   SPARSE_GEMM_TRACE_AT(5, TraceClock());

@@ -154,6 +154,7 @@ int Group() {
   return g ? std::max(1, std::atoi(g)) : 8;
 }
 
+
 std::vector<uint16_t> Random(size_t count, DType t, std::mt19937_64& rng) {
   std::vector<uint16_t> v(count);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -840,6 +841,10 @@ int Trace(const char* name, int m, int k, int n) {
         {"full_waits", [](const unsigned long long* r) { return static_cast<double>(r[6]); }},
         {"stages", [](const unsigned long long* r) { return static_cast<double>(r[7]); }},
         {"fixup", [](const unsigned long long* r) { return static_cast<double>(r[3] - r[2]); }},
+        {" fx_save", [](const unsigned long long* r) { return r[10] ? static_cast<double>(r[10] - r[2]) : 0.0; }},
+        {" fx_wait", [](const unsigned long long* r) { return r[10] ? static_cast<double>(r[11] - r[10]) : 0.0; }},
+        {" fx_add", [](const unsigned long long* r) { return r[10] ? static_cast<double>(r[12] - r[11]) : 0.0; }},
+        {" fx_count", [](const unsigned long long* r) { return r[10] ? static_cast<double>(r[3] - r[12]) : 0.0; }},
         {"store", [](const unsigned long long* r) { return static_cast<double>(r[4] - r[3]); }},
         {"to_end", [](const unsigned long long* r) { return static_cast<double>(r[5] - r[4]); }},
         {"block", [](const unsigned long long* r) { return static_cast<double>(r[5] - r[0]); }},
@@ -852,6 +857,24 @@ int Trace(const char* name, int m, int k, int n) {
       for (int b : blocks) x.push_back(ph.of(t[b]));
       std::sort(x.begin(), x.end());
       std::printf("  %-11s median %9.0f  min %9.0f  max %9.0f\n", ph.name, x[x.size() / 2], x.front(), x.back());
+    }
+    // The cooperative fixup's skew: per tile (a run of pieces 0, 1, ..), the last piece's arrival
+    // after the first one's (global timer, ns).
+    std::vector<double> skew;
+    for (size_t i = 0; i < blocks.size();) {
+      size_t e = i + 1;
+      while (e < blocks.size() && t[blocks[e]][13] != 0 && blocks[e] == blocks[e - 1] + 1) ++e;
+      if (e - i > 1 && t[blocks[i]][14] != 0) {
+        unsigned long long lo = ~0ull, hi = 0;
+        for (size_t q = i; q < e; ++q) lo = std::min(lo, t[blocks[q]][14]), hi = std::max(hi, t[blocks[q]][14]);
+        skew.push_back(static_cast<double>(hi - lo));
+      }
+      i = e;
+    }
+    if (!skew.empty()) {
+      std::sort(skew.begin(), skew.end());
+      std::printf("  %-11s median %9.0f  min %9.0f  max %9.0f  (ns, %zu tiles)\n", "arrive_skew", skew[skew.size() / 2],
+                  skew.front(), skew.back(), skew.size());
     }
     return 0;
   });
