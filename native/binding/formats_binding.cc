@@ -202,18 +202,24 @@ Napi::Value UnstPairStreamJs(const Napi::CallbackInfo& info) {
   return UnstFormStream(info, "unstPairStream", UnstLayout::kPairFrag);
 }
 
-// gemm24Rows({m, k, n, sms}) -> {rows, split}: the 2:4 tile height the selection runs on the
-// GEMM engine (128 or 256; Gemm24Rows, common/gemm_plan.h) on a GPU of `sms` SMs, and how
-// many pieces by K the ragged last wave's tiles of that height are cut into (TailSplit; below 2:
-// whole). Synchronous; pure C++.
+// gemm24Rows({m, k, n, sms, nnz?}) -> {rows, split, denseEnough}: the 2:4 tile height the
+// selection runs on the GEMM engine (128 or 256; Gemm24Rows, common/gemm_plan.h) on a GPU of
+// `sms` SMs, how many pieces by K the ragged last wave's tiles of that height are cut into
+// (TailSplit; below 2: whole), and whether a 2:4 matrix of `nnz` nonzeros is dense enough for
+// the 2:4 kernels (Sp24DenseEnough, common/sparse24.h; nnz defaults to half of m k, the 2:4 pattern full).
+// Synchronous; pure C++.
 Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   Args a(info, "gemm24Rows");
   const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n"), sms = a.Dim("sms");
   if (m < 1 || k < 1 || n < 1 || sms < 1) a.RangeFail("m, k, n and sms must be at least 1");
+  const long long half = static_cast<long long>(m) * k / 2;
+  const long long nnz = a.Has("nnz") ? a.Dim("nnz") : half;
+  if (nnz < 0 || nnz > half) a.RangeFail("nnz must be from 0 to m k / 2 (a 2:4 matrix)");
   const int rows = Gemm24Rows(m, n, k, sms);
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("rows", rows);
   o.Set("split", TailSplit(Gemm24Tiles(m, n, rows), sms, (k + 63) / 64));
+  o.Set("denseEnough", Sp24DenseEnough(m, k, nnz));
   return o;
 }
 

@@ -56,15 +56,18 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
 
 // Where the selection runs unstructured f16/bf16 matrices on the GEMM engine (the family ung,
 // spmm_unst_gemm_sm90a.cu): from N = kUnGemmMinN on (below it, the streaming engine's family
-// up to N = 64 and the other kernels), where the density is at least
-// kUnGemmMinDensityPermille / 1000. Its time is the dense GEMM's whatever the density (every
+// up to N = 64 and the other kernels): always on large problems at a density of at least
+// kUnGemmMinDensityPermille / 1000, elsewhere where it is estimated faster. Its time is the dense GEMM's whatever the density (every
 // weight is multiplied, about 1.1x cuBLAS's time), the CSR kernels' falls with the nonzeros:
 // below some density they win. Measured (v29 call 6, --tune over every family, f16, N = 256, the
 // three suite shapes): at 90 and 95 % this family is the fastest on all three (the CSR kernels
 // 2.7-3.7x its time at 95 %); at 98 % it is on two (43 against 47 us, 43 against 55 us) and the
 // CSR tile kernel on 4096 x 4096 (20 against 25 us). The threshold sits between: 2.5 %.
-// From kUnGemmMinWork multiply-adds (M N K) on always (the LLM shapes start at 2^31: 4096 x 4096
-// at N = 128); below it by UnstGemmWins' estimates. v29 had kept it off smaller problems
+// From kUnGemmMinWork multiply-adds (M N K) on always at that density (the LLM shapes start at
+// 2^31: 4096 x 4096 at N = 128); below either bound by UnstGemmWins' estimates (since v31 also
+// below the density: refitted, they pick right on all four problems measured at 98 %, the three
+// above and DLMC's 2048 x 512 at N = 2048, where the family ran 14.3 us against 26.8 for the
+// CSR kernels that the density bound had left it to). v29 had kept it off smaller problems
 // altogether (call 10, `bench-dlmc --op spmm --dtype f16`: on 158 DLMC problems below 2^31 it
 // ran 9-64 us, median 20, 1.11x Sputnik geomean, slower than Sputnik in 79 of them).
 constexpr int kUnGemmMinN = 128;
@@ -98,21 +101,26 @@ inline int UnRunMax(const uint32_t* offsets, size_t entries) {
 // multiply); the ragged wave's tiles cut into s pieces that reduce together (stream_k 3) each
 // move 2 (s - 1) / s of the tile's fp32 sums (512 w bytes) out to L2 and back at about
 // kUnFixupBytesPerCycle an SM (4096², N = 256, 256 columns in 4 pieces: 13.0 K of a piece's
-// 41.1 K cycles). The ring's fill and the store, alike for every choice, are left out.
+// 41.1 K cycles); every tile's store moves its 256 w bytes of f16 C at the same rate (v31: on
+// the DLMC problems of one or two K stages, 256 x 64 at N = 25088 among them, the store is most
+// of a tile's time, and 128 columns ran 12.6 us against 14.2 for 256, which the model without it
+// had picked). The ring's fill, alike for every choice, is left out.
 // Measured against it (v30, f16, the workbench's times): 256 columns on 6144 x 4096, 11008 x 4096,
 // 4096 x 11008 at N = 256 and 2048 x 512 at N = 2048; 128 on 512 x 2048 (N = 256) and 512 x 512
 // (N = 2048); a tie on 4096² at N = 256 (both 28 us); wrong by 7 % on 1000 x 2048 at N = 2048.
+// With the store (v31, against v30 call 9's bench-dlmc runs with ung_n128_sk3 and ung_n256_sk3
+// forced): the faster width, or one within 3 % of it, on all 219 DLMC problems (without: 207).
 constexpr double kUnFixupBytesPerCycle = 15;
 inline double UnStageCycles(int n_tile) { return n_tile == 256 ? 1220 : 950; }
 inline double UnGemmCycles(long long m, long long n, long long k, int n_tile, bool split, int sms) {
   const long long tiles = (m + 127) / 128 * ((n + n_tile - 1) / n_tile), k_blocks = (k + 63) / 64;
-  const double stage = UnStageCycles(n_tile);
-  const double whole_waves = static_cast<double>(tiles / sms) * k_blocks * stage;
+  const double stage = UnStageCycles(n_tile), store = 256.0 * n_tile / kUnFixupBytesPerCycle;
+  const double whole_waves = static_cast<double>(tiles / sms) * (k_blocks * stage + store);
   if (tiles % sms == 0) return whole_waves;
   const int s = split ? TailSplit(tiles, sms, static_cast<int>(k_blocks)) : 1;
-  if (s < 2) return whole_waves + k_blocks * stage;
+  if (s < 2) return whole_waves + k_blocks * stage + store;
   return whole_waves + static_cast<double>((k_blocks + s - 1) / s) * stage +
-         2.0 * (s - 1) / s * 512.0 * n_tile / kUnFixupBytesPerCycle;
+         2.0 * (s - 1) / s * 512.0 * n_tile / kUnFixupBytesPerCycle + store;
 }
 // The cheapest of 256- and 128-column tiles, each with the ragged wave cut into pieces that
 // reduce together (split: stream_k 3, which leaves the tiles whole where no split pays) or kept
@@ -137,15 +145,20 @@ constexpr long long kUnGemmMinDensityPermille = 25;
 // two estimates fitted to the DLMC subset at N >= 128 (v30 call 9: bench-dlmc f16 with ung_n128_sk3
 // and ung_n256_sk3 forced, against the selection's kernels in call 8): this family's time
 // kUnGemmFixedUs + kUnGemmUsPerCycle x UnGemmCycles of UnGemmPick's shape, the CSR kernels'
-// kCsrFixedUs + kCsrUsPerMac x nnz N. Fitted on the ResNet-50 matrices, the rule picked the faster
-// kernel (within 3 %) on 63 of the 70 Transformer problems, and the Transformer's fit on 104 of the
-// 132 ResNet-50 ones; over all 202, the subset's f16 SpMM at N >= 128 went from 1.50x Sputnik to
-// 1.83x (the estimates' fit on all of them).
-constexpr double kUnGemmFixedUs = 10.2, kUnGemmUsPerCycle = 0.00044, kCsrFixedUs = 13.2, kCsrUsPerMac = 6.0e-8;
+// kCsrFixedUs + kCsrUsPerMac x nnz N. v31 refitted both by relative error, with the store in the
+// cycles, on every DLMC time measured in v30 calls 8-10 and v31 call 7 (the kernel's own shape
+// where it ran: v30's fit had taken the forced split's times also where whole tiles are faster,
+// and its least squares had let the larger times set the CSR kernels' fixed cost at 13.2 us,
+// where they run the small problems in 7-10). On the 185 problems at N >= 128 whose picked
+// kernel was measured, its picks give 2.094x Sputnik against 2.065x for v30's rule (the faster
+// of the two on each: 2.119x). Held out by model family: fitted on the ResNet-50 matrices, it
+// picked the faster kernel (within 3 %) on 54 of 60 Transformer problems (v30's rule: 52); the
+// Transformer's fit on 114 of 125 ResNet-50 ones (v30's: 101).
+constexpr double kUnGemmFixedUs = 6.18, kUnGemmUsPerCycle = 0.000584, kCsrFixedUs = 8.26, kCsrUsPerMac = 2.17e-7;
 // `shape`: the one the family would run (UnGemmPick(m, n, k, sms)).
 inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms, const UnGemmShape& shape) {
-  if (n < kUnGemmMinN || m < 1 || k < 1 || sms < 1 || 1000 * nnz < kUnGemmMinDensityPermille * m * k) return false;
-  if (m * k * n >= kUnGemmMinWork) return true;
+  if (n < kUnGemmMinN || m < 1 || k < 1 || sms < 1) return false;
+  if (m * k * n >= kUnGemmMinWork && 1000 * nnz >= kUnGemmMinDensityPermille * m * k) return true;
   return kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, shape.n_tile, shape.split, sms) <
          kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n;
 }

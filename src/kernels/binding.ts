@@ -274,7 +274,7 @@ export interface NativeKernels {
    * N >= 128) on a GPU of `sms` SMs, and the pieces by K its ragged last wave's tiles are cut
    * into (below 2: whole tiles); native/common/gemm_plan.h.
    */
-  gemm24Rows(args: {m: number; k: number; n: number; sms: number}): {rows: number; split: number}
+  gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number}): {rows: number; split: number; denseEnough: boolean}
   /** The nonzeros of 2:4 tiles as CSR (zeros left out); a RangeError on metadata mma.sp rejects. */
   sp24ToCsr(args: {m: number; k: number; values: Uint16Array; meta: Uint32Array}): {
     rowOffsets: Int32Array

@@ -358,7 +358,10 @@ describe("the streaming engine's launch plan (host)", () => {
   }
 
   it('picks the GEMM engine\'s 2:4 tile height by waves, and splits only the ragged wave', () => {
-    const pick = (m: number, k: number, n: number, sms = 132) => addon.gemm24Rows({m, k, n, sms})
+    const pick = (m: number, k: number, n: number, sms = 132) => {
+      const {rows, split} = addon.gemm24Rows({m, k, n, sms})
+      return {rows, split}
+    }
     // 4096 x 4096: 32 tiles of 128 rows x 128 at N = 128, each cut in 4 (128 blocks busy) against
     // 16 of 256 rows in 4 (64 busy); from N = 256 the 256-row tiles fill as well and win.
     expect(pick(4096, 4096, 128)).to.deep.equal({rows: 128, split: 4})
@@ -368,6 +371,15 @@ describe("the streaming engine's launch plan (host)", () => {
     // 86 of 256 rows leave a third of the SMs idle (65 %, even at 1.15x).
     expect(pick(11008, 4096, 256)).to.deep.equal({rows: 128, split: 3})
     expect(pick(14336, 4096, 256), '112 tiles of 256 rows').to.deep.equal({rows: 256, split: 1})
+    // The density gate of every 2:4 family (2.5 %): a full 2:4 pattern and anything down to 2.5 %
+    // dense run the 2:4 kernels; DLMC's 64 x 256 ResNet-50 matrix at 98 % (327 nonzeros, 2:4 by chance) does not.
+    const dense = (m: number, k: number, nnz?: number) => addon.gemm24Rows({m, k, n: 256, sms: 132, nnz}).denseEnough
+    expect(dense(4096, 4096), 'the pattern full').to.equal(true)
+    expect(dense(64, 256, 410), '410 of 16384: 2.50 %').to.equal(true)
+    expect(dense(64, 256, 409), '409 of 16384: 2.496 %').to.equal(false)
+    expect(dense(64, 256, 327), 'DLMC rn50 at 98 %').to.equal(false)
+    expect(dense(64, 256, 0)).to.equal(false)
+    expect(() => addon.gemm24Rows({m: 64, k: 256, n: 256, sms: 132, nnz: 8193}), 'more than half').to.throw(RangeError, /nnz must be from 0/)
     // A wave's worth of pieces at most, at most 4 per tile, never more than K's stages.
     expect(pick(256, 64, 128).split, 'one tile, one K stage').to.equal(1)
     expect(pick(256, 4096, 128).split, 'one tile: 4 pieces').to.equal(4)
