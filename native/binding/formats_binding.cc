@@ -206,8 +206,8 @@ Napi::Value UnstPairStreamJs(const Napi::CallbackInfo& info) {
 // selection runs on the GEMM engine (128 or 256; Gemm24Rows, common/gemm_plan.h) on a GPU of
 // `sms` SMs, how many pieces by K the ragged last wave's tiles of that height are cut into
 // (TailSplit; below 2: whole), and whether a 2:4 matrix of `nnz` nonzeros is dense enough for
-// the 2:4 kernels (Sp24DenseEnough, common/sparse24.h; nnz defaults to half of m k, the 2:4 pattern full).
-// Synchronous; pure C++.
+// the 2:4 kernels (DenseWorkPays, common/gemm_plan.h; nnz defaults to half of m k, the 2:4
+// pattern full). Synchronous; pure C++.
 Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   Args a(info, "gemm24Rows");
   const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n"), sms = a.Dim("sms");
@@ -219,7 +219,7 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("rows", rows);
   o.Set("split", TailSplit(Gemm24Tiles(m, n, rows), sms, (k + 63) / 64));
-  o.Set("denseEnough", Sp24DenseEnough(m, k, nnz));
+  o.Set("denseEnough", DenseWorkPays(m, k, nnz));
   return o;
 }
 

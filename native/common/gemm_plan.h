@@ -55,21 +55,21 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
 }
 
 // Where the selection runs unstructured f16/bf16 matrices on the GEMM engine (the family ung,
-// spmm_unst_gemm_sm90a.cu): from N = kUnGemmMinN on (below it, the streaming engine's family
-// up to N = 64 and the other kernels): always on large problems at a density of at least
-// kUnGemmMinDensityPermille / 1000, elsewhere where it is estimated faster. Its time is the dense GEMM's whatever the density (every
-// weight is multiplied, about 1.1x cuBLAS's time), the CSR kernels' falls with the nonzeros:
-// below some density they win. Measured (v29 call 6, --tune over every family, f16, N = 256, the
-// three suite shapes): at 90 and 95 % this family is the fastest on all three (the CSR kernels
-// 2.7-3.7x its time at 95 %); at 98 % it is on two (43 against 47 us, 43 against 55 us) and the
-// CSR tile kernel on 4096 x 4096 (20 against 25 us). The threshold sits between: 2.5 %.
-// From kUnGemmMinWork multiply-adds (M N K) on always at that density (the LLM shapes start at
-// 2^31: 4096 x 4096 at N = 128); below either bound by UnstGemmWins' estimates (since v31 also
-// below the density: refitted, they pick right on all four problems measured at 98 %, the three
-// above and DLMC's 2048 x 512 at N = 2048, where the family ran 14.3 us against 26.8 for the
-// CSR kernels that the density bound had left it to). v29 had kept it off smaller problems
-// altogether (call 10, `bench-dlmc --op spmm --dtype f16`: on 158 DLMC problems below 2^31 it
-// ran 9-64 us, median 20, 1.11x Sputnik geomean, slower than Sputnik in 79 of them).
+// spmm_unst_gemm_sm90a.cu): from N = kUnGemmMinN on (below it, the streaming engine's family up to
+// N = 64 and the other kernels): always on large problems at a density of at least
+// kUnGemmMinDensityPermille / 1000, elsewhere where it is estimated faster. Its time is the dense
+// GEMM's whatever the density (every weight is multiplied, about 1.1x cuBLAS's time), the CSR
+// kernels' falls with the nonzeros: below some density they win. Measured (v29 call 6, --tune over
+// every family, f16, N = 256, the three suite shapes): at 90 and 95 % this family is the fastest on
+// all three (the CSR kernels 2.7-3.7x its time at 95 %); at 98 % it is on two (43 against 47 us, 43
+// against 55 us) and the CSR tile kernel on 4096 x 4096 (20 against 25 us). The threshold sits
+// between: 2.5 %. From kUnGemmMinWork multiply-adds (M N K) on always at that density (the LLM
+// shapes start at 2^31: 4096 x 4096 at N = 128); below either bound by UnstGemmWins' estimates
+// (since v31 also below the density: refitted, they pick right on all four problems measured at
+// 98 %, the three above and DLMC's 2048 x 512 at N = 2048, where the family ran 14.3 us against 26.8
+// for the CSR kernels that the density bound had left it to). v29 had kept it off smaller problems
+// altogether (call 10, `bench-dlmc --op spmm --dtype f16`: on 158 DLMC problems below 2^31 it ran
+// 9-64 us, median 20, 1.11x Sputnik geomean, slower than Sputnik in 79 of them).
 constexpr int kUnGemmMinN = 128;
 constexpr long long kUnGemmMinWork = 1LL << 31;
 // The family's cut of the pair stream (common/unstructured_stream.h, kPairFrag): row blocks of
@@ -140,6 +140,17 @@ inline UnGemmShape UnGemmPick(long long m, long long n, long long k, int sms) {
   return best;
 }
 constexpr long long kUnGemmMinDensityPermille = 25;
+// Whether an m x k matrix of `nnz` nonzeros is at least kUnGemmMinDensityPermille / 1000 dense:
+// the floor of the kernels whose work is dense whatever the density. This family's (every weight
+// multiplied) takes it for its "always" from 2^31 on; the 2:4 families (s24g, s24e, s24: half of
+// every row moved and multiplied) run no matrix below it (since v31): a matrix far sparser than
+// 2:4 that fits the pattern by chance (most small ones at 98 %) runs faster on the kernels of its
+// nonzeros. v30 call 10's two 64 x 256 ResNet-50 matrices of DLMC at 98 % (327 nonzeros, N =
+// 3136 and 25088) ran s24g at 0.48x and 0.62x Sputnik, where their siblings at 95 % ran
+// 0.93-1.02x on the other kernels.
+inline bool DenseWorkPays(long long m, long long k, long long nnz) {
+  return m >= 1 && k >= 1 && 1000 * nnz >= kUnGemmMinDensityPermille * m * k;
+}
 // Below kUnGemmMinWork, where the family now runs small problems in 8-20 us (v30: the
 // cooperative split and 128-column tiles; v29's 13-64 us had set the bound), the choice weighs
 // two estimates fitted to the DLMC subset at N >= 128 (v30 call 9: bench-dlmc f16 with ung_n128_sk3
@@ -158,7 +169,7 @@ constexpr double kUnGemmFixedUs = 6.18, kUnGemmUsPerCycle = 0.000584, kCsrFixedU
 // `shape`: the one the family would run (UnGemmPick(m, n, k, sms)).
 inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms, const UnGemmShape& shape) {
   if (n < kUnGemmMinN || m < 1 || k < 1 || sms < 1) return false;
-  if (m * k * n >= kUnGemmMinWork && 1000 * nnz >= kUnGemmMinDensityPermille * m * k) return true;
+  if (m * k * n >= kUnGemmMinWork && DenseWorkPays(m, k, nnz)) return true;
   return kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, shape.n_tile, shape.split, sms) <
          kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n;
 }

@@ -48,18 +48,6 @@ std::string BuildSp24Tiles(int m, int k, const int* row_offsets, const int* colu
 // +-0; every entry when values16 is null) in each group of four columns of every row.
 bool IsTwoFour(int m, const int* row_offsets, const int* column_indices, const uint16_t* values16);
 
-// Whether the selection runs a 2:4 m x k matrix of `nnz` nonzeros on a 2:4 kernel (s24g, s24e,
-// s24): at a density of at least kSp24MinDensityPermille / 1000 (2.5 %, where the CSR kernels
-// began to beat the dense-work GEMM kernels on the LLM shapes, common/gemm_plan.h). Those kernels move and multiply half of every row
-// whatever the density, so a matrix far sparser than 2:4 that fits the pattern by chance (most
-// small ones at 98 %) runs faster on the kernels of its nonzeros: v30 call 10's two 64 x 256
-// ResNet-50 matrices of DLMC at 98 % (327 nonzeros, N = 3136 and 25088) ran s24g at 0.48x and
-// 0.62x Sputnik, where their siblings at 95 % ran 0.93-1.02x on the other kernels.
-constexpr long long kSp24MinDensityPermille = 25;
-inline bool Sp24DenseEnough(long long m, long long k, long long nnz) {
-  return m >= 1 && k >= 1 && 1000 * nnz >= kSp24MinDensityPermille * m * k;
-}
-
 // One tile of the staged form: its 512 bytes of values, then its 64 bytes of metadata.
 constexpr int kSp24StagedTileBytes = 512 + 64;
 

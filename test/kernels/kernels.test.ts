@@ -614,7 +614,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect(pick(4096, 4096, 128), '32 tiles of 128 rows, 4 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk2' : pick(4096, 4096, 65))
       expect(pick(11008, 4096, 256), '172 tiles of 128 rows: one wave and 40 in thirds').to.match(hopper ? /^s24g_m128_/ : /^s24_/)
       expect(pick(14336, 4096, 2048)).to.match(hopper ? /^s24g_m256_/ : /^s24_/)
-      // Below 2.5 % dense (Sp24DenseEnough) a matrix that fits 2:4 by chance goes to the kernels
+      // Below 2.5 % dense (DenseWorkPays) a matrix that fits 2:4 by chance goes to the kernels
       // of its nonzeros: DLMC's 64 x 256 ResNet-50 matrix at 98 % (327 nonzeros).
       const sparse = (nnz: number) => spmmVariants({m: 64, k: 256, n: 3136, nnz, dtype, structure: '2:4'}).selected
       expect(sparse(327), '2 % dense').to.not.match(/^s24/)

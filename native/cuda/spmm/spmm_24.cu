@@ -1,7 +1,7 @@
 // The 2:4 SpMM family: its launcher and instantiations (spmm_24_kernel.cuh), and its entry in
 // the table of kernel families (spmm_family.h). Its prepared operand, Sp24Matrix, and the
 // streaming configuration it shares with the bitmap kernel are in spmm_stream.h.
-#include "common/sparse24.h"
+#include "common/gemm_plan.h"
 #include "cuda/common/device_info.h"
 #include "cuda/spmm/spmm_24_kernel.cuh"
 #include "cuda/spmm/spmm_stream.h"
@@ -40,9 +40,9 @@ namespace {
 // the 2:4 kernel (spmm_24_kernel.cuh) moves 1.125 bytes per weight and runs mma.sp; on the
 // H200 it was faster than every other kernel of ours at every N measured (1 to 256;
 // BENCHMARKS.md, v5).
-// Not below 2.5 % dense (Sp24DenseEnough: the kernels of the nonzeros take those).
+// Not below 2.5 % dense (DenseWorkPays, common/gemm_plan.h: the kernels of the nonzeros take those).
 bool SelectSp24Family(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
-  if (p.dtype == DType::kF32 || p.structure != SpmmProblem::k24 || !Sp24DenseEnough(p.m, p.k, p.nnz)) return false;
+  if (p.dtype == DType::kF32 || p.structure != SpmmProblem::k24 || !DenseWorkPays(p.m, p.k, p.nnz)) return false;
   ch->Set(SelectStream((p.m + 15) / 16, (p.k + 63) / 64, p.n, sm_count, false));
   return true;
 }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gemm_plan.h"
 #include "common/sparse24.h"
 #include "common/stream_plan.h"
 #include "cuda/common/device_buffer.h"
@@ -244,11 +245,11 @@ void EngineFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 // engine where common/stream_plan.h's Stream24Wins says it is the faster, with 64-row blocks
 // (w4) where Stream24Rows64 says so of w4's plan on this device, else 128 (w8). Planning needs
 // the kernels' shared-memory limits raised; where that fails, w8. Not below 2.5 % dense
-// (Sp24DenseEnough).
+// (DenseWorkPays, common/gemm_plan.h).
 bool SelectEngineFamily(const SpmmProblem& p, int, SpmmChoice* ch) {
   SpmmChoice mine;
   mine.Set(EngineChoice{8});
-  if (!EngineFamilyCanRun(p, mine) || !Stream24Wins(p.m, p.k, p.n) || !Sp24DenseEnough(p.m, p.k, p.nnz)) return false;
+  if (!EngineFamilyCanRun(p, mine) || !Stream24Wins(p.m, p.k, p.n) || !DenseWorkPays(p.m, p.k, p.nnz)) return false;
   bool rows64 = false;
 #if defined(SPARSE_SM90A)
   if (RaiseSmemLimits() == cudaSuccess) {

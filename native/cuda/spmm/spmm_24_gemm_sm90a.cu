@@ -177,9 +177,9 @@ void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 
 // N >= 128 (below, the streaming engine and the mma.sp kernel): 128 columns, the tail split,
 // the tile height of Gemm24Rows on this GPU's SMs (kConfigs' 128- and 256-row entries). Not
-// below 2.5 % dense (Sp24DenseEnough, common/sparse24.h: the CSR kernels take those).
+// below 2.5 % dense (DenseWorkPays, common/gemm_plan.h: the CSR kernels take those).
 bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
-  if (p.n < kGemm24MinN || !Sp24DenseEnough(p.m, p.k, p.nnz)) return false;
+  if (p.n < kGemm24MinN || !DenseWorkPays(p.m, p.k, p.nnz)) return false;
   const int rows = Gemm24Rows(p.m, p.n, p.k, sm_count > 0 ? sm_count : SmCount());
   GemmChoice c{};  // kConfigs' 128-column entry of that height, with the tail split
   for (const GemmChoice& k : kConfigs)

@@ -31,8 +31,8 @@
 // The selection (rank 16, after the streaming engine's unstructured family, which ends at N =
 // 64) takes unstructured f16/bf16 matrices from N = 128 on (N a multiple of 8) on compute
 // capability 9.0 where common/gemm_plan.h's UnstGemmWins says so (from 2^31 multiply-adds on
-// always at a density of at least 2.5 %, elsewhere where its estimate beats the CSR kernels'), with the tile
-// width and decomposition of UnGemmPick (a model of the launch's cycles: "_sk3", or whole tiles
+// always at a density of at least 2.5 %, elsewhere where its estimate beats the CSR kernels'),
+// with the tile width and decomposition of UnGemmPick (a model of the launch's cycles: "_sk3", or whole tiles
 // where no split pays).
 //
 // A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
@@ -209,8 +209,8 @@ void UnGemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 // N <= 64); before the bitmap (20), tensor-core (30) and CSR kernels, which take what this one
 // declines. Unstructured f16/bf16 from N = 128 on where UnstGemmWins says so (common/gemm_plan.h:
 // from 2^31 multiply-adds on always at a density of at least 2.5 %, elsewhere by its estimates
-// against the CSR kernels); the stream's own capacity; the tile width and decomposition of UnGemmPick (a model of
-// the cycles fitted to the v30 trace): the cooperative tail split (3), or whole tiles (0) where
+// against the CSR kernels); the stream's own capacity; the tile width and decomposition of
+// UnGemmPick (a model of the cycles fitted to the v30 trace): the cooperative tail split (3), or whole tiles (0) where
 // no split pays. Not the hybrid (1): `--tune` at N = 256 (v30 call 9) put it 4-15 % behind the
 // cooperative split on 6144 x 4096 and 14336 x 4096, 0-7 % ahead on 11008 x 4096.
 bool SelectUnGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
