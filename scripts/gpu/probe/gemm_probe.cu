@@ -107,6 +107,13 @@ struct Variant {
     #TN "_un" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, 1, 1, false, CAP>, \
         1, false, CAP                                                                                            \
   }
+// _dD: the runs in D slots of their own, decoded by three decoder warps into the ring stage's
+// A part, the consumers' wgmma reading it as dense A's.
+#define SPARSE_GEMM_UND_VARIANT(T, TN, NT, S, TMA, SK, CAP, DEC, SUFFIX)                                        \
+  Variant {                                                                                                      \
+    #TN "_un" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, 1, 1, false, CAP, DEC>, \
+        1, false, CAP                                                                                            \
+  }
 #define SPARSE_GEMM_UN_VARIANTS(T, TN)                                                                               \
   SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 0, 0, 128, ""), SPARSE_GEMM_UN_VARIANT(T, TN, 128, 5, 1, 0, 128, "_tma"),     \
       SPARSE_GEMM_UN_VARIANT(T, TN, 128, 5, 1, 2, 128, "_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 3, 1, 0, 128, "_tma"), \
@@ -114,13 +121,21 @@ struct Variant {
       SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 0, 120, "_c120_tma2"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 2, 120, "_c120_tma2_tk"), \
       SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 2, 120, "_c120_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 1, 120, "_c120_tma2_sk"), \
       SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 1, 120, "_c120_tma_sk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 3, 120, "_c120_tma2_ck"), \
-      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 3, 120, "_c120_tma_ck"), SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 0, 3, 120, "_c120_ck")
+      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 3, 120, "_c120_tma_ck"), SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 0, 3, 120, "_c120_ck"), \
+      SPARSE_GEMM_UND_VARIANT(T, TN, 128, 5, 2, 3, 120, 3, "_d3_c120_tma2_ck"),                              \
+      SPARSE_GEMM_UND_VARIANT(T, TN, 128, 4, 2, 3, 120, 4, "_d4_c120_tma2_ck"),                              \
+      SPARSE_GEMM_UND_VARIANT(T, TN, 128, 4, 1, 3, 120, 3, "_d3_c120_tma_ck"),                               \
+      SPARSE_GEMM_UND_VARIANT(T, TN, 128, 6, 0, 3, 120, 2, "_d2_c120_ck"),                                   \
+      SPARSE_GEMM_UND_VARIANT(T, TN, 128, 5, 2, 0, 120, 3, "_d3_c120_tma2"),                                 \
+      SPARSE_GEMM_UND_VARIANT(T, TN, 256, 3, 2, 3, 120, 3, "_d3_c120_tma2_ck"),                              \
+      SPARSE_GEMM_UND_VARIANT(T, TN, 256, 4, 0, 3, 120, 2, "_d2_c120_ck")
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SP_VARIANTS(kF16, f16),    SPARSE_GEMM_SP_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SS_VARIANTS(kF16, f16),    SPARSE_GEMM_SS_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_UN_VARIANTS(kF16, f16),    SPARSE_GEMM_UN_VARIANTS(kBF16, bf16)};
 #undef SPARSE_GEMM_UN_VARIANTS
 #undef SPARSE_GEMM_UN_VARIANT
+#undef SPARSE_GEMM_UND_VARIANT
 #undef SPARSE_GEMM_SS_VARIANTS
 #undef SPARSE_GEMM_SS_VARIANT
 #undef SPARSE_GEMM_SP_VARIANTS
