@@ -78,7 +78,7 @@ constexpr int kThreads = 384;
 constexpr int kDecBufBytes = kMTile * kKTile * 2;
 
 // The workbench's trace (scripts/gpu/probe/gemm_probe.cu, mode trace; never in the addon): with
-// SPARSE_GEMM_TRACE defined, thread 128 (consumer warpgroup 0) of each block records its last
+// SPARSE_GEMM_TRACE defined, thread 0 of consumer warpgroup 0 (blockDim.x - 256) of each block records its last
 // segment in g_gemm_trace[block]: clock64 at 0 the block's start, 1 the first stage full, 2 the
 // main loop done, 3 the fixup done, 4 the stores issued, 5 the block's end; 6 the cycles spent
 // waiting for full stages after the first, 7 the segment's stages; globaltimer (ns) at 8 the
@@ -96,7 +96,7 @@ __device__ __forceinline__ unsigned long long TraceGlobal() {
 }
 #define SPARSE_GEMM_TRACE_AT(slot, value)                                                        \
   do {                                                                                          \
-    if (threadIdx.x == 128 && blockIdx.x < kTraceBlocks) g_gemm_trace[blockIdx.x][slot] = (value); \
+    if (threadIdx.x == blockDim.x - 256 && blockIdx.x < kTraceBlocks) g_gemm_trace[blockIdx.x][slot] = (value); \
   } while (0)
 #else
 #define SPARSE_GEMM_TRACE_AT(slot, value) \
@@ -982,30 +982,34 @@ __device__ __forceinline__ void StMatrix4(uint32_t addr, const uint32_t (&r)[4])
                : "memory");
 }
 
-// The decoder warps (kDec > 0: warps 1-3 of the producer's warpgroup, whose warp 0 issues the
-// copies): walk the block's segments as the consumers do; for each stage they wait for its run in
-// the next of the kDec slots and for the ring stage to be free (as the producer does before B),
-// decode the run's 32 tiles into the stage's A part (decoder warp w: strips 3 w to 3 w + 2 of the
-// 8, four tiles each, their A fragments by UnstructuredPairs::DecodeTile as the register-A
-// consumers decode them, each stored by one stmatrix into the 128-byte swizzle: row r of the tile
+// The decoder warps (kDec > 0; DecWarps: warps 1-3 of the producer's warpgroup, whose warp 0
+// issues the copies, and for 128-column tiles also the four warps of a second warpgroup): walk
+// the block's segments as the consumers do; for each stage they wait for its run in the next of
+// the kDec slots and for the ring stage to be free (as the producer does before B), decode the
+// run's 32 tiles into the stage's A part (decoder warp w: tiles w, w + DecWarps, ...; their A
+// fragments by UnstructuredPairs::DecodeTile as the register-A consumers decode them, all in
+// flight together, then each stored by one stmatrix into the 128-byte swizzle: row r of the tile
 // at 128 r, 16-byte chunk c at c ^ (r & 7)), make the stores visible to wgmma (the async proxy),
 // arrive on the stage's full barrier (which also counts B's bytes) and free the slot. The
 // consumers then read A through descriptors, as dense A's, and no load of the decode sits in
 // front of their wgmma's issue (the probe wgmma_rs_probe: a load in flight in the issuing warp
 // holds the next wgmma); a run's slot is free once decoded, not once multiplied.
-constexpr int kDecWarps = 3, kDecStrips = (kUnStrips + kDecWarps - 1) / kDecWarps;
+__host__ __device__ constexpr int DecWarps(int n_tile) { return n_tile <= 128 ? 7 : 3; }
+// The block: 512 threads where a second warpgroup decodes (128-column tiles: the consumers' 64
+// accumulators fit the 128 registers a thread such a launch allows), else 384.
+__host__ __device__ constexpr int ThreadsOf(int dec, int n_tile) { return dec > 0 && DecWarps(n_tile) > 3 ? 512 : kThreads; }
 template <int kNTile, int kStages, int kTmaStore, int kUn, int kDec>
 __device__ __forceinline__ void DecodeA(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0) {
   using L = Layout<kNTile, kStages, kTmaStore, 1, false, kUn, kDec>;
+  constexpr int kDW = DecWarps(kNTile), kMax = (kUnTiles + kDW - 1) / kDW;
   const uint32_t ring0 = SmemAddr(ring), slots0 = ring0 + kStages * L::kStageBytes;
   const uint32_t sfull0 = empty0 + 8 * kStages, sempty0 = sfull0 + 8 * kDec;
-  const int lane = threadIdx.x & 31, strip0 = kDecStrips * ((threadIdx.x >> 5) - 1);
-  const int strips = kUnStrips - strip0 < kDecStrips ? kUnStrips - strip0 : kDecStrips;
+  const int lane = threadIdx.x & 31, dw = (threadIdx.x >> 5) - 1;
   const uint32_t sh = 4 * (lane & 3), before = (1u << sh) - 1;  // this lane's bits in its quad's word
   // This lane's stmatrix row: row lane % 8 of matrix lane / 8 (rows 8 (q & 1).., chunk q >> 1 of a
-  // tile), in the warp's first strip.
+  // tile).
   const int q = lane >> 3, r = lane & 7;
-  const uint32_t row = (16 * strip0 + 8 * (q & 1) + r) * 128;
+  const uint32_t row = (8 * (q & 1) + r) * 128;
   int stage = 0, slot = 0;
   uint32_t phase = 0, sphase = 0;
   Cursor cursor(p, blockIdx.x);
@@ -1017,21 +1021,20 @@ __device__ __forceinline__ void DecodeA(const Params& p, unsigned char* ring, ui
       engine::MbarWait(empty0 + 8 * stage, phase ^ 1);
       __syncwarp();
       const uint32_t run = slots0 + slot * L::kSlotBytes;
-      const uint32_t rec = run + strip0 * (kKTile / 16) * kUnstPairTileBytes + 4 * (lane >> 2);
       const uint32_t a = ring0 + stage * L::kStageBytes + row;
+      uint32_t af[kMax][4];
 #pragma unroll
-      for (int s = 0; s < kDecStrips; ++s) {
-        if (s >= strips) break;
-        uint32_t af[kKTile / 16][4];
+      for (int i = 0; i < kMax; ++i) {
+        const int t = dw + kDW * i;  // tile t: strip t / 4, K columns 16 (t % 4).. of the stage
+        if (t < kUnTiles)
+          engine::UnstructuredPairs<128>::DecodeTile(run + t * kUnstPairTileBytes + 4 * (lane >> 2),
+                                                     run + kUnRecordBytes, sh, before, af[i]);
+      }
 #pragma unroll
-        for (int j = 0; j < kKTile / 16; ++j)
-          engine::UnstructuredPairs<128>::DecodeTile(rec + (s * (kKTile / 16) + j) * kUnstPairTileBytes,
-                                                     run + kUnRecordBytes, sh, before, af[j]);
-#pragma unroll
-        for (int j = 0; j < kKTile / 16; ++j) {
-          const uint32_t chunk = 2 * j + (q >> 1);
-          StMatrix4(a + s * 16 * 128 + ((chunk ^ r) << 4), af[j]);
-        }
+      for (int i = 0; i < kMax; ++i) {
+        const int t = dw + kDW * i;
+        const uint32_t chunk = 2 * (t % (kKTile / 16)) + (q >> 1);
+        if (t < kUnTiles) StMatrix4(a + (t / (kKTile / 16)) * 16 * 128 + ((chunk ^ r) << 4), af[i]);
       }
       FenceProxyAsync();
       engine::MbarArrive(full0 + 8 * stage);
@@ -1160,7 +1163,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // decode (DecodeA).
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
           int kUn = 0, int kDec = 0>
-__global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
+__global__ void __launch_bounds__(ThreadsOf(kDec, kNTile), 1) GemmKernel(const __grid_constant__ Params p) {
   static_assert(kSpMS == 0 || kCluster == 1, "2:4 and unstructured tiles run without clusters");
   extern __shared__ unsigned char smem_raw[];
   SPARSE_GEMM_TRACE_AT(0, TraceClock());
@@ -1172,13 +1175,13 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   if (threadIdx.x == 0) {
     // (kDec > 0: a stage's full barrier also counts the decoder's threads)
     for (int s = 0; s < kStages; ++s) {
-      engine::MbarInit(full0 + 8 * s, 1 + (kDec > 0 ? 32 * kDecWarps : 0));
+      engine::MbarInit(full0 + 8 * s, 1 + (kDec > 0 ? 32 * DecWarps(kNTile) : 0));
       engine::MbarInit(empty0 + 8 * s, kCluster == 1 ? 2 * 128 : 8 * kCluster);
     }
     // The runs' slots: full counts the bulk copy's bytes, empty the decoder's threads.
     for (int b = 0; b < kDec; ++b) {
       engine::MbarInit(empty0 + 8 * kStages + 8 * b, 1);
-      engine::MbarInit(empty0 + 8 * (kStages + kDec) + 8 * b, 32 * kDecWarps);
+      engine::MbarInit(empty0 + 8 * (kStages + kDec) + 8 * b, 32 * DecWarps(kNTile));
     }
     engine::FenceBarrierInit();
   }
@@ -1188,17 +1191,20 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   const int rank = kCluster > 1 ? static_cast<int>(engine::ClusterRank()) : 0;
   const int wgi = threadIdx.x / 128;
   if constexpr (kDec > 0) {
-    // Registers: 72 + 2 x 216 = 504 a lane, the 168 x 3 the launch holds (setmaxnreg.inc waits
-    // for registers the block has freed: more would hang the consumers).
-    if (wgi == 0) {
-      RegsDec<72>();
+    // Registers a lane, within what the launch holds (setmaxnreg.inc waits for registers the
+    // block has freed: more would hang the consumers): 384 threads 88 + 2 x 208 = 168 x 3; 512
+    // threads (a second decoding warpgroup) 88 + 88 + 2 x 168 = 128 x 4.
+    constexpr bool kTwo = ThreadsOf(kDec, kNTile) == 512;
+    const int dec_wgs = kTwo ? 2 : 1;
+    if (wgi < dec_wgs) {
+      RegsDec<88>();
       if (threadIdx.x == 0)
         Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kDec>(p, ring, full0, empty0, rank);
       else if (threadIdx.x >= 32)
         DecodeA<kNTile, kStages, kTmaStore, kUn, kDec>(p, ring, full0, empty0);
     } else {
-      RegsInc<216>();
-      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kDec>(p, ring, full0, empty0, wgi - 1);
+      RegsInc<kTwo ? 168 : 208>();
+      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kDec>(p, ring, full0, empty0, wgi - dec_wgs);
     }
   } else if (wgi == 0) {
     RegsDec<40>();

@@ -169,7 +169,7 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
   cudaLaunchAttribute cluster[1];
   cluster[0].id = cudaLaunchAttributeClusterDimension;
   cluster[0].val.clusterDim.x = kCluster, cluster[0].val.clusterDim.y = 1, cluster[0].val.clusterDim.z = 1;
-  cfg.blockDim = dim3(cuda::gemm::kThreads);
+  cfg.blockDim = dim3(cuda::gemm::ThreadsOf(kDec, kNTile));
   cfg.dynamicSmemBytes = L::kSmemBytes;
   cfg.stream = s;
   cfg.attrs = cluster;
