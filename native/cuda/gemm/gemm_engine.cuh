@@ -73,12 +73,9 @@ constexpr int kMTile = 128;   // rows of a tile: two consumer warpgroups of 64
 constexpr int kKTile = 64;    // K per stage: one 128-byte swizzle row of 16-bit elements
 constexpr int kAtomN = 64;    // B columns per 128-byte swizzle atom (and per tensor copy)
 constexpr int kThreads = 384;
-// A decoded A buffer: 128 rows x 64 K halves, rows of 128 bytes in the 128-byte swizzle (the
-// layout the tensor copies give dense A).
-constexpr int kDecBufBytes = kMTile * kKTile * 2;
 
 // The workbench's trace (scripts/gpu/probe/gemm_probe.cu, mode trace; never in the addon): with
-// SPARSE_GEMM_TRACE defined, thread 0 of consumer warpgroup 0 (blockDim.x - 256) of each block records its last
+// SPARSE_GEMM_TRACE defined, thread 128 (consumer warpgroup 0) of each block records its last
 // segment in g_gemm_trace[block]: clock64 at 0 the block's start, 1 the first stage full, 2 the
 // main loop done, 3 the fixup done, 4 the stores issued, 5 the block's end; 6 the cycles spent
 // waiting for full stages after the first, 7 the segment's stages; globaltimer (ns) at 8 the
@@ -96,7 +93,7 @@ __device__ __forceinline__ unsigned long long TraceGlobal() {
 }
 #define SPARSE_GEMM_TRACE_AT(slot, value)                                                        \
   do {                                                                                          \
-    if (threadIdx.x == blockDim.x - 256 && blockIdx.x < kTraceBlocks) g_gemm_trace[blockIdx.x][slot] = (value); \
+    if (threadIdx.x == 128 && blockIdx.x < kTraceBlocks) g_gemm_trace[blockIdx.x][slot] = (value); \
   } while (0)
 #else
 #define SPARSE_GEMM_TRACE_AT(slot, value) \
@@ -271,11 +268,7 @@ constexpr int kUnTiles = kUnStrips * (kKTile / 16);
 constexpr int kUnRecordBytes = kUnTiles * kUnstPairTileBytes;
 __host__ __device__ constexpr int UnStageBytes(int cap) { return kUnRecordBytes + kUnTiles * cap * 4; }
 
-// kDec (unstructured A only): 0, the consumers decode the ring's runs into wgmma's A registers;
-// 2 to 4, the runs arrive in kDec slots of their own (after the ring), decoder warps decode each
-// into its ring stage's A part (a dense stage's 128 x 64, 128-byte swizzle), and the consumers'
-// wgmma read it through descriptors as dense A's.
-template <int kNTile, int kStages, int kTmaStore, int kSpMS = 0, bool kSpSs = false, int kUn = 0, int kDec = 0>
+template <int kNTile, int kStages, int kTmaStore, int kSpMS = 0, bool kSpSs = false, int kUn = 0>
 struct Layout {
   static_assert(kNTile % kAtomN == 0 && kNTile <= 256, "whole swizzle atoms, wgmma N <= 256");
   static_assert(kSpMS >= 0 && kSpMS <= (kSpSs ? 3 : 2) && kSpMS * kNTile <= (kSpSs ? 384 : 256),
@@ -283,12 +276,10 @@ struct Layout {
   static_assert((kSpMS > 0 ? kSpMS : 1) * kNTile / 2 <= kMaxAccPerThread, "a stream-K slot holds the sums");
   static_assert(!kSpSs || kSpMS > 0, "A from shared memory is a 2:4 form");
   static_assert(!kUn || (kSpMS == 1 && !kSpSs && kUn <= 128), "unstructured tiles are 128 rows, A in registers");
-  static_assert(kDec == 0 || (kUn > 0 && kDec >= 2 && kDec <= 4), "decoded A stages are for unstructured A");
   static constexpr int kRows = kSpMS > 0 ? kMTile * kSpMS : kMTile;  // rows of a tile
   // A's part of a stage: dense 128 x 64 halves, 8 kSpMS strips x 2 k-steps of 2:4 tiles, or
   // (kSpSs) kRows rows of 32 compressed values; then B; then (kSpSs) the metadata.
-  static constexpr int kABytes = kDec   ? kDecBufBytes
-                                 : kUn  ? UnStageBytes(kUn)
+  static constexpr int kABytes = kUn    ? UnStageBytes(kUn)
                                  : kSpSs ? kRows * 64
                                  : kSpMS > 0 ? kSpStageBytes / 2 * kSpMS
                                              : kMTile * kKTile * 2;
@@ -304,12 +295,8 @@ struct Layout {
   static_assert(kTmaStore >= 0 && kTmaStore <= 2 && kNTile % ((kTmaStore > 0 ? kTmaStore : 1) * kAtomN) == 0,
                 "C staged whole or in halves of whole boxes");
   static constexpr int kCBytes = kTmaStore > 0 ? kMTile * kNTile * 2 / (kTmaStore > 0 ? kTmaStore : 1) : 0;
-  // The runs' slots (kDec > 0) after the ring, then the C tile (1024-byte aligned, as the swizzle
-  // needs), then the barriers: full and empty of the ring's stages, then of the slots.
-  static constexpr int kSlotBytes = kDec ? UnStageBytes(kUn) : 0;
-  static constexpr int kCOffset = kStages * kStageBytes + kDec * kSlotBytes;
-  static constexpr int kBarOffset = kCOffset + kCBytes;
-  static constexpr int kSmemBytes = kBarOffset + 2 * (kStages + kDec) * 8 + 1024;
+  // The ring, the C tile, the full and empty barriers, and room to align the dynamic shared memory.
+  static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "the ring and the C tile fit in one SM's shared memory");
 };
 
@@ -489,7 +476,12 @@ __device__ __forceinline__ int AddAcqRel(int* p, int v) {
 }
 
 // Moves registers between the warpgroups (every warp of a warpgroup executes the same one):
-// the producer needs few, the consumers' accumulators many.
+// the producer needs few, the consumers' accumulators many. Only within what the launch holds:
+// 168 a thread at 384 threads (65536 / 384, rounded down to a multiple of 8); a setmaxnreg.inc
+// beyond the registers the other warpgroups gave back waits for ever (v32: 80 + 2 x 216 = 512 a
+// lane against 504 hung every block).
+constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8, kProducerRegs = 40, kConsumerRegs = 232;
+static_assert(kProducerRegs + 2 * kConsumerRegs <= 3 * kLaunchRegs, "setmaxnreg within the launch's registers");
 template <int kRegs>
 __device__ __forceinline__ void RegsDec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
@@ -509,16 +501,10 @@ __device__ __forceinline__ void RegsInc() {
 // slot, which hides their latency behind it. (v30: neither reading them 4 stages ahead, which
 // made ptxas spill in the 128-column kernels, nor issuing B's copies before the load returns
 // shortened the first stage's wait: 4.3-4.5 K cycles at 4096², N = 256, either way.)
-// kDec > 0: each run goes to the next of the kDec slots (its own full barrier counts its bytes,
-// the decoder warps free it) before the stage's B; the stage's full barrier counts B's bytes and
-// the decoder's arrivals.
-template <int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS, bool kSpSs, int kUn, int kDec = 0>
+template <int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS, bool kSpSs, int kUn>
 __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
                                         int rank) {
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kDec>;
-  const uint32_t sfull0 = empty0 + 8 * kStages, sempty0 = sfull0 + 8 * kDec;
-  int slot = 0;
-  uint32_t sphase = 0;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   constexpr int kAtomsPerBlock = kNTile / kAtomN / kCluster;
   static_assert(kNTile / kAtomN % kCluster == 0, "the B stage splits into whole atoms per cluster block");
   if constexpr (kSpMS == 0 || kSpSs) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
@@ -537,22 +523,13 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
         run0 = __ldg(off);
         run_bytes = (__ldg(off + 1) - run0) * 16;
       }
-      if constexpr (kDec > 0) {
-        engine::MbarWait(sempty0 + 8 * slot, sphase ^ 1);
-        engine::MbarArriveExpectTx(sfull0 + 8 * slot, run_bytes);
-        engine::BulkCopy(SmemAddr(ring + kStages * L::kStageBytes + slot * L::kSlotBytes),
-                         static_cast<const unsigned char*>(p.a_tiles) + 16 * static_cast<int64_t>(run0), run_bytes,
-                         sfull0 + 8 * slot);
-        if (++slot == kDec) slot = 0, sphase ^= 1;
-      }
       // A fresh barrier's "previous phase" (parity 1) counts as complete: the first pass
       // through the ring does not wait.
       engine::MbarWait(empty0 + 8 * stage, phase ^ 1);
       const uint32_t full = full0 + 8 * stage;
       const uint32_t st = SmemAddr(ring + stage * L::kStageBytes);
-      engine::MbarArriveExpectTx(full, kDec ? L::kBBytes : kUn ? run_bytes + L::kBBytes : L::kStageBytes);
-      if constexpr (kDec > 0) {
-      } else if constexpr (kUn) {
+      engine::MbarArriveExpectTx(full, kUn ? run_bytes + L::kBBytes : L::kStageBytes);
+      if constexpr (kUn) {
         engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + 16 * static_cast<int64_t>(run0), run_bytes,
                          full);
       } else if constexpr (kSpSs) {
@@ -973,78 +950,6 @@ __device__ __forceinline__ void UnResum(const Params& p, int mb, int col0, int c
   }
 }
 
-// Four 8 x 8 matrices of 16-bit elements from registers to shared memory: lane i gives the
-// address of row i % 8 of matrix i / 8, register q holds matrix q as an mma fragment (lane
-// 4 g + t: row g, elements 2 t and 2 t + 1), the A fragment's layout.
-__device__ __forceinline__ void StMatrix4(uint32_t addr, const uint32_t (&r)[4]) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]), "r"(r[1]),
-               "r"(r[2]), "r"(r[3])
-               : "memory");
-}
-
-// The decoder warps (kDec > 0; DecWarps: warps 1-3 of the producer's warpgroup, whose warp 0
-// issues the copies, and for 128-column tiles also the four warps of a second warpgroup): walk
-// the block's segments as the consumers do; for each stage they wait for its run in the next of
-// the kDec slots and for the ring stage to be free (as the producer does before B), decode the
-// run's 32 tiles into the stage's A part (decoder warp w: tiles w, w + DecWarps, ...; their A
-// fragments by UnstructuredPairs::DecodeTile as the register-A consumers decode them, all in
-// flight together, then each stored by one stmatrix into the 128-byte swizzle: row r of the tile
-// at 128 r, 16-byte chunk c at c ^ (r & 7)), make the stores visible to wgmma (the async proxy),
-// arrive on the stage's full barrier (which also counts B's bytes) and free the slot. The
-// consumers then read A through descriptors, as dense A's, and no load of the decode sits in
-// front of their wgmma's issue (the probe wgmma_rs_probe: a load in flight in the issuing warp
-// holds the next wgmma); a run's slot is free once decoded, not once multiplied.
-__host__ __device__ constexpr int DecWarps(int n_tile) { return n_tile <= 128 ? 7 : 3; }
-// The block: 512 threads where a second warpgroup decodes (128-column tiles: the consumers' 64
-// accumulators fit the 128 registers a thread such a launch allows), else 384.
-__host__ __device__ constexpr int ThreadsOf(int dec, int n_tile) { return dec > 0 && DecWarps(n_tile) > 3 ? 512 : kThreads; }
-template <int kNTile, int kStages, int kTmaStore, int kUn, int kDec>
-__device__ __forceinline__ void DecodeA(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0) {
-  using L = Layout<kNTile, kStages, kTmaStore, 1, false, kUn, kDec>;
-  constexpr int kDW = DecWarps(kNTile), kMax = (kUnTiles + kDW - 1) / kDW;
-  const uint32_t ring0 = SmemAddr(ring), slots0 = ring0 + kStages * L::kStageBytes;
-  const uint32_t sfull0 = empty0 + 8 * kStages, sempty0 = sfull0 + 8 * kDec;
-  const int lane = threadIdx.x & 31, dw = (threadIdx.x >> 5) - 1;
-  const uint32_t sh = 4 * (lane & 3), before = (1u << sh) - 1;  // this lane's bits in its quad's word
-  // This lane's stmatrix row: row lane % 8 of matrix lane / 8 (rows 8 (q & 1).., chunk q >> 1 of a
-  // tile).
-  const int q = lane >> 3, r = lane & 7;
-  const uint32_t row = (8 * (q & 1) + r) * 128;
-  int stage = 0, slot = 0;
-  uint32_t phase = 0, sphase = 0;
-  Cursor cursor(p, blockIdx.x);
-  Segment sg;
-  while (cursor.Next(p, &sg)) {
-    for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
-      engine::MbarWait(sfull0 + 8 * slot, sphase);
-      // (a fresh barrier's previous phase counts as complete: the first pass does not wait)
-      engine::MbarWait(empty0 + 8 * stage, phase ^ 1);
-      __syncwarp();
-      const uint32_t run = slots0 + slot * L::kSlotBytes;
-      const uint32_t a = ring0 + stage * L::kStageBytes + row;
-      uint32_t af[kMax][4];
-#pragma unroll
-      for (int i = 0; i < kMax; ++i) {
-        const int t = dw + kDW * i;  // tile t: strip t / 4, K columns 16 (t % 4).. of the stage
-        if (t < kUnTiles)
-          engine::UnstructuredPairs<128>::DecodeTile(run + t * kUnstPairTileBytes + 4 * (lane >> 2),
-                                                     run + kUnRecordBytes, sh, before, af[i]);
-      }
-#pragma unroll
-      for (int i = 0; i < kMax; ++i) {
-        const int t = dw + kDW * i;
-        const uint32_t chunk = 2 * (t % (kKTile / 16)) + (q >> 1);
-        if (t < kUnTiles) StMatrix4(a + (t / (kKTile / 16)) * 16 * 128 + ((chunk ^ r) << 4), af[i]);
-      }
-      FenceProxyAsync();
-      engine::MbarArrive(full0 + 8 * stage);
-      engine::MbarArrive(sempty0 + 8 * slot);
-      if (++stage == kStages) stage = 0, phase ^= 1;
-      if (++slot == kDec) slot = 0, sphase ^= 1;
-    }
-  }
-}
-
 // A 2:4 consumer warpgroup (cw: 0 or 1, rows 64 kSpMS cw.. of each 128 kSpMS-row tile): the
 // dense one's ring protocol, stream-K partials and epilogue, with A's fragments in registers
 // and wgmma.mma_async.sp (which always accumulates: the sums are zeroed before each segment).
@@ -1052,17 +957,15 @@ __device__ __forceinline__ void DecodeA(const Params& p, unsigned char* ring, ui
 // fragments load into the other (once wgmma.wait_group 1 says stage i - 1's group, the last
 // reader of that buffer, is done), so the shared-memory loads overlap the tensor cores.
 // kUn: the same loop for unstructured A, its tiles decoded from the pair stream (kSpMS 1).
-// kDec > 0: unstructured A decoded by the decoder warps (DecodeA) into the stage's A part, which
-// its full barrier covers: the dense wgmma with A through a descriptor (no fragment registers).
-template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, bool kSpSs, int kUn, int kDec = 0>
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, bool kSpSs, int kUn>
 __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kDec>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // (kSpSs) where this warpgroup's first row of A and the metadata lie within a stage.
   constexpr uint32_t kMeta = L::kABytes + L::kBBytes;
   const uint32_t a_cw = cw * 64 * kSpMS * 64;
   constexpr int kAcc = kNTile / 2;
   const uint32_t ring0 = SmemAddr(ring);
-  const uint32_t cbuf = ring0 + L::kCOffset + cw * (L::kCBytes / 2);
+  const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * (L::kCBytes / 2);
   float d[kSpMS][kAcc];
   uint32_t af[2][kSpMS][kFragSteps<kUn>][4], e[2][kSpMS][2];
   int stage = 0;
@@ -1083,26 +986,16 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     unsigned long long waits = 0;  // (slot 6, written once the segment is done)
 #endif
     __syncwarp();
-    if constexpr (kDec == 0)
-      LoadSpFragments<kSpMS, kSpSs, kUn, 0>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta, cw,
-                                            af, e);
+    LoadSpFragments<kSpMS, kSpSs, kUn, 0>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta, cw, af,
+                                          e);
     int prev = -1;
     for (int i = 0; i < len; ++i) {
       const uint32_t st = ring0 + stage * L::kStageBytes, b0 = st + L::kABytes;
-      if constexpr (kDec > 0) {
-        wg::Pin<kAcc>(d[0]);
-        wg::Fence();
-        const uint32_t a0 = st + cw * (kMTile / 2) * 128;
-#pragma unroll
-        for (int kk = 0; kk < kKTile / 16; ++kk)
-          Wgmma<kType, kNTile>::Run(d[0], wg::Desc(kADesc, a0 + 32 * kk), wg::Desc(kBDesc, b0 + 2048 * kk), 1);
-        wg::Commit();
-      } else if ((i & 1) == 0) {
+      if ((i & 1) == 0)
         IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 0>(st + a_cw, b0, d, af, e);
-      } else {
+      else
         IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 1>(st + a_cw, b0, d, af, e);
-      }
-      // Stage i - 1's group is complete: its slot and its fragment buffer (or A buffer) are free.
+      // Stage i - 1's group is complete: its slot and its fragment buffer are free.
       wg::Wait<1>();
 #pragma unroll
       for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
@@ -1119,12 +1012,10 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 #endif
         __syncwarp();
         const uint32_t next = ring0 + stage * L::kStageBytes;
-        if constexpr (kDec == 0) {
-          if ((i & 1) == 0)
-            LoadSpFragments<kSpMS, kSpSs, kUn, 1>(next, next + kMeta, cw, af, e);
-          else
-            LoadSpFragments<kSpMS, kSpSs, kUn, 0>(next, next + kMeta, cw, af, e);
-        }
+        if ((i & 1) == 0)
+          LoadSpFragments<kSpMS, kSpSs, kUn, 1>(next, next + kMeta, cw, af, e);
+        else
+          LoadSpFragments<kSpMS, kSpSs, kUn, 0>(next, next + kMeta, cw, af, e);
       }
     }
     wg::Wait<0>();
@@ -1159,29 +1050,21 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // Launch: p.grid clusters of kCluster blocks (<= the SM count: persistent, and stream-K's
 // waits need every block resident; stream-K only without clusters), kThreads threads,
 // Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
-// kDec > 0 (unstructured A decoded into shared memory): warps 1-3 of the producer's warpgroup
-// decode (DecodeA).
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
-          int kUn = 0, int kDec = 0>
-__global__ void __launch_bounds__(ThreadsOf(kDec, kNTile), 1) GemmKernel(const __grid_constant__ Params p) {
+          int kUn = 0>
+__global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
   static_assert(kSpMS == 0 || kCluster == 1, "2:4 and unstructured tiles run without clusters");
   extern __shared__ unsigned char smem_raw[];
   SPARSE_GEMM_TRACE_AT(0, TraceClock());
   SPARSE_GEMM_TRACE_AT(8, TraceGlobal());
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kDec>;
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.
   unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  const uint32_t full0 = SmemAddr(ring + L::kBarOffset), empty0 = full0 + 8 * kStages;
+  const uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes + L::kCBytes), empty0 = full0 + 8 * kStages;
   if (threadIdx.x == 0) {
-    // (kDec > 0: a stage's full barrier also counts the decoder's threads)
     for (int s = 0; s < kStages; ++s) {
-      engine::MbarInit(full0 + 8 * s, 1 + (kDec > 0 ? 32 * DecWarps(kNTile) : 0));
+      engine::MbarInit(full0 + 8 * s, 1);
       engine::MbarInit(empty0 + 8 * s, kCluster == 1 ? 2 * 128 : 8 * kCluster);
-    }
-    // The runs' slots: full counts the bulk copy's bytes, empty the decoder's threads.
-    for (int b = 0; b < kDec; ++b) {
-      engine::MbarInit(empty0 + 8 * kStages + 8 * b, 1);
-      engine::MbarInit(empty0 + 8 * (kStages + kDec) + 8 * b, 32 * DecWarps(kNTile));
     }
     engine::FenceBarrierInit();
   }
@@ -1190,27 +1073,11 @@ __global__ void __launch_bounds__(ThreadsOf(kDec, kNTile), 1) GemmKernel(const _
   if (kCluster > 1) engine::ClusterSync();
   const int rank = kCluster > 1 ? static_cast<int>(engine::ClusterRank()) : 0;
   const int wgi = threadIdx.x / 128;
-  if constexpr (kDec > 0) {
-    // Registers a lane, within what the launch holds (setmaxnreg.inc waits for registers the
-    // block has freed: more would hang the consumers): 384 threads 88 + 2 x 208 = 168 x 3; 512
-    // threads (a second decoding warpgroup) 88 + 88 + 2 x 168 = 128 x 4.
-    constexpr bool kTwo = ThreadsOf(kDec, kNTile) == 512;
-    const int dec_wgs = kTwo ? 2 : 1;
-    if (wgi < dec_wgs) {
-      RegsDec<88>();
-      if (threadIdx.x == 0)
-        Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kDec>(p, ring, full0, empty0, rank);
-      else if (threadIdx.x >= 32)
-        DecodeA<kNTile, kStages, kTmaStore, kUn, kDec>(p, ring, full0, empty0);
-    } else {
-      RegsInc<kTwo ? 168 : 208>();
-      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kDec>(p, ring, full0, empty0, wgi - dec_wgs);
-    }
-  } else if (wgi == 0) {
-    RegsDec<40>();
+  if (wgi == 0) {
+    RegsDec<kProducerRegs>();
     if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn>(p, ring, full0, empty0, rank);
   } else {
-    RegsInc<232>();
+    RegsInc<kConsumerRegs>();
     if constexpr (kSpMS > 0)
       ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>(p, ring, full0, empty0, wgi - 1);
     else

@@ -8,12 +8,15 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
@@ -44,6 +47,38 @@ inline double FromBits(uint16_t b, DType t) {
 // The relative error of an output against a float64 reference, element by element: a
 // non-finite reference must be matched in class (NaN, or Inf of the same sign); a non-finite
 // output counts as bad unless the reference is past the output type's range (rounds to Inf).
+// A launch that never finishes (a barrier that never completes: a hang, not a slow kernel) ends
+// the process after `seconds` with a line naming it, rather than holding the GPU until the task's
+// limit (v32: a setmaxnreg.inc beyond the registers the launch held hung a check for its whole
+// 300 s). One at a time: the scope around a launch and its synchronisation.
+class Watchdog {
+ public:
+  Watchdog(const char* what, unsigned seconds) {
+    Name() = what;
+    std::signal(SIGALRM, &Fire);
+    alarm(seconds);
+  }
+  ~Watchdog() { alarm(0); }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  static const char*& Name() {
+    static const char* name = "";
+    return name;
+  }
+  static void Fire(int) {
+    static const char kMsg[] = "watchdog: a launch did not finish (a hang?): ";
+    const char* name = Name();
+    for (int fd : {1, 2}) {
+      (void)!write(fd, kMsg, sizeof kMsg - 1);
+      (void)!write(fd, name, std::strlen(name));
+      (void)!write(fd, "\n", 1);
+    }
+    _exit(4);
+  }
+};
+
 struct ErrorSum {
   double num = 0, den = 0;
   int bad = 0;
