@@ -857,34 +857,6 @@ __host__ __device__ constexpr int SpSliceRow(int sp, int cw, int ms) { return 64
 template <int kUn>
 constexpr int kFragSteps = kUn ? kKTile / 16 : 2;
 
-#if defined(SPARSE_GEMM_WIDE_DECODE)
-// (experiment, v32) DecodeTile with the stored registers fetched by one or two 16-byte loads of
-// the aligned chunks around them (a lane's stored registers of a tile are contiguous: at most
-// four words from `at`, so two chunks always cover them), each register then chosen by its
-// position (its offset in the first chunk plus the set bits before it) with selects.
-__device__ __forceinline__ void DecodeTileWide(uint32_t r, uint32_t vals, uint32_t sh, uint32_t before,
-                                               uint32_t (&af)[4]) {
-  const uint32_t word = engine::LdShared32(r);
-  const uint32_t at = vals + 4 * ((word >> 16) + __popc(word & before));
-  const uint32_t bits = (word >> sh) & 15u, off = (at >> 2) & 3u, base = at & ~15u;
-  uint32_t w[8];
-  asm("{\n.reg .pred p;\nsetp.gt.u32 p, %9, 4;\n"
-      "ld.shared.v4.b32 {%0, %1, %2, %3}, [%8];\n"
-      "mov.b32 %4, 0;\nmov.b32 %5, 0;\nmov.b32 %6, 0;\nmov.b32 %7, 0;\n"
-      "@p ld.shared.v4.b32 {%4, %5, %6, %7}, [%8+16];\n}\n"
-      : "=&r"(w[0]), "=&r"(w[1]), "=&r"(w[2]), "=&r"(w[3]), "=&r"(w[4]), "=&r"(w[5]), "=&r"(w[6]), "=&r"(w[7])
-      : "r"(base), "r"(off + __popc(bits)));
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t pos = off + __popc(bits & ((1u << i) - 1u));
-    const uint32_t a0 = pos & 4u ? w[4] : w[0], a1 = pos & 4u ? w[5] : w[1];
-    const uint32_t a2 = pos & 4u ? w[6] : w[2], a3 = pos & 4u ? w[7] : w[3];
-    const uint32_t b0 = pos & 2u ? a2 : a0, b1 = pos & 2u ? a3 : a1;
-    af[i] = (bits >> i) & 1u ? (pos & 1u ? b1 : b0) : 0u;
-  }
-}
-#endif
-
 template <int kSpMS, bool kSpSs, int kUn, int kBuf>
 __device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int cw,
                                                 uint32_t (&af)[2][kSpMS][kFragSteps<kUn>][4],
@@ -895,12 +867,8 @@ __device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int 
     const uint32_t rec = st + SpStrip(1, cw, 0, warp) * kFragSteps<kUn> * kUnstPairTileBytes + 4 * (lane >> 2);
 #pragma unroll
     for (int j = 0; j < kFragSteps<kUn>; ++j)
-#if defined(SPARSE_GEMM_WIDE_DECODE)
-      DecodeTileWide(rec + j * kUnstPairTileBytes, st + kUnRecordBytes, sh, (1u << sh) - 1, af[kBuf][0][j]);
-#else
       engine::UnstructuredPairs<128>::DecodeTile(rec + j * kUnstPairTileBytes, st + kUnRecordBytes, sh, (1u << sh) - 1,
                                                  af[kBuf][0][j]);
-#endif
   } else {
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms)
