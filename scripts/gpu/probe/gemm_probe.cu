@@ -769,6 +769,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
             const Operands& ops = form == AForm::kUnst ? *unst[si] : form == AForm::kSp24 ? *sparse : *dense;
             const auto ps = ops.Launches(*v, group, ws);
             auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, v->stream_k, s); };
+            const Watchdog watch(v->name, 60);  // (about 70 launches and their flushes)
             const double ev = timer.Events(f), gr = timer.Graph(f, 4 * copies);
             // (unstructured: the name with the sparsity in %)
             char name[64];
@@ -794,6 +795,7 @@ int WithVariant(const char* name, int m, int k, int n, int times, const std::fun
     const Workspace ws(sms);
     const auto ps = ops.Launches(v, Group(), ws);
     const auto launch = [&] { CK(v.launch(ps[0], sms, 0, v.stream_k, 0)); };
+    const Watchdog watch(v.name, 20);
     for (int i = 0; i < times; ++i) launch();
     CK(cudaDeviceSynchronize());
     return then(launch);
