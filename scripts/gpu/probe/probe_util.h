@@ -1,7 +1,8 @@
 // What the GPU workbenches share (engine_probe.cu, engine_variants.cu, stream_probe.cu): the
 // error check, 16-bit conversions, device buffers, cuBLAS loaded at run time (none at link
 // time), and the timer: CUDA-event medians after an L2 flush, and the CUDA-graph time per
-// launch. Host code, plus one kernel (FlushRead, internal to each object).
+// launch; a watchdog for launches that never finish. Host code, plus one kernel (FlushRead,
+// internal to each object).
 #ifndef SPARSE_SCRIPTS_PROBE_UTIL_H_
 #define SPARSE_SCRIPTS_PROBE_UTIL_H_
 #include <cuda_bf16.h>
@@ -44,9 +45,6 @@ inline double FromBits(uint16_t b, DType t) {
   return __bfloat162float(__ushort_as_bfloat16(b));
 }
 
-// The relative error of an output against a float64 reference, element by element: a
-// non-finite reference must be matched in class (NaN, or Inf of the same sign); a non-finite
-// output counts as bad unless the reference is past the output type's range (rounds to Inf).
 // A launch that never finishes (a barrier that never completes: a hang, not a slow kernel) ends
 // the process after `seconds` with a line naming it, rather than holding the GPU until the task's
 // limit (v32: a setmaxnreg.inc beyond the registers the launch held hung a check for its whole
@@ -79,6 +77,9 @@ class Watchdog {
   }
 };
 
+// The relative error of an output against a float64 reference, element by element: a
+// non-finite reference must be matched in class (NaN, or Inf of the same sign); a non-finite
+// output counts as bad unless the reference is past the output type's range (rounds to Inf).
 struct ErrorSum {
   double num = 0, den = 0;
   int bad = 0;
