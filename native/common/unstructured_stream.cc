@@ -55,7 +55,7 @@ std::string CapacityError(const UnstStream& s, int rb, int ks, int max_stage_wor
 // word per lane quad), then the values in strip, tile, lane, slot (register) order.
 // rows/start: each row's nonzeros by column (zeros left out). Sets s.offsets, s.data, s.stats.
 std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint16_t>>& rows,
-                            const std::vector<int>& start, int max_stage_words) {
+                            const std::vector<int>& start, int max_stage_words, int whole_min) {
   const bool pairs = s.layout == UnstLayout::kPairFrag;
   const int tiles = s.kks / 16;
   const int fixed = pairs ? UnstPairFixedBytes(s.strips, s.kks) : UnstBitmapFixedBytes(s.strips, s.kks);
@@ -64,6 +64,7 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
   // One stage: per (strip, tile, lane) its slots' values (0: none; a kept value is never +0).
   std::vector<uint16_t> slot(static_cast<size_t>(s.strips) * tiles * 256);
   std::vector<uint8_t> run;
+  std::vector<char> whole(static_cast<size_t>(s.strips) * tiles, 0);
   int densest_rb = 0, densest_ks = 0;
   s.offsets.reserve(static_cast<size_t>(s.row_blocks) * s.kstages + 1);
   for (int rb = 0; rb < s.row_blocks; ++rb) {
@@ -84,11 +85,26 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
         }
       }
       s.stats.nnz += values;
-      // The stage's stored units: values (kBitmapFrag) or registers (kPairFrag).
+      // The stage's stored units: values (kBitmapFrag) or registers (kPairFrag; a whole tile's
+      // 128 and the padding that aligns it). whole[t]: tile t (strip q, tile j at q tiles + j)
+      // is stored whole.
       int units = values;
       if (pairs) {
         units = 0;
-        for (size_t i = 0; i < slot.size(); i += 2) units += (slot[i] | slot[i + 1]) != 0;
+        for (int t = 0; t < s.strips * tiles; ++t) {
+          int regs = 0;
+          for (size_t i = static_cast<size_t>(t) * 256; i < static_cast<size_t>(t + 1) * 256; i += 2)
+            regs += (slot[i] | slot[i + 1]) != 0;
+          whole[t] = whole_min > 0 && regs >= whole_min;
+          if (whole[t]) {
+            s.stats.whole_tiles += 1;
+            s.stats.whole_padding += (4 - units % 4) % 4;
+            units = (units + 3) / 4 * 4 + 128;
+          } else {
+            s.stats.whole_tiles += regs == 128 && units % 4 == 0;  // (full, and aligned by chance)
+            units += regs;
+          }
+        }
       }
       if (units > s.stats.max_stage_words) s.stats.max_stage_words = units, densest_rb = rb, densest_ks = ks;
       const size_t unit_bytes = pairs ? 4 : 2;
@@ -97,6 +113,8 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
       for (int q = 0; q < s.strips; ++q)
         for (int j = 0; j < tiles; ++j) {
           uint8_t* rec = run.data() + (static_cast<size_t>(q) * tiles + j) * record;
+          const bool whole_tile = pairs && whole[static_cast<size_t>(q) * tiles + j];
+          if (whole_tile) before = (before + 3) / 4 * 4;  // (the run's zero fill pads)
           for (int lane = 0; lane < 32; ++lane) {
             const uint16_t* v = &slot[((static_cast<size_t>(q) * tiles + j) * 32 + lane) * 8];
             if (pairs) {
@@ -104,7 +122,7 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
               std::memcpy(&word, rec + 4 * (lane / 4), 4);
               if (lane % 4 == 0) word = static_cast<uint32_t>(before) << 16;
               for (int i = 0; i < 4; ++i) {
-                if ((v[2 * i] | v[2 * i + 1]) == 0) continue;
+                if (!whole_tile && (v[2 * i] | v[2 * i + 1]) == 0) continue;
                 word |= 1u << (4 * (lane % 4) + i);
                 const uint32_t w = static_cast<uint32_t>(v[2 * i + 1]) << 16 | v[2 * i];
                 std::memcpy(run.data() + fixed + 4 * static_cast<size_t>(before), &w, 4);
@@ -139,7 +157,8 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
 }  // namespace
 
 std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
-                            int strips, int kks, int max_stage_words, UnstStream* out, UnstLayout layout) {
+                            int strips, int kks, int max_stage_words, UnstStream* out, UnstLayout layout,
+                            int whole_min) {
   if (m <= 0 || k <= 0) return "m and k must be positive";
   if (strips <= 0 || strips > 64) return "strips per row block must be in 1..64";
   if (kks <= 0 || kks % 16 != 0 || kks > 2048) return "the stage width must be a multiple of 16 in 16..2048";
@@ -148,6 +167,8 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
     return "the warpgroup layout needs strips per row block a multiple of 4 and a stage width a multiple of 64";
   if ((layout == UnstLayout::kBitmapFrag || layout == UnstLayout::kPairFrag) && strips * kks > 4096)
     return "the bitmap and pair layouts need strips per row block times the stage width at most 4096 (16-bit counts)";
+  if (whole_min < 0 || whole_min > 128) return "the whole-tile threshold must be in 0..128 registers";
+  if (whole_min > 0 && layout != UnstLayout::kPairFrag) return "only the pair layout stores tiles whole";
   if (row_offsets[0] != 0) return "row_offsets[0] must be 0";
   for (int r = 0; r < m; ++r)
     if (row_offsets[r + 1] < row_offsets[r]) return "row_offsets must not decrease";
@@ -176,7 +197,7 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
     start[r + 1] = static_cast<int>(rows.size());
   }
   if (layout == UnstLayout::kBitmapFrag || layout == UnstLayout::kPairFrag)
-    return BuildFragStages(s, rows, start, max_stage_words);
+    return BuildFragStages(s, rows, start, max_stage_words, whole_min);
 
   const int header = UnstHeaderBytes(layout, strips, kks);
   const int segments = UnstSegments(layout, strips, kks), kblocks = kks / 64;
@@ -264,6 +285,15 @@ std::string FragToDense(const UnstStream& s, std::vector<uint16_t>* dense) {
       for (int q = 0; q < s.strips; ++q)
         for (int j = 0; j < tiles; ++j) {
           const uint8_t* rec = run + (static_cast<size_t>(q) * tiles + j) * record;
+          // kPairFrag: a whole tile (every quad's 16 bits set, the first count a multiple of 4)
+          // may start up to 3 registers after the ones before it and store zero registers.
+          bool whole = pairs;
+          for (int w = 0; w < 8 && pairs; ++w) {
+            uint32_t word;
+            std::memcpy(&word, rec + 4 * w, 4);
+            whole = whole && (word & 0xffffu) == 0xffffu && (w > 0 || (word >> 16) % 4 == 0);
+            if (w == 0 && whole && (word >> 16) >= before && (word >> 16) < before + 4) before = word >> 16;
+          }
           for (int lane = 0; lane < 32; ++lane) {
             uint32_t bits;  // the lane's slots (kPairFrag: each register's bit for both its slots)
             if (pairs) {
@@ -294,7 +324,7 @@ std::string FragToDense(const UnstStream& s, std::vector<uint16_t>* dense) {
               if (pairs && (slot & 1)) {
                 uint16_t lo;
                 std::memcpy(&lo, run + fixed + unit * before, 2);
-                if (((lo | v) & 0x7fff) == 0) return at + ": a zero register stored";
+                if (((lo | v) & 0x7fff) == 0 && !whole) return at + ": a zero register stored";
               }
               if (r >= s.m || col >= s.k) {
                 if (!pairs || (v & 0x7fff) != 0) return at + ": a bit set outside the matrix";

@@ -98,6 +98,13 @@ inline int UnstBitmapFixedBytes(int strips, int kks) { return strips * (kks / 16
 // each (slot 2 i in the low half, 2 i + 1 in the high half, +0 where that one is zero), in the
 // order strip, tile, lane, register. Bytes: 4 per stored register and 0.125 per weight; at
 // density d a register is stored with probability 1 - (1 - d)^2.
+// A tile may be stored whole (BuildUnstStream's whole_min): all its 128 registers, zeros
+// included, from a register index that is a multiple of 4 (up to 3 registers of padding before
+// it, uncounted), so every quad's word has its 16 bits set and lane l's four registers are the
+// 16 aligned bytes at (the tile's first register + 4 l) x 4: one 16-byte load a lane (the GEMM
+// engine's kUnWhole decodes). A tile whose words all have 16 bits set and whose first count is a
+// multiple of 4 is whole by definition; a decoder that knows nothing of it reads it as any other
+// (the counts place every register; a stored +0 adds nothing). Bytes: 512 a whole tile.
 constexpr int kUnstPairTileBytes = 32;
 inline int UnstPairFixedBytes(int strips, int kks) { return strips * (kks / 16) * kUnstPairTileBytes; }
 
@@ -125,6 +132,9 @@ struct UnstStats {
   long long stores = 0;
   long long wavefronts = 0;
   int max_stage_words = 0;  // the densest stage's nonzeros (kPairFrag: stored registers)
+  long long whole_tiles = 0;    // kPairFrag: tiles that are whole (whole_min's, and full ones that
+                                // start at a multiple of 4 by chance): those read whole
+  long long whole_padding = 0;  // kPairFrag: registers of padding that align the whole tiles
   // (kBitmapFrag: stores and wavefronts stay 0: nothing is scattered)
 };
 
@@ -145,11 +155,12 @@ struct UnstStream {
 // most 2048: offsets are 16 bits). `max_stage_words` (0: none) is the ring's capacity: a stage
 // with more nonzeros is refused, naming the densest stage (a variant with room for it is
 // needed). `layout`: which images the words address (kWg64: strips % 4 == 0, kks % 64 == 0;
-// kBitmapFrag: strips kks <= 4096, and its capacity counts values).
-// Returns "" or the error.
+// kBitmapFrag: strips kks <= 4096, and its capacity counts values). `whole_min` (kPairFrag only;
+// 0: none, else 1..128): a tile with at least that many registers to store is stored whole (see
+// kPairFrag above). Returns "" or the error.
 std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
                             int strips, int kks, int max_stage_words, UnstStream* out,
-                            UnstLayout layout = UnstLayout::kStrip16);
+                            UnstLayout layout = UnstLayout::kStrip16, int whole_min = 0);
 
 // The stream back to a dense row-major M x K matrix of 16-bit words (the left-out zeros as +0).
 // Returns "" or what is malformed.

@@ -5,6 +5,7 @@
 // Run: bash scripts/test-unstructured-stream.sh
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -65,8 +66,9 @@ Csr ToCsr(const std::vector<uint16_t>& a, int m, int k, bool zeros) {
 }
 
 void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks, std::mt19937_64& rng,
-               sparse::UnstLayout layout = sparse::UnstLayout::kStrip16) {
+               sparse::UnstLayout layout = sparse::UnstLayout::kStrip16, int whole_min = 0) {
   const std::string name = std::to_string(m) + "x" + std::to_string(k) + " s=" + std::to_string(sparsity) +
+                           (whole_min ? " whole>=" + std::to_string(whole_min) : std::string()) +
                            (special ? " special" : "") + " strips=" + std::to_string(strips) + " kks=" + std::to_string(kks) +
                            (layout == sparse::UnstLayout::kWg64        ? " wg64"
                             : layout == sparse::UnstLayout::kBitmapFrag ? " bitmap"
@@ -76,7 +78,8 @@ void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks,
   const std::vector<uint16_t> a = RandomMatrix(m, k, sparsity, special, rng);
   const Csr c = ToCsr(a, m, k, special);
   UnstStream s;
-  std::string err = sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s, layout);
+  std::string err =
+      sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s, layout, whole_min);
   Expect(err.empty(), name + ": build: " + err);
   if (!err.empty()) return;
   std::vector<uint16_t> back;
@@ -92,9 +95,11 @@ void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks,
   // The capacity: the densest stage just fits, one word less is refused.
   if (s.stats.max_stage_words > 1) {  // (a capacity of 0 means none)
     UnstStream t;
-    Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words, &t, layout).empty(),
+    Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words, &t, layout,
+                                   whole_min).empty(),
            name + ": capacity = densest stage must fit");
-    Expect(!sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words - 1, &t, layout).empty(),
+    Expect(!sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words - 1, &t,
+                                    layout, whole_min).empty(),
            name + ": capacity below the densest stage must be refused");
   }
   std::printf("ok %-48s bytes/weight %.4f  wavefronts/store %.3f\n", name.c_str(),
@@ -121,6 +126,55 @@ void Refusals() {
          "the bitmap layout takes strips x stage width of 4096");
   Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 16, 512, 0, &s, sparse::UnstLayout::kPairFrag).empty(),
          "the pair layout refuses strips x stage width over 4096");
+  Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 8, 128, 0, &s, sparse::UnstLayout::kPairFrag, 129).empty(),
+         "a whole-tile threshold over 128 registers is refused");
+  Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 8, 128, 0, &s, sparse::UnstLayout::kPairFrag, -1).empty(),
+         "a negative whole-tile threshold is refused");
+  Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 8, 128, 0, &s, sparse::UnstLayout::kBitmapFrag, 64).empty(),
+         "only the pair layout stores tiles whole");
+  // A whole tile's record altered: a first count off its multiple of 4, or past the padding a
+  // multiple of 4 allows, or a zero register in a tile that is not whole, is refused.
+  {
+    std::vector<int> o{0}, cc;
+    std::vector<uint16_t> vv;
+    for (int r = 0; r < 16; ++r) {
+      for (int c = 0; c < 32; ++c)
+        if (c < 16 ? (r + c) % 3 == 0 : true) cc.push_back(c), vv.push_back(0x3c00);
+      o.push_back(static_cast<int>(cc.size()));
+    }
+    // Tile 0 about a third full (not whole at 100), tile 1 full (whole): its start padded.
+    UnstStream w;
+    Expect(sparse::BuildUnstStream(16, 32, o.data(), cc.data(), vv.data(), 1, 32, 0, &w, sparse::UnstLayout::kPairFrag, 100).empty(),
+           "whole tiles: build");
+    Expect(w.stats.whole_tiles == 1, "whole tiles: one of two tiles is whole");
+    std::vector<uint16_t> back;
+    Expect(sparse::UnstStreamToDense(w, &back).empty(), "whole tiles: the stream decodes");
+    uint32_t word;
+    std::memcpy(&word, w.data.data() + sparse::kUnstPairTileBytes, 4);
+    int regs0 = 0;  // the first tile's stored registers
+    for (int q = 0; q < 8; ++q) {
+      uint32_t x;
+      std::memcpy(&x, w.data.data() + 4 * q, 4);
+      regs0 += __builtin_popcount(x & 0xffff);
+    }
+    Expect((word & 0xffff) == 0xffff && (word >> 16) % 4 == 0 && regs0 % 4 != 0 &&
+               static_cast<int>(word >> 16) == regs0 + w.stats.whole_padding && w.stats.max_stage_words == static_cast<int>(word >> 16) + 128,
+           "whole tiles: the second tile's record is whole, aligned after the first's registers");
+    for (int delta : {-1, 1, 4}) {
+      UnstStream bad = w;
+      for (int q = 0; q < 8; ++q) {
+        uint32_t x;
+        std::memcpy(&x, bad.data.data() + sparse::kUnstPairTileBytes + 4 * q, 4);
+        x += static_cast<uint32_t>(delta) << 16;
+        std::memcpy(bad.data.data() + sparse::kUnstPairTileBytes + 4 * q, &x, 4);
+      }
+      Expect(!sparse::UnstStreamToDense(bad, &back).empty(), "whole tiles: a count moved by " + std::to_string(delta) + " is refused");
+    }
+    // The first tile's first stored register zeroed: a tile that is not whole stores no zeros.
+    UnstStream zero = w;
+    std::memset(zero.data.data() + sparse::UnstPairFixedBytes(1, 32), 0, 4);
+    Expect(!sparse::UnstStreamToDense(zero, &back).empty(), "whole tiles: a zero register outside a whole tile is refused");
+  }
 }
 
 }  // namespace
@@ -224,19 +278,31 @@ int main() {
       for (bool special : {false, true}) RoundTrip(sh.m, sh.k, sp, special, 8, 128, rng, sparse::UnstLayout::kPairFrag);
   for (int strips : {1, 4, 8})
     for (int kks : {16, 128, 256}) RoundTrip(300, 777, 0.7, true, strips, kks, rng, sparse::UnstLayout::kPairFrag);
+  // ... with tiles stored whole (every tile, none but full ones, and a threshold that splits
+  // 50 % tiles).
+  for (auto sh : shapes)
+    for (double sp : {0.0, 0.5, 0.9})
+      for (int whole_min : {1, 90, 128})
+        RoundTrip(sh.m, sh.k, sp, true, 8, 64, rng, sparse::UnstLayout::kPairFrag, whole_min);
   // UnstructuredPairs's decode, emulated lane by lane as the device does it (the quad's word,
   // the popcount of the quad's register bits before the lane plus the word's count, one 32-bit
   // load per register whose bit is set, zero where it is not), gives each lane its A fragment;
-  // and the stream's registers are the pairs with a nonzero, each once.
-  for (const double sp : {0.5, 0.9}) {
+  // and the stream's registers are the pairs with a nonzero, each once. With whole tiles
+  // (whole_min > 0) also the GEMM engine's two whole-tile decodes (gemm_engine.cuh, kUnWhole):
+  // 1, a tile the whole warp finds whole (every quad's 16 bits, the first count a multiple of 4)
+  // read with one 16-byte load a lane; 2, a lane whose four bits are set and whose first register
+  // is a multiple of 4 reads its four with one 16-byte load; each load 16-byte aligned.
+  for (const double sp : {0.5, 0.9})
+    for (const int whole_min : {0, 1, 90}) {
     const int m = 200, k = 301, strips = 4, kks = 128, tiles = kks / 16;
     const std::vector<uint16_t> a = RandomMatrix(m, k, sp, true, rng);
     const Csr c = ToCsr(a, m, k, false);
     UnstStream s;
     Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s,
-                                   sparse::UnstLayout::kPairFrag).empty(), "pair decode: build");
-    bool ok = true;
-    long long stored = 0, nonempty = 0;
+                                   sparse::UnstLayout::kPairFrag, whole_min).empty(), "pair decode: build");
+    Expect(whole_min == 0 || s.stats.whole_tiles > 0, "pair decode: whole tiles where asked");
+    bool ok = true, aligned = true;
+    long long stored = 0, nonempty = 0, wide[3] = {0, 0, 0};
     const int fixed = sparse::UnstPairFixedBytes(strips, kks);
     for (int rb = 0; rb < s.row_blocks; ++rb)
       for (int ks = 0; ks < s.kstages; ++ks) {
@@ -247,26 +313,51 @@ int main() {
           return at + 4 <= bytes ? st[at] | st[at + 1] << 8 | st[at + 2] << 16 | static_cast<uint32_t>(st[at + 3]) << 24 : 0u;
         };
         for (int warp = 0; warp < strips; ++warp)
-          for (int j = 0; j < tiles; ++j)
+          for (int j = 0; j < tiles; ++j) {
+            const size_t rec = (static_cast<size_t>(warp) * tiles + j) * sparse::kUnstPairTileBytes;
+            bool warp_whole = true;  // decode 1's vote over the warp's 32 lanes (8 quads)
+            for (int quad = 0; quad < 8; ++quad) {
+              const uint32_t word = ld32(rec + 4 * quad);
+              warp_whole = warp_whole && (word & 0xffff) == 0xffff && ((word >> 16) & 3) == 0;
+            }
             for (int lane = 0; lane < 32; ++lane) {
-              const uint32_t word = ld32((static_cast<size_t>(warp) * tiles + j) * sparse::kUnstPairTileBytes + 4 * (lane >> 2));
+              const uint32_t word = ld32(rec + 4 * (lane >> 2));
               const uint32_t sh = 4 * (lane & 3), before = (1u << sh) - 1;
               const uint32_t first = (word >> 16) + __builtin_popcount(word & before);
               const uint32_t bits = (word >> sh) & 15;
-              size_t at = fixed + 4 * static_cast<size_t>(first);
-              for (int q = 0; q < 4; ++q) {
-                uint32_t reg = 0;
-                if (bits >> q & 1) reg = ld32(at), at += 4, ++stored;
-                const int g = lane >> 2, t = lane & 3;
-                const int r = (rb * strips + warp) * 16 + g + 8 * (q & 1), col = ks * kks + 16 * j + 2 * t + 8 * (q >> 1);
-                auto w = [&](int cc) -> uint32_t { return r < m && cc < k ? a[static_cast<size_t>(r) * k + cc] : 0; };
-                ok &= (reg & 0xffff) == w(col) && reg >> 16 == w(col + 1);
-                nonempty += (w(col) | w(col + 1)) != 0;
+              const bool lane_full = bits == 15 && (first & 3) == 0;
+              for (int form = 0; form < 3; ++form) {
+                // form 0: the scalar decode; 1: the warp's vote; 2: the lane's own test.
+                const bool v4 = (form == 1 && warp_whole) || (form == 2 && lane_full);
+                size_t at = fixed + 4 * static_cast<size_t>(first);
+                if (v4) aligned &= at % 16 == 0, ++wide[form];
+                for (int q = 0; q < 4; ++q) {
+                  uint32_t reg = 0;
+                  if (v4) {
+                    reg = ld32(at + 4 * q);
+                  } else if (bits >> q & 1) {
+                    reg = ld32(at), at += 4;
+                    stored += form == 0;
+                  }
+                  if (v4 && form == 1) stored += (reg & 0x7fff7fff) != 0;
+                  const int g = lane >> 2, t = lane & 3;
+                  const int r = (rb * strips + warp) * 16 + g + 8 * (q & 1), col = ks * kks + 16 * j + 2 * t + 8 * (q >> 1);
+                  auto w = [&](int cc) -> uint32_t { return r < m && cc < k ? a[static_cast<size_t>(r) * k + cc] : 0; };
+                  ok &= (reg & 0xffff) == w(col) && reg >> 16 == w(col + 1);
+                  if (form == 0) nonempty += (w(col) | w(col + 1)) != 0;
+                }
               }
             }
+          }
       }
-    Expect(ok, "pair decode, emulated: every lane's fragment is the matrix's");
-    Expect(stored == nonempty && s.stats.max_stage_words > 0, "pair decode: the registers stored are the nonempty pairs");
+    const std::string name = " (" + std::to_string(sp) + ", whole >= " + std::to_string(whole_min) + ")";
+    Expect(ok, "pair decode, emulated: every lane's fragment is the matrix's, in each form" + name);
+    Expect(aligned, "pair decode: every 16-byte load aligned" + name);
+    // The tiles stored whole are what decode 1 reads whole (32 lanes a tile), and decode 2 reads
+    // at least those lanes whole.
+    Expect(wide[1] == 32 * s.stats.whole_tiles && wide[2] >= wide[1], "pair decode: whole tiles read whole" + name);
+    if (whole_min == 0)
+      Expect(stored == nonempty && s.stats.max_stage_words > 0, "pair decode: the registers stored are the nonempty pairs" + name);
   }
   // The rows layout (per row its nonzeros in column order, column << 16 | value).
   for (auto sh : shapes)

@@ -857,7 +857,55 @@ __host__ __device__ constexpr int SpSliceRow(int sp, int cw, int ms) { return 64
 template <int kUn>
 constexpr int kFragSteps = kUn ? kKTile / 16 : 2;
 
-template <int kSpMS, bool kSpSs, int kUn, int kBuf>
+// kUnWhole: how a consumer lane reads a pair-stream tile's four A registers (the stream's whole
+// tiles: unstructured_stream.h, kPairFrag). 0: UnstructuredPairs::DecodeTile, a predicated 32-bit
+// load a stored register. 1: a tile whose 32 lanes all find their quad's 16 bits set and its
+// count a multiple of 4 (a whole tile; one vote a tile, so the branch is the warp's) is read with
+// one 16-byte load a lane, any other tile as by 0. 2: a lane whose own four bits are set and
+// whose first register is a multiple of 4 reads the four with one 16-byte load, any other lane
+// as by 0 (no vote and no branch: the other form's loads are predicated off).
+// rec: the lane's quad's word of the tile; vals: the stage's stored registers; sh: the lane's
+// four bits' place in the word (4 (lane % 4)), before: the quad's bits below them.
+template <int kUnWhole>
+__device__ __forceinline__ void DecodeUnTile(uint32_t rec, uint32_t vals, uint32_t sh, uint32_t before,
+                                             uint32_t (&af)[4]) {
+  using Pairs = engine::UnstructuredPairs<128>;
+  static_assert(kUnWhole >= 0 && kUnWhole <= 2, "decode forms 0, 1 and 2");
+  if constexpr (kUnWhole == 0) {
+    Pairs::DecodeTile(rec, vals, sh, before, af);
+  } else if constexpr (kUnWhole == 1) {
+    const uint32_t word = engine::LdShared32(rec);
+    // (the 16 bits set, bits 16-17 clear: the count a multiple of 4)
+    if (__all_sync(0xffffffffu, (word & 0x3ffffu) == 0xffffu)) {
+      // The lane's four registers: the quad's count + 4 (lane % 4) registers on, 16-byte aligned.
+      asm("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+          : "=r"(af[0]), "=r"(af[1]), "=r"(af[2]), "=r"(af[3])
+          : "r"(vals + 4 * (word >> 16) + 4 * sh));
+    } else {
+      Pairs::DecodeWord(word, vals, sh, before, af);
+    }
+  } else {
+    const uint32_t word = engine::LdShared32(rec);
+    const uint32_t at = vals + 4 * ((word >> 16) + __popc(word & before));
+    // f: the lane's four bits set and its first register 16-byte aligned; then one 16-byte load,
+    // and the per-register loads (p: the register's bit, and not f) all predicated off.
+#define SPARSE_GEMM_UN_REG(i, m)                              \
+  "and.b32 t, b, " #m ";\nsetp.ne.b32 p, t, 0;\n"           \
+  "@p ld.shared.b32 %" #i ", [c];\n@p add.u32 c, c, 4;\n"
+    asm("{\n.reg .pred f, p;\n.reg .b32 c, t, b;\n"
+        "and.b32 t, %5, 15;\nsetp.eq.b32 f, t, 15;\n"
+        "and.b32 t, %4, 15;\nsetp.eq.and.b32 f, t, 0, f;\n"
+        "mov.b32 c, %4;\nmov.b32 %0, 0;\nmov.b32 %1, 0;\nmov.b32 %2, 0;\nmov.b32 %3, 0;\n"
+        "@f ld.shared.v4.b32 {%0, %1, %2, %3}, [c];\n"
+        "selp.b32 b, 0, %5, f;\n"
+        SPARSE_GEMM_UN_REG(0, 1) SPARSE_GEMM_UN_REG(1, 2) SPARSE_GEMM_UN_REG(2, 4) SPARSE_GEMM_UN_REG(3, 8) "}\n"
+        : "=&r"(af[0]), "=&r"(af[1]), "=&r"(af[2]), "=&r"(af[3])
+        : "r"(at), "r"(word >> sh));
+#undef SPARSE_GEMM_UN_REG
+  }
+}
+
+template <int kSpMS, bool kSpSs, int kUn, int kBuf, int kUnWhole = 0>
 __device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int cw,
                                                 uint32_t (&af)[2][kSpMS][kFragSteps<kUn>][4],
                                                 uint32_t (&e)[2][kSpMS][2]) {
@@ -867,8 +915,7 @@ __device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int 
     const uint32_t rec = st + SpStrip(1, cw, 0, warp) * kFragSteps<kUn> * kUnstPairTileBytes + 4 * (lane >> 2);
 #pragma unroll
     for (int j = 0; j < kFragSteps<kUn>; ++j)
-      engine::UnstructuredPairs<128>::DecodeTile(rec + j * kUnstPairTileBytes, st + kUnRecordBytes, sh, (1u << sh) - 1,
-                                                 af[kBuf][0][j]);
+      DecodeUnTile<kUnWhole>(rec + j * kUnstPairTileBytes, st + kUnRecordBytes, sh, (1u << sh) - 1, af[kBuf][0][j]);
   } else {
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms)
@@ -957,7 +1004,7 @@ __device__ __forceinline__ void UnResum(const Params& p, int mb, int col0, int c
 // fragments load into the other (once wgmma.wait_group 1 says stage i - 1's group, the last
 // reader of that buffer, is done), so the shared-memory loads overlap the tensor cores.
 // kUn: the same loop for unstructured A, its tiles decoded from the pair stream (kSpMS 1).
-template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, bool kSpSs, int kUn>
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, bool kSpSs, int kUn, int kUnWhole>
 __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // (kSpSs) where this warpgroup's first row of A and the metadata lie within a stage.
@@ -986,8 +1033,8 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     unsigned long long waits = 0;  // (slot 6, written once the segment is done)
 #endif
     __syncwarp();
-    LoadSpFragments<kSpMS, kSpSs, kUn, 0>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta, cw, af,
-                                          e);
+    LoadSpFragments<kSpMS, kSpSs, kUn, 0, kUnWhole>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta,
+                                                    cw, af, e);
     int prev = -1;
     for (int i = 0; i < len; ++i) {
       const uint32_t st = ring0 + stage * L::kStageBytes, b0 = st + L::kABytes;
@@ -1013,9 +1060,9 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
         __syncwarp();
         const uint32_t next = ring0 + stage * L::kStageBytes;
         if ((i & 1) == 0)
-          LoadSpFragments<kSpMS, kSpSs, kUn, 1>(next, next + kMeta, cw, af, e);
+          LoadSpFragments<kSpMS, kSpSs, kUn, 1, kUnWhole>(next, next + kMeta, cw, af, e);
         else
-          LoadSpFragments<kSpMS, kSpSs, kUn, 0>(next, next + kMeta, cw, af, e);
+          LoadSpFragments<kSpMS, kSpSs, kUn, 0, kUnWhole>(next, next + kMeta, cw, af, e);
       }
     }
     wg::Wait<0>();
@@ -1051,9 +1098,10 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // waits need every block resident; stream-K only without clusters), kThreads threads,
 // Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
-          int kUn = 0>
+          int kUn = 0, int kUnWhole = 0>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
   static_assert(kSpMS == 0 || kCluster == 1, "2:4 and unstructured tiles run without clusters");
+  static_assert(kUnWhole == 0 || kUn > 0, "the whole-tile decodes read the pair stream");
   extern __shared__ unsigned char smem_raw[];
   SPARSE_GEMM_TRACE_AT(0, TraceClock());
   SPARSE_GEMM_TRACE_AT(8, TraceGlobal());
@@ -1079,7 +1127,7 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   } else {
     RegsInc<kConsumerRegs>();
     if constexpr (kSpMS > 0)
-      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>(p, ring, full0, empty0, wgi - 1);
+      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kUnWhole>(p, ring, full0, empty0, wgi - 1);
     else
       Consume<kType, kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
   }

@@ -59,7 +59,11 @@ struct UnstructuredPairs : UnstructuredScatter<(kCapWords < 128 ? kCapWords : 12
   // sh its place in the quad (4 bits a lane) and before the quad's bits before it.
   __device__ static __forceinline__ void DecodeTile(uint32_t r, uint32_t vals, uint32_t sh, uint32_t before,
                                                     uint32_t (&af)[4]) {
-    const uint32_t word = LdShared32(r);
+    DecodeWord(LdShared32(r), vals, sh, before, af);
+  }
+  // DecodeTile from the quad's word as loaded.
+  __device__ static __forceinline__ void DecodeWord(uint32_t word, uint32_t vals, uint32_t sh, uint32_t before,
+                                                    uint32_t (&af)[4]) {
     const uint32_t first = (word >> 16) + __popc(word & before);
     const uint32_t bits = word >> sh;  // (the decode reads bits 0-3 only)
     const uint32_t at = vals + 4 * first;

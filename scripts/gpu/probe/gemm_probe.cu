@@ -15,6 +15,8 @@
 //                                       ones at each sparsity of SPARSITY (default 0.5,0.7,0.9)
 //   gemm_probe one VARIANT M K N        a few launches of one variant (Nsight Compute; `_un`
 //                                       at the first SPARSITY)
+// The `_un_w1` / `_un_w2` variants read a stream whose tiles of WHOLE_MIN registers or more
+// (default 80 of 128) are stored whole, in `check`, `time`, `one` and `trace` alike.
 // GEMM_GROUP sets the raster's row blocks per group (default 8).
 #include <algorithm>
 #include <cmath>
@@ -49,6 +51,9 @@ struct Variant {
   bool ss = false;  // 2:4 A read by wgmma from shared memory (the compressed rows and metadata)
   int un = 0;  // unstructured A (the pair stream; sp is 1: tiles of 128 rows): its slots' room in
               // registers a tile (128: any stage; less refuses a stream with a longer run)
+  int whole = 0;  // (un) the tile decode, gemm_engine.cuh's kUnWhole: 0 per register; 1 and 2
+                  // read whole tiles with one 16-byte load a lane, and are given a stream with
+                  // whole tiles (WholeMin)
 };
 
 // Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores), _sk
@@ -107,6 +112,12 @@ struct Variant {
     #TN "_un" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, 1, 1, false, CAP>, \
         1, false, CAP                                                                                            \
   }
+// _wW: the whole-tile decode W (slots of 128 registers a tile: a stage of whole tiles).
+#define SPARSE_GEMM_UNW_VARIANT(T, TN, NT, S, TMA, SK, W, SUFFIX)                                                   \
+  Variant {                                                                                                        \
+    #TN "_un" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, 1, 1, false, 128, W>, \
+        1, false, 128, W                                                                                           \
+  }
 #define SPARSE_GEMM_UN_VARIANTS(T, TN)                                                                               \
   SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 0, 0, 128, ""), SPARSE_GEMM_UN_VARIANT(T, TN, 128, 5, 1, 0, 128, "_tma"),     \
       SPARSE_GEMM_UN_VARIANT(T, TN, 128, 5, 1, 2, 128, "_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 3, 1, 0, 128, "_tma"), \
@@ -114,12 +125,17 @@ struct Variant {
       SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 0, 120, "_c120_tma2"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 2, 120, "_c120_tma2_tk"), \
       SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 2, 120, "_c120_tma_tk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 1, 120, "_c120_tma2_sk"), \
       SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 1, 120, "_c120_tma_sk"), SPARSE_GEMM_UN_VARIANT(T, TN, 256, 4, 2, 3, 120, "_c120_tma2_ck"), \
-      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 3, 120, "_c120_tma_ck"), SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 0, 3, 120, "_c120_ck")
+      SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 1, 3, 120, "_c120_tma_ck"), SPARSE_GEMM_UN_VARIANT(T, TN, 128, 6, 0, 3, 120, "_c120_ck"), \
+      SPARSE_GEMM_UNW_VARIANT(T, TN, 128, 5, 1, 0, 1, "_w1_tma"), SPARSE_GEMM_UNW_VARIANT(T, TN, 128, 5, 1, 0, 2, "_w2_tma"), \
+      SPARSE_GEMM_UNW_VARIANT(T, TN, 128, 5, 1, 3, 1, "_w1_tma_ck"), SPARSE_GEMM_UNW_VARIANT(T, TN, 128, 5, 1, 3, 2, "_w2_tma_ck"), \
+      SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 0, 1, "_w1_tma"), SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 0, 2, "_w2_tma"), \
+      SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 3, 1, "_w1_tma_ck"), SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 3, 2, "_w2_tma_ck")
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SP_VARIANTS(kF16, f16),    SPARSE_GEMM_SP_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SS_VARIANTS(kF16, f16),    SPARSE_GEMM_SS_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_UN_VARIANTS(kF16, f16),    SPARSE_GEMM_UN_VARIANTS(kBF16, bf16)};
 #undef SPARSE_GEMM_UN_VARIANTS
+#undef SPARSE_GEMM_UNW_VARIANT
 #undef SPARSE_GEMM_UN_VARIANT
 #undef SPARSE_GEMM_SS_VARIANTS
 #undef SPARSE_GEMM_SS_VARIANT
@@ -237,12 +253,20 @@ std::vector<uint16_t> RandomUnst(int m, int k, DType t, double sparsity, bool aw
   return v;
 }
 
-// The pair stream the `_un` kernels read (kUnStrips strips, kKTile columns a stage).
-UnstStream PairStream(const std::vector<uint16_t>& a, int m, int k) {
+// The whole-tile threshold of the `_w` variants' streams (WHOLE_MIN, default 80 registers of
+// 128: 50 % sparse tiles are whole, 70 % ones not; the check's 60 % ones split).
+int WholeMin() {
+  const char* w = std::getenv("WHOLE_MIN");
+  return w ? std::max(0, std::min(128, std::atoi(w))) : 80;
+}
+
+// The pair stream the `_un` kernels read (kUnStrips strips, kKTile columns a stage); whole_min:
+// BuildUnstStream's (tiles stored whole).
+UnstStream PairStream(const std::vector<uint16_t>& a, int m, int k, int whole_min = 0) {
   const Csr16 csr = ToCsr(a, m, k);
   UnstStream s;
   const std::string err = BuildUnstStream(m, k, csr.offsets.data(), csr.cols.data(), csr.vals.data(), gm::kUnStrips,
-                                          gm::kKTile, 0, &s, UnstLayout::kPairFrag);
+                                          gm::kKTile, 0, &s, UnstLayout::kPairFrag, whole_min);
   if (!err.empty()) {
     std::printf("BuildUnstStream: %s\n", err.c_str());
     std::exit(1);
@@ -497,16 +521,23 @@ int SelfTest() {
   // record at (4 SpStrip + j) 32 bytes, its stored registers from kUnRecordBytes on), placed as
   // wgmma reads A registers (register i: row g + 8 (i & 1), columns 2 t + 8 (i >> 1) and the
   // next), is the matrix; every run fits a stage (UnStageBytes(128)) and is whole 16-byte units.
+  // Each of DecodeUnTile's forms (kUnWhole 0, 1, 2) on streams with and without whole tiles
+  // (whole_min 0, 1, 80): 1 reads a tile whose 32 lanes all pass the vote with one 16-byte load
+  // a lane, 2 a lane whose own four bits are set and whose first register is a multiple of 4;
+  // every such load 16-byte aligned and inside the run.
   {
     std::mt19937_64 rng(12);
     const struct {
       int m, k;
     } un_shapes[] = {{1, 8}, {7, 40}, {200, 96}, {129, 264}, {333, 520}, {300, 77}};
     for (double sparsity : {0.0, 0.5, 0.9, 1.0})
-      for (const auto& sh : un_shapes) {
+      for (const auto& sh : un_shapes)
+        for (int whole_min : {0, 1, 80})
+          for (int form = 0; form < 3; ++form) {
         ++cases;
         const auto a = RandomUnst(sh.m, sh.k, DType::kF16, sparsity, true, rng);
-        const UnstStream st = PairStream(a, sh.m, sh.k);
+        const UnstStream st = PairStream(a, sh.m, sh.k, whole_min);
+        long long wide = 0;  // lanes that read a tile with one 16-byte load
         const int m_blocks = (sh.m + gm::kMTile - 1) / gm::kMTile, k_blocks = (sh.k + gm::kKTile - 1) / gm::kKTile;
         bool ok = st.row_blocks == m_blocks && st.kstages == k_blocks &&
                   st.offsets.size() == static_cast<size_t>(m_blocks) * k_blocks + 1;
@@ -520,15 +551,33 @@ int SelfTest() {
             const uint8_t* run = st.data.data() + static_cast<size_t>(u0) * 16;
             for (int cw = 0; cw < 2; ++cw)
               for (int w = 0; w < 4; ++w)
-                for (int j = 0; j < gm::kKTile / 16; ++j)
+                for (int j = 0; j < gm::kKTile / 16; ++j) {
+                  const uint8_t* rec = run + (gm::SpStrip(1, cw, 0, w) * 4 + j) * kUnstPairTileBytes;
+                  bool vote = true;  // form 1: every lane's quad word has 16 bits set, bits 16-17 clear
+                  for (int q = 0; q < 8; ++q) {
+                    uint32_t x;
+                    std::memcpy(&x, rec + 4 * q, 4);
+                    vote = vote && (x & 0x3ffffu) == 0xffffu;
+                  }
                   for (int lane = 0; lane < 32; ++lane) {
                     const int g = lane >> 2, t = lane & 3, sh4 = 4 * t;
                     uint32_t word;
-                    std::memcpy(&word, run + (gm::SpStrip(1, cw, 0, w) * 4 + j) * kUnstPairTileBytes + 4 * (lane >> 2), 4);
+                    std::memcpy(&word, rec + 4 * (lane >> 2), 4);
                     uint32_t first = (word >> 16) + __builtin_popcount(word & ((1u << sh4) - 1));
+                    const bool v4 = form == 1 ? vote : form == 2 && ((word >> sh4) & 15) == 15 && first % 4 == 0;
+                    if (v4) {
+                      ++wide;
+                      // (the device's address: the quad's count + 4 (lane % 4) registers)
+                      const uint32_t at = form == 1 ? gm::kUnRecordBytes + 4 * (word >> 16) + 16 * t
+                                                    : gm::kUnRecordBytes + 4 * first;
+                      if (at % 16 != 0 || at + 16 > (u1 - u0) * 16 || at != gm::kUnRecordBytes + 4 * first) {
+                        ok = false;
+                        break;
+                      }
+                    }
                     for (int i = 0; i < 4; ++i) {
                       uint32_t reg = 0;
-                      if ((word >> (sh4 + i)) & 1) {
+                      if (v4 || ((word >> (sh4 + i)) & 1)) {
                         if (gm::kUnRecordBytes + 4 * (first + 1) > (u1 - u0) * 16) {
                           ok = false;
                           break;
@@ -542,11 +591,18 @@ int SelfTest() {
                       at[0] = static_cast<uint16_t>(reg & 0xffff), at[1] = static_cast<uint16_t>(reg >> 16);
                     }
                   }
+                }
           }
         ok = ok && DecodedIs(back, m_blocks * gm::kMTile, k_blocks * gm::kKTile, a, sh.m, sh.k);
+        // Form 1 reads exactly the whole tiles whole (the encoder's count: whole_min's, and full
+        // tiles aligned by chance), and form 2 at least their lanes.
+        if (form == 1) ok = ok && wide == 32 * st.stats.whole_tiles;
+        if (form == 2) ok = ok && wide >= 32 * st.stats.whole_tiles;
+        if (whole_min == 1 && sparsity < 1.0) ok = ok && st.stats.whole_tiles > 0;
         if (!ok && ++failures <= 5)
-          std::printf("FAIL unstructured pair stream M %d K %d sparsity %.1f\n", sh.m, sh.k, sparsity);
-      }
+          std::printf("FAIL unstructured pair stream M %d K %d sparsity %.1f whole_min %d form %d\n", sh.m, sh.k, sparsity,
+                      whole_min, form);
+          }
   }
   std::printf("selftest: %d cases, %d failures\n", cases, failures);
   return failures ? 1 : 0;
@@ -583,11 +639,17 @@ int Check() {
       const int si = static_cast<int>(&s - shapes);
       const auto aun = RandomUnst(s.m, s.k, t, si == 0 ? 0.0 : si % 2 ? 0.9 : 0.6, true, rng);
       const auto refun = Reference(aun, b, s.m, s.k, s.n, t);
-      const UnstStream un = PairStream(aun, s.m, s.k);
-      DevBuf dun(un.data.size()), druns(un.offsets.size() * 4);
+      // The `_w` variants' stream of the same matrix, with whole tiles (WholeMin).
+      const UnstStream un = PairStream(aun, s.m, s.k), unw = PairStream(aun, s.m, s.k, WholeMin());
+      DevBuf dun(un.data.size()), druns(un.offsets.size() * 4), dunw(unw.data.size()), drunsw(unw.offsets.size() * 4);
       const int un_max = UnRunMax(un.offsets.data(), un.offsets.size());
+      const int unw_max = UnRunMax(unw.offsets.data(), unw.offsets.size());
       CK(cudaMemcpy(dun.p, un.data.data(), dun.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(druns.p, un.offsets.data(), druns.bytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dunw.p, unw.data.data(), dunw.bytes, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(drunsw.p, unw.offsets.data(), drunsw.bytes, cudaMemcpyHostToDevice));
+      std::printf("M %5d K %5d: pair stream %zu bytes; with whole tiles (%d registers or more) %zu bytes, %lld whole tiles\n",
+                  s.m, s.k, un.Bytes(), WholeMin(), unw.Bytes(), unw.stats.whole_tiles);
       DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size()), drows(f24.rows.size() * 2),
           dmeta(f24.meta.size() * 4);
       CK(cudaMemcpy(drows.p, f24.rows.data(), drows.bytes, cudaMemcpyHostToDevice));
@@ -599,19 +661,20 @@ int Check() {
       for (const Variant& v : kVariants) {
         if (v.type != t || !Picked(v, false) || (v.sp == 0 && s.k % 8 != 0)) continue;
         const std::vector<double>& ref = v.un ? refun : v.sp ? ref24 : ref_dense;
-        const void* a_dev = v.un ? dun.p : v.sp == 0 ? da.p : v.ss ? drows.p : ds.p;
+        const void* a_dev = v.un ? (v.whole ? dunw.p : dun.p) : v.sp == 0 ? da.p : v.ss ? drows.p : ds.p;
+        const int run_max = v.whole ? unw_max : un_max;
         gm::Params p;
         CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
                                  ws.blocks, v.sp, v.ss ? dmeta.p : nullptr,
-                                 v.un ? static_cast<const uint32_t*>(druns.p) : nullptr, un_max));
+                                 v.un ? static_cast<const uint32_t*>(v.whole ? drunsw.p : druns.p) : nullptr, run_max));
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
         // across tiles (and for stream-K: whole-tile rounds, then runs of many stages).
-        if (v.un && un_max > gm::UnStageBytes(v.un)) {
+        if (v.un && run_max > gm::UnStageBytes(v.un)) {
           const cudaError_t e = v.launch(p, sms, 0, v.stream_k, 0);
           const bool ok = e == cudaErrorInvalidValue;
           ++runs;
           if (!ok) ++failures;
-          std::printf("%-16s M %5d K %5d N %5d a run of %d bytes: %s %s\n", v.name, s.m, s.k, s.n, un_max,
+          std::printf("%-16s M %5d K %5d N %5d a run of %d bytes: %s %s\n", v.name, s.m, s.k, s.n, run_max,
                       ok ? "refused" : "not refused", ok ? "ok" : "FAIL");
           continue;
         }
@@ -655,7 +718,10 @@ struct Operands {
   DevBuf c;
   int m, k, n;
   int run_max = 0;  // (unstructured) the pair stream's longest run
-  Operands(int m_, int k_, int n_, DType t, int copies, AForm form = AForm::kDense, double sparsity = 0)
+  int whole_tiles = 0;  // (unstructured) tiles stored whole, and of how many
+  long long tiles = 0;
+  double a_bytes = 0;  // A's bytes as the kernels read them (dense, or the stream)
+  Operands(int m_, int k_, int n_, DType t, int copies, AForm form = AForm::kDense, double sparsity = 0, int whole_min = 0)
       : c(static_cast<size_t>(m_) * n_ * 2), m(m_), k(k_), n(n_) {
     std::mt19937_64 rng(7);
     const bool sparse = form == AForm::kSp24;
@@ -666,9 +732,13 @@ struct Operands {
     Forms24 f;
     if (sparse) f = Forms(ha, m, k);
     UnstStream un;
+    a_bytes = 2.0 * m * k;
     if (form == AForm::kUnst) {
-      un = PairStream(ha, m, k);
+      un = PairStream(ha, m, k, whole_min);
       run_max = UnRunMax(un.offsets.data(), un.offsets.size());
+      whole_tiles = static_cast<int>(un.stats.whole_tiles);
+      tiles = static_cast<long long>(un.row_blocks) * un.kstages * gm::kUnTiles;
+      a_bytes = static_cast<double>(un.Bytes());
     }
     const auto upload = [](std::vector<DevBuf*>* to, const void* host, size_t bytes) {
       to->push_back(new DevBuf(bytes));
@@ -748,11 +818,22 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
         };
         const std::vector<double> sparsities = Sparsities();
         std::unique_ptr<Operands> dense, sparse;
-        std::vector<std::unique_ptr<Operands>> unst;
+        // (the `_w` variants: the same matrices, their streams with whole tiles)
+        std::vector<std::unique_ptr<Operands>> unst, unstw;
+        const bool whole = std::any_of(vs.begin(), vs.end(), [&](const Variant* v) { return v->type == t && v->whole; });
         if (picks(AForm::kDense)) dense.reset(new Operands(m, k, n, t, copies));
         if (picks(AForm::kSp24)) sparse.reset(new Operands(m, k, n, t, copies, AForm::kSp24));
         if (picks(AForm::kUnst))
-          for (double sp : sparsities) unst.emplace_back(new Operands(m, k, n, t, copies, AForm::kUnst, sp));
+          for (double sp : sparsities) {
+            unst.emplace_back(new Operands(m, k, n, t, copies, AForm::kUnst, sp));
+            if (!whole) continue;
+            unstw.emplace_back(new Operands(m, k, n, t, copies, AForm::kUnst, sp, WholeMin()));
+            const Operands& w = *unstw.back();
+            std::printf("# %d x %d at %.0f %%: whole tiles (%d registers or more) %d of %lld; A %.3f bytes a weight "
+                        "(without whole tiles %.3f)\n",
+                        m, k, 100 * sp, WholeMin(), w.whole_tiles, w.tiles, w.a_bytes / (static_cast<double>(m) * k),
+                        unst.back()->a_bytes / (static_cast<double>(m) * k));
+          }
         const Operands& base = dense ? *dense : sparse ? *sparse : *unst.front();
         double cb_ev = 0, cb_gr = 0;
         if (have_cublas) {
@@ -766,7 +847,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
           if (v->type != t) continue;
           const AForm form = FormOf(*v);
           for (size_t si = 0; si < (form == AForm::kUnst ? unst.size() : 1); ++si) {
-            const Operands& ops = form == AForm::kUnst ? *unst[si] : form == AForm::kSp24 ? *sparse : *dense;
+            const Operands& ops = form == AForm::kUnst ? *(v->whole ? unstw : unst)[si] : form == AForm::kSp24 ? *sparse : *dense;
             const auto ps = ops.Launches(*v, group, ws);
             auto f = [&](int i) { return v->launch(ps[i % copies], sms, 0, v->stream_k, s); };
             const Watchdog watch(v->name, 60);  // (about 70 launches and their flushes)
@@ -790,7 +871,7 @@ int Time(const std::vector<std::pair<int, int>>& shapes, const std::vector<int>&
 int WithVariant(const char* name, int m, int k, int n, int times, const std::function<int(const std::function<void()>&)>& then) {
   for (const Variant& v : kVariants) {
     if (std::strcmp(v.name, name) != 0) continue;
-    Operands ops(m, k, n, v.type, 1, FormOf(v), Sparsities().front());
+    Operands ops(m, k, n, v.type, 1, FormOf(v), Sparsities().front(), v.whole ? WholeMin() : 0);
     const int sms = SmCount();
     const Workspace ws(sms);
     const auto ps = ops.Launches(v, Group(), ws);
