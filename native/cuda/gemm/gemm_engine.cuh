@@ -673,10 +673,24 @@ __device__ __forceinline__ void AddPartials(const Params& p, int cw, int tile_en
 // stores its boxes and counts itself done (CoopDone), the last one zeroing the counters.
 // Every piece saves before it waits, so the waits form no cycle while the grid is resident.
 // Partial slot float4 i of a slice covers columns 8 (i % (kAcc / 4)) ..: box (i % (kAcc / 4)) / 8.
+// A cooperative piece's place (CoopTile, CoopDone): its index j among its tile's p.coop pieces,
+// the tile's owner (piece 0's block), and consumer warpgroup cw's two counters of the tile: the
+// arrivals on the owner's flag and the pieces done on the owner + 1's.
+struct CoopPiece {
+  int j, owner;
+  int* arrive;
+  int* done;
+};
+__device__ __forceinline__ CoopPiece CoopPieceOf(const Params& p, int cw) {
+  const int j = static_cast<int>(blockIdx.x) % p.coop, owner = static_cast<int>(blockIdx.x) - j;
+  return CoopPiece{j, owner, p.flags + 2 * owner + cw, p.flags + 2 * (owner + 1) + cw};
+}
+
 template <int kAcc, int kSlices>
 __device__ __forceinline__ bool CoopTile(const Params& p, int cw, float* d, int* lo, int* hi) {
   constexpr int kBoxes = kAcc / 32, kF4 = kSlices * kAcc / 4;
-  const int split = p.coop, j = static_cast<int>(blockIdx.x) % split, owner = static_cast<int>(blockIdx.x) - j;
+  const CoopPiece piece = CoopPieceOf(p, cw);
+  const int split = p.coop, j = piece.j, owner = piece.owner;
   *lo = kBoxes * j / split, *hi = kBoxes * (j + 1) / split;
   float4* mine = PartialSlot<kSlices * kAcc>(p, blockIdx.x, cw);
 #pragma unroll
@@ -688,7 +702,7 @@ __device__ __forceinline__ bool CoopTile(const Params& p, int cw, float* d, int*
   SPARSE_GEMM_TRACE_AT(10, TraceClock());
   SPARSE_GEMM_TRACE_AT(13, j);
   SPARSE_GEMM_TRACE_AT(14, TraceGlobal());
-  int* arrive = p.flags + 2 * owner + cw;
+  int* arrive = piece.arrive;
   if ((threadIdx.x & 127) == 0) {
     AddRelease(arrive, 1);
     while (LoadAcquire(arrive) < split) {
@@ -721,10 +735,8 @@ __device__ __forceinline__ bool CoopTile(const Params& p, int cw, float* d, int*
 // half of the atomic is cumulative).
 __device__ __forceinline__ void CoopDone(const Params& p, int cw) {
   WarpgroupSync(cw);
-  const int split = p.coop, owner = static_cast<int>(blockIdx.x) - static_cast<int>(blockIdx.x) % split;
-  int* arrive = p.flags + 2 * owner + cw;
-  int* done = p.flags + 2 * (owner + 1) + cw;
-  if ((threadIdx.x & 127) == 32 && AddAcqRel(done, 1) == split - 1) *arrive = 0, *done = 0;
+  const CoopPiece piece = CoopPieceOf(p, cw);
+  if ((threadIdx.x & 127) == 32 && AddAcqRel(piece.done, 1) == p.coop - 1) *piece.arrive = 0, *piece.done = 0;
 }
 
 // A segment's end under stream-K: a piece that does not start at K stage 0 saves its sums for
