@@ -3,7 +3,9 @@
  * tiles and the stream-K cut of the last waves), host logic checked by the workbench's
  * `selftest` without a GPU: every (tile, K stage) done exactly once, partial pieces ordered,
  * no wait cycle; and for the 2:4 variants, the staged tiles read where the consumers read them
- * (stage, strip, lane) and placed where the epilogue stores them decode back to the matrix.
+ * (stage, strip, lane) and placed where the epilogue stores them decode back to the matrix; for
+ * the unstructured ones, each tile decode (per register, and the two that read whole tiles with
+ * one aligned 16-byte load a lane) emulated at the consumers' addresses gives the matrix.
  * Needs nvcc (the workbench is CUDA source); skipped without one.
  */
 import {spawnSync} from 'node:child_process'
