@@ -531,78 +531,87 @@ int SelfTest() {
       int m, k;
     } un_shapes[] = {{1, 8}, {7, 40}, {200, 96}, {129, 264}, {333, 520}, {300, 77}};
     for (double sparsity : {0.0, 0.5, 0.9, 1.0})
-      for (const auto& sh : un_shapes)
-        for (int whole_min : {0, 1, 80})
-          for (int form = 0; form < 3; ++form) {
-        ++cases;
+      for (const auto& sh : un_shapes) {
+        // One matrix; its stream without and with whole tiles, each read by every decode form.
         const auto a = RandomUnst(sh.m, sh.k, DType::kF16, sparsity, true, rng);
-        const UnstStream st = PairStream(a, sh.m, sh.k, whole_min);
-        long long wide = 0;  // lanes that read a tile with one 16-byte load
-        const int m_blocks = (sh.m + gm::kMTile - 1) / gm::kMTile, k_blocks = (sh.k + gm::kKTile - 1) / gm::kKTile;
-        bool ok = st.row_blocks == m_blocks && st.kstages == k_blocks &&
-                  st.offsets.size() == static_cast<size_t>(m_blocks) * k_blocks + 1;
-        std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * gm::kMTile * k_blocks * gm::kKTile, 0);
-        for (int mb = 0; mb < m_blocks && ok; ++mb)
-          for (int kb = 0; kb < k_blocks && ok; ++kb) {
-            const uint32_t u0 = st.offsets[mb * k_blocks + kb], u1 = st.offsets[mb * k_blocks + kb + 1];
-            ok = u1 >= u0 && (u1 - u0) * 16 <= gm::UnStageBytes(128) && (u1 - u0) * 16 >= gm::kUnRecordBytes &&
-                 static_cast<size_t>(u1) * 16 <= st.data.size();
-            if (!ok) break;
-            const uint8_t* run = st.data.data() + static_cast<size_t>(u0) * 16;
-            for (int cw = 0; cw < 2; ++cw)
-              for (int w = 0; w < 4; ++w)
-                for (int j = 0; j < gm::kKTile / 16; ++j) {
-                  const uint8_t* rec = run + (gm::SpStrip(1, cw, 0, w) * 4 + j) * kUnstPairTileBytes;
-                  bool vote = true;  // form 1: every lane's quad word has 16 bits set, bits 16-17 clear
-                  for (int q = 0; q < 8; ++q) {
-                    uint32_t x;
-                    std::memcpy(&x, rec + 4 * q, 4);
-                    vote = vote && (x & 0x3ffffu) == 0xffffu;
-                  }
-                  for (int lane = 0; lane < 32; ++lane) {
-                    const int g = lane >> 2, t = lane & 3, sh4 = 4 * t;
-                    uint32_t word;
-                    std::memcpy(&word, rec + 4 * (lane >> 2), 4);
-                    uint32_t first = (word >> 16) + __builtin_popcount(word & ((1u << sh4) - 1));
-                    const bool v4 = form == 1 ? vote : form == 2 && ((word >> sh4) & 15) == 15 && first % 4 == 0;
-                    if (v4) {
-                      ++wide;
-                      // (the device's address: the quad's count + 4 (lane % 4) registers)
-                      const uint32_t at = form == 1 ? gm::kUnRecordBytes + 4 * (word >> 16) + 16 * t
-                                                    : gm::kUnRecordBytes + 4 * first;
-                      if (at % 16 != 0 || at + 16 > (u1 - u0) * 16 || at != gm::kUnRecordBytes + 4 * first) {
-                        ok = false;
-                        break;
+        std::vector<char> tile_used(static_cast<size_t>((sh.m + 15) / 16) * ((sh.k + 15) / 16), 0);
+        for (int r = 0; r < sh.m; ++r)
+          for (int c = 0; c < sh.k; ++c)
+            if (a[static_cast<size_t>(r) * sh.k + c] & 0x7fff) tile_used[(r / 16) * ((sh.k + 15) / 16) + c / 16] = 1;
+        const long long nonempty = std::count(tile_used.begin(), tile_used.end(), 1);
+        for (int whole_min : {0, 1, 80}) {
+          const UnstStream st = PairStream(a, sh.m, sh.k, whole_min);
+          for (int form = 0; form < 3; ++form) {
+            ++cases;
+            long long wide = 0;  // lanes that read a tile with one 16-byte load
+            const int m_blocks = (sh.m + gm::kMTile - 1) / gm::kMTile, k_blocks = (sh.k + gm::kKTile - 1) / gm::kKTile;
+            bool ok = st.row_blocks == m_blocks && st.kstages == k_blocks &&
+                      st.offsets.size() == static_cast<size_t>(m_blocks) * k_blocks + 1;
+            std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * gm::kMTile * k_blocks * gm::kKTile, 0);
+            for (int mb = 0; mb < m_blocks && ok; ++mb)
+              for (int kb = 0; kb < k_blocks && ok; ++kb) {
+                const uint32_t u0 = st.offsets[mb * k_blocks + kb], u1 = st.offsets[mb * k_blocks + kb + 1];
+                ok = u1 >= u0 && (u1 - u0) * 16 <= gm::UnStageBytes(128) && (u1 - u0) * 16 >= gm::kUnRecordBytes &&
+                     static_cast<size_t>(u1) * 16 <= st.data.size();
+                if (!ok) break;
+                const uint8_t* run = st.data.data() + static_cast<size_t>(u0) * 16;
+                for (int cw = 0; cw < 2; ++cw)
+                  for (int w = 0; w < 4; ++w)
+                    for (int j = 0; j < gm::kKTile / 16; ++j) {
+                      const uint8_t* rec = run + (gm::SpStrip(1, cw, 0, w) * 4 + j) * kUnstPairTileBytes;
+                      bool vote = true;  // form 1: every lane's quad word has 16 bits set, bits 16-17 clear
+                      for (int q = 0; q < 8; ++q) {
+                        uint32_t x;
+                        std::memcpy(&x, rec + 4 * q, 4);
+                        vote = vote && (x & 0x3ffffu) == 0xffffu;
                       }
-                    }
-                    for (int i = 0; i < 4; ++i) {
-                      uint32_t reg = 0;
-                      if (v4 || ((word >> (sh4 + i)) & 1)) {
-                        if (gm::kUnRecordBytes + 4 * (first + 1) > (u1 - u0) * 16) {
-                          ok = false;
-                          break;
+                      for (int lane = 0; lane < 32; ++lane) {
+                        const int g = lane >> 2, t = lane & 3, sh4 = 4 * t;
+                        uint32_t word;
+                        std::memcpy(&word, rec + 4 * (lane >> 2), 4);
+                        uint32_t first = (word >> 16) + __builtin_popcount(word & ((1u << sh4) - 1));
+                        const bool v4 = form == 1 ? vote : form == 2 && ((word >> sh4) & 15) == 15 && first % 4 == 0;
+                        if (v4) {
+                          ++wide;
+                          // (the device's address: the quad's count + 4 (lane % 4) registers)
+                          const uint32_t at = form == 1 ? gm::kUnRecordBytes + 4 * (word >> 16) + 16 * t
+                                                        : gm::kUnRecordBytes + 4 * first;
+                          if (at % 16 != 0 || at + 16 > (u1 - u0) * 16 || at != gm::kUnRecordBytes + 4 * first) {
+                            ok = false;
+                            break;
+                          }
                         }
-                        std::memcpy(&reg, run + gm::kUnRecordBytes + 4 * first, 4);
-                        ++first;
+                        for (int i = 0; i < 4; ++i) {
+                          uint32_t reg = 0;
+                          if (v4 || ((word >> (sh4 + i)) & 1)) {
+                            if (gm::kUnRecordBytes + 4 * (first + 1) > (u1 - u0) * 16) {
+                              ok = false;
+                              break;
+                            }
+                            std::memcpy(&reg, run + gm::kUnRecordBytes + 4 * first, 4);
+                            ++first;
+                          }
+                          const int row = mb * gm::kMTile + gm::SpSliceRow(1, cw, 0) + 16 * w + g + 8 * (i & 1);
+                          const int col = kb * gm::kKTile + 16 * j + 2 * t + 8 * (i >> 1);
+                          uint16_t* at = back.data() + static_cast<size_t>(row) * (k_blocks * gm::kKTile) + col;
+                          at[0] = static_cast<uint16_t>(reg & 0xffff), at[1] = static_cast<uint16_t>(reg >> 16);
+                        }
                       }
-                      const int row = mb * gm::kMTile + gm::SpSliceRow(1, cw, 0) + 16 * w + g + 8 * (i & 1);
-                      const int col = kb * gm::kKTile + 16 * j + 2 * t + 8 * (i >> 1);
-                      uint16_t* at = back.data() + static_cast<size_t>(row) * (k_blocks * gm::kKTile) + col;
-                      at[0] = static_cast<uint16_t>(reg & 0xffff), at[1] = static_cast<uint16_t>(reg >> 16);
                     }
-                  }
-                }
+              }
+            ok = ok && DecodedIs(back, m_blocks * gm::kMTile, k_blocks * gm::kKTile, a, sh.m, sh.k);
+            // Form 1 reads exactly the whole tiles whole (the encoder's count: whole_min's, and full
+            // tiles aligned by chance), and form 2 at least their lanes.
+            if (form == 1) ok = ok && wide == 32 * st.stats.whole_tiles;
+            if (form == 2) ok = ok && wide >= 32 * st.stats.whole_tiles;
+            // (at whole_min 1 every tile with a nonzero is whole, and no other)
+            if (whole_min == 1) ok = ok && st.stats.whole_tiles == nonempty;
+            if (!ok && ++failures <= 5)
+              std::printf("FAIL unstructured pair stream M %d K %d sparsity %.1f whole_min %d form %d\n", sh.m, sh.k, sparsity,
+                          whole_min, form);
           }
-        ok = ok && DecodedIs(back, m_blocks * gm::kMTile, k_blocks * gm::kKTile, a, sh.m, sh.k);
-        // Form 1 reads exactly the whole tiles whole (the encoder's count: whole_min's, and full
-        // tiles aligned by chance), and form 2 at least their lanes.
-        if (form == 1) ok = ok && wide == 32 * st.stats.whole_tiles;
-        if (form == 2) ok = ok && wide >= 32 * st.stats.whole_tiles;
-        if (whole_min == 1 && sparsity < 1.0) ok = ok && st.stats.whole_tiles > 0;
-        if (!ok && ++failures <= 5)
-          std::printf("FAIL unstructured pair stream M %d K %d sparsity %.1f whole_min %d form %d\n", sh.m, sh.k, sparsity,
-                      whole_min, form);
-          }
+        }
+      }
   }
   std::printf("selftest: %d cases, %d failures\n", cases, failures);
   return failures ? 1 : 0;
