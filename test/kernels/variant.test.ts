@@ -92,6 +92,25 @@ describe('kernel variant names: parsed and written back by their family', functi
     expectNames(good, bad)
   })
 
+  it("the GEMM engine's whole-tile names (ung _w): decode 1 or 2, a threshold of 1-126 registers or none, on slots of 128 or the stream's", () => {
+    const good = ['ung_n128_w1', 'ung_n256_w2', 'ung_n128_w1_sk3', 'ung_n256_w2_sk2', 'ung_n128_w1_m1', 'ung_n256_w1_m80_sk3', 'ung_n128_w2_m126_sk1', 'ung_n256_c128_w1', 'ung_n128_c128_w2_m9_sk3']
+    const bad = [
+      'ung_n128_w0', // no decode 0 by name: that is the plain variant
+      'ung_n128_w3',
+      'ung_n128_w1_m0',
+      'ung_n128_w1_m127', // a stage of whole tiles would overflow the slots of 128
+      'ung_n128_w1_m08',
+      'ung_n128_w1_m',
+      'ung_n128_m80', // a threshold without a decode
+      'ung_n128_c120_w1', // whole tiles fill slots of 128
+      'ung_n128_sk3_w1',
+      'ung_n128_w1_m80_m80',
+      'ung_n128_w12',
+      'ung_n128_w-1',
+    ]
+    expectNames(good, bad)
+  })
+
   it("the other families' names write back as they are", () => {
     for (const v of ['s24e_w8_k256', 's24_w4_m1_s8', 's24g_m256_n128_s4_sk2', 'bm_w4_m1_s8', 'tc_w8_s4_p4', 'split_v8_t2_w2', 'tile_v4_t8_x2_u16'])
       expect(loadAddon().spmmVariantParse(v), v).to.equal(v)
