@@ -109,6 +109,28 @@ async function checkSm90aVariant(a: CsrMatrix, b: DenseMatrix, ref: Float64Array
   }
 }
 
+/**
+ * Each of the ung `variants` forced (checkSm90aVariant) on M and K off the tiles (300 x 1000: the
+ * last stage 40 columns; 129 x 257: K odd, 8 + 1 rows of the second row block) at each sparsity,
+ * N = 128 (one column block), 136 (a partial second one) and 256; N = 136 only off 9.0, where
+ * each must be refused. `seed` seeds the patterns, values and B.
+ */
+async function checkUngShapes(dtype: 'f16' | 'bf16', hopper: boolean, sparsities: number[], seed: number, variants: string[]): Promise<void> {
+  const shapes: Array<[number, number]> = [[300, 1000], [129, 257]]
+  for (const [si, [m, k]] of shapes.entries()) {
+    for (const sparsity of sparsities) {
+      const nnz = Math.round(m * k * (1 - sparsity))
+      const csr = randomPattern(m, k, nnz, seed + 30 + 10 * si + Math.round(100 * sparsity))
+      const a: CsrMatrix = {...csr, values: encode(uniform(nnz, seed + si), dtype), dtype}
+      for (const n of hopper ? [128, 136, 256] : [136]) {
+        const b = {rows: k, cols: n, dtype, data: encode(uniform(k * n, seed + 1 + n), dtype)}
+        const ref = await spmmReference(a, b)
+        for (const variant of variants) await checkSm90aVariant(a, b, ref, variant, hopper, `${variant} ${m}x${k} ${100 * sparsity}% N=${n}`)
+      }
+    }
+  }
+}
+
 /** The ung whole-tile variants listed for --tune on 9.0 (spmm_unst_gemm_sm90a.cu, UnGemmFamilyVariants). */
 const UNG_WHOLE_LISTED = ['256', '128'].flatMap((w) => ['', '_sk3'].flatMap((sk) => [`ung_n${w}_w1${sk}`, `ung_n${w}_w2${sk}`, `ung_n${w}_w1_m1${sk}`]))
 
@@ -462,19 +484,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const variants = ['ung_n256', 'ung_n256_sk1', 'ung_n256_sk2', 'ung_n256_sk3', 'ung_n128', 'ung_n128_sk1', 'ung_n128_sk2', 'ung_n128_sk3']
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype}).variants
       expect(listed.filter((v) => v.startsWith('ung_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants, ...UNG_WHOLE_LISTED].sort() : [])
-      const shapes: Array<[number, number]> = [[300, 1000], [129, 257]]
-      for (const [si, [m, k]] of shapes.entries()) {
-        for (const sparsity of [0, 0.5, 0.9, 0.99, 1]) {
-          const nnz = Math.round(m * k * (1 - sparsity))
-          const csr = randomPattern(m, k, nnz, 180 + 10 * si + Math.round(100 * sparsity))
-          const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 150 + si), dtype), dtype}
-          for (const n of hopper ? [128, 136, 256] : [136]) {
-            const b = {rows: k, cols: n, dtype, data: encode(uniform(k * n, 151 + n), dtype)}
-            const ref = await spmmReference(a, b)
-            for (const variant of variants) await checkSm90aVariant(a, b, ref, variant, hopper, `${variant} ${m}x${k} ${100 * sparsity}% N=${n}`)
-          }
-        }
-      }
+      await checkUngShapes(dtype, hopper, [0, 0.5, 0.9, 0.99, 1], 150, variants)
       if (!hopper) return
       const csr = randomPattern(300, 1000, 150_000, 190)
       for (const n of [136, 256]) {
@@ -511,20 +521,7 @@ describe('kernels on CUDA against the float64 reference', function () {
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, unstructured: the GEMM engine's whole-tile decodes (ung _w1, _w2), forced`, async function () {
       const hopper = cudaInfo().computeCapability === '9.0'
-      const shapes: Array<[number, number]> = [[300, 1000], [129, 257]]
-      for (const [si, [m, k]] of shapes.entries()) {
-        for (const sparsity of [0, 0.5, 0.65, 0.9, 1]) {
-          const nnz = Math.round(m * k * (1 - sparsity))
-          const csr = randomPattern(m, k, nnz, 280 + 10 * si + Math.round(100 * sparsity))
-          const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 250 + si), dtype), dtype}
-          for (const n of hopper ? [128, 136, 256] : [136]) {
-            const b = {rows: k, cols: n, dtype, data: encode(uniform(k * n, 251 + n), dtype)}
-            const ref = await spmmReference(a, b)
-            for (const variant of [...UNG_WHOLE_LISTED, 'ung_n128_w2_m1', 'ung_n256_w1_m126_sk1'])
-              await checkSm90aVariant(a, b, ref, variant, hopper, `${variant} ${m}x${k} ${100 * sparsity}% N=${n}`)
-          }
-        }
-      }
+      await checkUngShapes(dtype, hopper, [0, 0.5, 0.65, 0.9, 1], 250, [...UNG_WHOLE_LISTED, 'ung_n128_w2_m1', 'ung_n256_w1_m126_sk1'])
       if (!hopper) return
       const csr = randomPattern(300, 1000, 105_000, 290) // 65 %: whole and partial tiles
       for (const n of [136, 256]) {
