@@ -2,27 +2,41 @@
 # The GEMM engine's whole-tile variants against the plain ones (issue 25, v34: ung _w1, _w2,
 # _w1_m1, tuned or forced only): `sparse bench --tune` times every SpMM variant of each case with
 # the same cold-L2 events, so each `_w` candidate stands beside the selection's variant and dense
-# cuBLAS in one run. The suite's three LLM shapes and the three held out of it (14336 x 4096,
-# 4096 x 14336, 6144 x 4096), magnitude-pruned to SPARSITY (default 50, 60, 70, 90 %), f16, at NS
-# (default 128 and 256). Run on the GPU machine by run.sh's sh task, which sets W and the tree:
-#   GPU_DIR=.gpu/pNN bash scripts/gpu/run.sh sh 'bash scripts/gpu/ung-whole.sh'
-# Writes $W/ung-whole-{suite,heldout}.json and .txt (the candidates of family ung by case, then
-# per candidate the geomean of the selection's time over its own); the held-out weights go to a
+# cuBLAS in one run. PARTS (default "suite heldout"): the suite's three LLM shapes, and the
+# three held out of it (14336 x 4096, 4096 x 14336, 6144 x 4096), magnitude-pruned to SPARSITY
+# (default 50, 70, 90 %), f16, at NS (default 256, where issue 25's floor is). Each `ung`
+# candidate prepares its own stream on the host (about a second on these shapes at 50 %), so a
+# part takes minutes: give each its own device call if the sanitizer shares it. Run on the GPU
+# machine by run.sh's sh task, which sets W and the tree:
+#   GPU_DIR=.gpu/pNN bash scripts/gpu/run.sh sh 'PARTS=suite bash scripts/gpu/ung-whole.sh'
+# Writes $W/ung-whole-<part>.json and .txt (the candidates of family ung by case, then per
+# candidate the geomean of the selection's time over its own); the held-out weights go to a
 # scratch folder outside $W (run.sh would pack them) and are removed after.
 set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
-SPARSITY=${SPARSITY:-0.5,0.6,0.7,0.9}
-NS=${NS:-128,256}
-D=$(mktemp -d /tmp/ung-whole.XXXXXX)
-trap 'rm -rf "$D"' EXIT
-python3 scripts/gpu/stream24-weights.py "$D" 29 w14336x4096 w4096x14336 w6144x4096
+SPARSITY=${SPARSITY:-0.5,0.7,0.9}
+NS=${NS:-256}
+PARTS=${PARTS:-suite heldout}
 rc=0
-node bin/run.js bench --suite llm --llm-sparsity "$SPARSITY" --n "$NS" --dtype f16 --baseline dense \
-  --tune --no-tune-cache --tune-min-ms 10 --json >"$W/ung-whole-suite.json" 2>"$W/ung-whole-suite.err" || rc=1
-node bin/run.js bench "$D/w14336x4096.npy" "$D/w4096x14336.npy" "$D/w6144x4096.npy" -s "$SPARSITY" --n "$NS" \
-  --dtype f16 --baseline dense --tune --no-tune-cache --tune-min-ms 10 --json \
-  >"$W/ung-whole-heldout.json" 2>"$W/ung-whole-heldout.err" || rc=1
-for part in suite heldout; do
+for part in $PARTS; do
+  case $part in
+    suite)
+      node bin/run.js bench --suite llm --llm-sparsity "$SPARSITY" --n "$NS" --dtype f16 --baseline dense \
+        --tune --no-tune-cache --tune-min-ms 10 --json >"$W/ung-whole-suite.json" 2>"$W/ung-whole-suite.err" || rc=1
+      ;;
+    heldout)
+      D=$(mktemp -d /tmp/ung-whole.XXXXXX)
+      python3 scripts/gpu/stream24-weights.py "$D" 29 w14336x4096 w4096x14336 w6144x4096
+      node bin/run.js bench "$D/w14336x4096.npy" "$D/w4096x14336.npy" "$D/w6144x4096.npy" -s "$SPARSITY" --n "$NS" \
+        --dtype f16 --baseline dense --tune --no-tune-cache --tune-min-ms 10 --json \
+        >"$W/ung-whole-heldout.json" 2>"$W/ung-whole-heldout.err" || rc=1
+      rm -rf "$D"
+      ;;
+    *)
+      echo "ung-whole.sh: unknown part '$part' (suite or heldout)" >&2
+      exit 2
+      ;;
+  esac
   node scripts/gpu/tune-report.mjs "$W/ung-whole-$part.json" --candidates ung_ >"$W/ung-whole-$part.txt" 2>&1 || rc=1
   grep -E 'geomean' "$W/ung-whole-$part.txt"
 done
