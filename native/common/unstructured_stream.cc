@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "cpu/parallel.h"
+
 namespace sparse {
 
 namespace {
@@ -50,24 +52,44 @@ std::string CapacityError(const UnstStream& s, int rb, int ks, int max_stage_wor
          std::to_string(max_stage_words) + ": a variant with a larger capacity is needed";
 }
 
+// A matrix's rows for the builders: row r's entries are cols[i], vals[i] for i in [start[r],
+// start[r + 1]), in non-decreasing column order; entries whose value is +0 or -0 are skipped
+// (they are not nonzeros), and no column repeats among the others.
+struct RowSource {
+  const int* start;
+  const int* cols;
+  const uint16_t* vals;
+};
+inline bool IsNonzero(uint16_t v) { return (v & 0x7fff) != 0; }
+
 // kBitmapFrag's and kPairFrag's stages (unstructured_stream.h): per strip and tile a record
 // (kBitmapFrag: 48 bytes, the bitmap by lane and the counts by lane quad; kPairFrag: 32, a
 // word per lane quad), then the values in strip, tile, lane, slot (register) order.
-// rows/start: each row's nonzeros by column (zeros left out). Sets s.offsets, s.data, s.stats.
-std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint16_t>>& rows,
-                            const std::vector<int>& start, int max_stage_words, int whole_min) {
+// src: each row's entries by column (zeros among them are skipped).
+//
+// FragPart builds the row blocks [rb0, rb1) into its own runs (offsets from its own start) and
+// statistics; BuildFragStages runs the parts on threads and joins them in row-block order, so
+// the stream is the same whatever the number of threads.
+struct FragPart {
+  std::vector<uint8_t> data;
+  std::vector<uint32_t> offsets;  // one per stage, in 16-byte units from this part's start
+  UnstStats stats;
+  int densest_rb = 0, densest_ks = 0;  // the first stage with stats.max_stage_words
+};
+void BuildFragPart(const UnstStream& s, const RowSource& src, int whole_min, int rb0, int rb1, FragPart* part) {
   const bool pairs = s.layout == UnstLayout::kPairFrag;
   const int tiles = s.kks / 16;
   const int fixed = pairs ? UnstPairFixedBytes(s.strips, s.kks) : UnstBitmapFixedBytes(s.strips, s.kks);
   const int record = pairs ? kUnstPairTileBytes : kUnstBitmapTileBytes;
-  std::vector<int> cursor(start.begin(), start.end() - 1);  // each row's next nonzero
+  const int row0 = std::min(s.m, rb0 * s.strips * 16), row1 = std::min(s.m, rb1 * s.strips * 16);
+  std::vector<int> cursor(src.start + row0, src.start + row1);  // each row's next entry
   // One stage: per (strip, tile, lane) its slots' values (0: none; a kept value is never +0).
   std::vector<uint16_t> slot(static_cast<size_t>(s.strips) * tiles * 256);
   std::vector<uint8_t> run;
   std::vector<char> whole(static_cast<size_t>(s.strips) * tiles, 0);
-  int densest_rb = 0, densest_ks = 0;
-  s.offsets.reserve(static_cast<size_t>(s.row_blocks) * s.kstages + 1);
-  for (int rb = 0; rb < s.row_blocks; ++rb) {
+  UnstStats& stats = part->stats;
+  part->offsets.reserve(static_cast<size_t>(rb1 - rb0) * s.kstages);
+  for (int rb = rb0; rb < rb1; ++rb) {
     for (int ks = 0; ks < s.kstages; ++ks) {
       std::fill(slot.begin(), slot.end(), 0);
       int values = 0;
@@ -75,16 +97,17 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
         const int r0 = (rb * s.strips + q) * 16;
         for (int rr = 0; rr < 16 && r0 + rr < s.m; ++rr) {
           const int r = r0 + rr;
-          for (int& i = cursor[r]; i < start[r + 1] && rows[i].first < (ks + 1) * s.kks; ++i) {
-            const int c = rows[i].first - ks * s.kks;
+          for (int& i = cursor[r - row0]; i < src.start[r + 1] && src.cols[i] < (ks + 1) * s.kks; ++i) {
+            if (!IsNonzero(src.vals[i])) continue;
+            const int c = src.cols[i] - ks * s.kks;
             const int j = c >> 4, cc = c & 15;
             slot[((static_cast<size_t>(q) * tiles + j) * 32 + UnstBitmapLane(rr, cc)) * 8 + UnstBitmapSlot(rr, cc)] =
-                rows[i].second;
+                src.vals[i];
             ++values;
           }
         }
       }
-      s.stats.nnz += values;
+      stats.nnz += values;
       // The stage's stored units: values (kBitmapFrag) or registers (kPairFrag; a whole tile's
       // 128 and the padding that aligns it). whole[t]: tile t (strip q, tile j at q tiles + j)
       // is stored whole.
@@ -97,16 +120,16 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
             regs += (slot[i] | slot[i + 1]) != 0;
           whole[t] = whole_min > 0 && regs >= whole_min;
           if (whole[t]) {
-            s.stats.whole_tiles += 1;
-            s.stats.whole_padding += (4 - units % 4) % 4;
+            stats.whole_tiles += 1;
+            stats.whole_padding += (4 - units % 4) % 4;
             units = (units + 3) / 4 * 4 + 128;
           } else {
-            s.stats.whole_tiles += regs == 128 && units % 4 == 0;  // (full, and aligned by chance)
+            stats.whole_tiles += regs == 128 && units % 4 == 0;  // (full, and aligned by chance)
             units += regs;
           }
         }
       }
-      if (units > s.stats.max_stage_words) s.stats.max_stage_words = units, densest_rb = rb, densest_ks = ks;
+      if (units > stats.max_stage_words) stats.max_stage_words = units, part->densest_rb = rb, part->densest_ks = ks;
       const size_t unit_bytes = pairs ? 4 : 2;
       run.assign(fixed + (unit_bytes * static_cast<size_t>(units) + 15) / 16 * 16, 0);
       int before = 0;  // units of the stage so far
@@ -145,10 +168,53 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
             rec[lane] = bits;
           }
         }
-      if (s.data.size() / 16 > 0xffffffffull) return "the stream is over 64 GB";
-      s.offsets.push_back(static_cast<uint32_t>(s.data.size() / 16));
-      s.data.insert(s.data.end(), run.begin(), run.end());
+      part->offsets.push_back(static_cast<uint32_t>(std::min<size_t>(part->data.size() / 16, 0xffffffffull)));
+      part->data.insert(part->data.end(), run.begin(), run.end());
     }
+  }
+}
+
+// Sets s.offsets, s.data, s.stats: the row blocks in parts of about equal nonzeros, one a thread
+// (`threads`, or with 0 the hardware's, keeping at least 32 stages' work a part), joined in order.
+std::string BuildFragStages(UnstStream& s, const RowSource& src, int max_stage_words, int whole_min, int threads) {
+  const int64_t stage_cells = static_cast<int64_t>(s.strips) * s.kks * 16;  // a stage's slots
+  const int64_t work = static_cast<int64_t>(s.row_blocks) * s.kstages * stage_cells + src.start[s.m];
+  const int parts =
+      std::min(threads > 0 ? threads : ResolveThreads(0, work, 32 * stage_cells), std::max(s.row_blocks, 1));
+  // Part boundaries by the entries before each row block, plus its stages' fixed work.
+  const int rows_per_block = s.strips * 16;
+  auto cost = [&](int rb) -> int64_t {
+    return static_cast<int64_t>(src.start[std::min(s.m, rb * rows_per_block)]) +
+           static_cast<int64_t>(rb) * s.kstages * stage_cells / 8;
+  };
+  std::vector<int> bound(parts + 1, s.row_blocks);
+  bound[0] = 0;
+  for (int t = 1; t < parts; ++t) {
+    const int64_t target = cost(s.row_blocks) * t / parts;
+    int lo = bound[t - 1], hi = s.row_blocks;  // the first row block whose cost reaches target
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (cost(mid) < target) lo = mid + 1; else hi = mid;
+    }
+    bound[t] = lo;
+  }
+  std::vector<FragPart> part(parts);
+  ForkJoin(parts, [&](int t) { BuildFragPart(s, src, whole_min, bound[t], bound[t + 1], &part[t]); });
+  size_t bytes = 0, stages = 0;
+  for (const FragPart& p : part) bytes += p.data.size(), stages += p.offsets.size();
+  if (bytes / 16 > 0xffffffffull) return "the stream is over 64 GB";
+  s.data.reserve(bytes);
+  s.offsets.reserve(stages + 1);
+  int densest_rb = 0, densest_ks = 0;
+  for (const FragPart& p : part) {
+    const uint32_t base = static_cast<uint32_t>(s.data.size() / 16);
+    for (uint32_t o : p.offsets) s.offsets.push_back(base + o);
+    s.data.insert(s.data.end(), p.data.begin(), p.data.end());
+    s.stats.nnz += p.stats.nnz;
+    s.stats.whole_tiles += p.stats.whole_tiles;
+    s.stats.whole_padding += p.stats.whole_padding;
+    if (p.stats.max_stage_words > s.stats.max_stage_words)
+      s.stats.max_stage_words = p.stats.max_stage_words, densest_rb = p.densest_rb, densest_ks = p.densest_ks;
   }
   s.offsets.push_back(static_cast<uint32_t>(s.data.size() / 16));
   return CapacityError(s, densest_rb, densest_ks, max_stage_words);
@@ -158,7 +224,7 @@ std::string BuildFragStages(UnstStream& s, const std::vector<std::pair<int, uint
 
 std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
                             int strips, int kks, int max_stage_words, UnstStream* out, UnstLayout layout,
-                            int whole_min) {
+                            int whole_min, int threads) {
   if (m <= 0 || k <= 0) return "m and k must be positive";
   if (strips <= 0 || strips > 64) return "strips per row block must be in 1..64";
   if (kks <= 0 || kks % 16 != 0 || kks > 2048) return "the stage width must be a multiple of 16 in 16..2048";
@@ -179,30 +245,91 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
   s.row_blocks = (nstrips + strips - 1) / strips;
   s.kstages = (k + kks - 1) / kks;
 
-  // Each row's nonzeros by column, zeros left out.
-  std::vector<int> start(m + 1, 0);
-  std::vector<std::pair<int, uint16_t>> rows;
-  rows.reserve(row_offsets[m]);
-  for (int r = 0; r < m; ++r) {
-    const size_t first = rows.size();
-    for (int i = row_offsets[r]; i < row_offsets[r + 1]; ++i) {
-      const int c = column_indices[i];
-      if (c < 0 || c >= k) return "column index " + std::to_string(c) + " of row " + std::to_string(r) + " out of range";
-      if ((values16[i] & 0x7fff) != 0) rows.push_back({c, values16[i]});
+  // The rows as they are when each is in column order (as CSR usually is): no copy. Checked on
+  // threads, in bands of rows of about equal entries: a column out of range, a column repeated
+  // among a row's nonzeros (+0 and -0 are not nonzeros). A row out of column order is sorted in a
+  // scratch copy to check it; if there is one, every row's nonzeros are copied in column order.
+  // The error reported is the first row's (in row order): its column out of range, else its
+  // smallest repeated column.
+  const int parts = std::min(threads > 0 ? threads : ResolveThreads(0, row_offsets[m] + int64_t{m}, 1 << 16), m);
+  std::vector<std::string> errors(parts);
+  std::vector<int> error_row(parts, m);
+  std::vector<char> unsorted(parts, 0);
+  auto band = [&](int part) {  // the first row of band `part`: rows of about equal entries + 1
+    if (part >= parts) return m;
+    const int64_t target = (static_cast<int64_t>(row_offsets[m]) + m) * part / parts;
+    int lo = 0, hi = m;
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (static_cast<int64_t>(row_offsets[mid]) + mid < target) lo = mid + 1; else hi = mid;
     }
-    std::sort(rows.begin() + first, rows.end(),
-              [](const std::pair<int, uint16_t>& x, const std::pair<int, uint16_t>& y) { return x.first < y.first; });
-    for (size_t i = first + 1; i < rows.size(); ++i)
-      if (rows[i].first == rows[i - 1].first) return "repeated column " + std::to_string(rows[i].first) + " in row " + std::to_string(r);
-    start[r + 1] = static_cast<int>(rows.size());
+    return lo;
+  };
+  ForkJoin(parts, [&](int t) {
+    std::vector<int> scratch;
+    for (int r = band(t), r1 = band(t + 1); r < r1; ++r) {
+      bool in_order = true;
+      int previous = -1, last_nonzero = -1, repeated = -1;
+      for (int i = row_offsets[r]; i < row_offsets[r + 1]; ++i) {
+        const int c = column_indices[i];
+        if (c < 0 || c >= k) {
+          errors[t] = "column index " + std::to_string(c) + " of row " + std::to_string(r) + " out of range";
+          error_row[t] = r;
+          return;
+        }
+        in_order = in_order && c >= previous;
+        previous = c;
+        if (!IsNonzero(values16[i])) continue;
+        if (c == last_nonzero && repeated < 0) repeated = c;
+        last_nonzero = c;
+      }
+      if (!in_order) {
+        unsorted[t] = 1;
+        scratch.clear();
+        for (int i = row_offsets[r]; i < row_offsets[r + 1]; ++i)
+          if (IsNonzero(values16[i])) scratch.push_back(column_indices[i]);
+        std::sort(scratch.begin(), scratch.end());
+        const auto twin = std::adjacent_find(scratch.begin(), scratch.end());
+        repeated = twin == scratch.end() ? -1 : *twin;
+      }
+      if (repeated >= 0) {
+        errors[t] = "repeated column " + std::to_string(repeated) + " in row " + std::to_string(r);
+        error_row[t] = r;
+        return;
+      }
+    }
+  });
+  for (int t = 0; t < parts; ++t)
+    if (error_row[t] < m) return errors[t];
+  RowSource src{row_offsets, column_indices, values16};
+  std::vector<int> start, cols;
+  std::vector<uint16_t> vals;
+  if (std::find(unsorted.begin(), unsorted.end(), 1) != unsorted.end()) {
+    start.assign(m + 1, 0);
+    for (int r = 0; r < m; ++r)
+      start[r + 1] = start[r] + static_cast<int>(std::count_if(values16 + row_offsets[r], values16 + row_offsets[r + 1], IsNonzero));
+    cols.resize(start[m]);
+    vals.resize(start[m]);
+    ForkJoin(parts, [&](int t) {
+      std::vector<std::pair<int, uint16_t>> row;
+      for (int r = band(t), r1 = band(t + 1); r < r1; ++r) {
+        row.clear();
+        for (int i = row_offsets[r]; i < row_offsets[r + 1]; ++i)
+          if (IsNonzero(values16[i])) row.push_back({column_indices[i], values16[i]});
+        std::sort(row.begin(), row.end(),
+                  [](const std::pair<int, uint16_t>& x, const std::pair<int, uint16_t>& y) { return x.first < y.first; });
+        for (size_t j = 0; j < row.size(); ++j) cols[start[r] + j] = row[j].first, vals[start[r] + j] = row[j].second;
+      }
+    });
+    src = RowSource{start.data(), cols.data(), vals.data()};
   }
   if (layout == UnstLayout::kBitmapFrag || layout == UnstLayout::kPairFrag)
-    return BuildFragStages(s, rows, start, max_stage_words, whole_min);
+    return BuildFragStages(s, src, max_stage_words, whole_min, threads);
 
   const int header = UnstHeaderBytes(layout, strips, kks);
   const int segments = UnstSegments(layout, strips, kks), kblocks = kks / 64;
   const bool by_row = layout == UnstLayout::kRows;
-  std::vector<int> cursor(start.begin(), start.end() - 1);  // each row's next nonzero
+  std::vector<int> cursor(src.start, src.start + m);  // each row's next entry
   std::vector<std::pair<int, uint16_t>> strip;
   std::vector<uint16_t> starts(segments + 1);
   std::vector<uint32_t> words;
@@ -220,8 +347,9 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
           const int r = rb * strips * 16 + q;
           if (r < m) {
             const int c1 = std::min(k, (ks + 1) * kks);
-            for (int& i = cursor[r]; i < start[r + 1] && rows[i].first < c1; ++i) {
-              words.push_back(static_cast<uint32_t>(rows[i].first - ks * kks) << 16 | rows[i].second);
+            for (int& i = cursor[r]; i < src.start[r + 1] && src.cols[i] < c1; ++i) {
+              if (!IsNonzero(src.vals[i])) continue;
+              words.push_back(static_cast<uint32_t>(src.cols[i] - ks * kks) << 16 | src.vals[i]);
               ++s.stats.nnz;
             }
           }
@@ -236,10 +364,11 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
         for (int rr = 0; rr < (wg ? 64 : 16); ++rr) {
           const int r = r0 + rr;
           if (r >= m) break;
-          for (int& i = cursor[r]; i < start[r + 1] && rows[i].first < c1; ++i) {
-            const int c = rows[i].first - ks * kks;
+          for (int& i = cursor[r]; i < src.start[r + 1] && src.cols[i] < c1; ++i) {
+            if (!IsNonzero(src.vals[i])) continue;
+            const int c = src.cols[i] - ks * kks;
             const int off = wg ? UnstWgOffset(rr, c - 64 * kb) : UnstImageOffset(c >> 4, rr, c & 15);
-            strip.push_back({off, rows[i].second});
+            strip.push_back({off, src.vals[i]});
           }
         }
         s.stats.nnz += static_cast<long long>(strip.size());

@@ -157,10 +157,14 @@ struct UnstStream {
 // needed). `layout`: which images the words address (kWg64: strips % 4 == 0, kks % 64 == 0;
 // kBitmapFrag: strips kks <= 4096, and its capacity counts values). `whole_min` (kPairFrag only;
 // 0: none, else 1..128): a tile with at least that many registers to store is stored whole (see
-// kPairFrag above). Returns "" or the error.
+// kPairFrag above). `threads`: the rows' checks and the bitmap and pair layouts' row blocks run
+// on that many threads (at most one a row or row block; 0: the hardware's, fewer on small
+// matrices); the stream is the same whatever their number.
+// Returns "" or the error: the first row (in row order) with a column out of range, else with a
+// repeated column.
 std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* column_indices, const uint16_t* values16,
                             int strips, int kks, int max_stage_words, UnstStream* out,
-                            UnstLayout layout = UnstLayout::kStrip16, int whole_min = 0);
+                            UnstLayout layout = UnstLayout::kStrip16, int whole_min = 0, int threads = 0);
 
 // The stream back to a dense row-major M x K matrix of 16-bit words (the left-out zeros as +0).
 // Returns "" or what is malformed.

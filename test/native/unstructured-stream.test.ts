@@ -18,6 +18,7 @@ describe('unstructured stream encoder (C++, host)', () => {
       const r = spawnSync('bash', ['scripts/test-unstructured-stream.sh', dir], {encoding: 'utf8'})
       expect(r.stdout, r.stderr).to.match(/unstructured stream: 0 failures/)
       expect(r.stdout).to.match(/^ok /m)
+      expect(r.stdout, 'the timing program builds and its thread counts agree').to.match(/encoder timing program: builds agree/)
       expect(r.status, r.stderr).to.equal(0)
     } finally {
       rmSync(dir, {recursive: true, force: true})

@@ -49,13 +49,15 @@ struct Csr {
   std::vector<uint16_t> val;
 };
 
-// The CSR of a dense matrix, each row's entries reversed (the encoder must not rely on order);
-// `zeros`: a +0 and a -0 entry added in rows that have room (the encoder leaves them out).
-Csr ToCsr(const std::vector<uint16_t>& a, int m, int k, bool zeros) {
+// The CSR of a dense matrix, each row's entries reversed (the encoder must not rely on order)
+// or, `in_order`, in column order (the encoder reads such rows in place); `zeros`: a +0 and a -0
+// entry added in rows that have room (the encoder leaves them out).
+Csr ToCsr(const std::vector<uint16_t>& a, int m, int k, bool zeros, bool in_order = false) {
   Csr c;
   c.off.push_back(0);
   for (int r = 0; r < m; ++r) {
-    for (int j = k - 1; j >= 0; --j) {
+    for (int i = 0; i < k; ++i) {
+      const int j = in_order ? i : k - 1 - i;
       const uint16_t v = a[static_cast<size_t>(r) * k + j];
       if (v != 0) c.col.push_back(j), c.val.push_back(v);
       else if (zeros && (j == 0 || j == k - 1)) c.col.push_back(j), c.val.push_back(j == 0 ? 0x8000 : 0);
@@ -79,9 +81,24 @@ void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks,
   const Csr c = ToCsr(a, m, k, special);
   UnstStream s;
   std::string err =
-      sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s, layout, whole_min);
+      sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, 0, &s, layout, whole_min, 1);
   Expect(err.empty(), name + ": build: " + err);
   if (!err.empty()) return;
+  // The same matrix with its rows in column order (read in place, no copy) on 3 threads and on
+  // the hardware's, and unsorted on 2: the same stream, byte for byte, and the same statistics.
+  const Csr sorted = ToCsr(a, m, k, special, true);
+  for (int threads : {3, 0, -2}) {
+    const Csr& from = threads < 0 ? c : sorted;
+    UnstStream t;
+    const std::string e = sparse::BuildUnstStream(m, k, from.off.data(), from.col.data(), from.val.data(), strips, kks, 0, &t,
+                                                  layout, whole_min, threads < 0 ? -threads : threads);
+    Expect(e.empty() && t.data == s.data && t.offsets == s.offsets && t.stats.nnz == s.stats.nnz &&
+               t.stats.stores == s.stats.stores && t.stats.wavefronts == s.stats.wavefronts &&
+               t.stats.max_stage_words == s.stats.max_stage_words && t.stats.whole_tiles == s.stats.whole_tiles &&
+               t.stats.whole_padding == s.stats.whole_padding,
+           name + (threads < 0 ? ": unsorted rows on 2 threads" : ": rows in column order on " + std::to_string(threads) + " threads") +
+               ": the same stream");
+  }
   std::vector<uint16_t> back;
   err = sparse::UnstStreamToDense(s, &back);
   Expect(err.empty(), name + ": decode: " + err);
@@ -98,9 +115,13 @@ void RoundTrip(int m, int k, double sparsity, bool special, int strips, int kks,
     Expect(sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words, &t, layout,
                                    whole_min).empty(),
            name + ": capacity = densest stage must fit");
-    Expect(!sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks, s.stats.max_stage_words - 1, &t,
-                                    layout, whole_min).empty(),
-           name + ": capacity below the densest stage must be refused");
+    const std::string refused = sparse::BuildUnstStream(m, k, c.off.data(), c.col.data(), c.val.data(), strips, kks,
+                                                        s.stats.max_stage_words - 1, &t, layout, whole_min, 1);
+    Expect(!refused.empty(), name + ": capacity below the densest stage must be refused");
+    // ... naming the same (first) densest stage on 3 threads.
+    Expect(sparse::BuildUnstStream(m, k, sorted.off.data(), sorted.col.data(), sorted.val.data(), strips, kks,
+                                   s.stats.max_stage_words - 1, &t, layout, whole_min, 3) == refused,
+           name + ": the refusal on 3 threads names the same stage");
   }
   std::printf("ok %-48s bytes/weight %.4f  wavefronts/store %.3f\n", name.c_str(),
               static_cast<double>(s.Bytes()) / (static_cast<double>(m) * k),
@@ -114,6 +135,57 @@ void Refusals() {
   const uint16_t val[3] = {0x3c00, 0x4000, 0x4200};
   UnstStream s;
   Expect(!sparse::BuildUnstStream(2, 32, off, dup, val, 8, 128, 0, &s).empty(), "a repeated column is refused");
+  // Many rows on several threads: the first row with an error (in row order) is the one named; a
+  // column out of range before a repeat in the same row; a repeated column where one of the two
+  // is a zero (+0 or -0) is no repeat; an unsorted row's smallest repeated column.
+  {
+    const int m = 4000, k = 64;
+    std::vector<int> o{0}, cc;
+    std::vector<uint16_t> vv;
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < 8; ++c) cc.push_back(8 * c + r % 8), vv.push_back(0x3c00);
+      if (r == 100) cc[cc.size() - 1] = cc[cc.size() - 2], vv[vv.size() - 1] = 0x8000;  // repeat with a -0: fine
+      if (r == 2500) cc[cc.size() - 3] = cc[cc.size() - 2];                             // a repeat, in order
+      if (r == 3000) cc[cc.size() - 1] = k;                                              // out of range
+      if (r == 1700) {  // unsorted, columns 9 and 25 repeated: 25 first in the row, 9 reported
+        const size_t f = cc.size() - 8;
+        const int cols[8] = {25, 9, 57, 9, 41, 25, 1, 17};
+        for (int i = 0; i < 8; ++i) cc[f + i] = cols[i];
+      }
+      o.push_back(static_cast<int>(cc.size()));
+    }
+    for (int threads : {1, 4, 0}) {
+      UnstStream t;
+      const std::string e = sparse::BuildUnstStream(m, k, o.data(), cc.data(), vv.data(), 8, 64, 0, &t,
+                                                    sparse::UnstLayout::kPairFrag, 0, threads);
+      Expect(e == "repeated column 9 in row 1700", "the first row's error on " + std::to_string(threads) + " threads: " + e);
+    }
+    cc[o[1700]] = 3, cc[o[1700] + 3] = 11, cc[o[1700] + 5] = 33;  // row 1700 mended
+    for (int threads : {1, 4}) {
+      UnstStream t;
+      const std::string e = sparse::BuildUnstStream(m, k, o.data(), cc.data(), vv.data(), 8, 64, 0, &t,
+                                                    sparse::UnstLayout::kPairFrag, 0, threads);
+      Expect(e == "repeated column " + std::to_string(cc[o[2500] + 5]) + " in row 2500",
+             "then row 2500's repeat on " + std::to_string(threads) + " threads: " + e);
+    }
+    // Row 2500 mended: the column out of range of row 3000, which also repeats a column, is named.
+    cc[o[2500] + 5] = cc[o[2500] + 6] - 8;
+    cc[o[3000] + 2] = cc[o[3000] + 1];
+    {
+      UnstStream t;
+      const std::string e = sparse::BuildUnstStream(m, k, o.data(), cc.data(), vv.data(), 8, 64, 0, &t,
+                                                    sparse::UnstLayout::kPairFrag, 0, 4);
+      Expect(e == "column index 64 of row 3000 out of range", "a column out of range before a repeat: " + e);
+    }
+    // Row 3000 mended too: the repeat with a -0 in row 100 is no repeat; the stream builds.
+    cc[o[3000] + 2] = cc[o[3000] + 1] + 8, cc[o[3000] + 7] = cc[o[3000] + 6] + 8;
+    {
+      UnstStream t;
+      const std::string e = sparse::BuildUnstStream(m, k, o.data(), cc.data(), vv.data(), 8, 64, 0, &t,
+                                                    sparse::UnstLayout::kPairFrag, 0, 4);
+      Expect(e.empty() && t.stats.nnz == 8LL * m - 1, "the mended matrix builds, row 100's -0 left out: " + e);
+    }
+  }
   Expect(!sparse::BuildUnstStream(2, 32, off, far, val, 8, 128, 0, &s).empty(), "a column past k is refused");
   Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 8, 100, 0, &s).empty(), "a stage width off 16 is refused");
   Expect(!sparse::BuildUnstStream(2, 32, off, off, val, 8, 96, 0, &s, sparse::UnstLayout::kWg64).empty(),

@@ -31,7 +31,7 @@ jobs+=("main -DMAIN scripts/gpu/probe/unst_probe.cu")
 rc=0
 printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} bash -c 'set -- {}; n=$1; shift; src=${@: -1}; def=("${@:1:$#-1}");
   $NVCC $flags "${def[@]}" -c "$src" -o "$out/unst_obj/$n.o" 2>"$out/unst_obj/$n.ptxas.txt"' || rc=1
-g++ -std=c++17 -O2 -Inative -c native/common/unstructured_stream.cc -o "$out/unst_obj/unstructured_stream.o" || rc=1
+g++ -std=c++17 -O2 -pthread -Inative -c native/common/unstructured_stream.cc -o "$out/unst_obj/unstructured_stream.o" || rc=1
 if [ $rc != 0 ]; then
   grep -h -B2 -A3 error "$out"/unst_obj/*.ptxas.txt | head -60
   exit 1
