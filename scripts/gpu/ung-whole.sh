@@ -9,9 +9,10 @@
 # part takes minutes: give each its own device call if the sanitizer shares it. Run on the GPU
 # machine by run.sh's sh task, which sets W and the tree:
 #   GPU_DIR=.gpu/pNN bash scripts/gpu/run.sh sh 'PARTS=suite bash scripts/gpu/ung-whole.sh'
-# Writes $W/ung-whole-<part>.json and .txt (the candidates of family ung by case, then per
-# candidate the geomean of the selection's time over its own); the held-out weights go to a
-# scratch folder outside $W (run.sh would pack them) and are removed after.
+# Writes $W/ung-whole-<part>.json and .txt (the candidates of families ung and und, A stored
+# dense, by case, then per candidate the geomean of the selection's time over its own); the
+# held-out weights go to a scratch folder outside $W (run.sh would pack them) and are removed
+# after.
 set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
 SPARSITY=${SPARSITY:-0.5,0.7,0.9}
@@ -37,7 +38,7 @@ for part in $PARTS; do
       exit 2
       ;;
   esac
-  node scripts/gpu/tune-report.mjs "$W/ung-whole-$part.json" --candidates ung_ >"$W/ung-whole-$part.txt" 2>&1 || rc=1
+  node scripts/gpu/tune-report.mjs "$W/ung-whole-$part.json" --candidates un >"$W/ung-whole-$part.txt" 2>&1 || rc=1
   grep -E 'geomean' "$W/ung-whole-$part.txt"
 done
 exit $rc

@@ -63,7 +63,7 @@ export function streamedWeights(op: BenchOp, device: 'cuda' | 'cpu', detail: str
   if (op !== 'spmm' || device !== 'cuda') return csr
   const ran = spmmKernelVariant(detail) ?? variant
   const form = ran ? spmmVariantForm(ran) : 'csr'
-  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : form === 'bitmap stream' ? streamBytes(ran!, memory) : form === 'pair stream' ? pairBytes(ran!, memory) : null
+  const bytes = form === '2:4' ? memory.twoFourBytes : form === 'bitmap' ? memory.bitmapBytes : form === 'tc' ? memory.tcBytes : form === 'bitmap stream' ? streamBytes(ran!, memory) : form === 'pair stream' ? pairBytes(ran!, memory) : form === 'dense' ? memory.denseBytes : null
   return bytes === null ? csr : {form, bytes, saving: memorySaving(memory.denseBytes, bytes)}
 }
 

@@ -8,7 +8,7 @@
  *   spmmVariantChoice(list, forced)   -> {variant, source: 'forced' | 'heuristic'}
  *   forcedSpmmLine(forced, ran, of)   -> 'SpMM variant: ... forced by SPARSE_SPMM_VARIANT (...)'
  *   spmmKernelVariant(detail)         -> 's24e_w8_k256' | undefined   (from 'spmm_f16_i16_s24e_w8_k256')
- *   spmmVariantForm(variant)          -> 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | 'pair stream' | '2:4'
+ *   spmmVariantForm(variant)          -> 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | 'pair stream' | '2:4' | 'dense'
  */
 import type {SpmmVariantList} from './binding.js'
 
@@ -82,9 +82,11 @@ export function forcedSpmmLine(forced: string, ran: number, cases: number): stri
  *   more offsets and padding);
  * - 'tc': the 16 x 32 CSR tiles of the tensor-core kernel (tc_*, native/common/tc_tiles.h),
  *   4 bytes per nonzero padded to 4 per tile, plus 4 bytes of offset per tile;
+ * - 'dense': the matrix dense, zeros stored (the GEMM engine's und_*, which runs it as a dense
+ *   GEMM), 2 bytes per weight in f16/bf16;
  * - 'csr': the CSR (tile_*, split_*, and every kernel on the CPU).
  */
-export type SpmmForm = 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | 'pair stream' | '2:4'
+export type SpmmForm = 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | 'pair stream' | '2:4' | 'dense'
 
 /** The form a variant's kernel reads, from its family (the name's first part): see SpmmForm. */
 export function spmmVariantForm(variant: string): SpmmForm {
@@ -93,6 +95,7 @@ export function spmmVariantForm(variant: string): SpmmForm {
   if (family === 'bm') return 'bitmap'
   if (family === 'ube') return variant.startsWith('ube_p') ? 'pair stream' : 'bitmap stream'
   if (family === 'ung') return 'pair stream'
+  if (family === 'und') return 'dense'
   if (family === 'tc') return 'tc'
   return 'csr'
 }

@@ -54,6 +54,7 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       for (const v of ['ube_w8', 'ube_w4', 'ube_w8_c88']) expect(spmmVariantForm(v), v).to.equal('bitmap stream')
       for (const v of ['ube_p8', 'ube_p8_c72']) expect(spmmVariantForm(v), v).to.equal('pair stream')
       for (const v of ['ung_n256', 'ung_n128', 'ung_n256_sk2', 'ung_n256_c120', 'ung_n128_c128_sk2']) expect(spmmVariantForm(v), v).to.equal('pair stream')
+      for (const v of ['und_n256', 'und_n128_sk3']) expect(spmmVariantForm(v), v).to.equal('dense')
       for (const v of ['tc_w8_s4_p4', 'tc_w4_s1_p8']) expect(spmmVariantForm(v), v).to.equal('tc')
       for (const v of ['split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'split_v4_t16_w1_u16']) expect(spmmVariantForm(v), v).to.equal('csr')
     })
@@ -116,6 +117,8 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ung_n256_w1_m64', pw), 'a threshold not sized').to.deep.equal({form: 'csr', bytes: null, saving: pw.saving})
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ung_n256_sk3', pw).bytes, 'the plain variants: no whole tiles').to.equal(11_500)
       expect(memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32', {...tiles, pairStreamGemmWhole: {80: 1, 1: 2}})).to.not.have.property('pairStreamGemmWholeBytes')
+      // The GEMM engine's und_* read A dense: the dense matrix's bytes, a saving of 1.
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_und_n256_sk3, 16-bit indices', undefined, pw)).to.deep.equal({form: 'dense', bytes: pw.denseBytes, saving: 1})
       expect(streamedWeights('sddmm', 'cuda', detail, undefined, m).form).to.equal('csr')
       expect(streamedWeights('spmm', 'cpu', detail, undefined, m).form).to.equal('csr')
       // Not 2:4 by the matrix's own test (or f32, which has no tensor-core forms): CSR's figures.

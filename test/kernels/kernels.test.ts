@@ -110,13 +110,12 @@ async function checkSm90aVariant(a: CsrMatrix, b: DenseMatrix, ref: Float64Array
 }
 
 /**
- * Each of the ung `variants` forced (checkSm90aVariant) on M and K off the tiles (300 x 1000: the
- * last stage 40 columns; 129 x 257: K odd, 8 + 1 rows of the second row block) at each sparsity,
- * N = 128 (one column block), 136 (a partial second one) and 256; N = 136 only off 9.0, where
- * each must be refused. `seed` seeds the patterns, values and B.
+ * Each of the GEMM engine's `variants` forced (checkSm90aVariant) on M and K off the tiles
+ * (default 300 x 1000: the last stage 40 columns; 129 x 257: K odd, 8 + 1 rows of the second row
+ * block) at each sparsity, N = 128 (one column block), 136 (a partial second one) and 256; N =
+ * 136 only off 9.0, where each must be refused. `seed` seeds the patterns, values and B.
  */
-async function checkUngShapes(dtype: 'f16' | 'bf16', hopper: boolean, sparsities: number[], seed: number, variants: string[]): Promise<void> {
-  const shapes: Array<[number, number]> = [[300, 1000], [129, 257]]
+async function checkUngShapes(dtype: 'f16' | 'bf16', hopper: boolean, sparsities: number[], seed: number, variants: string[], shapes: Array<[number, number]> = [[300, 1000], [129, 257]]): Promise<void> {
   for (const [si, [m, k]] of shapes.entries()) {
     for (const sparsity of sparsities) {
       const nnz = Math.round(m * k * (1 - sparsity))
@@ -535,6 +534,32 @@ describe('kernels on CUDA against the float64 reference', function () {
       for (const t of times) expect(t.ms, t.variant).to.be.above(0)
       const err = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'ung_n128_c120_w1'}))
       expect((err as Error)?.message, 'whole tiles fill slots of 128').to.match(/ung_n128_c120_w1/)
+    })
+  }
+
+  // Unstructured A stored dense on the GEMM engine (family und: the dense kernels, both operands
+  // from shared memory, and DenseResum for CSR's semantics): each listed variant and the other
+  // decompositions forced, run twice, on 300 x 1000 and 129 x 264 (K a multiple of 8, 8 + 1 rows
+  // of the second row block) at 0, 50, 90 and 100 % sparse, N = 128, 136 and 256; Inf and NaN in a
+  // row of B; K not a multiple of 8 refused (A's and B's tensor maps). Tuned or forced only.
+  for (const dtype of ['f16', 'bf16'] as const) {
+    it(`SpMM ${dtype}, unstructured: A stored dense on the GEMM engine (und), forced`, async function () {
+      const hopper = cudaInfo().computeCapability === '9.0'
+      const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype}).variants
+      const und = ['und_n256', 'und_n256_sk3', 'und_n128', 'und_n128_sk3']
+      expect(listed.filter((v) => v.startsWith('und_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...und].sort() : [])
+      expect(spmmVariants({m: 4096, k: 4100, n: 256, nnz: 4096 * 2048, dtype}).variants.filter((v) => v.startsWith('und_')), 'K % 8 != 0').to.deep.equal([])
+      await checkUngShapes(dtype, hopper, [0, 0.5, 0.9, 1], 350, [...und, 'und_n256_sk1', 'und_n128_sk2'], [[300, 1000], [129, 264]])
+      if (!hopper) return
+      const csr = randomPattern(300, 1000, 150_000, 390)
+      for (const n of [136, 256]) {
+        for (const variant of ['und_n256', 'und_n128_sk3', 'und_n256_sk2']) await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), variant)
+      }
+      const odd = randomPattern(129, 257, 10_000, 391)
+      const a: CsrMatrix = {...odd, values: encode(uniform(10_000, 392), dtype), dtype}
+      const b = {rows: 257, cols: 128, dtype, data: encode(uniform(257 * 128, 393), dtype)}
+      const err = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'und_n128'}))
+      expect((err as {code?: string})?.code, 'K % 8 != 0').to.equal('cudaErrorInvalidValue')
     })
   }
 

@@ -111,6 +111,12 @@ describe('kernel variant names: parsed and written back by their family', functi
     expectNames(good, bad)
   })
 
+  it("the GEMM engine's dense-A names (und): 128 or 256 columns, _sk1, _sk2, _sk3 or none", () => {
+    const good = ['und_n256', 'und_n128', 'und_n256_sk1', 'und_n128_sk2', 'und_n256_sk3']
+    const bad = ['und_n64', 'und_n0256', 'und_n256_sk0', 'und_n256_sk4', 'und_n256_c128', 'und_n256_w1', 'und_', 'und', 'und_n256 ']
+    expectNames(good, bad)
+  })
+
   it("the other families' names write back as they are", () => {
     for (const v of ['s24e_w8_k256', 's24_w4_m1_s8', 's24g_m256_n128_s4_sk2', 'bm_w4_m1_s8', 'tc_w8_s4_p4', 'split_v8_t2_w2', 'tile_v4_t8_x2_u16'])
       expect(loadAddon().spmmVariantParse(v), v).to.equal(v)

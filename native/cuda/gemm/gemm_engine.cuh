@@ -122,6 +122,9 @@ struct Params {
   // a_run_max the longest run's bytes (a kernel whose slot is shorter refuses the launch).
   const uint32_t* a_runs;
   int a_run_max;
+  // Dense A (M x K, row-major, K a multiple of 8: the pointer behind a_map), read directly only by
+  // the kDenseResum kernels' DenseResum.
+  const void* a_dense;
   // Stream-K workspace, on the device, for grids of up to `slots` blocks: partials holds 2
   // slots per block (one per consumer warpgroup) of 64 x 256 floats; flags 2 ints per block,
   // zero before a launch and zero again after it (each is reset by the block that consumes
@@ -770,8 +773,42 @@ __device__ __forceinline__ void Release(uint32_t empty) {
   }
 }
 
-// A consumer warpgroup (cw: 0 or 1, rows 64 cw.. of each tile).
-template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster>
+// Dense A that holds a sparse matrix (the addon's family und: the zeros stored) and CSR's
+// semantics for Inf and NaN in B (kDenseResum): a zero weight times an Inf of B is NaN in the
+// dense product, but the matrix has no such term. A warp whose sums of the whole tile (its 16
+// rows from row0 + 16 warp, columns col0..) are not all finite sums its rows again from A's
+// nonzeros (+0 and -0 left out), reading A's rows in global memory, as UnResum does from the pair
+// stream. d: the warpgroup's accumulators, d[4 j + q] = row g + 8 (q >> 1), column 8 j + 2 t + (q & 1).
+template <DType kType, int kNTile>
+__device__ __forceinline__ void DenseResum(const Params& p, int row0, int col0, float* d) {
+  constexpr int kNT8 = kNTile / 8;
+  float(&acc)[kNT8][4] = *reinterpret_cast<float(*)[kNT8][4]>(d);
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3, g = lane >> 2, t = lane & 3;
+  const int r0 = row0 + 16 * warp;
+  if (r0 >= p.m || cuda::WarpAllFinite<kNT8>(acc)) return;
+#pragma unroll
+  for (int j = 0; j < kNT8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  const unsigned short* a16 = static_cast<const unsigned short*>(p.a_dense);
+  const unsigned short* b16 = static_cast<const unsigned short*>(p.b);
+  // Row half h (rows g and g + 8) as a constant: acc's index must be known to stay in registers.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = r0 + g + 8 * h;
+    if (r < p.m) {
+      const unsigned short* row = a16 + static_cast<int64_t>(r) * p.k;
+#pragma unroll 1
+      for (int kk = 0; kk < p.k; ++kk) {
+        const unsigned short bits = row[kk];
+        if ((bits & 0x7fff) != 0)
+          cuda::AccumulateExact<kType, kNT8>(acc, b16, p.n, col0, t, h, kk, cuda::Widen<kType>(bits));
+      }
+    }
+  }
+}
+
+// A consumer warpgroup (cw: 0 or 1, rows 64 cw.. of each tile); kDenseResum: DenseResum before
+// each whole tile's store.
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, bool kDenseResum = false>
 __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw,
                                         int rank) {
   using L = Layout<kNTile, kStages, kTmaStore>;
@@ -831,6 +868,7 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
     SPARSE_GEMM_TRACE_AT(4, TraceClock());
     if (whole) {
       const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
+      if constexpr (kDenseResum) DenseResum<kType, kNTile>(p, row0, col0, d);
       if constexpr (kTmaStore > 0)
         StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d, cbuf, lo, hi);
       else
@@ -1109,11 +1147,14 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // Launch: p.grid clusters of kCluster blocks (<= the SM count: persistent, and stream-K's
 // waits need every block resident; stream-K only without clusters), kThreads threads,
 // Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
+// kDenseResum: dense A holding a sparse matrix, with CSR's semantics for Inf and NaN in B
+// (DenseResum; no clusters).
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
-          int kUn = 0, int kUnWhole = 0>
+          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
   static_assert(kSpMS == 0 || kCluster == 1, "2:4 and unstructured tiles run without clusters");
   static_assert(kUnWhole == 0 || kUn > 0, "the whole-tile decodes read the pair stream");
+  static_assert(!kDenseResum || (kSpMS == 0 && kUn == 0 && kCluster == 1), "the dense re-sum reads dense A, no clusters");
   extern __shared__ unsigned char smem_raw[];
   SPARSE_GEMM_TRACE_AT(0, TraceClock());
   SPARSE_GEMM_TRACE_AT(8, TraceGlobal());
@@ -1141,7 +1182,7 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
     if constexpr (kSpMS > 0)
       ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kUnWhole>(p, ring, full0, empty0, wgi - 1);
     else
-      Consume<kType, kNTile, kStages, kTmaStore, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
+      Consume<kType, kNTile, kStages, kTmaStore, kCluster, kDenseResum>(p, ring, full0, empty0, wgi - 1, rank);
   }
   // ... and stay alive until the other block's last copies into it and arrivals on it are done.
   if (kCluster > 1) engine::ClusterSync();

@@ -76,6 +76,7 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   p->a_meta = a_meta;
   p->a_runs = a_runs;
   p->a_run_max = a_run_max;
+  p->a_dense = sp_ms == 0 ? a : nullptr;
   p->meta_strips = g::SsMetaStrips(m);
   p->partials = partials, p->flags = flags, p->slots = slots;
   const int rows = sp_ms > 0 ? g::kMTile * sp_ms : g::kMTile;
@@ -143,27 +144,29 @@ inline bool Decompose(cuda::gemm::Params* p, int grid, int stream_k) {
 // Raises the kernel's shared-memory limit (once per instance; the first call does it). A
 // library calls it when it prepares, outside any graph capture; Launch calls it too.
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
-          int kUn = 0, int kUnWhole = 0>
+          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false>
 cudaError_t SetUp() {
   using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
+  static const cudaError_t attr = cudaFuncSetAttribute(
+      cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole, kDenseResum>,
+      cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
   return attr;
 }
 
-// kUnWhole: the unstructured consumers' tile decode (gemm_engine.cuh, DecodeUnTile).
+// kUnWhole: the unstructured consumers' tile decode (gemm_engine.cuh, DecodeUnTile); kDenseResum:
+// dense A holding a sparse matrix, CSR's semantics for Inf and NaN (DenseResum).
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
-          int kUn = 0, int kUnWhole = 0>
+          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false>
 cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stream_k, cudaStream_t s) {
   using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
-  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole>;
+  const auto kernel =
+      cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole, kDenseResum>;
   // A's form must match the kernel's (and the rows its parameters were made for).
   if ((kSpMS > 0 && !kSpSs) != (params.a_tiles != nullptr) || kSpSs != (params.a_meta != nullptr) ||
       (kUn > 0) != (params.a_runs != nullptr) || (kUn > 0 && params.a_run_max > L::kABytes) ||
-      params.m_blocks != (params.m + L::kRows - 1) / L::kRows)
+      (kDenseResum && params.a_dense == nullptr) || params.m_blocks != (params.m + L::kRows - 1) / L::kRows)
     return cudaErrorInvalidValue;
-  const cudaError_t attr = SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole>();
+  const cudaError_t attr = SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole, kDenseResum>();
   if (attr != cudaSuccess) return attr;
   if (grid <= 0 || grid > sms) grid = sms;
   cudaLaunchConfig_t cfg = {};

@@ -1,7 +1,7 @@
 #ifndef SPARSE_CUDA_SPMM_GEMM_WORKSPACE_H_
 #define SPARSE_CUDA_SPMM_GEMM_WORKSPACE_H_
 // The stream-K workspace a prepared operand of the Hopper GEMM engine's families holds
-// (spmm_24_gemm_sm90a.cu, spmm_unst_gemm_sm90a.cu): partial sums and flags for `slots` blocks
+// (spmm_24_gemm_sm90a.cu, spmm_unst_gemm_sm90a.cu, spmm_und_gemm_sm90a.cu): partial sums and flags for `slots` blocks
 // (the device's SMs when prepared), the flags zero between launches. Launches on one operand run
 // one at a time (stream order), on a device with at most as many SMs.
 #include <cuda_runtime_api.h>
@@ -37,6 +37,15 @@ class GemmWorkspace {
   float* partials() const { return partials_.as<float>(); }
   int* flags() const { return flags_.as<int>(); }
   int slots() const { return slots_; }
+#if defined(SPARSE_SM90A)
+  // Launches `kernel` (its params made with this workspace's partials, flags and slots) on up to
+  // `sm_count` SMs (0: this device's), no more than the slots, with decomposition `stream_k`.
+  cudaError_t Launch(const gemm_host::KernelRef& kernel, const cuda::gemm::Params& params, int sm_count, int stream_k,
+                     cudaStream_t stream) const {
+    const int sms = std::min(sm_count > 0 ? sm_count : SmCount(), slots_);
+    return kernel.launch(params, sms, 0, stream_k, stream);
+  }
+#endif
 
  private:
   DeviceBuffer partials_, flags_;

@@ -212,8 +212,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
   cudaError_t e = gemm_host::MakeParams(&params, a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm24::kGroup,
                                         a.ws().partials(), a.ws().flags(), a.ws().slots(), c.sp);
   if (e != cudaSuccess) return e;
-  const int sms = std::min(sm_count > 0 ? sm_count : SmCount(), a.ws().slots());
-  return KernelFor(p.dtype, ConfigIndex(c)).launch(params, sms, 0, c.stream_k, stream);
+  return a.ws().Launch(KernelFor(p.dtype, ConfigIndex(c)), params, sm_count, c.stream_k, stream);
 #else
   (void)sm_count, (void)stream;
   return cudaErrorInvalidValue;

@@ -307,8 +307,7 @@ cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
                                         a.ws().partials(), a.ws().flags(), a.ws().slots(), 1, nullptr, a.offsets(),
                                         a.run_max());
   if (e != cudaSuccess) return e;
-  const int sms = std::min(sm_count > 0 ? sm_count : SmCount(), a.ws().slots());
-  return KernelFor(p.dtype, index).launch(params, sms, 0, c.stream_k, stream);
+  return a.ws().Launch(KernelFor(p.dtype, index), params, sm_count, c.stream_k, stream);
 #else
   (void)sm_count, (void)stream;
   return cudaErrorInvalidValue;
