@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "cpu/parallel.h"
@@ -61,6 +62,22 @@ struct RowSource {
   const uint16_t* vals;
 };
 inline bool IsNonzero(uint16_t v) { return (v & 0x7fff) != 0; }
+
+// ForkJoin for the builders: false when a part ran out of host memory (an exception must not
+// leave a worker thread: it would end the process).
+constexpr const char* kNoHostMemory = "out of host memory building the stream";
+template <typename Fn>
+bool ForkJoinOrFail(int parts, Fn&& fn) {
+  std::vector<char> failed(static_cast<size_t>(parts), 0);
+  ForkJoin(parts, [&](int t) {
+    try {
+      fn(t);
+    } catch (const std::bad_alloc&) {
+      failed[t] = 1;
+    }
+  });
+  return std::find(failed.begin(), failed.end(), 1) == failed.end();
+}
 
 // kBitmapFrag's and kPairFrag's stages (unstructured_stream.h): per strip and tile a record
 // (kBitmapFrag: 48 bytes, the bitmap by lane and the counts by lane quad; kPairFrag: 32, a
@@ -199,7 +216,8 @@ std::string BuildFragStages(UnstStream& s, const RowSource& src, int max_stage_w
     bound[t] = lo;
   }
   std::vector<FragPart> part(parts);
-  ForkJoin(parts, [&](int t) { BuildFragPart(s, src, whole_min, bound[t], bound[t + 1], &part[t]); });
+  if (!ForkJoinOrFail(parts, [&](int t) { BuildFragPart(s, src, whole_min, bound[t], bound[t + 1], &part[t]); }))
+    return kNoHostMemory;
   size_t bytes = 0, stages = 0;
   for (const FragPart& p : part) bytes += p.data.size(), stages += p.offsets.size();
   if (bytes / 16 > 0xffffffffull) return "the stream is over 64 GB";
@@ -265,7 +283,7 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
     }
     return lo;
   };
-  ForkJoin(parts, [&](int t) {
+  const bool checked = ForkJoinOrFail(parts, [&](int t) {
     std::vector<int> scratch;
     for (int r = band(t), r1 = band(t + 1); r < r1; ++r) {
       bool in_order = true;
@@ -299,6 +317,7 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
       }
     }
   });
+  if (!checked) return kNoHostMemory;
   for (int t = 0; t < parts; ++t)
     if (error_row[t] < m) return errors[t];
   RowSource src{row_offsets, column_indices, values16};
@@ -310,7 +329,7 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
       start[r + 1] = start[r] + static_cast<int>(std::count_if(values16 + row_offsets[r], values16 + row_offsets[r + 1], IsNonzero));
     cols.resize(start[m]);
     vals.resize(start[m]);
-    ForkJoin(parts, [&](int t) {
+    const bool copied = ForkJoinOrFail(parts, [&](int t) {
       std::vector<std::pair<int, uint16_t>> row;
       for (int r = band(t), r1 = band(t + 1); r < r1; ++r) {
         row.clear();
@@ -321,6 +340,7 @@ std::string BuildUnstStream(int m, int k, const int* row_offsets, const int* col
         for (size_t j = 0; j < row.size(); ++j) cols[start[r] + j] = row[j].first, vals[start[r] + j] = row[j].second;
       }
     });
+    if (!copied) return kNoHostMemory;
     src = RowSource{start.data(), cols.data(), vals.data()};
   }
   if (layout == UnstLayout::kBitmapFrag || layout == UnstLayout::kPairFrag)
