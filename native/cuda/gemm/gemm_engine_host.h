@@ -114,6 +114,9 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
 // (CoopTile: piece j adds the others' sums of its 1 / split of the tile's columns and stores
 // them) instead of its owner adding every piece's whole partial.
 constexpr int kStreamKHybrid = 1, kStreamKTail = 2, kStreamKTailCoop = 3, kMaxSplit = kGemmMaxSplit;
+// The raster group (row blocks a group walks before the next column block: TileOf) the addon's
+// families launch with, as the workbench's default.
+constexpr int kRasterGroup = 8;
 inline bool Decompose(cuda::gemm::Params* p, int grid, int stream_k) {
   const int tiles = p->m_units * p->n_blocks;
   p->sk_tiles = 0, p->sk_grid = 0, p->coop = 0;

@@ -54,7 +54,6 @@ struct GemmChoice {
 // slower in every cell measured).
 constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0}};
 constexpr int kStageStrips = 16;  // gemm_engine.cuh's kSpStageStrips (checked there)
-constexpr int kGroup = 8;         // raster group (row blocks), as in the workbench
 constexpr int kGemm24MinN = 128;  // the selection's smallest N (the streaming engine's largest is 64)
 
 inline int ConfigIndex(const GemmChoice& c) {
@@ -209,7 +208,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
   if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype) return cudaErrorInvalidValue;
   const GemmChoice c = ch.Get<GemmChoice>();
   cuda::gemm::Params params{};
-  cudaError_t e = gemm_host::MakeParams(&params, a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm24::kGroup,
+  cudaError_t e = gemm_host::MakeParams(&params, a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm_host::kRasterGroup,
                                         a.ws().partials(), a.ws().flags(), a.ws().slots(), c.sp);
   if (e != cudaSuccess) return e;
   return a.ws().Launch(KernelFor(p.dtype, ConfigIndex(c)), params, sm_count, c.stream_k, stream);

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gemm_plan.h"
 #include "cuda/common/device_buffer.h"
 #include "cuda/common/device_info.h"
 #include "cuda/spmm/gemm_workspace.h"
@@ -35,9 +36,6 @@
 
 namespace sparse {
 namespace undgemm {
-
-constexpr int kGroup = 8;  // raster group (row blocks), as ung's
-constexpr int kMinN = 128;
 
 // One configuration: tile columns, stream-K (0: whole tiles, 1: the hybrid, 2: the ragged wave
 // split by K, 3: the same, reduced together).
@@ -170,7 +168,7 @@ std::string UndFamilyName(const SpmmChoice& ch) { return Name(ch.Get<UndChoice>(
 bool UndFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   const UndChoice c = ch.Get<UndChoice>();
   return (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 && p.k >= 8 && p.k % 8 == 0 &&
-         p.n >= undgemm::kMinN && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) && KernelIndex(c.n_tile) >= 0 &&
+         p.n >= kUnGemmMinN && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) && KernelIndex(c.n_tile) >= 0 &&
          c.stream_k >= 0 && c.stream_k <= 3 && SPARSE_SM90A_CAN_RUN();
 }
 
@@ -205,7 +203,7 @@ cudaError_t UndLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOper
   const int index = KernelIndex(c.n_tile);
   if (index < 0) return cudaErrorInvalidValue;
   cuda::gemm::Params params{};
-  cudaError_t e = gemm_host::MakeParams(&params, a.data(), p.b, p.c, p.m, p.n, p.k, c.n_tile, undgemm::kGroup,
+  cudaError_t e = gemm_host::MakeParams(&params, a.data(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm_host::kRasterGroup,
                                         a.ws().partials(), a.ws().flags(), a.ws().slots());
   if (e != cudaSuccess) return e;
   return a.ws().Launch(KernelFor(p.dtype, index), params, sm_count, c.stream_k, stream);

@@ -64,8 +64,6 @@
 namespace sparse {
 namespace ungemm {
 
-constexpr int kGroup = 8;  // raster group (row blocks), as in the workbench
-
 // One configuration: tile columns, slot capacity (0: the prepared stream's), stream-K (0: whole
 // tiles, 1: the hybrid, 2: the ragged wave split by K, 3: the same, reduced together), the
 // decode of whole tiles (0: none stored whole; 1, 2: kUnWhole) and its threshold (0: the
@@ -303,7 +301,7 @@ cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   const int index = KernelIndexOf(c, a.cap());
   if (index < 0) return cudaErrorInvalidValue;
   cuda::gemm::Params params{};
-  cudaError_t e = gemm_host::MakeParams(&params, a.data(), p.b, p.c, p.m, p.n, p.k, c.n_tile, ungemm::kGroup,
+  cudaError_t e = gemm_host::MakeParams(&params, a.data(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm_host::kRasterGroup,
                                         a.ws().partials(), a.ws().flags(), a.ws().slots(), 1, nullptr, a.offsets(),
                                         a.run_max());
   if (e != cudaSuccess) return e;
