@@ -121,32 +121,44 @@ inline int UnRunMax(const uint32_t* offsets, size_t entries) {
 // forced): the faster width, or one within 3 % of it, on all 219 DLMC problems (without: 207).
 constexpr double kUnFixupBytesPerCycle = 15;
 inline double UnStageCycles(int n_tile) { return n_tile == 256 ? 1220 : 950; }
-inline double UnGemmCycles(long long m, long long n, long long k, int n_tile, bool split, int sms) {
+// A launch's cycles on one SM's row of tiles (128 x n_tile, K stages of 64): the whole waves,
+// then the ragged one, whole or cut into pieces (split); `stage` the cycles of a K stage,
+// `bytes_per_cycle` the rate of the fixup's and the store's bytes. Shared by ung's and und's
+// models.
+inline double GemmTileCycles(long long m, long long n, long long k, int n_tile, bool split, int sms, double stage,
+                             double bytes_per_cycle) {
   const long long tiles = (m + 127) / 128 * ((n + n_tile - 1) / n_tile), k_blocks = (k + 63) / 64;
-  const double stage = UnStageCycles(n_tile), store = 256.0 * n_tile / kUnFixupBytesPerCycle;
+  const double store = 256.0 * n_tile / bytes_per_cycle;
   const double whole_waves = static_cast<double>(tiles / sms) * (k_blocks * stage + store);
   if (tiles % sms == 0) return whole_waves;
   const int s = split ? TailSplit(tiles, sms, static_cast<int>(k_blocks)) : 1;
   if (s < 2) return whole_waves + k_blocks * stage + store;
   return whole_waves + static_cast<double>((k_blocks + s - 1) / s) * stage +
-         2.0 * (s - 1) / s * 512.0 * n_tile / kUnFixupBytesPerCycle + store;
+         2.0 * (s - 1) / s * 512.0 * n_tile / bytes_per_cycle + store;
 }
-// The cheapest of 256- and 128-column tiles, each with the ragged wave cut into pieces that
-// reduce together (split: stream_k 3, which leaves the tiles whole where no split pays) or kept
-// whole; ties to the wider tile and the split.
+inline double UnGemmCycles(long long m, long long n, long long k, int n_tile, bool split, int sms) {
+  return GemmTileCycles(m, n, k, n_tile, split, sms, UnStageCycles(n_tile), kUnFixupBytesPerCycle);
+}
+// The cheapest of 256- and 128-column tiles by `cycles`, each with the ragged wave cut into
+// pieces that reduce together (split: stream_k 3, which leaves the tiles whole where no split
+// pays) or kept whole; ties to the wider tile and the split.
 struct UnGemmShape {
   int n_tile;
   bool split;
 };
-inline UnGemmShape UnGemmPick(long long m, long long n, long long k, int sms) {
+template <class Cycles>
+inline UnGemmShape CheapestGemmShape(Cycles cycles) {
   const UnGemmShape order[] = {{256, true}, {128, true}, {256, false}, {128, false}};
   UnGemmShape best = order[0];
-  double least = UnGemmCycles(m, n, k, best.n_tile, best.split, sms);
+  double least = cycles(best);
   for (const UnGemmShape& c : order) {
-    const double t = UnGemmCycles(m, n, k, c.n_tile, c.split, sms);
+    const double t = cycles(c);
     if (t < least) least = t, best = c;
   }
   return best;
+}
+inline UnGemmShape UnGemmPick(long long m, long long n, long long k, int sms) {
+  return CheapestGemmShape([&](const UnGemmShape& c) { return UnGemmCycles(m, n, k, c.n_tile, c.split, sms); });
 }
 constexpr long long kUnGemmMinDensityPermille = 25;
 // Whether an m x k matrix of `nnz` nonzeros is at least kUnGemmMinDensityPermille / 1000 dense:
@@ -181,6 +193,39 @@ inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms
   if (m * k * n >= kUnGemmMinWork && DenseWorkPays(m, k, nnz)) return true;
   return kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, shape.n_tile, shape.split, sms) <
          kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n;
+}
+
+// Unstructured A stored dense (the family und, spmm_und_gemm_sm90a.cu, v35): the engine's dense
+// kernels on a zeroed M x K copy of A, nothing decoded. Selected where ung's rule says "always"
+// (UnstGemmWins' first test: from kUnGemmMinWork multiply-adds on at a density of at least 2.5 %)
+// and N and K are multiples of 8 (its tensor maps): there ung multiplies every weight too and
+// pays for its decode. Measured (v35, `sparse bench --tune`, f16, N = 256, 50 / 70 / 90 %): its
+// fastest variant ran 1.01-1.25x the time of ung's selected one on all 18 cases (the three suite
+// LLM shapes and the three held out of it), 0.785-0.98x cuBLAS where ung ran 0.66-0.96x.
+// Its tile width and decomposition (UndGemmPick): the cycles of GemmTileCycles with a K stage of
+// kUndStageCycles (600 for 128 x 128, 1110 for 128 x 256: 92 % and 99 % of the tensor pipe's
+// 1024 f16 multiply-adds a cycle), the fixup's and store's bytes at kUndFixupBytesPerCycle an SM
+// (ung's 15 fitted on its trace), or, where more, the operand bytes the SMs read through L2
+// (A once per column of tiles, B once per row of tiles) at kUndL2BytesPerCycle for the GPU
+// (about 9.7 TB/s at 1.98 GHz). Fitted (relative least squares, 1.98 GHz) to the suite's 36
+// times of und_n256, und_n256_sk3, und_n128, und_n128_sk3: 3.7 % rms; on the held-out shapes 3.1 %,
+// and the pick the fastest of the four on all nine held-out cases (14336 x 4096, 4096 x 14336,
+// 6144 x 4096), within 3 % on the suite's (a tie on 4096 x 11008 at 70 %, 43.9 against 42.6 us).
+// Without the L2 term (5.4 % rms) it picked 128 columns on 4096 x 14336, 5 % slower: there two
+// columns of 128-column tiles read A's 117 MB twice.
+constexpr double kUndFixupBytesPerCycle = 14, kUndL2BytesPerCycle = 4900;
+inline double UndStageCycles(int n_tile) { return n_tile == 256 ? 1110 : 600; }
+inline double UndGemmCycles(long long m, long long n, long long k, int n_tile, bool split, int sms) {
+  const double tiles = GemmTileCycles(m, n, k, n_tile, split, sms, UndStageCycles(n_tile), kUndFixupBytesPerCycle);
+  const double l2 = 2.0 * static_cast<double>(m) * k * ((n + n_tile - 1) / n_tile) + 2.0 * static_cast<double>(k) * n * ((m + 127) / 128);
+  const double l2_cycles = l2 / kUndL2BytesPerCycle;
+  return tiles > l2_cycles ? tiles : l2_cycles;
+}
+inline UnGemmShape UndGemmPick(long long m, long long n, long long k, int sms) {
+  return CheapestGemmShape([&](const UnGemmShape& c) { return UndGemmCycles(m, n, k, c.n_tile, c.split, sms); });
+}
+inline bool UndGemmWins(long long m, long long k, long long nnz, long long n) {
+  return n >= kUnGemmMinN && n % 8 == 0 && k % 8 == 0 && m >= 1 && m * k * n >= kUnGemmMinWork && DenseWorkPays(m, k, nnz);
 }
 
 }  // namespace sparse

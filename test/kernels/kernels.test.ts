@@ -564,49 +564,56 @@ describe('kernels on CUDA against the float64 reference', function () {
   }
 
   // The selection of the unstructured GEMM-engine kernels: on compute capability 9.0, f16/bf16
-  // unstructured matrices from N = 128 on (N a multiple of 8), from 2^31 multiply-adds on always
-  // at a density of at least 2.5 %, elsewhere where UnstGemmWins' estimate of its time beats the
-  // CSR kernels' (common/gemm_plan.h), with the tile width and decomposition of UnGemmPick (a model of
-  // the launch's cycles: the cooperative tail split, which leaves the tiles whole where no split
-  // pays, or whole tiles); never on 2:4 matrices (the 2:4 kernels' own), nor f32, nor elsewhere.
-  // Planned without data: the sizes alone decide (the H200's 132 SMs).
+  // unstructured matrices from N = 128 on (N a multiple of 8). From 2^31 multiply-adds on at a
+  // density of at least 2.5 %, with N and K multiples of 8: A stored dense (und, since v35:
+  // UndGemmWins), with the tile width and decomposition of UndGemmPick (a model of the launch's
+  // cycles with the operands' bytes through L2); there with K not a multiple of 8, and elsewhere
+  // where UnstGemmWins' estimate of its time beats the CSR kernels', the pair stream (ung) with
+  // UnGemmPick's shape (common/gemm_plan.h). Never on 2:4 matrices (the 2:4 kernels' own), nor
+  // f32, nor elsewhere. Planned without data: the sizes alone decide (the H200's 132 SMs).
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, unstructured: the selection runs the GEMM engine from N = 128 on where it wins`, () => {
       const hopper = cudaInfo().computeCapability === '9.0'
       const pick = (m: number, k: number, n: number, density: number, structure?: '2:4') =>
         spmmVariants({m, k, n, nnz: Math.round(m * k * density), dtype, ...(structure ? {structure} : {})}).selected
-      const ung = (v: string, want: string, what: string) => (hopper ? expect(v, what).to.equal(want) : expect(v, what).to.not.match(/^ung_/))
-      // 4096^2: at N = 128, 64 tiles of 128 columns in 2 pieces (256 columns would multiply
-      // half zeros); at 256 too, where 32 tiles of 256 in 4 move 3x the fixup's bytes (a tie in
-      // v31's workbench, 28.3 against 28.5 us; --tune had 128 3.6 % ahead); from 1024 on whole
-      // waves of 256.
-      ung(pick(4096, 4096, 128, 0.5), 'ung_n128_sk3', 'N=128')
-      ung(pick(4096, 4096, 256, 0.5), 'ung_n128_sk3', 'N=256')
-      for (const n of [1024, 2048]) ung(pick(4096, 4096, n, 0.5), 'ung_n256_sk3', `N=${n}`)
-      ung(pick(11008, 4096, 256, 0.1), 'ung_n256_sk3', '86 tiles: no split pays, the split leaves them whole')
-      ung(pick(6144, 4096, 256, 0.3), 'ung_n256_sk3', '48 tiles in halves')
-      ung(pick(11008, 4096, 1024, 0.3), 'ung_n256_sk3', '344 tiles: the ragged wave split')
-      ung(pick(11008, 4096, 128, 0.3), 'ung_n128_sk3', '86 tiles of 128 columns: no split pays, the split leaves them whole')
-      ung(pick(4096, 4096, 256, 0.05), 'ung_n128_sk3', '95 % sparse')
-      expect(pick(4096, 4096, 256, 0.02), 'below 2.5 % density, by the estimates: the CSR kernels').to.not.match(/^ung_/)
-      ung(pick(2048, 512, 2048, 0.02), 'ung_n256_sk3', 'DLMC at 98 %, by the estimates (14.3 us against 26.8)')
-      ung(pick(2048, 512, 2048, 0.5), 'ung_n256_sk3', 'DLMC transformer FFN at N = 2048: 2^31')
-      ung(pick(2048, 2048, 1024, 0.5), 'ung_n128_sk3', '2^32: a wave of 128 tiles of 128 columns (64 of 256 in halves: within 0.2 %)')
-      ung(pick(2048, 2048, 512, 0.5), 'ung_n128_sk3', '2^31: 32 tiles of 128 columns in 4 pieces')
-      // Below 2^31 multiply-adds, the estimates (v31's fit): 64 tiles of 128 columns whole (11.9 us)
-      // against the CSR kernels' 66 on 512^2 at N = 2048 (measured: 13.5 against 21 for the bitmap
-      // kernel); 128 tiles (11.9) against 125 on 2048 x 512 at N = 1024; 11.9 against 9.0 on 512^2
-      // at N = 256, 95 % sparse (measured: 12.5 against 7.5-10.3 us); 104 tiles (9.7) against 12.7
-      // on 1024 x 256 at N = 1568, 95 % (measured: 9.8 against 14.7).
-      ung(pick(512, 512, 2048, 0.5), 'ung_n128', 'below 2^31, 50 %: no split pays')
-      ung(pick(2048, 512, 1024, 0.5), 'ung_n128_sk3', 'below 2^31, 50 %: 128 tiles, no split pays')
-      expect(pick(512, 512, 256, 0.05), 'below 2^31, 95 %: the CSR kernels').to.not.match(/^ung_/)
-      ung(pick(1024, 256, 1568, 0.05), 'ung_n128_sk3', 'below 2^31, 95 %, N = 1568')
-      expect(pick(4096, 4096, 120, 0.5), 'below N = 128').to.not.match(/^ung_/)
-      expect(pick(4096, 4096, 132, 0.5), 'N % 8 != 0').to.not.match(/^ung_/)
-      expect(pick(4096, 4096, 64, 0.5), 'decode-sized N: the streaming engine').to.not.match(/^ung_/)
-      expect(pick(4096, 4096, 256, 0.5, '2:4'), 'a 2:4 matrix').to.not.match(/^ung_/)
-      expect(spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype: 'f32'}).selected).to.not.match(/^ung_/)
+      const engine = (v: string, want: string, what: string) =>
+        hopper ? expect(v, what).to.equal(want) : expect(v, what).to.not.match(/^un[gd]_/)
+      const neither = (v: string, what: string) => expect(v, what).to.not.match(/^un[gd]_/)
+      // A stored dense (und) from 2^31 on: 4096^2 at N = 128 and 256 in 128-column tiles, split
+      // (64 tiles in 2 pieces: 32 tiles of 256 in 4 would move 3x the fixup's bytes; v35 --tune:
+      // 23.5 against 26.9 us at N = 256); from 1024 on 256 columns, split where the wave is ragged.
+      engine(pick(4096, 4096, 128, 0.5), 'und_n128_sk3', 'N=128')
+      engine(pick(4096, 4096, 256, 0.5), 'und_n128_sk3', 'N=256')
+      for (const n of [1024, 2048]) engine(pick(4096, 4096, n, 0.5), 'und_n256_sk3', `N=${n}`)
+      engine(pick(4096, 4096, 256, 0.05), 'und_n128_sk3', '95 % sparse')
+      engine(pick(6144, 4096, 256, 0.3), 'und_n128_sk3', '96 tiles of 128 columns, no split pays (v35: 29.1 against 32.7 us for 256)')
+      engine(pick(11008, 4096, 128, 0.3), 'und_n128_sk3', '86 tiles of 128 columns')
+      engine(pick(11008, 4096, 1024, 0.3), 'und_n256_sk3', '344 tiles: the ragged wave split')
+      // K-long 4096 x 14336: 128-column tiles read A's 117 MB twice through L2 (v35: 55.0
+      // against 52.5 us for 256 columns); 14336 x 4096: 224 tiles of 128 columns are 1.7 waves.
+      engine(pick(4096, 14336, 256, 0.5), 'und_n256_sk3', 'K-long: the L2 bytes')
+      engine(pick(14336, 4096, 256, 0.5), 'und_n256_sk3', '112 tiles of 256 columns')
+      engine(pick(2048, 512, 2048, 0.5), 'und_n256_sk3', 'DLMC transformer FFN at N = 2048: 2^31')
+      engine(pick(2048, 2048, 512, 0.5), 'und_n128_sk3', '2^31: 32 tiles of 128 columns in 4 pieces')
+      // From 2^31 on with K not a multiple of 8 (und's tensor map of A steps 16-byte rows): ung.
+      engine(pick(4096, 4100, 256, 0.5), 'ung_n128_sk3', 'K % 8 != 0: the pair stream')
+      engine(pick(11008, 4100, 256, 0.1), 'ung_n256_sk3', 'K % 8 != 0, 86 tiles: no split pays, the split leaves them whole')
+      neither(pick(4096, 4096, 256, 0.02), 'below 2.5 % density, by the estimates: the CSR kernels')
+      engine(pick(2048, 512, 2048, 0.02), 'ung_n256_sk3', 'DLMC at 98 %, by the estimates (14.3 us against 26.8): below 2.5 %, not und')
+      // Below 2^31 multiply-adds, the pair stream by the estimates (v31's fit): 64 tiles of 128
+      // columns whole (11.9 us) against the CSR kernels' 66 on 512^2 at N = 2048 (measured: 13.5
+      // against 21 for the bitmap kernel); 128 tiles (11.9) against 125 on 2048 x 512 at N = 1024;
+      // 11.9 against 9.0 on 512^2 at N = 256, 95 % sparse (measured: 12.5 against 7.5-10.3 us);
+      // 104 tiles (9.7) against 12.7 on 1024 x 256 at N = 1568, 95 % (measured: 9.8 against 14.7).
+      engine(pick(512, 512, 2048, 0.5), 'ung_n128', 'below 2^31, 50 %: no split pays')
+      engine(pick(2048, 512, 1024, 0.5), 'ung_n128_sk3', 'below 2^31, 50 %: 128 tiles, no split pays')
+      neither(pick(512, 512, 256, 0.05), 'below 2^31, 95 %: the CSR kernels')
+      engine(pick(1024, 256, 1568, 0.05), 'ung_n128_sk3', 'below 2^31, 95 %, N = 1568')
+      neither(pick(4096, 4096, 120, 0.5), 'below N = 128')
+      neither(pick(4096, 4096, 132, 0.5), 'N % 8 != 0')
+      neither(pick(4096, 4096, 64, 0.5), 'decode-sized N: the streaming engine')
+      neither(pick(4096, 4096, 256, 0.5, '2:4'), 'a 2:4 matrix')
+      neither(spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype: 'f32'}).selected, 'f32')
     })
   }
 
