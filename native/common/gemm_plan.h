@@ -92,7 +92,8 @@ inline int UnGemmCapacity(long long words) {
 // 31 x 128 + whole_min + 2 registers, within 128 x kUnGemmTiles while whole_min <= 126
 // (kUnGemmWholeMax). kUnGemmWholeMin is the workbench's default threshold (v33: 80 of 128, the
 // tiles of a 50 % sparse matrix whole, about 96 registers, and those of a 70 % one not, about
-// 65); not yet fitted: no `_w` variant has run on the H200 (docs/gemm-engine.md, "v34").
+// 65); never fitted: v35 measured every `_w` variant slower than the plain ones on every case
+// (docs/gemm-engine.md, "v35").
 constexpr int kUnGemmWholeMin = 80, kUnGemmWholeMax = 126;
 // The longest run of a pair stream in bytes, from its offset table (`entries` entries in 16-byte
 // units): the kernels' Params::a_run_max (gemm_host::MakeParams).
@@ -197,9 +198,9 @@ inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms
 
 // Unstructured A stored dense (the family und, spmm_und_gemm_sm90a.cu, v35): the engine's dense
 // kernels on a zeroed M x K copy of A, nothing decoded. Selected where ung's rule says "always"
-// (UnstGemmWins' first test: from kUnGemmMinWork multiply-adds on at a density of at least 2.5 %)
-// and N and K are multiples of 8 (its tensor maps): there ung multiplies every weight too and
-// pays for its decode. Measured (v35, `sparse bench --tune`, f16, N = 256, 50 / 70 / 90 %): its
+// (UnstGemmWins' first test: from kUnGemmMinWork multiply-adds on at a density of at least 2.5 %),
+// N is at least the machine's ridge (below) and N and K are multiples of 8 (its tensor maps):
+// there ung multiplies every weight too and pays for its decode. Measured (v35, `sparse bench --tune`, f16, N = 256, 50 / 70 / 90 %): its
 // fastest variant ran 1.01-1.25x the time of ung's selected one on all 18 cases (the three suite
 // LLM shapes and the three held out of it), 0.785-0.98x cuBLAS where ung ran 0.66-0.96x.
 // Its tile width and decomposition (UndGemmPick): the cycles of GemmTileCycles with a K stage of
@@ -224,8 +225,17 @@ inline double UndGemmCycles(long long m, long long n, long long k, int n_tile, b
 inline UnGemmShape UndGemmPick(long long m, long long n, long long k, int sms) {
   return CheapestGemmShape([&](const UnGemmShape& c) { return UndGemmCycles(m, n, k, c.n_tile, c.split, sms); });
 }
+// From the H200's ridge on: a dense f16/bf16 A does N multiply-adds (2 N flops) per 2-byte weight,
+// so N flops a byte, and below the ridge of the measured ceilings (f16 tensor 748.7 TFLOP/s over
+// copy 4218 GB/s: 177.5 flops a byte, `sparse bench`'s header) its launch waits on A's bytes,
+// where ung's stream is 0.8x of them at 50 % and about 0.15x at 95 %. Measured (v35, f16, the
+// suite's three shapes at 50 and 95 %, ung_n128_sk3 and ung_n256_sk3 forced against und): at N =
+// 1024 and 2048 und ran 1.01-1.08x the faster ung's speed on all 12; at N = 128 0.90-1.24x (ung
+// faster on 4096 x 11008 at both, and on 4096^2 at 95 %).
+constexpr double kUndMinFlopsPerByte = 177.5;
 inline bool UndGemmWins(long long m, long long k, long long nnz, long long n) {
-  return n >= kUnGemmMinN && n % 8 == 0 && k % 8 == 0 && m >= 1 && m * k * n >= kUnGemmMinWork && DenseWorkPays(m, k, nnz);
+  return static_cast<double>(n) >= kUndMinFlopsPerByte && n % 8 == 0 && k % 8 == 0 && m >= 1 &&
+         m * k * n >= kUnGemmMinWork && DenseWorkPays(m, k, nnz);
 }
 
 }  // namespace sparse

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GEMM engine's whole-tile variants against the plain ones (issue 25, v34: ung _w1, _w2,
-# _w1_m1, tuned or forced only): `sparse bench --tune` times every SpMM variant of each case with
-# the same cold-L2 events, so each `_w` candidate stands beside the selection's variant and dense
-# cuBLAS in one run. PARTS (default "suite heldout"): the suite's three LLM shapes, and the
+# _w1_m1, tuned or forced only; v35 measured them slower everywhere): `sparse bench --tune`
+# times every SpMM variant of each case with the same cold-L2 events, so each `_w` candidate
+# stands beside the selection's variant and dense cuBLAS in one run. PARTS (default "suite heldout"): the suite's three LLM shapes, and the
 # three held out of it (14336 x 4096, 4096 x 14336, 6144 x 4096), magnitude-pruned to SPARSITY
 # (default 50, 70, 90 %), f16, at NS (default 256, where issue 25's floor is). Each `ung`
 # candidate prepares its own stream on the host (about a second on these shapes at 50 %), so a

@@ -541,7 +541,8 @@ describe('kernels on CUDA against the float64 reference', function () {
   // from shared memory, and DenseResum for CSR's semantics): each listed variant and the other
   // decompositions forced, run twice, on 300 x 1000 and 129 x 264 (K a multiple of 8, 8 + 1 rows
   // of the second row block) at 0, 50, 90 and 100 % sparse, N = 128, 136 and 256; Inf and NaN in a
-  // row of B; K not a multiple of 8 refused (A's and B's tensor maps). Tuned or forced only.
+  // row of B; K not a multiple of 8 refused (A's and B's tensor maps). (The selection's picks: the
+  // selection test below.)
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, unstructured: A stored dense on the GEMM engine (und), forced`, async function () {
       const hopper = cudaInfo().computeCapability === '9.0'
@@ -565,9 +566,10 @@ describe('kernels on CUDA against the float64 reference', function () {
 
   // The selection of the unstructured GEMM-engine kernels: on compute capability 9.0, f16/bf16
   // unstructured matrices from N = 128 on (N a multiple of 8). From 2^31 multiply-adds on at a
-  // density of at least 2.5 %, with N and K multiples of 8: A stored dense (und, since v35:
-  // UndGemmWins), with the tile width and decomposition of UndGemmPick (a model of the launch's
-  // cycles with the operands' bytes through L2); there with K not a multiple of 8, and elsewhere
+  // density of at least 2.5 %, from N = 184 on (the ridge, 177.5 flops a byte) with N and K
+  // multiples of 8: A stored dense (und, since v35: UndGemmWins), with the tile width and
+  // decomposition of UndGemmPick (a model of the launch's cycles with the operands' bytes through
+  // L2); there with K not a multiple of 8 or N below the ridge, and elsewhere
   // where UnstGemmWins' estimate of its time beats the CSR kernels', the pair stream (ung) with
   // UnGemmPick's shape (common/gemm_plan.h). Never on 2:4 matrices (the 2:4 kernels' own), nor
   // f32, nor elsewhere. Planned without data: the sizes alone decide (the H200's 132 SMs).
@@ -582,12 +584,13 @@ describe('kernels on CUDA against the float64 reference', function () {
       // A stored dense (und) from 2^31 on: 4096^2 at N = 128 and 256 in 128-column tiles, split
       // (64 tiles in 2 pieces: 32 tiles of 256 in 4 would move 3x the fixup's bytes; v35 --tune:
       // 23.5 against 26.9 us at N = 256); from 1024 on 256 columns, split where the wave is ragged.
-      engine(pick(4096, 4096, 128, 0.5), 'und_n128_sk3', 'N=128')
+      engine(pick(4096, 4096, 128, 0.5), 'ung_n128_sk3', 'N=128, below the ridge (177.5 flops a byte): the pair stream')
       engine(pick(4096, 4096, 256, 0.5), 'und_n128_sk3', 'N=256')
       for (const n of [1024, 2048]) engine(pick(4096, 4096, n, 0.5), 'und_n256_sk3', `N=${n}`)
       engine(pick(4096, 4096, 256, 0.05), 'und_n128_sk3', '95 % sparse')
       engine(pick(6144, 4096, 256, 0.3), 'und_n128_sk3', '96 tiles of 128 columns, no split pays (v35: 29.1 against 32.7 us for 256)')
-      engine(pick(11008, 4096, 128, 0.3), 'und_n128_sk3', '86 tiles of 128 columns')
+      engine(pick(11008, 4096, 128, 0.3), 'ung_n128_sk3', 'N=128: 86 tiles of 128 columns of the pair stream, no split pays')
+      engine(pick(4096, 4096, 184, 0.5), 'und_n128_sk3', 'N=184, the first multiple of 8 at the ridge')
       engine(pick(11008, 4096, 1024, 0.3), 'und_n256_sk3', '344 tiles: the ragged wave split')
       // K-long 4096 x 14336: 128-column tiles read A's 117 MB twice through L2 (v35: 55.0
       // against 52.5 us for 256 columns); 14336 x 4096: 224 tiles of 128 columns are 1.7 waves.

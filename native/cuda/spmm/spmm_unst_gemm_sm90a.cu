@@ -31,13 +31,15 @@
 // kUnGemmWholeMax; without "_m", kUnGemmWholeMin) are stored whole, with the engine's decode
 // kUnWhole 1 (a warp vote a tile, then one 16-byte load a lane) or 2 (a test a lane, no vote);
 // other tiles are decoded as before. Slots of 128 registers a tile only (a stage of whole tiles
-// fills them). Each prepares its own stream (Serves); listed for `--tune`, never selected: no
-// `_w` variant has run on the H200 yet, so nothing says where whole tiles pay.
+// fills them). Each prepares its own stream (Serves); listed for `--tune`, never selected: v35's
+// --tune (N = 256, six LLM shapes at 50-90 %) ran every one slower than the selected variant on
+// every case (0.44-0.87x its speed geomean, at most 0.98x).
 //
 // The selection (rank 16, after the streaming engine's unstructured family, which ends at N =
-// 64) takes unstructured f16/bf16 matrices from N = 128 on (N a multiple of 8) on compute
-// capability 9.0 where common/gemm_plan.h's UnstGemmWins says so (from 2^31 multiply-adds on
-// always at a density of at least 2.5 %, elsewhere where its estimate beats the CSR kernels'),
+// 64, and und, which takes the large problems from N = 184 on with N and K multiples of 8) takes
+// unstructured f16/bf16 matrices from N = 128 on (N a multiple of 8) on compute capability 9.0
+// where common/gemm_plan.h's UnstGemmWins says so (from 2^31 multiply-adds on always at a density
+// of at least 2.5 %, elsewhere where its estimate beats the CSR kernels'),
 // with the tile width and decomposition of UnGemmPick (a model of the launch's cycles: "_sk3", or whole tiles
 // where no split pays).
 //
