@@ -101,6 +101,14 @@ __device__ __forceinline__ unsigned long long TraceGlobal() {
   } while (0)
 #endif
 
+// Programmatic dependent launch's hooks (Params::pdl), compiled in where SPARSE_GEMM_PDL is defined:
+// the workbench (scripts/gpu/probe/gemm_build.sh), not the addon, until measured (v35).
+#if defined(SPARSE_GEMM_PDL)
+constexpr bool kGemmPdl = true;
+#else
+constexpr bool kGemmPdl = false;
+#endif
+
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
 struct Params {
   CUtensorMap a_map;  // A as a K x M tensor (K innermost), box 64 x 128, 128-byte swizzle
@@ -142,6 +150,13 @@ struct Params {
   int grid, dp_tiles, sk_tiles, sk_grid;
   // The tail split's pieces per tile when they reduce it together (stream_k 3, CoopTile), else 0.
   int coop;
+  // 1: launched with programmatic dependent launch (gemm_host::Launch adds the attribute; the
+  // workbench's GEMM_PDL=1 in a build with SPARSE_GEMM_PDL, v35, not the addon): the producer requests the ring's first stages'
+  // A (prepared weights: nothing a previous kernel writes) before griddepcontrol.wait and their B
+  // after it; the consumers wait before any global access (C, the stream-K workspace, B). 0: each
+  // stage's B right after its A (stage 0 not queued behind the ring's other A: the streaming
+  // engine's v14 finding).
+  int pdl;
 };
 
 // Tile t of the raster: groups of `group` rows (row blocks, or pairs of them for clusters;
@@ -514,6 +529,30 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   PrefetchTensorMap(&p.b_map);
   int stage = 0;
   uint32_t phase = 0;
+  // B's copies for column block nb, K stage kb into the stage buffer at `st`.
+  auto copy_b = [&](uint32_t st, int nb, int kb, uint32_t full) {
+#pragma unroll
+    for (int i = 0; i < kAtomsPerBlock; ++i) {
+      const int j = rank * kAtomsPerBlock + i;
+      const uint32_t dst = st + L::kABytes + j * kKTile * 128;
+      if (kCluster == 1)
+        engine::TensorCopy2d(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full);
+      else
+        TensorCopy2dMulticast(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
+    }
+  };
+  // Under PDL (p.pdl) the first pass through the ring defers its B: `pending` stages (slots 0..)
+  // hold only their A until the ring is full or the work ends, then the wait for the previous
+  // kernel, then their B. Indexed by unrolled compares, so that they stay in registers.
+  int pending = 0, pend_nb[kStages], pend_kb[kStages];
+  bool deferring = kGemmPdl && p.pdl != 0;
+  auto flush = [&] {
+    if constexpr (kGemmPdl) engine::GridDependencyWait();
+#pragma unroll
+    for (int i = 0; i < kStages; ++i)
+      if (i < pending) copy_b(SmemAddr(ring + i * L::kStageBytes), pend_nb[i], pend_kb[i], full0 + 8 * i);
+    deferring = false;
+  };
   Cursor cursor(p, blockIdx.x / kCluster);
   Segment sg;
   while (cursor.Next(p, &sg)) {
@@ -547,18 +586,18 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
                          L::kABytes, full);
       else
         engine::TensorCopy2d(st, &p.a_map, kb * kKTile, mb * kMTile, full);
+      if (deferring) {
 #pragma unroll
-      for (int i = 0; i < kAtomsPerBlock; ++i) {
-        const int j = rank * kAtomsPerBlock + i;
-        const uint32_t dst = st + L::kABytes + j * kKTile * 128;
-        if (kCluster == 1)
-          engine::TensorCopy2d(dst, &p.b_map, tile.nb * kNTile + j * kAtomN, kb * kKTile, full);
-        else
-          TensorCopy2dMulticast(dst, &p.b_map, tile.nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
+        for (int i = 0; i < kStages; ++i)
+          if (i == pending) pend_nb[i] = tile.nb, pend_kb[i] = kb;
+        if (++pending == kStages) flush();
+      } else {
+        copy_b(st, tile.nb, kb, full);
       }
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
   }
+  if (deferring) flush();  // (less work than a ring)
 }
 
 // Stores a consumer warpgroup's 64 x kNTile sums at rows row0.., columns col0.. of C (pairs of
@@ -813,6 +852,8 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
                                         int rank) {
   using L = Layout<kNTile, kStages, kTmaStore>;
   constexpr int kAcc = kNTile / 2;
+  // Under PDL: C, the stream-K workspace and B may still be the previous kernel's.
+  if constexpr (kGemmPdl) engine::GridDependencyWait();
   const uint32_t cbuf = SmemAddr(ring + kStages * L::kStageBytes) + cw * (L::kCBytes / 2);
   float d[kAcc];
 #pragma unroll
@@ -1057,6 +1098,8 @@ __device__ __forceinline__ void UnResum(const Params& p, int mb, int col0, int c
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, bool kSpSs, int kUn, int kUnWhole>
 __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
+  // Under PDL: C, the stream-K workspace and B may still be the previous kernel's.
+  if constexpr (kGemmPdl) engine::GridDependencyWait();
   // (kSpSs) where this warpgroup's first row of A and the metadata lie within a stage.
   constexpr uint32_t kMeta = L::kABytes + L::kBBytes;
   const uint32_t a_cw = cw * 64 * kSpMS * 64;
@@ -1170,6 +1213,9 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
     engine::FenceBarrierInit();
   }
   __syncthreads();
+  // Under PDL the next kernel may start its blocks as this grid's blocks finish: its producers
+  // then fetch their weights during this tail (a no-op without the launch attribute).
+  if constexpr (kGemmPdl) engine::GridDependencyLaunch();
   // The other block's copies and arrivals must find this block's barriers initialised.
   if (kCluster > 1) engine::ClusterSync();
   const int rank = kCluster > 1 ? static_cast<int>(engine::ClusterRank()) : 0;

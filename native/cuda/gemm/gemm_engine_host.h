@@ -72,6 +72,7 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
       (ss && (sp_ms == 0 || (reinterpret_cast<uintptr_t>(a_meta) & 15) != 0)) || (a_runs && (ss || sp_ms != 1)))
     return cudaErrorInvalidValue;
   p->c = c, p->b = b, p->m = m, p->n = n, p->k = k, p->group = group;
+  p->pdl = 0;  // (the workbench's GEMM_PDL sets it after)
   p->a_tiles = sp_ms > 0 && !ss ? a : nullptr;
   p->a_meta = a_meta;
   p->a_runs = a_runs;
@@ -173,14 +174,24 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
   if (attr != cudaSuccess) return attr;
   if (grid <= 0 || grid > sms) grid = sms;
   cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute cluster[1];
-  cluster[0].id = cudaLaunchAttributeClusterDimension;
-  cluster[0].val.clusterDim.x = kCluster, cluster[0].val.clusterDim.y = 1, cluster[0].val.clusterDim.z = 1;
+  cudaLaunchAttribute attrs[2];
+  int n_attrs = 0;
+  if (kCluster > 1) {  // (without clusters, the plain launch step 1 was proven with)
+    attrs[n_attrs].id = cudaLaunchAttributeClusterDimension;
+    attrs[n_attrs].val.clusterDim.x = kCluster, attrs[n_attrs].val.clusterDim.y = 1, attrs[n_attrs].val.clusterDim.z = 1;
+    ++n_attrs;
+  }
+  if (params.pdl != 0) {  // programmatic dependent launch (Params::pdl): only with the kernels' hooks
+    if (!cuda::gemm::kGemmPdl) return cudaErrorInvalidValue;
+    attrs[n_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[n_attrs].val.programmaticStreamSerializationAllowed = 1;
+    ++n_attrs;
+  }
   cfg.blockDim = dim3(cuda::gemm::kThreads);
   cfg.dynamicSmemBytes = L::kSmemBytes;
   cfg.stream = s;
-  cfg.attrs = cluster;
-  cfg.numAttrs = kCluster > 1 ? 1 : 0;  // without clusters, the plain launch step 1 was proven with
+  cfg.attrs = attrs;
+  cfg.numAttrs = n_attrs;
   cuda::gemm::Params p = params;
   if (kCluster > 1) {
     if (stream_k) return cudaErrorInvalidValue;

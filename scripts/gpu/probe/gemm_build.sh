@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the dense GEMM workbench (gemm_probe.cu) with nvcc for sm_90a (wgmma, setmaxnreg), with
-# the engine's trace compiled in (SPARSE_GEMM_TRACE: the trace mode).
+# the engine's trace compiled in (SPARSE_GEMM_TRACE: the trace mode) and the hooks of programmatic
+# dependent launch (SPARSE_GEMM_PDL: GEMM_PDL=1).
 # Run from anywhere, here or on the GPU machine:
 #   bash scripts/gpu/probe/gemm_build.sh [OUT_DIR]   (default .gpu)
 # Writes OUT_DIR/gemm_probe, OUT_DIR/gemm_probe.regs.txt (registers and spills per kernel)
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/../../.."
 out=${1:-.gpu}
 mkdir -p "$out"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-"$NVCC" -std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -DSPARSE_GEMM_TRACE -gencode arch=compute_90a,code=sm_90a \
+"$NVCC" -std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -DSPARSE_GEMM_TRACE -DSPARSE_GEMM_PDL -gencode arch=compute_90a,code=sm_90a \
   --expt-relaxed-constexpr -lineinfo -Xptxas -v scripts/gpu/probe/gemm_probe.cu native/common/sparse24.cc native/common/unstructured_stream.cc \
   -o "$out/gemm_probe" -ldl \
   2>"$out/gemm_probe.ptxas.txt" || { grep -v "^ptxas info" "$out/gemm_probe.ptxas.txt" | head -60; exit 1; }

@@ -17,7 +17,8 @@
 //                                       at the first SPARSITY)
 // The `_un_w1` / `_un_w2` variants read a stream whose tiles of WHOLE_MIN registers or more
 // (default 80 of 128) are stored whole, in `check`, `time`, `one` and `trace` alike.
-// GEMM_GROUP sets the raster's row blocks per group (default 8).
+// GEMM_GROUP sets the raster's row blocks per group (default 8). GEMM_PDL=1 launches every
+// kernel with programmatic dependent launch (Params::pdl), in every mode.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -168,6 +169,13 @@ bool Picked(const Variant& v, bool f16_only) {
 int Group() {
   const char* g = std::getenv("GEMM_GROUP");
   return g ? std::max(1, std::atoi(g)) : 8;
+}
+
+// GEMM_PDL=1: every launch with programmatic dependent launch (Params::pdl, v35): the ring's
+// first stages' A before griddepcontrol.wait, their B after; the consumers wait before C.
+int Pdl() {
+  const char* e = std::getenv("GEMM_PDL");
+  return e && std::atoi(e) != 0 ? 1 : 0;
 }
 
 
@@ -676,6 +684,7 @@ int Check() {
         CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
                                  ws.blocks, v.sp, v.ss ? dmeta.p : nullptr,
                                  v.un ? static_cast<const uint32_t*>(v.whole ? drunsw.p : druns.p) : nullptr, run_max));
+        p.pdl = Pdl();
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
         // across tiles (and for stream-K: whole-tile rounds, then runs of many stages).
         if (v.un && run_max > gm::UnStageBytes(v.un)) {
@@ -778,6 +787,7 @@ struct Operands {
       CK(gemm_host::MakeParams(&ps[i], a_dev, b[i]->p, c.p, m, n, k, v.n_tile, group, ws.Partials(), ws.Flags(),
                                ws.blocks, v.sp, v.ss ? meta.at(i)->p : nullptr,
                                v.un ? static_cast<const uint32_t*>(runs.at(i)->p) : nullptr, run_max));
+      ps[i].pdl = Pdl();
     }
     return ps;
   }
