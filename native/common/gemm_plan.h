@@ -3,7 +3,7 @@
 // How the Hopper GEMM engine (cuda/gemm/gemm_engine.cuh) cuts its tiles over the GPU, which
 // of its 2:4 tile heights the selection runs, and where it runs unstructured matrices. Pure
 // C++: the kernels' host side (gemm_engine_host.h), the addon's GEMM families
-// (spmm_24_gemm_sm90a.cu, spmm_unst_gemm_sm90a.cu) and a CPU test share it.
+// (spmm_24_gemm_sm90a.cu, spmm_unst_gemm_sm90a.cu, spmm_und_gemm_sm90a.cu) and a CPU test share it.
 #include <cstddef>
 #include <cstdint>
 
@@ -200,11 +200,12 @@ inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms
 // kernels on a zeroed M x K copy of A, nothing decoded. Selected where ung's rule says "always"
 // (UnstGemmWins' first test: from kUnGemmMinWork multiply-adds on at a density of at least 2.5 %),
 // N is at least the machine's ridge (below) and N and K are multiples of 8 (its tensor maps):
-// there ung multiplies every weight too and pays for its decode. Measured (v35, `sparse bench --tune`, f16, N = 256, 50 / 70 / 90 %): its
-// fastest variant ran 1.01-1.25x the time of ung's selected one on all 18 cases (the three suite
-// LLM shapes and the three held out of it), 0.785-0.98x cuBLAS where ung ran 0.66-0.96x.
+// there ung multiplies every weight too and pays for its decode. Measured (v35, `sparse bench
+// --tune`, f16, N = 256, 50 / 70 / 90 %): its fastest variant ran 1.01-1.25x as fast as ung's
+// selected one on all 18 cases (the three suite LLM shapes and the three held out of it),
+// 0.785-0.98x cuBLAS where ung ran 0.66-0.96x.
 // Its tile width and decomposition (UndGemmPick): the cycles of GemmTileCycles with a K stage of
-// kUndStageCycles (600 for 128 x 128, 1110 for 128 x 256: 92 % and 99 % of the tensor pipe's
+// UndStageCycles (600 for 128 x 128, 1110 for 128 x 256: 92 % and 99 % of the tensor pipe's
 // 1024 f16 multiply-adds a cycle), the fixup's and store's bytes at kUndFixupBytesPerCycle an SM
 // (ung's 15 fitted on its trace), or, where more, the operand bytes the SMs read through L2
 // (A once per column of tiles, B once per row of tiles) at kUndL2BytesPerCycle for the GPU
@@ -218,7 +219,8 @@ constexpr double kUndFixupBytesPerCycle = 14, kUndL2BytesPerCycle = 4900;
 inline double UndStageCycles(int n_tile) { return n_tile == 256 ? 1110 : 600; }
 inline double UndGemmCycles(long long m, long long n, long long k, int n_tile, bool split, int sms) {
   const double tiles = GemmTileCycles(m, n, k, n_tile, split, sms, UndStageCycles(n_tile), kUndFixupBytesPerCycle);
-  const double l2 = 2.0 * static_cast<double>(m) * k * ((n + n_tile - 1) / n_tile) + 2.0 * static_cast<double>(k) * n * ((m + 127) / 128);
+  const double l2 = 2.0 * static_cast<double>(m) * k * ((n + n_tile - 1) / n_tile) +
+                    2.0 * static_cast<double>(k) * n * ((m + 127) / 128);
   const double l2_cycles = l2 / kUndL2BytesPerCycle;
   return tiles > l2_cycles ? tiles : l2_cycles;
 }

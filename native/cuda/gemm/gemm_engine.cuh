@@ -151,11 +151,11 @@ struct Params {
   // The tail split's pieces per tile when they reduce it together (stream_k 3, CoopTile), else 0.
   int coop;
   // 1: launched with programmatic dependent launch (gemm_host::Launch adds the attribute; the
-  // workbench's GEMM_PDL=1 in a build with SPARSE_GEMM_PDL, v35, not the addon): the producer requests the ring's first stages'
-  // A (prepared weights: nothing a previous kernel writes) before griddepcontrol.wait and their B
-  // after it; the consumers wait before any global access (C, the stream-K workspace, B). 0: each
-  // stage's B right after its A (stage 0 not queued behind the ring's other A: the streaming
-  // engine's v14 finding).
+  // workbench's GEMM_PDL=1 in a build with SPARSE_GEMM_PDL, v35, not the addon): the producer
+  // requests the ring's first stages' A (prepared weights: nothing a previous kernel writes)
+  // before griddepcontrol.wait and their B after it; the consumers wait before any global access
+  // (C, the stream-K workspace, B). 0: each stage's B right after its A (stage 0 not queued
+  // behind the ring's other A: the streaming engine's v14 finding).
   int pdl;
 };
 

@@ -13,7 +13,8 @@
 //
 // Variants "und_n<cols>[_sk1|_sk2|_sk3]": tiles of 128 rows x 256 columns (a ring of 4 stages,
 // C staged in halves) or 128 (5 stages); the decompositions as ung's (gemm_host::Decompose).
-// Selected (v35) where ung's rule would run ung always (UndGemmWins, common/gemm_plan.h).
+// Selected (v35) where ung's rule would run ung always, from N = 184 on (UndGemmWins,
+// common/gemm_plan.h).
 //
 // A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
 // order), on a device with at most as many SMs as the one it was prepared on.
@@ -215,11 +216,11 @@ cudaError_t UndLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOper
 
 // Rank 14: after the 2:4 kernels (8-10), before the streaming engine's unstructured family (15,
 // N <= 64, which never meets this one's N >= 128) and ung (16), which takes what this one
-// declines. Unstructured f16/bf16 where UndGemmWins (common/gemm_plan.h): N >= 128, from 2^31
-// multiply-adds at a density of at least 2.5 % (where ung's rule runs it always), N and K
-// multiples of 8; the tile width and decomposition of UndGemmPick (a model of the launch's
-// cycles with the operands' bytes through L2, fitted to v35's --tune times): the cooperative
-// tail split (3), or whole tiles (0) where no split pays.
+// declines. Unstructured f16/bf16 where UndGemmWins (common/gemm_plan.h): N from the ridge on
+// (184 and up: 177.5 flops a byte), from 2^31 multiply-adds at a density of at least 2.5 % (where
+// ung's rule runs it always), N and K multiples of 8; the tile width and decomposition of
+// UndGemmPick (a model of the launch's cycles with the operands' bytes through L2, fitted to
+// v35's --tune times): the cooperative tail split (3), or whole tiles (0) where no split pays.
 bool SelectUndFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   if (p.structure != SpmmProblem::kUnstructured || !UndGemmWins(p.m, p.k, p.nnz, p.n)) return false;
   const int sms = std::max(sm_count > 0 ? sm_count : SmCount(), 1);
