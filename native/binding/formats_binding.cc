@@ -168,13 +168,11 @@ Napi::Value UnstStreamJs(const Napi::CallbackInfo& info) {
 // maxStageWords, capacity}: the bitmap stream the family ube builds (BuildUnstStream, kBitmapFrag,
 // row blocks of `warps` strips, stages of 128 columns): its bytes (runs and offset table), its
 // densest stage's values and the ring capacity prepare picks for it (UnstStreamCapacity).
-// unstPairStream({m, k, rowOffsets, columnIndices, values, kstage?, wholeMin?}) -> the same for
-// its pair stream (kPairFrag, 8 warps; maxStageWords in stored registers, UnstPairCapacity), or
-// with kstage 64 the one the GEMM engine's family ung builds (stages of 64 columns; capacity the
-// smallest of its slots, 120 or 128 registers a tile, that holds the densest stage); wholeMin
-// (kstage 64 only; 0: none, else 1 to kUnGemmWholeMax) the `_w` variants' whole-tile threshold,
-// with wholeTiles the tiles stored whole. Synchronous; pure C++. A RangeError on a repeated or
-// out-of-range column.
+// unstPairStream({m, k, rowOffsets, columnIndices, values, kstage?}) -> the same for its pair
+// stream (kPairFrag, 8 warps; maxStageWords in stored registers, UnstPairCapacity), or with
+// kstage 64 the one the GEMM engine's family ung builds (stages of 64 columns; capacity the
+// smallest of its slots, 120 or 128 registers a tile, that holds the densest stage).
+// Synchronous; pure C++. A RangeError on a repeated or out-of-range column.
 Napi::Value UnstFormStream(const Napi::CallbackInfo& info, const char* what, UnstLayout layout) {
   Args a(info, what);
   const Csr16Args c = ParseCsr16(a);
@@ -184,18 +182,13 @@ Napi::Value UnstFormStream(const Napi::CallbackInfo& info, const char* what, Uns
   if (c.m < 1 || c.k < 1) a.RangeFail("m and k must be at least 1");
   const int kstage = pairs ? a.OptionalInt("kstage", kUnstStreamKStage) : kUnstStreamKStage;
   if (kstage != kUnstStreamKStage && kstage != kUnGemmKStage) a.RangeFail("kstage must be 128 or 64");
-  const int whole_min = pairs ? a.OptionalInt("wholeMin", 0) : 0;
-  if (whole_min != 0 && kstage != kUnGemmKStage) a.RangeFail("wholeMin needs kstage 64");
-  if (whole_min < 0 || whole_min > kUnGemmWholeMax)
-    a.RangeFail("wholeMin must be from 0 to " + std::to_string(kUnGemmWholeMax));
   UnstStream s;
-  const std::string err = BuildUnstStream(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, warps, kstage, 0,
-                                          &s, layout, whole_min);
+  const std::string err =
+      BuildUnstStream(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, warps, kstage, 0, &s, layout);
   if (!err.empty()) a.RangeFail(err);
   const int words = s.stats.max_stage_words;
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("bytes", static_cast<double>(s.Bytes()));
-  if (pairs) o.Set("wholeTiles", static_cast<double>(s.stats.whole_tiles));
   o.Set("maxStageWords", words);
   o.Set("capacity", !pairs ? UnstStreamCapacity(words, warps)
                     : kstage == kUnGemmKStage ? UnGemmCapacity(words)

@@ -85,16 +85,6 @@ inline int UnGemmCapacity(long long words) {
     if (static_cast<long long>(cap) * kUnGemmTiles >= words) return cap;
   return 0;
 }
-// Whole tiles (BuildUnstStream's whole_min; the engine's kUnWhole decodes, v33): a tile with at
-// least whole_min registers to store is kept whole, 128 registers from a 16-byte boundary, and
-// read with one 16-byte load a lane. The `_w` variants run on slots of 128 registers a tile: a
-// stage of 31 whole tiles and one of whole_min - 1 registers behind 3 of padding holds at most
-// 31 x 128 + whole_min + 2 registers, within 128 x kUnGemmTiles while whole_min <= 126
-// (kUnGemmWholeMax). kUnGemmWholeMin is the workbench's default threshold (v33: 80 of 128, the
-// tiles of a 50 % sparse matrix whole, about 96 registers, and those of a 70 % one not, about
-// 65); never fitted: v35 measured every `_w` variant slower than the plain ones on every case
-// (docs/gemm-engine.md, "v35").
-constexpr int kUnGemmWholeMin = 80, kUnGemmWholeMax = 126;
 // The longest run of a pair stream in bytes, from its offset table (`entries` entries in 16-byte
 // units): the kernels' Params::a_run_max (gemm_host::MakeParams).
 inline int UnRunMax(const uint32_t* offsets, size_t entries) {

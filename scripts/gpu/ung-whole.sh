@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# The GEMM engine's whole-tile variants against the plain ones (issue 25, v34: ung _w1, _w2,
-# _w1_m1, tuned or forced only; v35 measured them slower everywhere): `sparse bench --tune`
-# times every SpMM variant of each case with the same cold-L2 events, so each `_w` candidate
-# stands beside the selection's variant and dense cuBLAS in one run. PARTS (default "suite heldout"): the suite's three LLM shapes, and the
-# three held out of it (14336 x 4096, 4096 x 14336, 6144 x 4096), magnitude-pruned to SPARSITY
-# (default 50, 70, 90 %), f16, at NS (default 256, where issue 25's floor is). Each `ung`
-# candidate prepares its own stream on the host (about a second on these shapes at 50 %), so a
-# part takes minutes: give each its own device call if the sanitizer shares it. Run on the GPU
+# The GEMM engine's unstructured families under `sparse bench --tune` (issue 25): every variant of
+# ung (the pair stream) and und (A stored dense) beside the selection's and dense cuBLAS, with the
+# same cold-L2 events, in one run. Written in v34 for the whole-tile variants ung _w1 / _w2,
+# which v35 measured slower everywhere and removed; its runs set und's rule (gemm_plan.h).
+# PARTS (default "suite heldout"): the suite's three LLM shapes, and the three held out of it
+# (14336 x 4096, 4096 x 14336, 6144 x 4096), magnitude-pruned to SPARSITY (default 50, 70, 90 %),
+# f16, at NS (default 256, where issue 25's floor is). A part takes a minute or two. Run on the GPU
 # machine by run.sh's sh task, which sets W and the tree:
 #   GPU_DIR=.gpu/pNN bash scripts/gpu/run.sh sh 'PARTS=suite bash scripts/gpu/ung-whole.sh'
 # Writes $W/ung-whole-<part>.json and .txt (the candidates of families ung and und, A stored

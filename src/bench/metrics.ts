@@ -10,7 +10,7 @@
  */
 import {spmmKernelVariant, type SpmmForm, spmmVariantForm} from '../kernels/variant.js'
 import {csrBytes, MAX_COLS_16BIT_INDEX} from '../sparse/csr.js'
-import {memorySaving, type TileStats, twoFourBytes, UN_GEMM_WHOLE_MIN} from '../sparse/memory.js'
+import {memorySaving, type TileStats, twoFourBytes} from '../sparse/memory.js'
 import type {ValueDType} from '../types.js'
 import type {BenchOp, CaseShape, ImplName, MemoryFigures, Recommendation} from './types.js'
 
@@ -75,14 +75,10 @@ function streamBytes(variant: string, memory: MemoryFigures): number | null {
 
 /**
  * The pair stream's bytes for a variant: cut in the GEMM engine's 64-column stages for the
- * family ung (for its `_w` variants, the stream with whole tiles at the name's threshold,
- * `_m<min>`, or the default; null for a threshold not sized), in 128-column ones for ube_p*.
+ * family ung, in 128-column ones for ube_p*.
  */
 function pairBytes(variant: string, memory: MemoryFigures): number | null {
-  if (variant.split('_', 1)[0] !== 'ung') return memory.pairStreamBytes ?? null
-  const whole = /_w\d(?:_m(\d+))?/.exec(variant)
-  if (!whole) return memory.pairStreamGemmBytes ?? null
-  return memory.pairStreamGemmWholeBytes?.[whole[1] === undefined ? UN_GEMM_WHOLE_MIN : Number(whole[1])] ?? null
+  return (variant.split('_', 1)[0] === 'ung' ? memory.pairStreamGemmBytes : memory.pairStreamBytes) ?? null
 }
 
 /**
@@ -109,7 +105,6 @@ export function memoryFigures(rows: number, cols: number, nnz: number, dtype: Va
     ...(dtype !== 'f32' && tiles?.bitmapStream ? {bitmapStreamBytes: tiles.bitmapStream} : {}),
     ...(dtype !== 'f32' && tiles?.pairStream !== undefined ? {pairStreamBytes: tiles.pairStream} : {}),
     ...(dtype !== 'f32' && tiles?.pairStreamGemm !== undefined ? {pairStreamGemmBytes: tiles.pairStreamGemm} : {}),
-    ...(dtype !== 'f32' && tiles?.pairStreamGemmWhole !== undefined ? {pairStreamGemmWholeBytes: tiles.pairStreamGemmWhole} : {}),
   }
 }
 

@@ -202,11 +202,6 @@ export interface MemoryFigures {
    * 64-column stages); absent for f32 or without tile statistics.
    */
   pairStreamGemmBytes?: number
-  /**
-   * f16/bf16 cases: that stream with whole tiles, by threshold in registers of 128 (the ung `_w`
-   * variants: 80, their default, and 1, `_m1`); absent for f32 or without tile statistics.
-   */
-  pairStreamGemmWholeBytes?: Record<number, number>
 }
 
 export interface Recommendation {

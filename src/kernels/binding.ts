@@ -262,16 +262,12 @@ export interface NativeKernels {
    * stored registers and the ring capacity prepare picks for it (16, 32, 72, 100 or 128 stored
    * registers per 16 x 16 tile). With kstage 64: the one the GEMM engine's family ung prepares
    * (stages of 64 columns; capacity 120 or 128, 0 where none holds it: common/gemm_plan.h,
-   * UnGemmCapacity). wholeMin (kstage 64 only; 0: none, else 1-126): the `_w` variants' stream,
-   * whose tiles with at least that many registers to store are stored whole (wholeTiles of them,
-   * counting full tiles that start aligned). Throws a RangeError on a repeated or out-of-range
-   * column, or a wholeMin out of range.
+   * UnGemmCapacity). Throws a RangeError on a repeated or out-of-range column.
    */
-  unstPairStream(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array; kstage?: 64 | 128; wholeMin?: number}): {
+  unstPairStream(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array; kstage?: 64 | 128}): {
     bytes: number
     maxStageWords: number
     capacity: number
-    wholeTiles: number
   }
   /**
    * The 2:4 tile height (128 or 256 rows) the selection runs on the Hopper GEMM engine (s24g,

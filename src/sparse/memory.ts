@@ -33,10 +33,7 @@
  *   stored registers, 4 bytes each (a register is two adjacent columns of a row, stored where
  *   either is nonzero), padded to 16 bytes; plus a 4-byte offset per stage and one more. ube_p8
  *   cuts K in stages of 128 columns (`pairStream`), ung_* in the GEMM engine's stages of 64
- *   (`pairStreamGemm`: more stages, so more offsets and more padding). The `_w` variants of ung
- *   (ung_n128_w1, ...) store a tile with at least a threshold of registers to store whole: all
- *   128 registers, zeros included, from a register index that is a multiple of 4 (up to 3
- *   registers of padding before it); `pairStreamGemmWhole` by threshold.
+ *   (`pairStreamGemm`: more stages, so more offsets and more padding).
  */
 import {csrBytes, memorySaving} from './csr.js'
 
@@ -81,11 +78,6 @@ export interface TileStats {
   pairStream?: number
   /** Bytes of the same pair stream cut in the GEMM engine's 64-column stages (ung_*: 128-row blocks). */
   pairStreamGemm?: number
-  /**
-   * Bytes of that stream with whole tiles, by threshold (the ung `_w` variants' streams): at
-   * UN_GEMM_WHOLE_MIN (their default) and at 1 (`_m1`, every tile holding a nonzero whole).
-   */
-  pairStreamGemmWhole?: Record<number, number>
 }
 
 export interface BitmapStreamBytes {
@@ -104,30 +96,6 @@ export const PAIR_REGISTER_BYTES = 4
  * ung_* cuts the pair stream so: common/gemm_plan.h, kUnGemmKStage).
  */
 export const GEMM_STAGE_COLS = 64
-/**
- * The ung `_w` variants' default whole-tile threshold in registers of 128 (common/gemm_plan.h,
- * kUnGemmWholeMin), and the thresholds tileStats sizes the whole-tile stream at.
- */
-export const UN_GEMM_WHOLE_MIN = 80
-export const PAIR_WHOLE_THRESHOLDS: readonly number[] = [UN_GEMM_WHOLE_MIN, 1]
-/** Strips (16 rows each) of the pair stream's row block: 128 rows. */
-const PAIR_STRIPS = 8
-
-/**
- * The stored registers of one stage of the GEMM engine's cut (8 strips by 4 tiles, `regs(q, j)`)
- * when tiles with at least `wholeMin` of them are stored whole: 128 registers from a multiple of
- * 4 (native/common/unstructured_stream.cc, BuildFragStages).
- */
-export function wholeStageRegisters(regs: (strip: number, tile: number) => number, wholeMin: number): number {
-  let units = 0
-  for (let q = 0; q < PAIR_STRIPS; q++) {
-    for (let j = 0; j < GEMM_STAGE_COLS / BITMAP_TILE; j++) {
-      const r = regs(q, j)
-      units = wholeMin > 0 && r >= wholeMin ? Math.ceil(units / 4) * 4 + 128 : units + r
-    }
-  }
-  return units
-}
 
 /**
  * Bytes of a stream's fixed part: per stage (row blocks of 16 x `warps` rows by `stageCols`
@@ -258,28 +226,6 @@ export function tileStats(
   const gemmStages = Math.ceil(cols / GEMM_STAGE_COLS)
   const gemmStagesInArray = gemmStages <= Math.min(1 << 22, Math.max(1 << 12, maxEntries))
   let pairsGemm = null as StageCounts | null
-  // Each 16 x 16 tile's stored registers in the current 128-row block (strip in block q, tile t at
-  // q ktiles + t; an array up to 2^22 entries within the cap, else a map), for the whole-tile
-  // streams, summed by stage at the block's end into wholeValues (one per threshold).
-  const tileRegsInArray = PAIR_STRIPS * ktiles <= Math.min(1 << 22, arrayCap)
-  let tileRegs = null as Uint8Array | null
-  let tileRegMap = null as Map<number, number> | null
-  const touchedRegTiles: number[] = []
-  const wholeValues = PAIR_WHOLE_THRESHOLDS.map(() => 0)
-  const regsOf = (key: number): number => (tileRegs ? tileRegs[key] : (tileRegMap?.get(key) ?? 0))
-  const flushWhole = (): void => {
-    const stages = new Set<number>()
-    for (const key of touchedRegTiles) stages.add(Math.floor((key % ktiles) / 4))
-    for (const ks of stages) {
-      const regs = (q: number, j: number): number => (4 * ks + j < ktiles ? regsOf(q * ktiles + 4 * ks + j) : 0)
-      PAIR_WHOLE_THRESHOLDS.forEach((min, i) => {
-        wholeValues[i] += (PAIR_REGISTER_BYTES * wholeStageRegisters(regs, min) + 15) & ~15
-      })
-    }
-    if (tileRegs) for (const key of touchedRegTiles) tileRegs[key] = 0
-    tileRegMap?.clear()
-    touchedRegTiles.length = 0
-  }
   const pairsInArray = Math.ceil(cols / 2) <= Math.min(1 << 24, arrayCap)
   let pairArray = null as Uint8Array | null
   let pairSet = null as Set<number> | null
@@ -310,17 +256,6 @@ export function tileStats(
             pairs128.add(Math.floor(col / STREAM_STAGE_COLS))
             pairsGemm ??= new StageCounts(gemmStages, gemmStagesInArray, PAIR_REGISTER_BYTES)
             pairsGemm.add(Math.floor(col / GEMM_STAGE_COLS))
-            const key = (s % PAIR_STRIPS) * ktiles + (col >> 4)
-            let before: number
-            if (tileRegsInArray) {
-              tileRegs ??= new Uint8Array(PAIR_STRIPS * ktiles)
-              before = tileRegs[key]++
-            } else {
-              tileRegMap ??= new Map()
-              before = tileRegMap.get(key) ?? 0
-              tileRegMap.set(key, before + 1)
-            }
-            if (before === 0) touchedRegTiles.push(key)
           }
         }
         const t = col >> 4
@@ -373,7 +308,6 @@ export function tileStats(
     if (s % 8 === 7 || s === strips - 1) {
       pairs128?.flush()
       pairsGemm?.flush()
-      flushWhole()
     }
   }
   const bitmapStream = {
@@ -382,11 +316,7 @@ export function tileStats(
   }
   const pairStream = pairStreamFixedBytes(rows, cols) + (pairs128?.values ?? 0)
   const pairStreamGemm = pairStreamGemmFixedBytes(rows, cols) + (pairsGemm?.values ?? 0)
-  const pairStreamGemmWhole: Record<number, number> = {}
-  PAIR_WHOLE_THRESHOLDS.forEach((min, i) => {
-    pairStreamGemmWhole[min] = pairStreamGemmFixedBytes(rows, cols) + wholeValues[i]
-  })
-  return {bitmapBytes: bytes, tcBytes, twoFour, bitmapStream, pairStream, pairStreamGemm, pairStreamGemmWhole}
+  return {bitmapBytes: bytes, tcBytes, twoFour, bitmapStream, pairStream, pairStreamGemm}
 }
 
 /** Tile statistics of a CSR matrix; stored entries whose 16-bit or fp32 value is +-0 are not nonzeros for the 2:4 test. */

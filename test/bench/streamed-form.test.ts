@@ -69,7 +69,6 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(spmmKernelVariant('CudaSpmmVariant spmm_bf16_i16_ube_w4_c88 (variant chosen by the caller), 16-bit indices')).to.equal('ube_w4_c88')
       expect(spmmKernelVariant('CudaSpmm spmm_f16_i16_ung_n256_sk2, 16-bit indices')).to.equal('ung_n256_sk2')
       expect(spmmKernelVariant('CudaSpmmVariant spmm_bf16_i16_ung_n128_c120_sk2 (variant chosen by the caller), 16-bit indices')).to.equal('ung_n128_c120_sk2')
-      expect(spmmKernelVariant('CudaSpmmVariant spmm_f16_i16_ung_n128_w1_m80_sk3 (variant chosen by the caller), 16-bit indices')).to.equal('ung_n128_w1_m80_sk3')
       // No kernel named: the CPU, the harness before Setup, an absent detail.
       expect(spmmKernelVariant('CpuSpmm, 8 threads')).to.equal(undefined)
       expect(spmmKernelVariant('CudaSpmm, 16-bit indices')).to.equal(undefined)
@@ -106,19 +105,8 @@ describe('bench: bytes and memory saving of the form our kernel read', () => {
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ube_p8', pg).bytes).to.equal(11_000)
       expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_ung_n256, 16-bit indices', undefined, ps), 'no 64-column figure').to.deep.equal({form: 'csr', bytes: null, saving: ps.saving})
       expect(memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32', {...tiles, pairStreamGemm: 11_500})).to.not.have.property('pairStreamGemmBytes')
-      // Its `_w` variants read the stream with whole tiles at their threshold: 80 by default, the
-      // name's `_m<min>`; a threshold not sized has no figure (CSR's); none for f32.
-      const pw = memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f16', {...tiles, pairStreamGemm: 11_500, pairStreamGemmWhole: {80: 12_000, 1: 16_000}})
-      expect(pw.pairStreamGemmWholeBytes).to.deep.equal({80: 12_000, 1: 16_000})
-      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_ung_n128_w1_sk3, 16-bit indices', undefined, pw)).to.deep.equal({form: 'pair stream', bytes: 12_000, saving: dense / 12_000})
-      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ung_n256_w2', pw).bytes).to.equal(12_000)
-      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_bf16_i16_ung_n256_w1_m1, 16-bit indices', undefined, pw).bytes).to.equal(16_000)
-      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_ung_n256_c128_w2_m80_sk3, 16-bit indices', undefined, pw).bytes).to.equal(12_000)
-      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ung_n256_w1_m64', pw), 'a threshold not sized').to.deep.equal({form: 'csr', bytes: null, saving: pw.saving})
-      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm, 16-bit indices', 'ung_n256_sk3', pw).bytes, 'the plain variants: no whole tiles').to.equal(11_500)
-      expect(memoryFigures(ROWS, COLS, ROWS * COLS / 2, 'f32', {...tiles, pairStreamGemmWhole: {80: 1, 1: 2}})).to.not.have.property('pairStreamGemmWholeBytes')
       // The GEMM engine's und_* read A dense: the dense matrix's bytes, a saving of 1.
-      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_und_n256_sk3, 16-bit indices', undefined, pw)).to.deep.equal({form: 'dense', bytes: pw.denseBytes, saving: 1})
+      expect(streamedWeights('spmm', 'cuda', 'CudaSpmm spmm_f16_i16_und_n256_sk3, 16-bit indices', undefined, pg)).to.deep.equal({form: 'dense', bytes: pg.denseBytes, saving: 1})
       expect(streamedWeights('sddmm', 'cuda', detail, undefined, m).form).to.equal('csr')
       expect(streamedWeights('spmm', 'cpu', detail, undefined, m).form).to.equal('csr')
       // Not 2:4 by the matrix's own test (or f32, which has no tensor-core forms): CSR's figures.

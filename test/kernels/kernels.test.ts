@@ -1,6 +1,6 @@
 import {expect} from 'chai'
 
-import {cudaInfo, sddmm, sddmmReference, spmm, spmmReference, spmmVariants, timeSpmmVariants, type Device} from '../../src/kernels/index.js'
+import {cudaInfo, sddmm, sddmmReference, spmm, spmmReference, spmmVariants, type Device} from '../../src/kernels/index.js'
 import {float32ToHalf} from '../../src/sparse/half.js'
 import type {DenseMatrix} from '../../src/kernels/types.js'
 import type {CsrMatrix, ValueDType} from '../../src/types.js'
@@ -129,9 +129,6 @@ async function checkUngShapes(dtype: 'f16' | 'bf16', hopper: boolean, sparsities
     }
   }
 }
-
-/** The ung whole-tile variants listed for --tune on 9.0 (spmm_unst_gemm_sm90a.cu, UnGemmFamilyVariants). */
-const UNG_WHOLE_LISTED = ['256', '128'].flatMap((w) => ['', '_sk3'].flatMap((sk) => [`ung_n${w}_w1${sk}`, `ung_n${w}_w2${sk}`, `ung_n${w}_w1_m1${sk}`]))
 
 /** twoFourPattern drawing from a linear congruential sequence started at `seed`. */
 function lcgTwoFour(m: number, k: number, seed: number, keep: (r: number, g: number) => number): CsrMatrix {
@@ -482,7 +479,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const hopper = cudaInfo().computeCapability === '9.0'
       const variants = ['ung_n256', 'ung_n256_sk1', 'ung_n256_sk2', 'ung_n256_sk3', 'ung_n128', 'ung_n128_sk1', 'ung_n128_sk2', 'ung_n128_sk3']
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype}).variants
-      expect(listed.filter((v) => v.startsWith('ung_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants, ...UNG_WHOLE_LISTED].sort() : [])
+      expect(listed.filter((v) => v.startsWith('ung_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants].sort() : [])
       await checkUngShapes(dtype, hopper, [0, 0.5, 0.9, 0.99, 1], 150, variants)
       if (!hopper) return
       const csr = randomPattern(300, 1000, 150_000, 190)
@@ -504,36 +501,6 @@ describe('kernels on CUDA against the float64 reference', function () {
       const b132 = {rows: 257, cols: 132, dtype, data: encode(uniform(257 * 132, 194), dtype)}
       const err132 = await errorOf(() => spmm(a, b132, {device: 'cuda', variant: 'ung_n256'}))
       expect((err132 as {code?: string})?.code).to.equal('cudaErrorInvalidValue')
-    })
-  }
-
-  // The GEMM engine's whole-tile decodes (family ung, `_w1`: a warp vote a tile, then one 16-byte
-  // load a lane; `_w2`: a test a lane), on streams whose tiles with at least 80 registers to store
-  // (or the name's `_m`) are stored whole, 128 registers from a 16-byte boundary: each listed
-  // variant forced, run twice, on the shapes of the plain variants' test at sparsities where
-  // every tile is whole (0 and 50 % at 80), where whole and partial tiles mix with padding between
-  // (65 %: about 74 registers a tile), where none is (90 %) and with nothing (100 %), N = 128,
-  // 136 and 256; `_m1` (every tile holding a nonzero whole) and `_m126`; Inf and NaN in a row of
-  // B; the plain and whole variants timed together on one matrix, each on a stream of its own
-  // threshold (SpmmOperand::Serves: a launch on another's stream is refused, so a shared one
-  // would fail the timing); a capacity of 120 refused. Not selected by the built-in rule.
-  for (const dtype of ['f16', 'bf16'] as const) {
-    it(`SpMM ${dtype}, unstructured: the GEMM engine's whole-tile decodes (ung _w1, _w2), forced`, async function () {
-      const hopper = cudaInfo().computeCapability === '9.0'
-      await checkUngShapes(dtype, hopper, [0, 0.5, 0.65, 0.9, 1], 250, [...UNG_WHOLE_LISTED, 'ung_n128_w2_m1', 'ung_n256_w1_m126_sk1'])
-      if (!hopper) return
-      const csr = randomPattern(300, 1000, 105_000, 290) // 65 %: whole and partial tiles
-      for (const n of [136, 256]) {
-        for (const variant of ['ung_n128_w1_sk3', 'ung_n256_w2_sk2', 'ung_n256_w1_m1']) await checkInfRow('cuda', dtype, csr, n, 517, rowsHolding(csr, 517), variant)
-      }
-      const a: CsrMatrix = {...csr, values: encode(uniform(105_000, 291), dtype), dtype}
-      const b = {rows: 1000, cols: 256, dtype, data: encode(uniform(1000 * 256, 292), dtype)}
-      const timed = ['ung_n128', 'ung_n128_w1', 'ung_n128_w1_m1', 'ung_n128_w2', 'ung_n128_sk3', 'ung_n128_w1_sk3']
-      const times = await timeSpmmVariants(a, b, timed, {reps: 2})
-      expect(times.map((t) => t.variant)).to.deep.equal(timed)
-      for (const t of times) expect(t.ms, t.variant).to.be.above(0)
-      const err = await errorOf(() => spmm(a, b, {device: 'cuda', variant: 'ung_n128_c120_w1'}))
-      expect((err as Error)?.message, 'whole tiles fill slots of 128').to.match(/ung_n128_c120_w1/)
     })
   }
 

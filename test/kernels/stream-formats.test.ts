@@ -6,7 +6,7 @@
 import {expect} from 'chai'
 
 import {loadAddon} from '../../src/kernels/binding.js'
-import {csrTileStats, PAIR_WHOLE_THRESHOLDS} from '../../src/sparse/memory.js'
+import {csrTileStats} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import {randomPattern, twoFourPattern} from './helpers.js'
 
@@ -329,7 +329,6 @@ describe("the streaming engine's launch plan (host)", () => {
     [129, 257, 129 * 257, 32], // dense: every stage at capacity 256
     [7, 96, 333, 33], // one row block, one stage
     [1000, 3000, 1500, 34], // 0.05 %: mostly empty stages
-    [256, 520, 46_592, 35], // 35 %: tiles of about 74 registers, whole and not at 80 (padding); K % 64 = 8
   ] as const) {
     it(`sizes the bitmap and pair streams as the encoder builds them: M=${m} K=${k} nnz=${nnz}`, () => {
       const csr = randomPattern(m, k, nnz, seed)
@@ -355,20 +354,6 @@ describe("the streaming engine's launch plan (host)", () => {
       expect(stats.pairStreamGemm, 'pair stream, 64-column stages').to.equal(g.bytes)
       expect(g.capacity, `ung: ${g.maxStageWords} registers in the densest stage`).to.equal([120, 128].find((c) => c * 32 >= g.maxStageWords))
       expect(() => addon.unstPairStream({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, kstage: 32 as 64})).to.throw(RangeError, /kstage must be 128 or 64/)
-      // The `_w` variants' streams (whole tiles at 80 registers, their default, and at 1): the
-      // encoder's bytes; whole tiles only add bytes, and every stage still fits slots of 128.
-      for (const wholeMin of PAIR_WHOLE_THRESHOLDS) {
-        const w = addon.unstPairStream({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, kstage: 64, wholeMin})
-        expect(stats.pairStreamGemmWhole?.[wholeMin], `whole tiles from ${wholeMin} registers`).to.equal(w.bytes)
-        expect(w.bytes).to.be.at.least(g.bytes)
-        expect(w.capacity, `whole tiles from ${wholeMin}: ${w.maxStageWords} registers`).to.be.oneOf([120, 128])
-        if (wholeMin === 1 && nnz > 0) expect(w.wholeTiles, 'every tile holding a nonzero').to.be.above(0)
-        // The 35 % matrix mixes whole tiles and partial ones at 80 (16 strips x 33 tiles): padding.
-        if (wholeMin === 80 && seed === 35) expect(w.wholeTiles, 'whole and partial').to.be.within(1, 16 * 33 - 1)
-      }
-      expect(g.wholeTiles, 'no whole tiles asked for: only full tiles that start aligned').to.be.at.most(m * k)
-      expect(() => addon.unstPairStream({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, kstage: 64, wholeMin: 127})).to.throw(RangeError, /wholeMin must be from 0 to 126/)
-      expect(() => addon.unstPairStream({m, k, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, wholeMin: 80})).to.throw(RangeError, /wholeMin needs kstage 64/)
     })
   }
 

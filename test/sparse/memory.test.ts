@@ -9,7 +9,7 @@ import {memoryFigures} from '../../src/bench/metrics.js'
 import {inspectCsr} from '../../src/formats/info.js'
 import {loadAddon} from '../../src/kernels/binding.js'
 import {pruneMagnitude} from '../../src/pruning/index.js'
-import {BITMAP_HEADER_BYTES, csrTileStats, GEMM_STAGE_COLS, memorySizes, PAIR_WHOLE_THRESHOLDS, pairStreamFixedBytes, pairStreamGemmFixedBytes, tcTileBytes, tileStats, twoFourBytes, UN_GEMM_WHOLE_MIN, wholeStageRegisters} from '../../src/sparse/memory.js'
+import {BITMAP_HEADER_BYTES, csrTileStats, GEMM_STAGE_COLS, memorySizes, pairStreamFixedBytes, pairStreamGemmFixedBytes, tcTileBytes, tileStats, twoFourBytes} from '../../src/sparse/memory.js'
 import {createRng} from '../../src/sparse/random.js'
 import type {CsrMatrix} from '../../src/types.js'
 import {installAllocGuard, uninstallAllocGuard, withAllocBudget} from '../fuzz/alloc-guard.js'
@@ -151,34 +151,6 @@ describe('memory sizes and saving (one definition)', () => {
       const s = stats(16, 130, {0: [0, 1, 63], 2: [0, 2, 4, 6, 8], 5: [64], 15: [129]}, {3: [10]})
       expect(s.pairStreamGemm).to.equal(3152)
       expect(s.pairStream).to.equal(4156)
-    })
-
-    it("the `_w` variants' streams: a tile from the threshold on stored whole, 128 registers from a multiple of 4", () => {
-      // One stage (8 strips x 4 tiles): tile (0, 0) 3 registers, (0, 1) 90, (0, 3) 128, the rest none.
-      const regs = (q: number, j: number) => (q === 0 ? [3, 90, 0, 128][j] : 0)
-      expect(wholeStageRegisters(regs, 0), 'none whole').to.equal(3 + 90 + 128)
-      // At 80: 3, then 1 register of padding and (0, 1) whole (132), (0, 3) already aligned (260).
-      expect(wholeStageRegisters(regs, 80)).to.equal(4 + 128 + 128)
-      // At 1: (0, 0) whole too, from 0: 3 x 128.
-      expect(wholeStageRegisters(regs, 1)).to.equal(3 * 128)
-      expect(wholeStageRegisters(regs, 126), '90 < 126: only the full tile').to.equal(3 + 90 + 3 + 128)
-      expect(wholeStageRegisters(() => 128, 80), 'a stage of whole tiles fills slots of 128').to.equal(32 * 128)
-      expect(UN_GEMM_WHOLE_MIN).to.equal(80)
-      expect(PAIR_WHOLE_THRESHOLDS).to.deep.equal([80, 1])
-      // 16 x 130 as below: stage 0's tile 0 holds 7 registers (rows 0 and 2), tile 3 one (row 0's
-      // pair 31); stage 1 one, stage 2 one. At 80 none is whole (3152, as without); at 1 each
-      // tile with a register is whole: stage 0 two tiles (256 registers, 1024 bytes), stages 1 and
-      // 2 one each (512 bytes each): 3088 + 2048.
-      const s = stats(16, 130, {0: [0, 1, 63], 2: [0, 2, 4, 6, 8], 5: [64], 15: [129]}, {3: [10]})
-      expect(s.pairStreamGemmWhole).to.deep.equal({80: 3152, 1: 3088 + 2048})
-      // 129 x 64: row block 0's tile (0, 0) full (rows 0-15, columns 0-15: 128 registers) and tile
-      // (7, 3) one register (row 127, column 63); row block 1 one (row 128, column 62). At 80: as
-      // without, 129 registers (516 -> 528 bytes) and 1 (16). At 1: 256 (1024) and 128 (512).
-      const full: Record<number, number[]> = {127: [63], 128: [62]}
-      for (let r = 0; r < 16; r++) full[r] = Array.from({length: 16}, (_, c) => c)
-      const t = stats(129, 64, full)
-      expect(t.pairStreamGemm).to.equal(2060 + 528 + 16)
-      expect(t.pairStreamGemmWhole).to.deep.equal({80: 2060 + 528 + 16, 1: 2060 + 1024 + 512})
     })
 
     it('129 x 64: a second row block for row 128, its own stage and padding', () => {

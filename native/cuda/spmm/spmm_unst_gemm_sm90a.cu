@@ -16,7 +16,7 @@
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
-// Variants "ung_n<cols>[_c<cap>][_w<form>[_m<min>]][_sk1|_sk2|_sk3]": tiles of 128 rows x 128 or 256 columns; a ring
+// Variants "ung_n<cols>[_c<cap>][_sk1|_sk2|_sk3]": tiles of 128 rows x 128 or 256 columns; a ring
 // slot with room for `cap` stored registers a tile on average over its stage (128: any stage; 120:
 // a slot 1 KB shorter, so that the 256-column tiles take 4 stages with C staged in halves, and
 // the 128-column ones 6), without it the prepared stream's own (120 where its longest run fits,
@@ -27,13 +27,6 @@
 // figures (docs/gemm-engine.md, v29-v30): the 256-column tiles with the 4-stage ring 0.71-0.95x
 // cuBLAS f16 at N = 256 and 0.84-0.98x at N = 1024-2048 over 50-90 % sparsity on the three suite
 // shapes; "_sk3" 1-7 % faster than "_sk2" at N = 256-1024 and 10-15 % on DLMC-sized problems (v30).
-// "_w1" / "_w2" (v34) read a stream whose tiles with at least `min` registers to store (1 to
-// kUnGemmWholeMax; without "_m", kUnGemmWholeMin) are stored whole, with the engine's decode
-// kUnWhole 1 (a warp vote a tile, then one 16-byte load a lane) or 2 (a test a lane, no vote);
-// other tiles are decoded as before. Slots of 128 registers a tile only (a stage of whole tiles
-// fills them). Each prepares its own stream (Serves); listed for `--tune`, never selected: v35's
-// --tune (N = 256, six LLM shapes at 50-90 %) ran every one slower than the selected variant on
-// every case (0.44-0.87x its speed geomean, at most 0.98x).
 //
 // The selection (rank 16, after the streaming engine's unstructured family, which ends at N =
 // 64, and und, which takes the large problems from N = 184 on with N and K multiples of 8) takes
@@ -67,35 +60,21 @@ namespace sparse {
 namespace ungemm {
 
 // One configuration: tile columns, slot capacity (0: the prepared stream's), stream-K (0: whole
-// tiles, 1: the hybrid, 2: the ragged wave split by K, 3: the same, reduced together), the
-// decode of whole tiles (0: none stored whole; 1, 2: kUnWhole) and its threshold (0: the
-// default, kUnGemmWholeMin).
+// tiles, 1: the hybrid, 2: the ragged wave split by K, 3: the same, reduced together).
 struct UnGemmChoice {
-  int n_tile, cap, stream_k, whole, whole_min;
+  int n_tile, cap, stream_k;
 };
-// The stream's whole_min for c (0: no whole tiles).
-inline int WholeMinOf(const UnGemmChoice& c) {
-  return c.whole == 0 ? 0 : c.whole_min != 0 ? c.whole_min : kUnGemmWholeMin;
-}
-// The instantiated kernels: tile columns, capacity, ring stages, C staging (1 whole, 2 halves),
-// the whole-tile decode (kUnWhole).
+// The instantiated kernels: tile columns, capacity, ring stages, C staging (1 whole, 2 halves).
 struct UnGemmKernel {
-  int n_tile, cap, stages, c_pieces, whole;
+  int n_tile, cap, stages, c_pieces;
 };
-// (kUnGemmCaps' capacities by tile width; the whole-tile decodes on slots of 128 only.)
-constexpr UnGemmKernel kKernels[] = {{256, 120, 4, 2, 0}, {256, 128, 3, 1, 0}, {128, 120, 6, 1, 0},
-                                     {128, 128, 5, 1, 0}, {256, 128, 3, 1, 1}, {128, 128, 5, 1, 1},
-                                     {256, 128, 3, 1, 2}, {128, 128, 5, 1, 2}};
+// (kUnGemmCaps' capacities by tile width.)
+constexpr UnGemmKernel kKernels[] = {{256, 120, 4, 2}, {256, 128, 3, 1}, {128, 120, 6, 1}, {128, 128, 5, 1}};
 constexpr int kKernelCount = sizeof(kKernels) / sizeof(kKernels[0]);
-inline int KernelIndex(int n_tile, int cap, int whole = 0) {
+inline int KernelIndex(int n_tile, int cap) {
   for (int i = 0; i < kKernelCount; ++i)
-    if (kKernels[i].n_tile == n_tile && kKernels[i].cap == cap && kKernels[i].whole == whole) return i;
+    if (kKernels[i].n_tile == n_tile && kKernels[i].cap == cap) return i;
   return -1;
-}
-// The kernel a choice runs on a stream of capacity `stream_cap` (-1: none instantiated): the
-// forced capacity, else the stream's; 128 for the whole-tile decodes.
-inline int KernelIndexOf(const UnGemmChoice& c, int stream_cap) {
-  return KernelIndex(c.n_tile, c.whole != 0 ? 128 : c.cap != 0 ? c.cap : stream_cap, c.whole);
 }
 
 // The pair stream on the device (its runs and offset table), the capacity it runs at (the
@@ -103,8 +82,8 @@ inline int KernelIndexOf(const UnGemmChoice& c, int stream_cap) {
 // stream-K workspace (partial sums and flags for `slots` blocks; zero flags between launches).
 class UnGemmMatrix : public SpmmOperand {
  public:
-  cudaError_t Upload(const UnstStream& s, DType dtype, cudaStream_t stream, int whole_min) {
-    m_ = s.m, k_ = s.k, dtype_ = dtype, whole_min_ = whole_min;
+  cudaError_t Upload(const UnstStream& s, DType dtype, cudaStream_t stream) {
+    m_ = s.m, k_ = s.k, dtype_ = dtype;
     cap_ = UnGemmCapacity(s.stats.max_stage_words);
     run_max_ = UnRunMax(s.offsets.data(), s.offsets.size());
     if (cap_ == 0) return cudaErrorInvalidValue;
@@ -116,15 +95,12 @@ class UnGemmMatrix : public SpmmOperand {
     return e;
   }
   cudaError_t CopyFrom(const UnGemmMatrix& o, cudaStream_t stream) {
-    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_, cap_ = o.cap_, run_max_ = o.run_max_, whole_min_ = o.whole_min_;
+    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_, cap_ = o.cap_, run_max_ = o.run_max_;
     cudaError_t e = CopyParts({{&data_, &o.data_}, {&offsets_, &o.offsets_}}, stream);
     if (e == cudaSuccess) e = ws_.Allocate(stream);
     return e;
   }
   size_t Bytes() const override { return data_.bytes() + offsets_.bytes() + ws_.Bytes(); }
-  // A stream serves the variants of its own whole-tile threshold (0: none): the plain ones share
-  // one stream, each `_w` threshold has its own.
-  bool Serves(const SpmmChoice& ch) const override { return WholeMinOf(ch.Get<UnGemmChoice>()) == whole_min_; }
   cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
     return CloneOperand(*this, out, stream);
   }
@@ -140,7 +116,7 @@ class UnGemmMatrix : public SpmmOperand {
  private:
   DeviceBuffer data_, offsets_;
   GemmWorkspace ws_;
-  int m_ = 0, k_ = 0, cap_ = 0, run_max_ = 0, whole_min_ = 0;
+  int m_ = 0, k_ = 0, cap_ = 0, run_max_ = 0;
   DType dtype_ = DType::kF16;
 };
 
@@ -149,12 +125,10 @@ class UnGemmMatrix : public SpmmOperand {
 namespace {
 
 using ungemm::KernelIndex;
-using ungemm::KernelIndexOf;
 using ungemm::kKernelCount;
 using ungemm::kKernels;
 using ungemm::UnGemmChoice;
 using ungemm::UnGemmMatrix;
-using ungemm::WholeMinOf;
 
 #if defined(SPARSE_SM90A)
 static_assert(kUnGemmStrips == cuda::gemm::kUnStrips && kUnGemmKStage == cuda::gemm::kKTile &&
@@ -166,16 +140,14 @@ using gemm_host::KernelRef;
 template <DType kType, int I>
 constexpr KernelRef RefOf() {
   constexpr ungemm::UnGemmKernel k = kKernels[I];
-  return KernelRef{&gemm_host::Launch<kType, k.n_tile, k.stages, k.c_pieces, 1, 1, false, k.cap, k.whole>,
-                   &gemm_host::SetUp<kType, k.n_tile, k.stages, k.c_pieces, 1, 1, false, k.cap, k.whole>};
+  return KernelRef{&gemm_host::Launch<kType, k.n_tile, k.stages, k.c_pieces, 1, 1, false, k.cap>,
+                   &gemm_host::SetUp<kType, k.n_tile, k.stages, k.c_pieces, 1, 1, false, k.cap>};
 }
 // The kernels by dtype, in kKernels' order.
 const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(),
-                                 RefOf<DType::kF16, 3>(), RefOf<DType::kF16, 4>(), RefOf<DType::kF16, 5>(),
-                                 RefOf<DType::kF16, 6>(), RefOf<DType::kF16, 7>()};
+                                 RefOf<DType::kF16, 3>()};
 const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(),
-                                  RefOf<DType::kBF16, 3>(), RefOf<DType::kBF16, 4>(), RefOf<DType::kBF16, 5>(),
-                                  RefOf<DType::kBF16, 6>(), RefOf<DType::kBF16, 7>()};
+                                  RefOf<DType::kBF16, 3>()};
 static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == kKernelCount, "a kernel per entry of kKernels");
 const KernelRef& KernelFor(DType t, int i) { return t == DType::kBF16 ? kBF16Kernels[i] : kF16Kernels[i]; }
 
@@ -186,36 +158,26 @@ cudaError_t SetUpKernels() { return gemm_host::SetUpAll(kF16Kernels, kBF16Kernel
 std::string Name(const UnGemmChoice& c) {
   std::string name = "ung_n" + std::to_string(c.n_tile);
   if (c.cap != 0) name += "_c" + std::to_string(c.cap);
-  if (c.whole != 0) name += "_w" + std::to_string(c.whole);
-  if (c.whole_min != 0) name += "_m" + std::to_string(c.whole_min);
   if (c.stream_k != 0) name += "_sk" + std::to_string(c.stream_k);
   return name;
 }
 
-// Reads "<tag><number>" at *rest into *value (rest moved past it); true when it is there.
-bool ReadPart(const char** rest, const char* tag, int* value) {
-  const size_t len = std::strlen(tag);
-  if (std::strncmp(*rest, tag, len) != 0) return false;
-  int used = 0;
-  if (std::sscanf(*rest + len, "%d%n", value, &used) != 1) return false;
-  *rest += len + used;
-  return true;
-}
-
 bool ParseUnGemmFamily(const char* name, SpmmChoice* ch) {
-  UnGemmChoice c{0, 0, 0, 0, 0};
-  const char* rest = name;
-  if (!ReadPart(&rest, "ung_n", &c.n_tile)) return false;
-  ReadPart(&rest, "_c", &c.cap);
-  if (ReadPart(&rest, "_w", &c.whole)) ReadPart(&rest, "_m", &c.whole_min);
-  if (std::strncmp(rest, "_sk", 3) == 0 && (rest[3] == '1' || rest[3] == '2' || rest[3] == '3') && rest[4] == '\0')
+  UnGemmChoice c{0, 0, 0};
+  int used = 0;
+  if (std::sscanf(name, "ung_n%d%n", &c.n_tile, &used) != 1) return false;
+  const char* rest = name + used;
+  if (std::strncmp(rest, "_c", 2) == 0) {
+    int more = 0;
+    if (std::sscanf(rest, "_c%d%n", &c.cap, &more) != 1) return false;
+    rest += more;
+  }
+  if (std::strcmp(rest, "_sk1") == 0 || std::strcmp(rest, "_sk2") == 0 || std::strcmp(rest, "_sk3") == 0)
     c.stream_k = rest[3] - '0';
   else if (*rest != '\0')
     return false;
-  if (c.whole < 0 || c.whole > 2 || c.whole_min < 0 || c.whole_min > kUnGemmWholeMax) return false;
-  if (c.whole != 0 && c.cap != 0 && c.cap != 128) return false;  // whole tiles fill slots of 128
-  if (KernelIndexOf(c, 128) < 0) return false;
-  if (Name(c) != name) return false;  // no leading zeros or signs, no "_w0", no "_m0"
+  if (KernelIndex(c.n_tile, c.cap != 0 ? c.cap : 128) < 0) return false;
+  if (Name(c) != name) return false;  // no leading zeros or signs
   ch->Set(c);
   return true;
 }
@@ -227,32 +189,23 @@ std::string UnGemmFamilyName(const SpmmChoice& ch) { return Name(ch.Get<UnGemmCh
 bool UnGemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   const UnGemmChoice c = ch.Get<UnGemmChoice>();
   return (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 && p.k >= 1 && p.n >= kUnGemmMinN &&
-         p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) && KernelIndexOf(c, 128) >= 0 &&
+         p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) && KernelIndex(c.n_tile, c.cap != 0 ? c.cap : 128) >= 0 &&
          c.stream_k >= 0 && c.stream_k <= 3 && SPARSE_SM90A_CAN_RUN();
 }
 
 // Both tile widths at the stream's own capacity, with each decomposition (forcing a capacity is
-// for the workbench's comparisons; a smaller one only refuses dense stages); and the whole-tile
-// decodes with the selection's two decompositions (whole tiles, the cooperative split): both at
-// the default threshold, the vote's also with every tile holding a nonzero whole ("_m1").
+// for the workbench's comparisons; a smaller one only refuses dense stages).
 void UnGemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  std::vector<UnGemmChoice> all;
   for (int n_tile : {256, 128})
-    for (int sk : {0, 1, 2, 3}) all.push_back(UnGemmChoice{n_tile, 0, sk, 0, 0});
-  for (int n_tile : {256, 128})
-    for (int sk : {0, 3})
-      for (const UnGemmChoice w : {UnGemmChoice{n_tile, 0, sk, 1, 0}, UnGemmChoice{n_tile, 0, sk, 2, 0},
-                                   UnGemmChoice{n_tile, 0, sk, 1, 1}})
-        all.push_back(w);
-  for (const UnGemmChoice& c : all) {
-    SpmmChoice ch;
-    ch.Set(c);
-    if (UnGemmFamilyCanRun(p, ch)) out->push_back(Name(c));
-  }
+    for (int sk : {0, 1, 2, 3}) {
+      SpmmChoice ch;
+      ch.Set(UnGemmChoice{n_tile, 0, sk});
+      if (UnGemmFamilyCanRun(p, ch)) out->push_back(Name(ch.Get<UnGemmChoice>()));
+    }
 }
 
-// Rank 16: after the 2:4 kernels (8-10) and the streaming engine's unstructured family (15,
-// N <= 64); before the bitmap (20), tensor-core (30) and CSR kernels, which take what this one
+// Rank 16: after the 2:4 kernels (8-10), und (14: the large problems from N = 184 on) and the
+// streaming engine's unstructured family (15, N <= 64); before the bitmap (20), tensor-core (30) and CSR kernels, which take what this one
 // declines. Unstructured f16/bf16 from N = 128 on where UnstGemmWins says so (common/gemm_plan.h:
 // from 2^31 multiply-adds on always at a density of at least 2.5 %, elsewhere by its estimates
 // against the CSR kernels); the stream's own capacity; the tile width and decomposition of
@@ -263,7 +216,7 @@ bool SelectUnGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   const int sms = std::max(sm_count > 0 ? sm_count : SmCount(), 1);
   const UnGemmShape shape = UnGemmPick(p.m, p.n, p.k, sms);
   SpmmChoice mine;
-  mine.Set(UnGemmChoice{shape.n_tile, 0, shape.split ? 3 : 0, 0, 0});
+  mine.Set(UnGemmChoice{shape.n_tile, 0, shape.split ? 3 : 0});
   if (p.structure != SpmmProblem::kUnstructured || !UnGemmFamilyCanRun(p, mine) ||
       !UnstGemmWins(p.m, p.k, p.nnz, p.n, sms, shape))
     return false;
@@ -279,18 +232,15 @@ cudaError_t UnGemmPrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream
 #endif
   const UnGemmChoice c = ch.Get<UnGemmChoice>();
   const std::string name = Name(c);
-  const int whole_min = WholeMinOf(c);
   auto build = [&](int m, int k, const int* row_offsets, const int* cols, const uint16_t* values, UnstStream* s) {
-    // A forced capacity is the encoder's limit: a denser stage is refused, named. The whole-tile
-    // variants run on slots of 128, which any stage of theirs fits (kUnGemmWholeMax).
-    const int limit = c.cap != 0 ? c.cap * kUnGemmTiles : whole_min != 0 ? 128 * kUnGemmTiles : 0;
+    // A forced capacity is the encoder's limit: a denser stage is refused, named.
+    const int limit = c.cap != 0 ? c.cap * kUnGemmTiles : 0;
     const std::string err = BuildUnstStream(m, k, row_offsets, cols, values, kUnGemmStrips, kUnGemmKStage, limit, s,
-                                            UnstLayout::kPairFrag, whole_min);
-    if (err.empty() || (c.cap == 0 && whole_min == 0)) return err;
-    if (c.cap == 0) return name + ": " + err;
+                                            UnstLayout::kPairFrag);
+    if (err.empty() || c.cap == 0) return err;
     return name + ": " + err + " (ung_n" + std::to_string(c.n_tile) + " picks the capacity that holds it)";
   };
-  return PrepareStreamOperandWith<UnGemmMatrix, UnstStream>(p, stream, build, out, why, whole_min);
+  return PrepareStreamOperandWith<UnGemmMatrix, UnstStream>(p, stream, build, out, why);
 }
 
 cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int sm_count,
@@ -298,9 +248,9 @@ cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   if (!UnGemmFamilyCanRun(p, ch) || op == nullptr) return cudaErrorInvalidValue;
 #if defined(SPARSE_SM90A)
   const UnGemmMatrix& a = *static_cast<const UnGemmMatrix*>(op);
-  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype || !a.Serves(ch)) return cudaErrorInvalidValue;
+  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype) return cudaErrorInvalidValue;
   const UnGemmChoice c = ch.Get<UnGemmChoice>();
-  const int index = KernelIndexOf(c, a.cap());
+  const int index = KernelIndex(c.n_tile, c.cap != 0 ? c.cap : a.cap());
   if (index < 0) return cudaErrorInvalidValue;
   cuda::gemm::Params params{};
   cudaError_t e = gemm_host::MakeParams(&params, a.data(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm_host::kRasterGroup,
@@ -316,7 +266,7 @@ cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
 
 const SpmmFamily kUnGemmFamily = {
     "ung",
-    "ung_n(128|256)((_c(120|128))?|(_c128)?_w[12](_m([1-9]|[1-9][0-9]|1[01][0-9]|12[0-6]))?)(_sk[123])?",
+    "ung_n(128|256)(_c(120|128))?(_sk[123])?",
     16,
     SelectUnGemmFamily,
     ParseUnGemmFamily,
