@@ -115,7 +115,7 @@ async function checkSm90aVariant(a: CsrMatrix, b: DenseMatrix, ref: Float64Array
  * block) at each sparsity, N = 128 (one column block), 136 (a partial second one) and 256; N =
  * 136 only off 9.0, where each must be refused. `seed` seeds the patterns, values and B.
  */
-async function checkUngShapes(dtype: 'f16' | 'bf16', hopper: boolean, sparsities: number[], seed: number, variants: string[], shapes: Array<[number, number]> = [[300, 1000], [129, 257]]): Promise<void> {
+async function checkGemmEngineShapes(dtype: 'f16' | 'bf16', hopper: boolean, sparsities: number[], seed: number, variants: string[], shapes: Array<[number, number]> = [[300, 1000], [129, 257]]): Promise<void> {
   for (const [si, [m, k]] of shapes.entries()) {
     for (const sparsity of sparsities) {
       const nnz = Math.round(m * k * (1 - sparsity))
@@ -480,7 +480,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const variants = ['ung_n256', 'ung_n256_sk1', 'ung_n256_sk2', 'ung_n256_sk3', 'ung_n128', 'ung_n128_sk1', 'ung_n128_sk2', 'ung_n128_sk3']
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype}).variants
       expect(listed.filter((v) => v.startsWith('ung_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants].sort() : [])
-      await checkUngShapes(dtype, hopper, [0, 0.5, 0.9, 0.99, 1], 150, variants)
+      await checkGemmEngineShapes(dtype, hopper, [0, 0.5, 0.9, 0.99, 1], 150, variants)
       if (!hopper) return
       const csr = randomPattern(300, 1000, 150_000, 190)
       for (const n of [136, 256]) {
@@ -517,7 +517,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const und = ['und_n256', 'und_n256_sk3', 'und_n128', 'und_n128_sk3']
       expect(listed.filter((v) => v.startsWith('und_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...und].sort() : [])
       expect(spmmVariants({m: 4096, k: 4100, n: 256, nnz: 4096 * 2048, dtype}).variants.filter((v) => v.startsWith('und_')), 'K % 8 != 0').to.deep.equal([])
-      await checkUngShapes(dtype, hopper, [0, 0.5, 0.9, 1], 350, [...und, 'und_n256_sk1', 'und_n128_sk2'], [[300, 1000], [129, 264]])
+      await checkGemmEngineShapes(dtype, hopper, [0, 0.5, 0.9, 1], 350, [...und, 'und_n256_sk1', 'und_n128_sk2'], [[300, 1000], [129, 264]])
       if (!hopper) return
       const csr = randomPattern(300, 1000, 150_000, 390)
       for (const n of [136, 256]) {

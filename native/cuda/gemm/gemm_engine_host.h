@@ -212,21 +212,33 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
 }
 
 // One instantiated kernel of a GEMM-engine family (spmm_24_gemm_sm90a.cu,
-// spmm_unst_gemm_sm90a.cu): its Launch and its SetUp.
+// spmm_unst_gemm_sm90a.cu, spmm_und_gemm_sm90a.cu): its Launch and its SetUp.
 struct KernelRef {
   cudaError_t (*launch)(const cuda::gemm::Params&, int sms, int grid, int stream_k, cudaStream_t);
   cudaError_t (*set_up)();
 };
-// Every kernel's shared-memory limit raised once (a family's f16 and bf16 tables, `count` each),
-// at prepare: outside any graph capture.
-inline cudaError_t SetUpAll(const KernelRef* f16, const KernelRef* bf16, int count) {
-  for (const KernelRef* table : {f16, bf16})
-    for (int i = 0; i < count; ++i) {
-      const cudaError_t e = table[i].set_up();
-      if (e != cudaSuccess) return e;
-    }
-  return cudaSuccess;
-}
+// A family's kernels by dtype, kCount each, in the order of its table of configurations: For
+// gives the one a launch runs; SetUp raises every one's shared-memory limit once, at prepare
+// (outside any graph capture). Full: every entry written (checked at compile time by each family:
+// a list shorter than its configurations would leave null entries).
+template <int kCount>
+struct KernelTable {
+  KernelRef f16[kCount], bf16[kCount];
+  const KernelRef& For(DType t, int i) const { return t == DType::kBF16 ? bf16[i] : f16[i]; }
+  cudaError_t SetUp() const {
+    for (const KernelRef* table : {f16, bf16})
+      for (int i = 0; i < kCount; ++i) {
+        const cudaError_t e = table[i].set_up();
+        if (e != cudaSuccess) return e;
+      }
+    return cudaSuccess;
+  }
+  constexpr bool Full() const {
+    for (int i = 0; i < kCount; ++i)
+      if (!f16[i].launch || !f16[i].set_up || !bf16[i].launch || !bf16[i].set_up) return false;
+    return true;
+  }
+};
 
 }  // namespace gemm_host
 }  // namespace sparse

@@ -119,16 +119,10 @@ constexpr KernelRef RefOf() {
                    &gemm_host::SetUp<kType, c.n_tile, c.stages, 1, 1, c.sp>};
 }
 // The kernels by dtype and configuration (kConfigs' order).
-const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>()};
-const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>()};
-static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == sizeof(kConfigs) / sizeof(kConfigs[0]),
-              "a kernel per configuration");
-const KernelRef& KernelFor(DType t, int config) { return t == DType::kBF16 ? kBF16Kernels[config] : kF16Kernels[config]; }
-
-// Every kernel's shared-memory limit raised once, at prepare (outside any graph capture).
-cudaError_t SetUpKernels() {
-  return gemm_host::SetUpAll(kF16Kernels, kBF16Kernels, static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])));
-}
+constexpr gemm_host::KernelTable<sizeof(kConfigs) / sizeof(kConfigs[0])> kKernelTable = {
+    {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>()},
+    {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>()}};
+static_assert(kKernelTable.Full(), "a kernel per configuration");
 #endif
 
 std::string Name(const GemmChoice& c) {
@@ -194,7 +188,7 @@ bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
 cudaError_t GemmPrepare(const SpmmProblem& p, const SpmmChoice&, cudaStream_t stream,
                         std::unique_ptr<SpmmOperand>* out, std::string* why) {
 #if defined(SPARSE_SM90A)
-  const cudaError_t e = SetUpKernels();
+  const cudaError_t e = kKernelTable.SetUp();
   if (e != cudaSuccess) return e;
 #endif
   return PrepareStreamOperand<Sp24GemmMatrix>(p, stream, BuildSp24Tiles, out, why);
@@ -211,7 +205,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
   cudaError_t e = gemm_host::MakeParams(&params, a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm_host::kRasterGroup,
                                         a.ws().partials(), a.ws().flags(), a.ws().slots(), c.sp);
   if (e != cudaSuccess) return e;
-  return a.ws().Launch(KernelFor(p.dtype, ConfigIndex(c)), params, sm_count, c.stream_k, stream);
+  return a.ws().Launch(kKernelTable.For(p.dtype, ConfigIndex(c)), params, sm_count, c.stream_k, stream);
 #else
   (void)sm_count, (void)stream;
   return cudaErrorInvalidValue;

@@ -133,13 +133,10 @@ constexpr KernelRef RefOf() {
   return KernelRef{&gemm_host::Launch<kType, k.n_tile, k.stages, k.c_pieces, 1, 0, false, 0, 0, true>,
                    &gemm_host::SetUp<kType, k.n_tile, k.stages, k.c_pieces, 1, 0, false, 0, 0, true>};
 }
-const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>()};
-const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>()};
-static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == kKernelCount, "a kernel per entry of kKernels");
-const KernelRef& KernelFor(DType t, int i) { return t == DType::kBF16 ? kBF16Kernels[i] : kF16Kernels[i]; }
-
-// Every kernel's shared-memory limit raised once, at prepare (outside any graph capture).
-cudaError_t SetUpKernels() { return gemm_host::SetUpAll(kF16Kernels, kBF16Kernels, kKernelCount); }
+// The kernels by dtype, in kKernels' order.
+constexpr gemm_host::KernelTable<kKernelCount> kKernelTable = {{RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>()},
+                                                                {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>()}};
+static_assert(kKernelTable.Full(), "a kernel per entry of kKernels");
 #endif
 
 std::string Name(const UndChoice& c) {
@@ -187,7 +184,7 @@ void UndFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 cudaError_t UndPrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t stream, std::unique_ptr<SpmmOperand>* out,
                        std::string* why) {
 #if defined(SPARSE_SM90A)
-  const cudaError_t e = SetUpKernels();
+  const cudaError_t e = kKernelTable.SetUp();
   if (e != cudaSuccess) return e;
 #endif
   (void)ch;
@@ -207,7 +204,7 @@ cudaError_t UndLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOper
   cudaError_t e = gemm_host::MakeParams(&params, a.data(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm_host::kRasterGroup,
                                         a.ws().partials(), a.ws().flags(), a.ws().slots());
   if (e != cudaSuccess) return e;
-  return a.ws().Launch(KernelFor(p.dtype, index), params, sm_count, c.stream_k, stream);
+  return a.ws().Launch(kKernelTable.For(p.dtype, index), params, sm_count, c.stream_k, stream);
 #else
   (void)sm_count, (void)stream;
   return cudaErrorInvalidValue;

@@ -144,15 +144,10 @@ constexpr KernelRef RefOf() {
                    &gemm_host::SetUp<kType, k.n_tile, k.stages, k.c_pieces, 1, 1, false, k.cap>};
 }
 // The kernels by dtype, in kKernels' order.
-const KernelRef kF16Kernels[] = {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(),
-                                 RefOf<DType::kF16, 3>()};
-const KernelRef kBF16Kernels[] = {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(),
-                                  RefOf<DType::kBF16, 3>()};
-static_assert(sizeof(kF16Kernels) / sizeof(kF16Kernels[0]) == kKernelCount, "a kernel per entry of kKernels");
-const KernelRef& KernelFor(DType t, int i) { return t == DType::kBF16 ? kBF16Kernels[i] : kF16Kernels[i]; }
-
-// Every kernel's shared-memory limit raised once, at prepare (outside any graph capture).
-cudaError_t SetUpKernels() { return gemm_host::SetUpAll(kF16Kernels, kBF16Kernels, kKernelCount); }
+constexpr gemm_host::KernelTable<kKernelCount> kKernelTable = {
+    {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(), RefOf<DType::kF16, 3>()},
+    {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(), RefOf<DType::kBF16, 3>()}};
+static_assert(kKernelTable.Full(), "a kernel per entry of kKernels");
 #endif
 
 std::string Name(const UnGemmChoice& c) {
@@ -227,7 +222,7 @@ bool SelectUnGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
 cudaError_t UnGemmPrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t stream,
                           std::unique_ptr<SpmmOperand>* out, std::string* why) {
 #if defined(SPARSE_SM90A)
-  const cudaError_t e = SetUpKernels();
+  const cudaError_t e = kKernelTable.SetUp();
   if (e != cudaSuccess) return e;
 #endif
   const UnGemmChoice c = ch.Get<UnGemmChoice>();
@@ -257,7 +252,7 @@ cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
                                         a.ws().partials(), a.ws().flags(), a.ws().slots(), 1, nullptr, a.offsets(),
                                         a.run_max());
   if (e != cudaSuccess) return e;
-  return a.ws().Launch(KernelFor(p.dtype, index), params, sm_count, c.stream_k, stream);
+  return a.ws().Launch(kKernelTable.For(p.dtype, index), params, sm_count, c.stream_k, stream);
 #else
   (void)sm_count, (void)stream;
   return cudaErrorInvalidValue;
