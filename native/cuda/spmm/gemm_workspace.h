@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 
 #include "cuda/common/device_buffer.h"
 #include "cuda/common/device_info.h"
@@ -16,6 +17,14 @@
 #endif
 
 namespace sparse {
+
+// The decomposition the end of a GEMM-engine variant's name gives (the families' parsers): 0
+// for "", k for "_sk<k>" with k from 1 to `max`, -1 for anything else.
+inline int StreamKSuffix(const char* rest, int max) {
+  if (*rest == '\0') return 0;
+  if (std::strncmp(rest, "_sk", 3) != 0 || rest[3] < '1' || rest[3] > '0' + max || rest[4] != '\0') return -1;
+  return rest[3] - '0';
+}
 
 class GemmWorkspace {
  public:

@@ -136,9 +136,8 @@ bool ParseGemmFamily(const char* name, SpmmChoice* ch) {
   int rows = 0, cols = 0, stages = 0, used = 0;
   if (std::sscanf(name, "s24g_m%d_n%d_s%d%n", &rows, &cols, &stages, &used) != 3) return false;
   const char* rest = name + used;
-  const int sk = std::strcmp(rest, "_sk1") == 0 ? 1 : std::strcmp(rest, "_sk2") == 0 ? 2 : 0;
-  if (sk == 0 && *rest != '\0') return false;
-  if (rows != 128 && rows != 256) return false;
+  const int sk = StreamKSuffix(rest, 2);
+  if (sk < 0 || (rows != 128 && rows != 256)) return false;
   const GemmChoice c{rows / 128, cols, stages, sk};
   if (Name(c) != name) return false;  // no leading zeros or signs
   ch->Set(c);

@@ -149,12 +149,8 @@ bool ParseUndFamily(const char* name, SpmmChoice* ch) {
   UndChoice c{0, 0};
   int used = 0;
   if (std::sscanf(name, "und_n%d%n", &c.n_tile, &used) != 1) return false;
-  const char* rest = name + used;
-  if (std::strcmp(rest, "_sk1") == 0 || std::strcmp(rest, "_sk2") == 0 || std::strcmp(rest, "_sk3") == 0)
-    c.stream_k = rest[3] - '0';
-  else if (*rest != '\0')
-    return false;
-  if (KernelIndex(c.n_tile) < 0) return false;
+  c.stream_k = StreamKSuffix(name + used, 3);
+  if (c.stream_k < 0 || KernelIndex(c.n_tile) < 0) return false;
   if (Name(c) != name) return false;  // no leading zeros or signs
   ch->Set(c);
   return true;

@@ -167,11 +167,8 @@ bool ParseUnGemmFamily(const char* name, SpmmChoice* ch) {
     if (std::sscanf(rest, "_c%d%n", &c.cap, &more) != 1) return false;
     rest += more;
   }
-  if (std::strcmp(rest, "_sk1") == 0 || std::strcmp(rest, "_sk2") == 0 || std::strcmp(rest, "_sk3") == 0)
-    c.stream_k = rest[3] - '0';
-  else if (*rest != '\0')
-    return false;
-  if (KernelIndex(c.n_tile, c.cap != 0 ? c.cap : 128) < 0) return false;
+  c.stream_k = StreamKSuffix(rest, 3);
+  if (c.stream_k < 0 || KernelIndex(c.n_tile, c.cap != 0 ? c.cap : 128) < 0) return false;
   if (Name(c) != name) return false;  // no leading zeros or signs
   ch->Set(c);
   return true;
