@@ -29,6 +29,9 @@
 //     (row blocks 2u and 2u + 1, same columns): each block loads its own A and half of the
 //     B stage, multicast into both blocks' shared memory, so each SM pulls 3/4 (n128) of the
 //     bytes per stage from L2; a stage is refilled once the consumers of both blocks let it go.
+//     kAlongN (v36, workbench only): the pair is two horizontally adjacent tiles instead (column
+//     blocks 2v and 2v + 1, same rows), each block loading its own B and half of A's rows,
+//     multicast into both (cuBLAS's 128 x 64 kernel at N = 256 runs clusters of 1 x 2).
 //   - 2:4 A (kSpMS > 0, issue 25 step 2): A's stage is one contiguous run of staged 2:4 tiles
 //     (common/sparse24.h, StageSp24Tiles with 16 strips, SpStageOffset) fetched by a bulk copy; consumer warps load their
 //     strips' fragments and metadata into registers and the warpgroups issue
@@ -143,6 +146,7 @@ struct Params {
   int m, n, k;
   int m_blocks, n_blocks, k_blocks;
   int m_units;        // rows of the raster: m_blocks, or with clusters of 2 pairs of row blocks
+  int n_units;        // columns of the raster: n_blocks, or with clusters along N pairs of column blocks
   int group;          // raster rows per raster group (TileOf)
   // The work decomposition (gemm_host::Decompose): the grid (in clusters), the raster's first
   // dp_tiles tiles dealt whole round robin, its last sk_tiles tiles shared out by K stages
@@ -519,12 +523,15 @@ __device__ __forceinline__ void RegsInc() {
 // slot, which hides their latency behind it. (v30: neither reading them 4 stages ahead, which
 // made ptxas spill in the 128-column kernels, nor issuing B's copies before the load returns
 // shortened the first stage's wait: 4.3-4.5 K cycles at 4096², N = 256, either way.)
-template <int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS, bool kSpSs, int kUn>
+template <int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS, bool kSpSs, int kUn, bool kAlongN = false>
 __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
                                         int rank) {
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
-  constexpr int kAtomsPerBlock = kNTile / kAtomN / kCluster;
-  static_assert(kNTile / kAtomN % kCluster == 0, "the B stage splits into whole atoms per cluster block");
+  // Along M a block copies 1 / kCluster of the B stage (multicast); along N all of its own.
+  constexpr int kBSplit = kAlongN ? 1 : kCluster;
+  constexpr int kAtomsPerBlock = kNTile / kAtomN / kBSplit;
+  static_assert(kNTile / kAtomN % kBSplit == 0, "the B stage splits into whole atoms per cluster block");
+  static_assert(!kAlongN || (kCluster == 2 && kSpMS == 0 && kUn == 0), "clusters along N: pairs, dense A");
   if constexpr (kSpMS == 0 || kSpSs) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
   PrefetchTensorMap(&p.b_map);
   int stage = 0;
@@ -533,9 +540,9 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   auto copy_b = [&](uint32_t st, int nb, int kb, uint32_t full) {
 #pragma unroll
     for (int i = 0; i < kAtomsPerBlock; ++i) {
-      const int j = rank * kAtomsPerBlock + i;
+      const int j = (kAlongN ? 0 : rank * kAtomsPerBlock) + i;
       const uint32_t dst = st + L::kABytes + j * kKTile * 128;
-      if (kCluster == 1)
+      if (kCluster == 1 || kAlongN)
         engine::TensorCopy2d(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full);
       else
         TensorCopy2dMulticast(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
@@ -556,8 +563,9 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   Cursor cursor(p, blockIdx.x / kCluster);
   Segment sg;
   while (cursor.Next(p, &sg)) {
-    const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
-    const int mb = tile.mb * kCluster + rank;
+    const Tile tile = TileOf(sg.tile, p.m_units, p.n_units, p.group);
+    const int mb = kAlongN ? tile.mb : tile.mb * kCluster + rank;
+    const int nb = kAlongN ? tile.nb * kCluster + rank : tile.nb;
     for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
       uint32_t run0 = 0, run_bytes = 0;
       if constexpr (kUn) {
@@ -584,15 +592,18 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       } else if constexpr (kSpMS > 0)
         engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, mb, kb),
                          L::kABytes, full);
+      else if constexpr (kAlongN)  // (rows 64 rank.. of the tile: a_map's box is 64 rows here)
+        TensorCopy2dMulticast(st + rank * (kMTile / 2) * 128, &p.a_map, kb * kKTile, mb * kMTile + rank * (kMTile / 2),
+                              full, 3);
       else
         engine::TensorCopy2d(st, &p.a_map, kb * kKTile, mb * kMTile, full);
       if (deferring) {
 #pragma unroll
         for (int i = 0; i < kStages; ++i)
-          if (i == pending) pend_nb[i] = tile.nb, pend_kb[i] = kb;
+          if (i == pending) pend_nb[i] = nb, pend_kb[i] = kb;
         if (++pending == kStages) flush();
       } else {
-        copy_b(st, tile.nb, kb, full);
+        copy_b(st, nb, kb, full);
       }
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
@@ -847,7 +858,8 @@ __device__ __forceinline__ void DenseResum(const Params& p, int row0, int col0, 
 
 // A consumer warpgroup (cw: 0 or 1, rows 64 cw.. of each tile); kDenseResum: DenseResum before
 // each whole tile's store.
-template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, bool kDenseResum = false>
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, bool kDenseResum = false,
+          bool kAlongN = false>
 __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw,
                                         int rank) {
   using L = Layout<kNTile, kStages, kTmaStore>;
@@ -863,7 +875,7 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
   Cursor cursor(p, blockIdx.x / kCluster);
   Segment sg;
   while (cursor.Next(p, &sg)) {
-    const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
+    const Tile tile = TileOf(sg.tile, p.m_units, p.n_units, p.group);
     int prev = -1;
     SPARSE_GEMM_TRACE_AT(7, sg.kb1 - sg.kb0);
 #if defined(SPARSE_GEMM_TRACE)
@@ -908,7 +920,8 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
     SPARSE_GEMM_TRACE_AT(3, TraceClock());
     SPARSE_GEMM_TRACE_AT(4, TraceClock());
     if (whole) {
-      const int row0 = (tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2), col0 = tile.nb * kNTile;
+      const int row0 = (kAlongN ? tile.mb : tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2);
+      const int col0 = (kAlongN ? tile.nb * kCluster + rank : tile.nb) * kNTile;
       if constexpr (kDenseResum) DenseResum<kType, kNTile>(p, row0, col0, d);
       if constexpr (kTmaStore > 0)
         StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d, cbuf, lo, hi);
@@ -1113,7 +1126,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
   Cursor cursor(p, blockIdx.x);
   Segment sg;
   while (cursor.Next(p, &sg)) {
-    const Tile tile = TileOf(sg.tile, p.m_units, p.n_blocks, p.group);
+    const Tile tile = TileOf(sg.tile, p.m_units, p.n_units, p.group);
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms)
 #pragma unroll
@@ -1193,7 +1206,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // kDenseResum: dense A holding a sparse matrix, with CSR's semantics for Inf and NaN in B
 // (DenseResum; no clusters).
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
-          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false>
+          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false, bool kAlongN = false>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
   static_assert(kSpMS == 0 || kCluster == 1, "2:4 and unstructured tiles run without clusters");
   static_assert(kUnWhole == 0 || kUn > 0, "the whole-tile decodes read the pair stream");
@@ -1222,13 +1235,14 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   const int wgi = threadIdx.x / 128;
   if (wgi == 0) {
     RegsDec<kProducerRegs>();
-    if (threadIdx.x == 0) Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn>(p, ring, full0, empty0, rank);
+    if (threadIdx.x == 0)
+      Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kAlongN>(p, ring, full0, empty0, rank);
   } else {
     RegsInc<kConsumerRegs>();
     if constexpr (kSpMS > 0)
       ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kUnWhole>(p, ring, full0, empty0, wgi - 1);
     else
-      Consume<kType, kNTile, kStages, kTmaStore, kCluster, kDenseResum>(p, ring, full0, empty0, wgi - 1, rank);
+      Consume<kType, kNTile, kStages, kTmaStore, kCluster, kDenseResum, kAlongN>(p, ring, full0, empty0, wgi - 1, rank);
   }
   // ... and stay alive until the other block's last copies into it and arrivals on it are done.
   if (kCluster > 1) engine::ClusterSync();

@@ -85,6 +85,7 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   p->n_blocks = (n + n_tile - 1) / n_tile;
   p->k_blocks = (k + g::kKTile - 1) / g::kKTile;
   p->m_units = p->m_blocks;  // Launch pairs them for clusters
+  p->n_units = p->n_blocks;  // (or the column blocks, for clusters along N)
   p->grid = 1, p->dp_tiles = p->m_blocks * p->n_blocks, p->sk_tiles = 0;  // Decompose sets these per launch
   // (2:4 tiles: no tensor map of A; the stages are plain bulk copies. `_ss`: a map of the
   // compressed values, boxes of one K stage's 32.)
@@ -97,7 +98,7 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
 }
 
 // The work decomposition of a launch on up to `grid` blocks or clusters (> 0) over the
-// m_units x n_blocks raster. Without stream-K: one per tile up to `grid`, tiles dealt round robin. With stream-K (the rule of the
+// m_units x n_units raster. Without stream-K: one per tile up to `grid`, tiles dealt round robin. With stream-K (the rule of the
 // Stream-K paper's hybrid, Osama et al. 2023): when the tiles are not a whole number of waves,
 // the last wave and the ragged one (grid + tiles % grid tiles; all of them when there are
 // fewer tiles than blocks) are shared out by K stages, so every block does 1 to 2 tiles' worth
@@ -119,7 +120,7 @@ constexpr int kStreamKHybrid = 1, kStreamKTail = 2, kStreamKTailCoop = 3, kMaxSp
 // families launch with, as the workbench's default.
 constexpr int kRasterGroup = 8;
 inline bool Decompose(cuda::gemm::Params* p, int grid, int stream_k) {
-  const int tiles = p->m_units * p->n_blocks;
+  const int tiles = p->m_units * p->n_units;
   p->sk_tiles = 0, p->sk_grid = 0, p->coop = 0;
   if (stream_k == kStreamKHybrid) {
     const int64_t stages = static_cast<int64_t>(tiles) * p->k_blocks;
@@ -143,16 +144,18 @@ inline bool Decompose(cuda::gemm::Params* p, int grid, int stream_k) {
 // Sets the kernel's shared-memory limit (once per instance) and launches it on up to `grid`
 // blocks (<= 0: one per SM; Decompose picks the number), stream_k 0 (whole tiles), kStreamKHybrid
 // or kStreamKTail (not with clusters).
-// Clusters of 2: on pairs of row blocks, and no more clusters than fit at once (an SM count
-// per GPC that is odd leaves an SM out), so that they stay persistent.
+// Clusters of 2: on pairs of row blocks (kAlongN: of column blocks, A's tensor map re-made with
+// boxes of 64 rows, half a tile's, from Params::a_dense), and no more clusters than fit at once
+// (an SM count per GPC that is odd leaves an SM out), so that they stay persistent.
 // Raises the kernel's shared-memory limit (once per instance; the first call does it). A
 // library calls it when it prepares, outside any graph capture; Launch calls it too.
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
-          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false>
+          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false, bool kAlongN = false>
 cudaError_t SetUp() {
   using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   static const cudaError_t attr = cudaFuncSetAttribute(
-      cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole, kDenseResum>,
+      cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole, kDenseResum,
+                             kAlongN>,
       cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes);
   return attr;
 }
@@ -160,17 +163,18 @@ cudaError_t SetUp() {
 // kUnWhole: the unstructured consumers' tile decode (gemm_engine.cuh, DecodeUnTile); kDenseResum:
 // dense A holding a sparse matrix, CSR's semantics for Inf and NaN (DenseResum).
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
-          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false>
+          int kUn = 0, int kUnWhole = 0, bool kDenseResum = false, bool kAlongN = false>
 cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stream_k, cudaStream_t s) {
   using L = cuda::gemm::Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
-  const auto kernel =
-      cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole, kDenseResum>;
+  const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole,
+                                             kDenseResum, kAlongN>;
   // A's form must match the kernel's (and the rows its parameters were made for).
   if ((kSpMS > 0 && !kSpSs) != (params.a_tiles != nullptr) || kSpSs != (params.a_meta != nullptr) ||
       (kUn > 0) != (params.a_runs != nullptr) || (kUn > 0 && params.a_run_max > L::kABytes) ||
       (kDenseResum && params.a_dense == nullptr) || params.m_blocks != (params.m + L::kRows - 1) / L::kRows)
     return cudaErrorInvalidValue;
-  const cudaError_t attr = SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole, kDenseResum>();
+  const cudaError_t attr =
+      SetUp<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole, kDenseResum, kAlongN>();
   if (attr != cudaSuccess) return attr;
   if (grid <= 0 || grid > sms) grid = sms;
   cudaLaunchConfig_t cfg = {};
@@ -203,7 +207,14 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
     }();
     grid = grid / kCluster < resident ? grid / kCluster : resident;
     if (grid < 1) grid = 1;
-    p.m_units = (p.m_blocks + kCluster - 1) / kCluster;
+    if constexpr (kAlongN) {
+      if (p.a_dense == nullptr) return cudaErrorInvalidValue;
+      const cudaError_t m = Map2d(&p.a_map, p.a_dense, p.k, p.m, cuda::gemm::kKTile, cuda::gemm::kMTile / 2);
+      if (m != cudaSuccess) return m;
+      p.n_units = (p.n_blocks + kCluster - 1) / kCluster;
+    } else {
+      p.m_units = (p.m_blocks + kCluster - 1) / kCluster;
+    }
   }
   if (!Decompose(&p, grid, stream_k)) return cudaErrorInvalidValue;
   cfg.gridDim = dim3(p.grid * kCluster);

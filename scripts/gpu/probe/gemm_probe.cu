@@ -59,9 +59,12 @@ struct Variant {
 
 // Names: tile width, ring stages, then _tma (C staged in shared memory, tensor stores), _sk
 // (stream-K for the tiles past the last whole wave), _tk (the ragged wave's tiles split by K), _ck (the
-// same, its pieces reducing each tile together), _mc (clusters of 2 along M, B multicast).
+// same, its pieces reducing each tile together), _mc (clusters of 2 along M, B multicast), _mn (clusters
+// of 2 along N, A multicast; v36).
 #define SPARSE_GEMM_VARIANT(T, TN, NT, S, TMA, SK, CL, SUFFIX) \
   Variant { #TN "_n" #NT "_s" #S SUFFIX, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL> }
+#define SPARSE_GEMM_VARIANT_MN(T, TN, NT, S) \
+  Variant { #TN "_n" #NT "_s" #S "_tma_mn", DType::T, NT, false, &gemm_host::Launch<DType::T, NT, S, true, 2, 0, false, 0, 0, false, true> }
 #define SPARSE_GEMM_VARIANTS(T, TN)                                                                              \
   SPARSE_GEMM_VARIANT(T, TN, 128, 4, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, false, 1, ""),   \
       SPARSE_GEMM_VARIANT(T, TN, 128, 6, false, false, 1, ""), SPARSE_GEMM_VARIANT(T, TN, 256, 4, false, false, 1, ""), \
@@ -76,7 +79,8 @@ struct Variant {
       SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, 2, 1, "_tma_tk"), SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 0, 1, "_tma2"), \
       SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 2, 1, "_tma2_tk"), SPARSE_GEMM_VARIANT(T, TN, 256, 3, true, 3, 1, "_tma_ck"), \
       SPARSE_GEMM_VARIANT(T, TN, 128, 5, true, 3, 1, "_tma_ck"), SPARSE_GEMM_VARIANT(T, TN, 256, 4, 2, 3, 1, "_tma2_ck"), \
-      SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, 3, 1, "_ck")
+      SPARSE_GEMM_VARIANT(T, TN, 128, 5, false, 3, 1, "_ck"), SPARSE_GEMM_VARIANT_MN(T, TN, 64, 8),                 \
+      SPARSE_GEMM_VARIANT_MN(T, TN, 128, 5), SPARSE_GEMM_VARIANT_MN(T, TN, 128, 6), SPARSE_GEMM_VARIANT_MN(T, TN, 256, 3)
 // 2:4 A (wgmma.mma_async.sp): _sp tiles of 128 rows, _sp2 of 256 (two m-slices per consumer
 // warpgroup); the rest of the name as above.
 #define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) \
@@ -361,7 +365,7 @@ int SelfTest() {
         for (int grid : {1, 2, 3, 7, 64, 132})
           for (int sk : {0, gemm_host::kStreamKHybrid, gemm_host::kStreamKTail, gemm_host::kStreamKTailCoop}) {
             gm::Params p{};
-            p.m_blocks = p.m_units = mb, p.n_blocks = nb, p.k_blocks = kb, p.slots = 132;
+            p.m_blocks = p.m_units = mb, p.n_blocks = p.n_units = nb, p.k_blocks = kb, p.slots = 132;
             p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
             const bool took = gemm_host::Decompose(&p, grid, sk);
             const int tiles = mb * nb;
@@ -423,7 +427,7 @@ int SelfTest() {
   // Stream-K refuses a grid larger than its workspace.
   {
     gm::Params p{};
-    p.m_blocks = p.m_units = 3, p.n_blocks = 1, p.k_blocks = 8, p.slots = 2;
+    p.m_blocks = p.m_units = 3, p.n_blocks = p.n_units = 1, p.k_blocks = 8, p.slots = 2;
     p.partials = reinterpret_cast<float*>(buf), p.flags = reinterpret_cast<int*>(buf);
     ++cases;
     if (gemm_host::Decompose(&p, 4, gemm_host::kStreamKHybrid)) {
