@@ -176,6 +176,14 @@ __host__ __device__ __forceinline__ Tile TileOf(int t, int m_blocks, int n_block
   const int local = t - g * per_group;
   return Tile{first + local % rows, local / rows};
 }
+// The tile that block `rank` of a cluster of `cluster` runs for raster unit `unit`: row block
+// unit.mb cluster + rank (clusters along M, Params::m_units pairs), or column block unit.nb
+// cluster + rank (along N, Params::n_units pairs). Past M or N for the last unit's later blocks
+// when the blocks do not divide evenly (they load zeros and store nothing). The selftest checks
+// that every tile is some (unit, rank)'s exactly once.
+__host__ __device__ __forceinline__ Tile ClusterTile(Tile unit, int rank, int cluster, bool along_n) {
+  return along_n ? Tile{unit.mb, unit.nb * cluster + rank} : Tile{unit.mb * cluster + rank, unit.nb};
+}
 
 // Stream-K: the sk_tiles k_blocks stages of the stream-K tiles, cut into `sk_grid` contiguous
 // runs; block b's run starts at SkStart(b) (SkStart(sk_grid) is the total; blocks from sk_grid
@@ -563,9 +571,8 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   Cursor cursor(p, blockIdx.x / kCluster);
   Segment sg;
   while (cursor.Next(p, &sg)) {
-    const Tile tile = TileOf(sg.tile, p.m_units, p.n_units, p.group);
-    const int mb = kAlongN ? tile.mb : tile.mb * kCluster + rank;
-    const int nb = kAlongN ? tile.nb * kCluster + rank : tile.nb;
+    const Tile own = ClusterTile(TileOf(sg.tile, p.m_units, p.n_units, p.group), rank, kCluster, kAlongN);
+    const int mb = own.mb, nb = own.nb;
     for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
       uint32_t run0 = 0, run_bytes = 0;
       if constexpr (kUn) {
@@ -920,8 +927,8 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
     SPARSE_GEMM_TRACE_AT(3, TraceClock());
     SPARSE_GEMM_TRACE_AT(4, TraceClock());
     if (whole) {
-      const int row0 = (kAlongN ? tile.mb : tile.mb * kCluster + rank) * kMTile + cw * (kMTile / 2);
-      const int col0 = (kAlongN ? tile.nb * kCluster + rank : tile.nb) * kNTile;
+      const Tile own = ClusterTile(tile, rank, kCluster, kAlongN);
+      const int row0 = own.mb * kMTile + cw * (kMTile / 2), col0 = own.nb * kNTile;
       if constexpr (kDenseResum) DenseResum<kType, kNTile>(p, row0, col0, d);
       if constexpr (kTmaStore > 0)
         StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d, cbuf, lo, hi);

@@ -354,6 +354,28 @@ int SelfTest() {
           }
         }
       }
+  // Clusters of 2 along M (_mc) and along N (_mn): the raster's units (pairs of row or column
+  // blocks) and the blocks' ranks give every tile once (ClusterTile), anything else past M or N.
+  for (int mb = 1; mb <= 40; ++mb)
+    for (int nb = 1; nb <= 20; ++nb)
+      for (int group : {1, 3, 8})
+        for (bool along_n : {false, true}) {
+          const int mu = along_n ? mb : (mb + 1) / 2, nu = along_n ? (nb + 1) / 2 : nb;
+          std::vector<int> seen(mb * nb, 0);
+          bool ok = true;
+          for (int t = 0; t < mu * nu; ++t)
+            for (int rank = 0; rank < 2; ++rank) {
+              const gm::Tile x = gm::ClusterTile(gm::TileOf(t, mu, nu, group), rank, 2, along_n);
+              if (x.mb < 0 || x.nb < 0 || (x.mb >= mb + 1 || x.nb >= nb + 1)) ok = false;  // at most one past
+              else if (x.mb < mb && x.nb < nb) ++seen[x.mb * nb + x.nb];
+            }
+          for (int s : seen) ok = ok && s == 1;
+          ++cases;
+          if (!ok) {
+            ++failures;
+            if (failures <= 5) std::printf("FAIL cluster tiles m_blocks %d n_blocks %d group %d along_n %d\n", mb, nb, group, along_n);
+          }
+        }
   // The stream-K decomposition, for grids that fill the machine and grids far smaller than
   // the tiles, K runs of one stage to many: every (tile, K stage) done once; a partial
   // (segment past stage 0) only as a block's first stream-K segment and an unfinished one only
