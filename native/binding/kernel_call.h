@@ -160,6 +160,14 @@ class Args {
     RangeFail(std::string(name) + " must be one of " + list + ", got '" + s + "'");
   }
 
+  // An optional boolean: `fallback` when absent.
+  bool OptionalBool(const char* name, bool fallback) const {
+    Napi::Value v = obj_.Get(name);
+    if (v.IsUndefined() || v.IsNull()) return fallback;
+    if (!v.IsBoolean()) TypeFail(std::string(name) + " must be a boolean");
+    return v.As<Napi::Boolean>().Value();
+  }
+
   // An optional string: `fallback` when absent.
   std::string OptionalString(const char* name, const std::string& fallback) const {
     Napi::Value v = obj_.Get(name);

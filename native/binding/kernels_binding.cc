@@ -6,8 +6,9 @@
 // Exports (declared for TypeScript in src/kernels/binding.ts):
 //   cudaInfo() -> {built, available, reason?, code?, name, smCount, computeCapability, ...}
 //     (this file)
-//   spmm(args) -> Promise<void>, filling the caller's `c` in place; spmmReference(args) ->
-//     Promise<Float64Array>; spmmVariants({m, k, n, nnz, dtype, indexBits?, structure?}) ->
+//   spmm(args) -> Promise<void>, filling the caller's `c` in place (args.keepSparse: the
+//     selection keeps A sparse); spmmReference(args) -> Promise<Float64Array>;
+//     spmmVariants({m, k, n, nnz, dtype, indexBits?, structure?, keepSparse?}) ->
 //     {selected, variants}; spmmVariantGrammar() -> string[]; spmmTime(args + {variants,
 //     reps?}) -> Promise<Float64Array> (spmm_binding.cc)
 //   sddmm(args) -> Promise<void>, filling `out`; sddmmReference(args) (sddmm_binding.cc)

@@ -118,15 +118,18 @@ Status RunCudaSpmm(const SpmmProblem&, int, const std::string&, const std::vecto
 
 Napi::Value Spmm(const Napi::CallbackInfo& info) {
   Args a(info, "spmm");
-  const SpmmCall c = ParseCall<SpmmProblem>(a, kOutput | kDevice | kThreads | kIndexBits | kVariant);
+  SpmmCall parsed = ParseCall<SpmmProblem>(a, kOutput | kDevice | kThreads | kIndexBits | kVariant);
+  parsed.p.keep_sparse = a.OptionalBool("keepSparse", false);
+  const SpmmCall c = parsed;
   return KernelWorker::Launch(info.Env(), [c]() -> Status {
     if (c.run.cuda) return RunCudaSpmm(c.p, c.run.index_bits, c.run.variant);
     return RunCpu([&] { CpuSpmm(c.p, c.run.threads); });
   }, a.keep());
 }
 
-// spmmVariants({m, k, n, nnz, dtype, indexBits?, structure?: '2:4', rowOffsets?,
-// columnIndices?, values?}): synchronous, no GPU work. `selected` is the built-in selection's
+// spmmVariants({m, k, n, nnz, dtype, indexBits?, structure?: '2:4', keepSparse?, rowOffsets?,
+// columnIndices?, values?}): synchronous, no GPU work. keepSparse: the families that store every
+// weight (SpmmFamily::stores_dense) are neither selected nor listed. `selected` is the built-in selection's
 // pick ('' without CUDA), `variants` every variant that can run the problem (device buffers
 // from cudaMalloc assumed). With the matrix (rowOffsets, columnIndices and its values in the
 // dtype), the plan checks its structure itself (SpmmPlan::Structure) and says so:
@@ -144,6 +147,7 @@ Napi::Value SpmmVariantsJs(const Napi::CallbackInfo& info) {
   p.dtype = a.DTypeField();
   p.index_bits = SpmmPlan::IndexBits(p.dtype, p.k, a.OptionalInt("indexBits", 0));
   p.structure = a.OptionalString("structure", "") == "2:4" ? SpmmProblem::k24 : SpmmProblem::kUnstructured;
+  p.keep_sparse = a.OptionalBool("keepSparse", false);
   if (a.Has("rowOffsets")) {
     const CsrPattern csr = ParseMonotoneCsrPattern(a, p.m);
     if (csr.nnz != p.nnz) a.RangeFail("nnz must equal rowOffsets[m]");

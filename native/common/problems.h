@@ -24,6 +24,11 @@ struct SpmmProblem {
   // every group of four columns 4j..4j+3 of every row: the 2:4 kernel may run it).
   enum Structure : int { kUnstructured = 0, k24 = 1 };
   int structure = kUnstructured;
+  // The caller's choice of memory over speed (CUDA): the selection and the variants listed for
+  // --tune leave out the families whose prepared operand stores every weight, zeros included
+  // (SpmmFamily::stores_dense: und, A stored dense on the GEMM engine). A forced variant runs
+  // as asked.
+  bool keep_sparse = false;
 };
 
 // SDDMM: out[nnz] = (L[M x K] * R[N x K]^T) sampled at the nonzeros of the CSR mask A[M x N].

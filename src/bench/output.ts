@@ -182,6 +182,7 @@ export function tuneLine(report: BenchReport): string | undefined {
   } else {
     parts.push(`${count('cache')} from the tune cache${t.cache ? ` ${t.cache}` : ' (off)'}`, `${count('heuristic')} by the built-in selection`)
   }
+  if (t.keepSparse) parts.push('keeping A sparse (--keep-sparse: no kernel that stores every weight)')
   return `SpMM variants: ${parts.join('; ')}`
 }
 

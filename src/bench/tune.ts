@@ -19,7 +19,9 @@
  * seed of it, shares its winner, while 2x more work per row is another class. k changes only
  * where B's rows are read from, and is kept exact because it is free to. A 2:4 matrix (f16/bf16
  * only) gets `|s24` at the end: the 2:4 kernel's variants can run it and not an unstructured
- * matrix of the same shape and density, so the two never share a winner.
+ * matrix of the same shape and density, so the two never share a winner. A case benched with
+ * --keep-sparse gets `|sparse` last: its candidates leave out the kernels that store every
+ * weight, so its winner is not the fastest of all and is kept apart.
  */
 import {mkdir} from 'node:fs/promises'
 import {homedir} from 'node:os'
@@ -55,6 +57,8 @@ export interface TuneKeyInput {
   indexBits?: 16 | 32
   /** '2:4' when the matrix is 2:4 (and the dtype f16/bf16): see isTwoFour. */
   structure?: '2:4'
+  /** true when tuned with keepSparse (`spmm`'s option, bench --keep-sparse). */
+  keepSparse?: boolean
 }
 
 export interface TuneCacheEntry {
@@ -72,8 +76,10 @@ export interface TuneCacheEntry {
   /** The nnz of the case that was tuned (the key holds its row class). */
   nnz: number
   rowClass: number
-  /** '2:4' for a 2:4 matrix (the key ends in |s24). */
+  /** '2:4' for a 2:4 matrix (the key holds |s24). */
   structure?: '2:4'
+  /** true when tuned with keepSparse (the key ends in |sparse). */
+  keepSparse?: true
   /** The case's file, for people reading the cache. */
   file?: string
   tunedAt: string
@@ -102,7 +108,8 @@ export function rowClass(m: number, nnz: number): number {
 export function tuneKey(key: TuneKeyInput): string {
   const bits = key.indexBits ?? indexBitsFor('spmm', key.dtype, key.k)
   const s24 = key.structure === '2:4' && key.dtype !== 'f32' ? '|s24' : ''
-  return `${key.gpu}|${key.dtype}|i${bits}|m${key.m}|k${key.k}|n${key.n}|r${rowClass(key.m, key.nnz)}${s24}`
+  const sparse = key.keepSparse ? '|sparse' : ''
+  return `${key.gpu}|${key.dtype}|i${bits}|m${key.m}|k${key.k}|n${key.n}|r${rowClass(key.m, key.nnz)}${s24}${sparse}`
 }
 
 export function emptyTuneCache(): TuneCache {

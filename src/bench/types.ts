@@ -265,6 +265,11 @@ export interface BenchOptions {
   tuneCache?: string | false
   /** minMs of each tuning candidate's timing (default 20). */
   tuneMinMs?: number
+  /**
+   * SpMM on CUDA: keep A in a sparse form (`spmm`'s keepSparse): the selection, --tune's
+   * candidates and the tune cache's winners leave out the kernels that store every weight (und_*).
+   */
+  keepSparse?: boolean
   /** The variant SPARSE_SPMM_VARIANT forces on every SpMM (default: read from process.env). */
   forcedVariant?: string
   /** Injected harness (tests); default: the addon's. */
@@ -412,6 +417,8 @@ export interface TuneSummary {
   cache: string | null
   /** SPARSE_SPMM_VARIANT, when it forces a variant. */
   forced: string | null
+  /** --keep-sparse: the kernels that store every weight (und_*) were left out. */
+  keepSparse: boolean
   /** Entries in the cache file when the run started (not read with --tune). */
   cacheEntries: number
   /** Cases that used a cached winner. */

@@ -66,12 +66,13 @@ export class Tuner {
     const {csr} = a
     const nnz = csr.rowOffsets[csr.rows]
     const indexBits = indexBitsFor(a.op, a.dtype, csr.cols)
+    const keepSparse = this.options.keepSparse === true
     const shape = {m: csr.rows, k: csr.cols, n: a.n, nnz, dtype: a.dtype, indexBits}
     // The plan checks the matrix's structure (the 2:4 test) and says what it found.
     // NOTE: a 2:4 matrix lists the 2:4 kernel's s24_* variants too, and has its own cache key.
-    const query = {...shape, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: a.values}
+    const query = {...shape, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: a.values, ...(keepSparse ? {keepSparse} : {})}
     const list: BenchVariantList = native.spmmVariants ? native.spmmVariants(query) : {selected: '', variants: []}
-    const key = tuneKey({gpu: this.gpu, ...shape, ...(list.structure ? {structure: list.structure} : {})})
+    const key = tuneKey({gpu: this.gpu, ...shape, ...(list.structure ? {structure: list.structure} : {}), keepSparse})
     const selected = list.selected || undefined
     if (this.forced) {
       // The kernel runs the forced variant where it can, else its selection (settle() checks
@@ -104,7 +105,7 @@ export class Tuner {
       }
       const defaultVariant = selected ?? names[0]
       const best = pickFastest(candidates, defaultVariant)
-      if (!best) return {name: selected, source: 'heuristic', key}
+      if (!best) return {...this.heuristic(selected), key}
       const tuned: TunedFigures = {variant: best.variant, ms: best.ms, defaultVariant, defaultMs: candidates[defaultVariant] ?? Number.NaN, candidates}
       if (Object.keys(failed).length > 0) tuned.failed = failed
       return {pass: best.variant, name: best.variant, source: 'tuned', tuned, key}
@@ -114,7 +115,15 @@ export class Tuner {
       this.hits++
       return {pass: hit.variant, name: hit.variant, source: 'cache', key}
     }
-    return {name: selected, source: 'heuristic', key}
+    return {...this.heuristic(selected), key}
+  }
+
+  /**
+   * The built-in selection's pick. The harness's own selection knows nothing of keepSparse, so
+   * with it the pick (made by spmmVariants with keepSparse) is passed by name.
+   */
+  private heuristic(selected: string | undefined): Omit<VariantChoice, 'key'> {
+    return {...(this.options.keepSparse && selected ? {pass: selected} : {}), name: selected, source: 'heuristic'}
   }
 
   /**
@@ -150,7 +159,8 @@ export class Tuner {
       n: record.n,
       nnz: record.nnz,
       rowClass: rowClass(record.m, record.nnz),
-      ...(key.endsWith('|s24') ? {structure: '2:4' as const} : {}),
+      ...(key.split('|').includes('s24') ? {structure: '2:4' as const} : {}),
+      ...(key.endsWith('|sparse') ? {keepSparse: true as const} : {}),
       file,
       tunedAt: new Date().toISOString(),
     }
@@ -173,6 +183,7 @@ export class Tuner {
       tune: this.options.tune ?? false,
       cache: this.path,
       forced: this.forced ?? null,
+      keepSparse: this.options.keepSparse === true,
       cacheEntries: this.cache ? Object.keys(this.cache.entries).length : 0,
       hits: this.hits,
       tuned: this.tunedCases.length,

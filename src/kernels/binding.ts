@@ -88,6 +88,12 @@ export interface NativeSpmmArgs {
    * A name that cannot run the problem rejects with code 'cudaErrorInvalidValue'.
    */
   variant?: string
+  /**
+   * CUDA only: the built-in selection leaves out the kernels that store every weight, zeros
+   * included (und_*: A stored dense on the GEMM engine), so that A keeps a sparse form's memory
+   * saving. A forced `variant` runs as asked.
+   */
+  keepSparse?: boolean
 }
 
 /** The SpMM kernel variants that can run a problem (see native/cuda/spmm/spmm.h). */
@@ -111,6 +117,8 @@ export interface SpmmShape {
   indexBits?: 16 | 32
   /** '2:4' when the caller knows the matrix is 2:4 (the 2:4 kernel's variants are listed then). */
   structure?: '2:4'
+  /** As in NativeSpmmArgs: neither select nor list the kernels that store every weight (und_*). */
+  keepSparse?: boolean
   /**
    * The matrix itself (its values in `dtype`: f16/bf16 bit patterns), for the plan to check
    * its structure (the 2:4 test): the result's `structure` says what it found.

@@ -52,6 +52,14 @@ export interface KernelOptions {
    * 'auto': the built-in selection. Ignored on the CPU.
    */
   variant?: string
+  /**
+   * SpMM on CUDA only: keep A in a sparse form on the GPU. The built-in selection then leaves
+   * out the kernels that store every weight, zeros included (und_*, which on H100/H200 runs
+   * unstructured f16/bf16 layers of at least 2^31 multiply-adds at N >= 184 as a dense GEMM:
+   * faster there, with no memory saving). Default false. A forced `variant` runs as asked.
+   * Ignored on the CPU.
+   */
+  keepSparse?: boolean
 }
 
 export interface SpmmResult {
@@ -130,6 +138,12 @@ function checkDense(m: DenseMatrix, what: string, rows: number | undefined, cols
   checkHostArray(m.data, m.dtype, m.rows * m.cols, `${what}.data`)
 }
 
+/** keepSparse: absent (false) or a boolean. */
+function checkKeepSparse(v: unknown): boolean {
+  if (v !== undefined && typeof v !== 'boolean') throw new UsageError('bad-option', `keepSparse must be true or false, got ${JSON.stringify(v)}`)
+  return v === true
+}
+
 /** The CSR's values in `dtype`: its own (same dtype required) or seeded random ones. */
 function csrValues(csr: CsrMatrix, dtype: ValueDType, seed: number): HostValues {
   const nnz = csr.columnIndices.length
@@ -171,7 +185,8 @@ export async function spmm(csr: CsrMatrix, b: DenseMatrix, opts: KernelOptions =
     throw new UsageError('bad-variant', `variant must be 'auto' or a name like 'split_v4_t8_w1', 'tile_v4_t8_x2_u16', 'tc_w8_s4_p4' or 'bm_w4_m1_s8' (see spmmVariants), got ${JSON.stringify(opts.variant)}`)
   }
   const variant = device === 'cuda' ? opts.variant : undefined
-  const args = {m, k: csr.cols, n, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, rowIndices: csr.rowIndices, b: b.data, c, dtype, device, threads, variant}
+  const keepSparse = checkKeepSparse(opts.keepSparse) && device === 'cuda'
+  const args = {m, k: csr.cols, n, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values, rowIndices: csr.rowIndices, b: b.data, c, dtype, device, threads, variant, ...(keepSparse ? {keepSparse} : {})}
   try {
     await loadAddon().spmm(args)
   } catch (error) {
@@ -213,6 +228,7 @@ export function spmmVariants(shape: SpmmShape): SpmmVariantList {
     if (!Number.isSafeInteger(v) || v < 0 || v > 0x7fffffff) throw new UsageError('bad-shape', `${key} must be a non-negative integer below 2^31, got ${v}`)
   }
   checkDType(shape.dtype, 'spmmVariants')
+  checkKeepSparse(shape.keepSparse)
   return loadAddon().spmmVariants(shape)
 }
 

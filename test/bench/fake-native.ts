@@ -6,9 +6,10 @@
  * and ours = nnz * n * 1e-9 * factor[variant] (the variant passed, else the selected one).
  * CUDA SpMM with `variants` or `kernel`: ours's detail names the kernel as the harness does
  * ('CudaSpmm spmm_f16_i16_s24e_w8_k256, 16-bit indices'; 'CudaSpmmVariant ...' for a variant
- * passed); else it is 'fake ours'.
+ * passed); else it is 'fake ours'. The variants in `variants.dense` store every weight: a query
+ * with keepSparse lists them not, and selects `variants.sparseSelected`.
  */
-import type {BenchNative, NativeBenchArgs, NativeBenchResult, NativeImplResult} from '../../src/bench/types.js'
+import type {BenchNative, BenchVariantQuery, NativeBenchArgs, NativeBenchResult, NativeImplResult} from '../../src/bench/types.js'
 
 export interface FakeOptions {
   /** Names that report unavailable. */
@@ -17,7 +18,9 @@ export interface FakeOptions {
   fail?: {message: string; code: string}
   calls?: NativeBenchArgs[]
   /** SpMM kernel variants: the selection's pick, and a time factor per variant (its keys are the list). */
-  variants?: {selected: string; factors: Record<string, number>}
+  variants?: {selected: string; factors: Record<string, number>; dense?: string[]; sparseSelected?: string}
+  /** The queries `spmmVariants` was asked. */
+  queries?: BenchVariantQuery[]
   /** Variants whose launch fails (as a variant that cannot run the problem would). */
   failingVariants?: string[]
   /** Without `variants`: the variant our CUDA SpMM runs (named in its detail). */
@@ -59,7 +62,16 @@ export function fakeNative(opts: FakeOptions = {}): BenchNative {
   }
   const variants = opts.variants
   return {
-    ...(variants ? {spmmVariants: () => ({selected: variants.selected, variants: Object.keys(variants.factors)})} : {}),
+    ...(variants
+      ? {
+          spmmVariants: (q: BenchVariantQuery) => {
+            opts.queries?.push(q)
+            const keep = q.keepSparse === true
+            const names = Object.keys(variants.factors).filter((v) => !(keep && variants.dense?.includes(v)))
+            return {selected: keep && variants.sparseSelected ? variants.sparseSelected : variants.selected, variants: names}
+          },
+        }
+      : {}),
     benchCudaBuilt: true,
     benchDeviceInfo: () => ({available: true, name: 'Fake GPU', smCount: 132, computeCapability: '9.0', l2Bytes: 60 * 2 ** 20, memoryBytes: 2 ** 37, maxSmClockMhz: 1980, maxMemClockMhz: 3201, smClockMhz: 1980, memClockMhz: 3201, driver: '13.0', cublas: 'libcublas.so.13', cusparse: 'libcusparse.so.12'}),
     benchCeilings: async () => ({copyGBps: 4000, f32Tflops: 50, tf32Tflops: 400, f16Tflops: 700, bf16Tflops: 750, gemmSize: 8192}),

@@ -52,6 +52,10 @@ describe('bench --tune: keys, selection and the cache file', () => {
     expect(tuneKey({...k, nnz: 4096 * 2200})).to.not.equal(tuneKey(k))
     expect(tuneKey({...k, n: 32})).to.not.equal(tuneKey(k))
     expect(tuneKey({...k, gpu: 'NVIDIA A100'})).to.not.equal(tuneKey(k))
+    // Tuned with keepSparse (no kernel storing every weight among the candidates): kept apart.
+    expect(tuneKey({...k, keepSparse: true})).to.equal('NVIDIA H200|f32|i32|m4096|k11008|n16|r1024|sparse')
+    expect(tuneKey({...k, keepSparse: false})).to.equal(tuneKey(k))
+    expect(tuneKey({...k, dtype: 'f16', structure: '2:4', keepSparse: true})).to.match(/\|s24\|sparse$/)
   })
 
   it('puts the cache under $XDG_CACHE_HOME, else ~/.cache', () => {
@@ -166,6 +170,49 @@ describe('bench --tune: runs (fake harness)', () => {
     const head = csv[0].split(',')
     expect(csv[1].split(',')[head.indexOf('variant')]).to.equal('split_v4_t4_w2')
     expect(csv[1].split(',')[head.indexOf('variant_source')]).to.equal('tuned')
+  })
+
+  it('--keep-sparse: no variant that stores every weight is selected, tuned or taken from the cache; its winners are kept apart', async () => {
+    // und_n128 stores the weights dense and is the fastest; the selection picks it unless asked to keep A sparse.
+    const withDense = {selected: 'und_n128', sparseSelected: 'split_v4_t8_w1', dense: ['und_n128'], factors: {...VARIANTS.factors, und_n128: 0.3}}
+    const calls: NativeBenchArgs[] = []
+    const queries: object[] = []
+    const plain = await runBench({inputs: [SMTX], ns: [16], tuneCache: false, timing: FAST, native: fakeNative({calls, queries: queries as never, variants: withDense})})
+    expect(ok(plain.cases[0])).to.deep.include({variantSource: 'heuristic', variant: 'und_n128'})
+    expect(calls[0]).to.not.have.property('variant') // the harness's own selection runs
+    expect(queries[0]).to.not.have.property('keepSparse')
+
+    calls.length = 0
+    queries.length = 0
+    const sparse = await runBench({inputs: [SMTX], ns: [16], tuneCache: false, keepSparse: true, timing: FAST, native: fakeNative({calls, queries: queries as never, variants: withDense})})
+    expect(ok(sparse.cases[0])).to.deep.include({variantSource: 'heuristic', variant: 'split_v4_t8_w1'})
+    expect(queries[0]).to.deep.include({keepSparse: true})
+    // The harness's selection knows nothing of keepSparse: the pick is passed by name.
+    expect(calls[0].variant).to.equal('split_v4_t8_w1')
+    expect(ok(sparse.cases[0]).ms.median).to.be.closeTo(BASE, 1e-15)
+    expect(sparse.tune).to.deep.include({keepSparse: true})
+    expect(plain.tune).to.deep.include({keepSparse: false})
+    expect(renderHeader(sparse)).to.match(/SpMM variants: .*; keeping A sparse \(--keep-sparse/)
+    expect(renderHeader(plain)).to.not.match(/keep-sparse/)
+
+    const dir = tempDir()
+    const cache = join(dir, 'tune.json')
+    const tuned = await runBench({inputs: [SMTX], ns: [16], tune: true, tuneCache: cache, keepSparse: true, timing: FAST, native: fakeNative({variants: withDense})})
+    const t = ok(tuned.cases[0])
+    expect(t.variant).to.equal('split_v4_t4_w2')
+    expect(Object.keys(t.tuned!.candidates)).to.not.include('und_n128')
+    expect(t.tuned!.defaultVariant).to.equal('split_v4_t8_w1')
+    const key = tuneKey({gpu: 'Fake GPU', dtype: 'f32', m: 64, k: 147, n: 16, nnz: 188, keepSparse: true})
+    expect(key.endsWith('|sparse')).to.equal(true)
+    const json = JSON.parse(readFileSync(cache, 'utf8'))
+    expect(Object.keys(json.entries)).to.deep.equal([key])
+    expect(json.entries[key]).to.deep.include({variant: 'split_v4_t4_w2', keepSparse: true})
+    expect(json.entries[key]).to.not.have.property('structure')
+    // Its winner serves later --keep-sparse runs, not the others (which select und_n128 again).
+    const again = await runBench({inputs: [SMTX], ns: [16], tuneCache: cache, keepSparse: true, timing: FAST, native: fakeNative({variants: withDense})})
+    expect(ok(again.cases[0])).to.deep.include({variantSource: 'cache', variant: 'split_v4_t4_w2'})
+    const other = await runBench({inputs: [SMTX], ns: [16], tuneCache: cache, timing: FAST, native: fakeNative({variants: withDense})})
+    expect(ok(other.cases[0])).to.deep.include({variantSource: 'heuristic', variant: 'und_n128'})
   })
 
   it('uses the cached winner on a later run; --no-tune-cache, another GPU or a variant the shape cannot run fall back to the selection', async () => {

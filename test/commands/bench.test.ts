@@ -94,6 +94,14 @@ describe('sparse bench', function () {
     expect(a.stderr).to.match(/--tune needs a GPU/)
   })
 
+  it('takes --keep-sparse (SpMM on CUDA; nothing changes on the CPU) and lists it in --help', async () => {
+    const r = await runCli(['bench', SMTX, ...FAST, '--n', '8', '--device', 'cpu', '--keep-sparse', '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(JSON.parse(r.stdout).cases[0].status).to.equal('ok')
+    const h = await runCli(['bench', '--help'])
+    expect(h.stdout).to.match(/--keep-sparse\s+SpMM on CUDA: keep the weights in a sparse\s+form/)
+  })
+
   it('defaults as verify does: --device auto (the CPU here when no GPU is usable), N = 256, seed 0', async function () {
     if (cudaInfo().available) this.skip() // auto picks the GPU there
     const r = await runCli(['bench', SMTX, ...FAST, '--json'])

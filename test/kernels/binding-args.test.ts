@@ -76,6 +76,8 @@ describe('kernels binding: each entry point re-checks its arguments, in a fixed 
     ['spmm: indexBits 16 and k', () => raw().spmm(spmmArgs({k: 40000, b: new Float32Array(80000), indexBits: 16})), RangeError, 'spmm: indexBits 16 needs k <= 32768'],
     ['spmm: variant', () => raw().spmm(spmmArgs({variant: 7})), TypeError, 'spmm: variant must be a string'],
     ['spmm: indexBits before variant', () => raw().spmm(spmmArgs({variant: 7, indexBits: 12})), RangeError, 'spmm: indexBits must be 16 or 32'],
+    ['spmm: keepSparse', () => raw().spmm(spmmArgs({keepSparse: 1})), TypeError, 'spmm: keepSparse must be a boolean'],
+    ['spmm: variant before keepSparse', () => raw().spmm(spmmArgs({variant: 7, keepSparse: 1})), TypeError, 'spmm: variant must be a string'],
     ['sddmm: no object', () => raw().sddmm('x'), TypeError, 'sddmm: expected one argument object'],
     ['sddmm: L too large', () => raw().sddmm(sddmmArgs({m: big, k: big / 2})), RangeError, 'sddmm: the dense operands are too large'],
     ['sddmm: R too large', () => raw().sddmm(sddmmArgs({n: big, k: big / 2})), RangeError, 'sddmm: the dense operands are too large'],

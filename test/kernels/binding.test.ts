@@ -2,7 +2,7 @@ import {expect} from 'chai'
 
 import {DeviceError, InputError, UsageError} from '../../src/errors.js'
 import {loadAddon} from '../../src/kernels/binding.js'
-import {cudaInfo, resolveDevice, sddmm, spmm} from '../../src/kernels/index.js'
+import {cudaInfo, resolveDevice, sddmm, spmm, spmmVariants} from '../../src/kernels/index.js'
 import type {CsrMatrix} from '../../src/types.js'
 import {uniform} from '../../src/verify/index.js'
 import {randomPattern} from './helpers.js'
@@ -126,6 +126,12 @@ describe('kernels library: validation before any native call', () => {
     expect(e3.message).to.include('has 17 elements, expected 18')
     const e4 = (await spmm(a, b, {threads: 0}).catch((e: unknown) => e)) as UsageError
     expect(e4.message).to.include('expected a positive integer for threads')
+    // keepSparse: a boolean, checked on the CPU too (where it changes nothing).
+    const e5 = (await spmm(a, b, {device: 'cpu', keepSparse: 'yes' as unknown as boolean}).catch((e: unknown) => e)) as UsageError
+    expect(e5).to.be.instanceOf(UsageError)
+    expect(e5.message).to.equal('keepSparse must be true or false, got "yes"')
+    expect((await spmm(a, b, {device: 'cpu', keepSparse: true})).c.data).to.deep.equal((await spmm(a, b, {device: 'cpu'})).c.data)
+    expect(() => spmmVariants({m: 4, k: 6, n: 3, nnz: 10, dtype: 'f32', keepSparse: 0 as unknown as boolean})).to.throw(UsageError, 'keepSparse must be true or false, got 0')
   })
 
   it('gives a pattern-only CSR seeded random values (same seed, same result)', async () => {

@@ -584,6 +584,18 @@ describe('kernels on CUDA against the float64 reference', function () {
       neither(pick(4096, 4096, 64, 0.5), 'decode-sized N: the streaming engine')
       neither(pick(4096, 4096, 256, 0.5, '2:4'), 'a 2:4 matrix')
       neither(spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype: 'f32'}).selected, 'f32')
+      // keepSparse: no kernel that stores every weight is selected or listed; where und would
+      // run, the pair stream with its own shape.
+      const kept = (m: number, k: number, n: number, density: number) =>
+        spmmVariants({m, k, n, nnz: Math.round(m * k * density), dtype, keepSparse: true})
+      engine(kept(4096, 4096, 256, 0.5).selected, 'ung_n128_sk3', 'keepSparse, 4096^2 at N = 256')
+      engine(kept(11008, 4096, 1024, 0.3).selected, pick(11008, 4100, 1024, 0.3), 'keepSparse: as where und cannot run (K % 8 != 0)')
+      for (const [m, k, n] of [[4096, 4096, 256], [11008, 4096, 1024], [2048, 512, 2048]]) {
+        expect(kept(m, k, n, 0.5).variants.filter((v) => v.startsWith('und_')), `keepSparse lists no und, ${m} x ${k}, N = ${n}`).to.deep.equal([])
+        expect(kept(m, k, n, 0.5).variants.length, 'the others still listed').to.equal(spmmVariants({m, k, n, nnz: Math.round(m * k * 0.5), dtype}).variants.filter((v) => !v.startsWith('und_')).length)
+      }
+      expect(spmmVariants({m: 64, k: 64, n: 256, nnz: 100, dtype, keepSparse: false}).selected).to.equal(pick(64, 64, 256, 100 / 4096))
+      expect(() => spmmVariants({m: 64, k: 64, n: 256, nnz: 100, dtype, keepSparse: 'yes' as unknown as boolean})).to.throw(/keepSparse must be true or false/)
     })
   }
 

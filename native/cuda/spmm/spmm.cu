@@ -70,6 +70,7 @@ bool CanRun(const SpmmProblem& p, const SpmmChoice& ch) { return ch.family && ch
 SpmmChoice SelectSpmmKernel(const SpmmProblem& p, int sm_count) {
   for (const SpmmFamily* f : SpmmFamilies()) {
     SpmmChoice ch;
+    if (p.keep_sparse && f->stores_dense) continue;
     if (f->select && f->select(p, sm_count, &ch)) {
       ch.family = f;
       return ch;
@@ -268,7 +269,7 @@ std::string SpmmSelectedVariant(const SpmmProblem& p) { return NameOf(SelectSpmm
 std::vector<std::string> SpmmVariants(const SpmmProblem& p) {
   std::vector<std::string> out;
   for (const SpmmFamily* f : SpmmFamilies())
-    if (f->variants) f->variants(p, &out);
+    if (f->variants && !(p.keep_sparse && f->stores_dense)) f->variants(p, &out);
   return out;
 }
 

@@ -74,6 +74,9 @@ struct SpmmFamily {
   // otherwise). It must not allocate or synchronize (launches are captured in CUDA graphs).
   cudaError_t (*launch)(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* a, int sm_count,
                         cudaStream_t stream);
+  // Whether the prepared operand stores every weight, zeros included (no memory saving): such a
+  // family is left out of the selection and the --tune list of a problem with keep_sparse.
+  bool stores_dense = false;
 };
 
 // Adds a family to the table (at static initialization: see SPARSE_SPMM_FAMILY). Returns

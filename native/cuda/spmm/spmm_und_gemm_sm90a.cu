@@ -237,6 +237,7 @@ const SpmmFamily kUndFamily = {
     "dense A (GEMM engine)",
     UndPrepare,
     UndLaunch,
+    true,  // stores_dense: 2 bytes a weight, zeros included
 };
 
 }  // namespace
