@@ -40,6 +40,7 @@ Each case reports the kernel that ran it (on CUDA, SpMM's variant and whether SP
     device: Flags.string({description: "where to run the kernels ('auto': the GPU when usable, else the CPU)", options: ['cuda', 'cpu', 'auto'], default: 'auto'}),
     seed: Flags.integer({description: 'seed of the random operands', default: 0, min: 0}),
     threads: Flags.integer({description: 'CPU threads for the CPU kernels and the reference (default: all cores)', min: 1}),
+    'keep-sparse': Flags.boolean({description: "SpMM on CUDA: check the kernels bench --keep-sparse runs (none that stores every weight, zeros included: und_*)", default: false}),
   }
 
   public async run(): Promise<VerifyResult> {
@@ -57,6 +58,7 @@ Each case reports the kernel that ran it (on CUDA, SpMM's variant and whether SP
       device: flags.device as 'cuda' | 'cpu' | 'auto',
       seed: flags.seed,
       threads: flags.threads,
+      ...(flags['keep-sparse'] ? {keepSparse: true} : {}),
       onCase: (c, done, total) => this.spin(`verifying ${label}: ${done}/${total} (${c.op} ${c.dtype}${ns.length > 1 ? ` N=${c.n}` : ''} ${c.passed ? 'ok' : 'FAILED'})`),
     })
     this.stopSpinner()

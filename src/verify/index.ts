@@ -69,6 +69,11 @@ export interface VerifyOptions {
   seed?: number
   /** CPU threads for the CPU kernels and the reference (default: all cores). */
   threads?: number
+  /**
+   * SpMM on CUDA: check the kernels the selection picks with `spmm`'s keepSparse (none that
+   * stores every weight: `bench --keep-sparse`'s). Default false. Ignored on the CPU.
+   */
+  keepSparse?: boolean
   /** Called after each case (progress). */
   onCase?: (c: VerifyCase, done: number, total: number) => void
 }
@@ -181,7 +186,10 @@ export function checkVerifyOptions(opts: VerifyOptions): Required<Omit<VerifyOpt
   if (opts.threads !== undefined && (!Number.isSafeInteger(opts.threads) || opts.threads < 1)) {
     throw new UsageError('bad-threads', `expected a positive integer for --threads, got ${opts.threads}`)
   }
-  return {ns, seed, ops, dtypes, device: opts.device ?? 'auto', threads: opts.threads}
+  if (opts.keepSparse !== undefined && typeof opts.keepSparse !== 'boolean') {
+    throw new UsageError('bad-option', `keepSparse must be true or false, got ${JSON.stringify(opts.keepSparse)}`)
+  }
+  return {ns, seed, ops, dtypes, device: opts.device ?? 'auto', threads: opts.threads, keepSparse: opts.keepSparse === true}
 }
 
 /** The variants the environment forces, read once per run (the kernels read them at every launch). */
@@ -324,7 +332,7 @@ async function verifyOne(
       if (o.ops.includes('spmm')) {
         const out = poisoned(dtype, m * n)
         const dense = {rows: k, cols: n, dtype, data: b}
-        const {kernel, ms} = await runSpmm(a, dense, out, device, threads, forced.spmm)
+        const {kernel, ms} = await runSpmm(a, dense, out, device, threads, forced.spmm, o.keepSparse)
         injectFault(out, dtype)
         const ref = await spmmReference(a, dense, {threads})
         emit({op: 'spmm', ...shape, ...kernel, ...compare(out, dtype, ref), ms})
@@ -362,11 +370,13 @@ async function runSpmm(
   device: Device,
   threads: number | undefined,
   forced: string | undefined,
+  keepSparse: boolean,
 ): Promise<{kernel: KernelFields; ms: number}> {
   const asked = forced ? {forcedVariant: forced} : {}
+  const keep = keepSparse && device === 'cuda' ? {keepSparse} : {}
   const timed = async (variant?: string): Promise<number> => {
     const t0 = performance.now()
-    await spmm(a, b, {device, threads, out, ...(variant ? {variant} : {})})
+    await spmm(a, b, {device, threads, out, ...(variant ? {variant} : {}), ...keep})
     return performance.now() - t0
   }
   if (device === 'cpu') {
@@ -374,7 +384,7 @@ async function runSpmm(
     const variantNote = sharedNote('spmm', device, forced)
     return {kernel: {kernel: 'CpuSpmm', ...asked, ...(variantNote ? {variantNote} : {})}, ms}
   }
-  const {selected} = spmmVariants({m: a.rows, k: a.cols, n: b.cols, nnz: a.columnIndices.length, dtype: b.dtype, rowOffsets: a.rowOffsets, columnIndices: a.columnIndices, values: a.values ?? undefined})
+  const {selected} = spmmVariants({m: a.rows, k: a.cols, n: b.cols, nnz: a.columnIndices.length, dtype: b.dtype, rowOffsets: a.rowOffsets, columnIndices: a.columnIndices, values: a.values ?? undefined, ...keep})
   const known = forced !== undefined && spmmVariantName().test(forced)
   if (forced && known) {
     try {

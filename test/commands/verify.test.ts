@@ -72,6 +72,12 @@ describe('sparse verify', function () {
     expect(out.warnings).to.have.length(1)
   })
 
+  it('takes --keep-sparse (SpMM on CUDA; the CPU cases pass as without it)', async () => {
+    const r = await runCli(['verify', SMALL, '--device', 'cpu', '--op', 'spmm', '--dtype', 'f16', '--n', '8', '--keep-sparse', '--json'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(JSON.parse(r.stdout).cases.every((c: {passed: boolean}) => c.passed)).to.equal(true)
+  })
+
   it('defaults to N = 256 and --device auto (the CPU here without a GPU), saying which it used', async function () {
     const r = await runCli(['verify', SMALL, '--op', 'spmm', '--dtype', 'f32', '--json'])
     expect(r.code).to.equal(0)

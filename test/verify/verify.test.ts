@@ -169,10 +169,18 @@ describe('verify: cases on the CPU', () => {
 
   it('rejects bad options with UsageErrors', async () => {
     const m = [named('a', randomPattern(6, 10, 20, 2))]
-    for (const opts of [{n: 0}, {n: 1.5}, {seed: -1}, {threads: 0}, {ns: []}, {ns: [8, 0]}, {ns: [2.5]}, {ns: [(1 << 20) + 1]}, {n: 8, ns: [8]}]) {
+    for (const opts of [{n: 0}, {n: 1.5}, {seed: -1}, {threads: 0}, {ns: []}, {ns: [8, 0]}, {ns: [2.5]}, {ns: [(1 << 20) + 1]}, {n: 8, ns: [8]}, {keepSparse: 'yes' as unknown as boolean}]) {
       const err = await verifyMatrices(m, opts).catch((e: unknown) => e)
       expect(err, JSON.stringify(opts)).to.be.instanceOf(UsageError)
     }
+  })
+
+  it('takes keepSparse (SpMM on CUDA); on the CPU the cases are the same', async () => {
+    const m = [named('a', randomPattern(6, 10, 20, 2))]
+    const plain = await verifyMatrices(m, {device: 'cpu', n: 4, ops: ['spmm'], dtypes: ['f16']})
+    const kept = await verifyMatrices(m, {device: 'cpu', n: 4, ops: ['spmm'], dtypes: ['f16'], keepSparse: true})
+    expect(kept.ok).to.equal(true)
+    expect(kept.cases.map((c) => c.maxAbsError)).to.deep.equal(plain.cases.map((c) => c.maxAbsError))
   })
 
   it('reads a dense .npy (zeros dropped) and an .smtx', async () => {
