@@ -601,7 +601,7 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
                          L::kABytes, full);
       else if constexpr (kAlongN)  // (rows 64 rank.. of the tile: a_map's box is 64 rows here)
         TensorCopy2dMulticast(st + rank * (kMTile / 2) * 128, &p.a_map, kb * kKTile, mb * kMTile + rank * (kMTile / 2),
-                              full, 3);
+                              full, (1u << kCluster) - 1);
       else
         engine::TensorCopy2d(st, &p.a_map, kb * kKTile, mb * kMTile, full);
       if (deferring) {
