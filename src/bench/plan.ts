@@ -36,6 +36,8 @@ export interface BenchPlan {
   timing: PlanTiming
   /** The variant SPARSE_SPMM_VARIANT (or the option) forces on every SpMM; undefined for 'auto'. */
   forced: string | undefined
+  /** SpMM on CUDA: keep A in a sparse form (options.keepSparse; nothing changes on the CPU). */
+  keepSparse: boolean
   /** The report's name of the suite ('dlmc DIR', 'llm', 'llm 2:4', 'attention'), or null. */
   suite: string | null
   problems: BenchProblem[]
@@ -94,6 +96,7 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
     seed,
     timing,
     forced,
+    keepSparse: options.keepSparse === true,
     suite: suite ? (suite.kind === 'dlmc' ? `dlmc ${suite.dir}` : suite.kind === 'llm' && nm ? `llm ${patternName(pattern)}` : suite.kind) : null,
     problems,
     compare,

@@ -27,6 +27,7 @@ export function assembleReport(plan: BenchPlan & {device: BenchDevice}, device: 
       suite: plan.suite,
       compare: plan.compare ? {path: plan.compare.path, kind: plan.compare.kind, matched: outcomes.filter((o) => o.compared).length} : null,
       seed: plan.seed,
+      keepSparse: plan.keepSparse,
     },
     cases,
     summary: summarizeCases(cases),

@@ -444,6 +444,8 @@ export interface BenchReport {
     suite: string | null
     compare: {path: string; kind: 'anchors' | 'run'; matched: number} | null
     seed: number
+    /** --keep-sparse (the library's keepSparse) as asked; it changes SpMM on CUDA only. */
+    keepSparse: boolean
   }
   cases: BenchCaseRecord[]
   summary: BenchSummary

@@ -32,7 +32,10 @@ export interface VariantChoice {
   name?: string
   source: VariantSource
   tuned?: TunedFigures
+  /** The tune-cache key of the case, and the parts of it a cache entry records. */
   key: string
+  structure?: '2:4'
+  keepSparse: boolean
 }
 
 export class Tuner {
@@ -72,13 +75,16 @@ export class Tuner {
     // NOTE: a 2:4 matrix lists the 2:4 kernel's s24_* variants too, and has its own cache key.
     const query = {...shape, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: a.values, ...(keepSparse ? {keepSparse} : {})}
     const list: BenchVariantList = native.spmmVariants ? native.spmmVariants(query) : {selected: '', variants: []}
-    const key = tuneKey({gpu: this.gpu, ...shape, ...(list.structure ? {structure: list.structure} : {}), keepSparse})
+    const structure = list.structure ? {structure: list.structure} : {}
+    const key = tuneKey({gpu: this.gpu, ...shape, ...structure, keepSparse})
+    // What every choice below carries for the cache (keep()).
+    const ids = {key, ...structure, keepSparse}
     const selected = list.selected || undefined
     if (this.forced) {
       // The kernel runs the forced variant where it can, else its selection (settle() checks
       // the kernel name the harness reports, for names outside the list).
       const {variant, source} = spmmVariantChoice(list, this.forced)
-      return {name: variant, source, key}
+      return {name: variant, source, ...ids}
     }
     if (this.options.tune) {
       const names = [...list.variants]
@@ -86,7 +92,7 @@ export class Tuner {
       if (names.length === 0) {
         if (!this.noVariantsWarned) this.warnings.push('cannot tune: the addon lists no SpMM variants (rebuild it: npx node-gyp rebuild)')
         this.noVariantsWarned = true
-        return {name: selected, source: 'heuristic', key}
+        return {name: selected, source: 'heuristic', ...ids}
       }
       const cand = candidateTiming(this.timing, this.options.tuneMinMs)
       const candidates: Record<string, number> = {}
@@ -105,24 +111,24 @@ export class Tuner {
       }
       const defaultVariant = selected ?? names[0]
       const best = pickFastest(candidates, defaultVariant)
-      if (!best) return {...this.heuristic(selected), key}
+      if (!best) return {...this.heuristic(selected), ...ids}
       const tuned: TunedFigures = {variant: best.variant, ms: best.ms, defaultVariant, defaultMs: candidates[defaultVariant] ?? Number.NaN, candidates}
       if (Object.keys(failed).length > 0) tuned.failed = failed
-      return {pass: best.variant, name: best.variant, source: 'tuned', tuned, key}
+      return {pass: best.variant, name: best.variant, source: 'tuned', tuned, ...ids}
     }
     const hit = this.cache?.entries[key]
     if (hit && list.variants.includes(hit.variant)) {
       this.hits++
-      return {pass: hit.variant, name: hit.variant, source: 'cache', key}
+      return {pass: hit.variant, name: hit.variant, source: 'cache', ...ids}
     }
-    return {...this.heuristic(selected), key}
+    return {...this.heuristic(selected), ...ids}
   }
 
   /**
    * The built-in selection's pick. The harness's own selection knows nothing of keepSparse, so
    * with it the pick (made by spmmVariants with keepSparse) is passed by name.
    */
-  private heuristic(selected: string | undefined): Omit<VariantChoice, 'key'> {
+  private heuristic(selected: string | undefined): Omit<VariantChoice, 'key' | 'structure' | 'keepSparse'> {
     return {...(this.options.keepSparse && selected ? {pass: selected} : {}), name: selected, source: 'heuristic'}
   }
 
@@ -135,11 +141,12 @@ export class Tuner {
     const settled: BenchCaseResult = {...record, ...(choice.name ? {variant: choice.name} : {}), variantSource: choice.source}
     if (!choice.tuned) return settled
     settled.tuned = choice.tuned
-    this.keep(settled, choice.tuned, choice.key, file)
+    this.keep(settled, choice.tuned, choice, file)
     return settled
   }
 
-  private keep(record: BenchCaseResult, t: TunedFigures, key: string, file: string): void {
+  private keep(record: BenchCaseResult, t: TunedFigures, choice: VariantChoice, file: string): void {
+    const {key} = choice
     this.tunedCases.push(t)
     const limit = record.dtype === 'f32' ? 1e-3 : 5e-2
     if (record.check && !(record.check.relErr <= limit)) {
@@ -159,8 +166,8 @@ export class Tuner {
       n: record.n,
       nnz: record.nnz,
       rowClass: rowClass(record.m, record.nnz),
-      ...(key.split('|').includes('s24') ? {structure: '2:4' as const} : {}),
-      ...(key.endsWith('|sparse') ? {keepSparse: true as const} : {}),
+      ...(choice.structure ? {structure: choice.structure} : {}),
+      ...(choice.keepSparse ? {keepSparse: true as const} : {}),
       file,
       tunedAt: new Date().toISOString(),
     }

@@ -7,7 +7,8 @@
  * CUDA SpMM with `variants` or `kernel`: ours's detail names the kernel as the harness does
  * ('CudaSpmm spmm_f16_i16_s24e_w8_k256, 16-bit indices'; 'CudaSpmmVariant ...' for a variant
  * passed); else it is 'fake ours'. The variants in `variants.dense` store every weight: a query
- * with keepSparse lists them not, and selects `variants.sparseSelected`.
+ * with keepSparse lists them not, and selects `variants.sparseSelected`. `variants.structure`
+ * is what the plan reports it found ('2:4').
  */
 import type {BenchNative, BenchVariantQuery, NativeBenchArgs, NativeBenchResult, NativeImplResult} from '../../src/bench/types.js'
 
@@ -18,7 +19,7 @@ export interface FakeOptions {
   fail?: {message: string; code: string}
   calls?: NativeBenchArgs[]
   /** SpMM kernel variants: the selection's pick, and a time factor per variant (its keys are the list). */
-  variants?: {selected: string; factors: Record<string, number>; dense?: string[]; sparseSelected?: string}
+  variants?: {selected: string; factors: Record<string, number>; dense?: string[]; sparseSelected?: string; structure?: '2:4'}
   /** The queries `spmmVariants` was asked. */
   queries?: BenchVariantQuery[]
   /** Variants whose launch fails (as a variant that cannot run the problem would). */
@@ -68,7 +69,7 @@ export function fakeNative(opts: FakeOptions = {}): BenchNative {
             opts.queries?.push(q)
             const keep = q.keepSparse === true
             const names = Object.keys(variants.factors).filter((v) => !(keep && variants.dense?.includes(v)))
-            return {selected: keep && variants.sparseSelected ? variants.sparseSelected : variants.selected, variants: names}
+            return {selected: keep && variants.sparseSelected ? variants.sparseSelected : variants.selected, variants: names, ...(variants.structure ? {structure: variants.structure} : {})}
           },
         }
       : {}),

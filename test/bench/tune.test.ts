@@ -215,6 +215,22 @@ describe('bench --tune: runs (fake harness)', () => {
     expect(ok(other.cases[0])).to.deep.include({variantSource: 'heuristic', variant: 'und_n128'})
   })
 
+  it('records a 2:4 winner with its structure and keepSparse as the plan reported them, in its own cache key', async () => {
+    const dir = tempDir()
+    const cache = join(dir, 'tune.json')
+    const s24 = {...VARIANTS, structure: '2:4' as const}
+    for (const keepSparse of [false, true]) {
+      await runBench({inputs: [SMTX], ns: [16], dtypes: ['f16'], tune: true, tuneCache: cache, keepSparse, timing: FAST, native: fakeNative({variants: s24})})
+    }
+    await runBench({inputs: [SMTX], ns: [16], dtypes: ['f16'], tune: true, tuneCache: cache, timing: FAST, native: fakeNative({variants: VARIANTS})})
+    const base = {gpu: 'Fake GPU', dtype: 'f16' as const, m: 64, k: 147, n: 16, nnz: 188}
+    const entries = JSON.parse(readFileSync(cache, 'utf8')).entries
+    expect(Object.keys(entries).sort()).to.deep.equal([tuneKey(base), tuneKey({...base, structure: '2:4'}), tuneKey({...base, structure: '2:4', keepSparse: true})].sort())
+    expect(entries[tuneKey({...base, structure: '2:4'})]).to.deep.include({structure: '2:4'}).and.not.have.property('keepSparse')
+    expect(entries[tuneKey({...base, structure: '2:4', keepSparse: true})]).to.deep.include({structure: '2:4', keepSparse: true})
+    expect(entries[tuneKey(base)]).to.not.have.any.keys('structure', 'keepSparse')
+  })
+
   it('uses the cached winner on a later run; --no-tune-cache, another GPU or a variant the shape cannot run fall back to the selection', async () => {
     const dir = tempDir()
     const cache = join(dir, 'tune.json')

@@ -97,7 +97,12 @@ describe('sparse bench', function () {
   it('takes --keep-sparse (SpMM on CUDA; nothing changes on the CPU) and lists it in --help', async () => {
     const r = await runCli(['bench', SMTX, ...FAST, '--n', '8', '--device', 'cpu', '--keep-sparse', '--json'])
     expect(r.code, r.stderr).to.equal(0)
-    expect(JSON.parse(r.stdout).cases[0].status).to.equal('ok')
+    const out = JSON.parse(r.stdout)
+    expect(out.cases[0].status).to.equal('ok')
+    // The settings echo it as asked (the tune summary says whether it shaped a CUDA run).
+    expect(out.settings.keepSparse).to.equal(true)
+    const plain = await runCli(['bench', SMTX, ...FAST, '--n', '8', '--device', 'cpu', '--json'])
+    expect(JSON.parse(plain.stdout).settings.keepSparse).to.equal(false)
     const h = await runCli(['bench', '--help'])
     expect(h.stdout).to.match(/--keep-sparse\s+SpMM on CUDA: keep the weights in a sparse\s+form/)
   })
