@@ -223,6 +223,39 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   return o;
 }
 
+// unstGemmPlan({m, k, n, nnz, sms}) -> {ung: {nTile, split, cycles}, und: {...}, ungUs, csrUs,
+// unstGemmWins, undGemmWins}: the models the selection weighs unstructured A with at N >= 128
+// (common/gemm_plan.h): the pair stream's (UnGemmPick, UnGemmCycles) and A stored dense's
+// (UndGemmPick, UndGemmCycles) shapes and cycles on a GPU of `sms` SMs, UnstGemmWins' two
+// estimates (ung's and the CSR kernels', us) and both rules. For scripts that model the
+// selection (scripts/gpu/und-dlmc.py mirrors it; test/kernels/gemm-plan.test.ts keeps the two
+// in step). Synchronous; pure C++.
+Napi::Value UnstGemmPlanJs(const Napi::CallbackInfo& info) {
+  Args a(info, "unstGemmPlan");
+  const long long m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n"), nnz = a.Dim("nnz");
+  const int sms = a.Dim("sms");
+  if (m < 1 || k < 1 || n < 1 || sms < 1) a.RangeFail("m, k, n and sms must be at least 1");
+  if (nnz > m * k) a.RangeFail("nnz must be from 0 to m k");
+  const UnGemmShape ung = UnGemmPick(m, n, k, sms), und = UndGemmPick(m, n, k, sms);
+  Napi::Env env = info.Env();
+  const auto shape = [&](const UnGemmShape& s, double cycles) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("nTile", s.n_tile);
+    o.Set("split", s.split);
+    o.Set("cycles", cycles);
+    return o;
+  };
+  const double ung_cycles = UnGemmCycles(m, n, k, ung.n_tile, ung.split, sms);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("ung", shape(ung, ung_cycles));
+  o.Set("und", shape(und, UndGemmCycles(m, n, k, und.n_tile, und.split, sms)));
+  o.Set("ungUs", kUnGemmFixedUs + kUnGemmUsPerCycle * ung_cycles);
+  o.Set("csrUs", kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n);
+  o.Set("unstGemmWins", UnstGemmWins(m, k, nnz, static_cast<int>(n), sms, ung));
+  o.Set("undGemmWins", UndGemmWins(m, k, nnz, n));
+  return o;
+}
+
 // sp24ToCsr({m, k, values: Uint16Array, meta: Uint32Array}) -> {rowOffsets, columnIndices,
 // values}: the nonzeros of 2:4 tiles (zeros left out, columns ascending). Synchronous.
 Napi::Value Sp24ToCsrJs(const Napi::CallbackInfo& info) {
@@ -282,6 +315,7 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                    {"unstBitmapStream", UnstBitmapStreamJs},
                    {"unstPairStream", UnstPairStreamJs},
                    {"gemm24Rows", Gemm24RowsJs},
+                   {"unstGemmPlan", UnstGemmPlanJs},
                    {"sp24ToCsr", Sp24ToCsrJs},
                    {"sddmmChunkStarts", SddmmChunkStartsJs}});
 }

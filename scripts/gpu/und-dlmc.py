@@ -2,6 +2,7 @@
 (issue 25, docs/gemm-engine.md "v36"): what the selection would gain if und also ran there.
 
     python3 scripts/gpu/und-dlmc.py FILE
+    python3 scripts/gpu/und-dlmc.py --plan < problems.jsonl
 
 FILE is a `sparse bench` report of the DLMC SpMM problems in f16:
 - `dlmc.jsonl` of a plain run (run.sh bench-dlmc): the model alone. For each problem the
@@ -15,8 +16,10 @@ FILE is a `sparse bench` report of the DLMC SpMM problems in f16:
   "und where its estimate is below both of UnstGemmWins' estimates, ung's and the CSR
   kernels'" checked on the other), and the geomean over Sputnik of the selection, of the
   selection with und where it was faster, and of the rule.
-The model mirrors gemm_plan.h (TailSplit, GemmTileCycles, UndGemmCycles, the cheapest shape);
-keep them in step.
+The model mirrors gemm_plan.h (TailSplit, GemmTileCycles, UnGemmCycles, UndGemmCycles, the
+cheapest shape, UnstGemmWins' estimates). `--plan` reads problems {m, k, n, nnz, sms} as JSON
+lines and writes the model's figures for each in the form of the addon's `unstGemmPlan`, which
+test/kernels/gemm-plan.test.ts compares with the C++ on a grid of shapes: keep them in step.
 """
 import json
 import math
@@ -36,31 +39,50 @@ def tail_split(tiles, grid, k_blocks):
     return 1 if r == 0 else min(grid // r, MAX_SPLIT, k_blocks)
 
 
-def tile_cycles(m, n, k, n_tile, split, stage, bytes_per_cycle):
+def tile_cycles(m, n, k, n_tile, split, stage, bytes_per_cycle, sms=SMS):
     tiles = (m + 127) // 128 * ((n + n_tile - 1) // n_tile)
     k_blocks = (k + 63) // 64
     store = 256.0 * n_tile / bytes_per_cycle
-    whole = (tiles // SMS) * (k_blocks * stage + store)
-    if tiles % SMS == 0:
+    whole = (tiles // sms) * (k_blocks * stage + store)
+    if tiles % sms == 0:
         return whole
-    s = tail_split(tiles, SMS, k_blocks) if split else 1
+    s = tail_split(tiles, sms, k_blocks) if split else 1
     if s < 2:
         return whole + k_blocks * stage + store
     return whole + (k_blocks + s - 1) // s * stage + 2.0 * (s - 1) / s * 512.0 * n_tile / bytes_per_cycle + store
 
 
-def ung_cycles(m, n, k, n_tile, split):
-    return tile_cycles(m, n, k, n_tile, split, 1220 if n_tile == 256 else 950, 15)
+def ung_cycles(m, n, k, n_tile, split, sms=SMS):
+    return tile_cycles(m, n, k, n_tile, split, 1220 if n_tile == 256 else 950, 15, sms)
 
 
-def und_cycles(m, n, k, n_tile, split):
-    tiles = tile_cycles(m, n, k, n_tile, split, 1110 if n_tile == 256 else 600, 14)
+def und_cycles(m, n, k, n_tile, split, sms=SMS):
+    tiles = tile_cycles(m, n, k, n_tile, split, 1110 if n_tile == 256 else 600, 14, sms)
     l2 = 2.0 * m * k * ((n + n_tile - 1) // n_tile) + 2.0 * k * n * ((m + 127) // 128)
     return max(tiles, l2 / 4900)
 
 
-def cheapest(cycles, m, n, k):
-    return min((cycles(m, n, k, *s), i) for i, s in enumerate(SHAPES))
+def cheapest(cycles, m, n, k, sms=SMS):
+    return min((cycles(m, n, k, *s, sms=sms), i) for i, s in enumerate(SHAPES))
+
+
+def ung_us(m, n, k, sms=SMS):
+    return UNG_FIXED_US + UNG_US_PER_CYCLE * cheapest(ung_cycles, m, n, k, sms)[0]
+
+
+def csr_us(nnz, n):
+    return CSR_FIXED_US + CSR_US_PER_MAC * nnz * n
+
+
+def plan(p):
+    """The model's figures for one problem, as the addon's unstGemmPlan gives them."""
+    m, k, n, sms = p['m'], p['k'], p['n'], p['sms']
+    out = {}
+    for name, cycles in (('ung', ung_cycles), ('und', und_cycles)):
+        c, i = cheapest(cycles, m, n, k, sms)
+        out[name] = dict(nTile=SHAPES[i][0], split=SHAPES[i][1], cycles=c)
+    out.update(ungUs=ung_us(m, n, k, sms), csrUs=csr_us(p['nnz'], n))
+    return out
 
 
 def und_name(i):
@@ -87,7 +109,7 @@ def model_only(cases):
         ratio = c['speedup']['sputnik']
         if variant_of(c).startswith('ung_') and und_may_run(c):
             m, n, k = c['m'], c['n'], c['k']
-            ung = UNG_FIXED_US + UNG_US_PER_CYCLE * cheapest(ung_cycles, m, n, k)[0]
+            ung = ung_us(m, n, k)
             und = UNG_FIXED_US + UNG_US_PER_CYCLE * cheapest(und_cycles, m, n, k)[0]
             gains.append(ung / und)
             ratio *= max(ung / und, 1.0)
@@ -117,8 +139,7 @@ def tuned(cases):
         cand = {v: ms * 1000 for v, ms in t['candidates'].items() if isinstance(ms, (int, float)) and ms > 0}
         sel = t['defaultMs'] * 1000
         m, n, k = c['m'], c['n'], c['k']
-        others = min(UNG_FIXED_US + UNG_US_PER_CYCLE * cheapest(ung_cycles, m, n, k)[0],
-                     CSR_FIXED_US + CSR_US_PER_MAC * c['nnz'] * n)
+        others = min(ung_us(m, n, k), csr_us(c['nnz'], n))
         row = dict(file=c['file'], family=c['file'].split('/')[0], m=m, k=k, n=n, sparsity=c['sparsity'], sel=sel,
                    selv=t['defaultVariant'], sput=c['baselines']['sputnik'] * 1000, others=others)
         if und_may_run(c):
@@ -162,6 +183,11 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     path = sys.argv[1]
+    if path == '--plan':
+        for line in sys.stdin:
+            if line.strip():
+                print(json.dumps(plan(json.loads(line))))
+        return
     if path.endswith('.jsonl'):
         cases = [json.loads(line) for line in open(path)]
     else:

@@ -283,6 +283,20 @@ export interface NativeKernels {
    * into (below 2: whole tiles); native/common/gemm_plan.h.
    */
   gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number}): {rows: number; split: number; denseEnough: boolean}
+  /**
+   * The models the selection weighs unstructured A with at N >= 128 (native/common/gemm_plan.h):
+   * the pair stream's (ung) and A stored dense's (und) tile width, ragged-wave split and modelled
+   * cycles on a GPU of `sms` SMs, UnstGemmWins' estimates (ung's and the CSR kernels', us) and
+   * both rules. scripts/gpu/und-dlmc.py mirrors it.
+   */
+  unstGemmPlan(args: {m: number; k: number; n: number; nnz: number; sms: number}): {
+    ung: {nTile: 128 | 256; split: boolean; cycles: number}
+    und: {nTile: 128 | 256; split: boolean; cycles: number}
+    ungUs: number
+    csrUs: number
+    unstGemmWins: boolean
+    undGemmWins: boolean
+  }
   /** The nonzeros of 2:4 tiles as CSR (zeros left out); a RangeError on metadata mma.sp rejects. */
   sp24ToCsr(args: {m: number; k: number; values: Uint16Array; meta: Uint32Array}): {
     rowOffsets: Int32Array

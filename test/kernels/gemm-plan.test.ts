@@ -1,0 +1,115 @@
+/**
+ * The models the selection weighs unstructured A with at N >= 128 (native/common/gemm_plan.h,
+ * through the addon's unstGemmPlan; pure C++, runs everywhere), and the Python mirror of them
+ * that scripts/gpu/und-dlmc.py fits measured times with: the two must give the same shapes,
+ * cycles and estimates, or the script's fits and held-out checks describe another rule than
+ * the one the addon runs.
+ */
+import {spawnSync} from 'node:child_process'
+
+import {expect} from 'chai'
+
+import {loadAddon} from '../../src/kernels/binding.js'
+
+interface Problem {
+  m: number
+  k: number
+  n: number
+  nnz: number
+  sms: number
+}
+
+/** DLMC's and the LLM suite's shapes (and some awkward ones) at the Ns the rules split on, on three GPU sizes. */
+function grid(): Problem[] {
+  const shapes: [number, number][] = [
+    [64, 147],
+    [256, 64],
+    [512, 512],
+    [512, 2048],
+    [2048, 512],
+    [1000, 2048],
+    [4096, 4096],
+    [11008, 4096],
+    [4096, 11008],
+    [6144, 4096],
+    [4096, 14336],
+    [33, 100],
+  ]
+  const out: Problem[] = []
+  for (const [m, k] of shapes) {
+    for (const n of [128, 184, 256, 1000, 1024, 2048, 3136, 25088]) {
+      for (const sms of [132, 114, 78]) {
+        for (const density of [0.02, 0.1, 0.5]) out.push({m, k, n, nnz: Math.round(m * k * density), sms})
+      }
+    }
+  }
+  return out
+}
+
+describe('GEMM engine selection models (unstructured A, host)', () => {
+  const addon = loadAddon()
+
+  it('scripts/gpu/und-dlmc.py --plan gives the addon\'s shapes, cycles and estimates on every problem of the grid', function () {
+    const probe = spawnSync('python3', ['--version'], {encoding: 'utf8'})
+    if (probe.error || probe.status !== 0) {
+      console.log(`      (skipped: python3 is not usable: ${probe.error?.message ?? probe.stderr.trim()})`)
+      this.skip()
+    }
+    const problems = grid()
+    const r = spawnSync('python3', ['scripts/gpu/und-dlmc.py', '--plan'], {input: problems.map((p) => JSON.stringify(p)).join('\n') + '\n', encoding: 'utf8'})
+    expect(r.status, r.stderr).to.equal(0)
+    const lines = r.stdout.trim().split('\n')
+    expect(lines).to.have.length(problems.length)
+    const close = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b))
+    const differ: string[] = []
+    let ungShapes = 0
+    let undShapes = 0
+    for (const [i, p] of problems.entries()) {
+      const py = JSON.parse(lines[i])
+      const cc = addon.unstGemmPlan(p)
+      const at = `${p.m}x${p.k} N=${p.n} nnz=${p.nnz} sms=${p.sms}`
+      for (const f of ['ung', 'und'] as const) {
+        if (py[f].nTile !== cc[f].nTile || py[f].split !== cc[f].split) differ.push(`${at}: ${f} shape ${JSON.stringify(py[f])} against ${JSON.stringify(cc[f])}`)
+        else if (!close(py[f].cycles, cc[f].cycles)) differ.push(`${at}: ${f} cycles ${py[f].cycles} against ${cc[f].cycles}`)
+      }
+      if (!close(py.ungUs, cc.ungUs)) differ.push(`${at}: ung estimate ${py.ungUs} against ${cc.ungUs}`)
+      if (!close(py.csrUs, cc.csrUs)) differ.push(`${at}: CSR estimate ${py.csrUs} against ${cc.csrUs}`)
+      ungShapes |= 1 << ((cc.ung.nTile === 256 ? 2 : 0) + (cc.ung.split ? 1 : 0))
+      undShapes |= 1 << ((cc.und.nTile === 256 ? 2 : 0) + (cc.und.split ? 1 : 0))
+    }
+    expect(differ.slice(0, 10), `${differ.length} differences over ${problems.length} problems`).to.deep.equal([])
+    // The grid reaches more than one shape of each model (else it would not test the choice).
+    expect(popcount(ungShapes), 'ung shapes reached').to.be.at.least(3)
+    expect(popcount(undShapes), 'und shapes reached').to.be.at.least(3)
+  })
+
+  it('runs A stored dense from the ridge on, from 2^31 multiply-adds, N and K multiples of 8, at least 2.5 % dense', () => {
+    const wins = (m: number, k: number, n: number, density = 0.5) => addon.unstGemmPlan({m, k, n, nnz: Math.round(m * k * density), sms: 132}).undGemmWins
+    expect(wins(4096, 4096, 256)).to.equal(true)
+    expect(wins(4096, 4096, 184), 'N = 184: the first multiple of 8 past 177.5').to.equal(true)
+    expect(wins(4096, 4096, 176), 'below the ridge').to.equal(false)
+    expect(wins(4096, 4096, 260), 'N % 8').to.equal(false)
+    expect(wins(4096, 4100, 256), 'K % 8').to.equal(false)
+    expect(wins(512, 512, 2048), '2^29 multiply-adds').to.equal(false)
+    expect(wins(4096, 4096, 256, 0.02), '2 % dense').to.equal(false)
+    // The pair stream's rule: "always" from 2^31 on; below, its estimate against the CSR kernels'.
+    const plan = addon.unstGemmPlan({m: 4096, k: 4096, n: 256, nnz: 4096 * 4096 / 2, sms: 132})
+    expect(plan.unstGemmWins).to.equal(true)
+    const small = addon.unstGemmPlan({m: 512, k: 512, n: 256, nnz: Math.round((512 * 512) / 50), sms: 132})
+    expect(small.unstGemmWins, '98 % on 512²: the CSR kernels').to.equal(small.ungUs < small.csrUs)
+    expect(small.unstGemmWins).to.equal(false)
+    expect(addon.unstGemmPlan({m: 4096, k: 4096, n: 64, nnz: 1000, sms: 132}).unstGemmWins, 'N < 128').to.equal(false)
+  })
+
+  it('refuses bad arguments with a RangeError', () => {
+    expect(() => addon.unstGemmPlan({m: 0, k: 1, n: 1, nnz: 0, sms: 132})).to.throw(RangeError, /at least 1/)
+    expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 5, sms: 132})).to.throw(RangeError, /nnz must be from 0 to m k/)
+    expect(() => addon.unstGemmPlan({m: 2, k: 2.5, n: 1, nnz: 1, sms: 132})).to.throw(RangeError, /integer/)
+  })
+})
+
+function popcount(x: number): number {
+  let c = 0
+  for (let v = x; v; v &= v - 1) c++
+  return c
+}
