@@ -1,6 +1,8 @@
 // N-API glue of the kernels' prepared formats, built on the host exactly as the kernels'
 // plans build them (for tests and inspection; synchronous, pure C++, also in a CPU-only
 // build): tcFormat, bitmapFormat, sp24Format, sp24ToCsr, sddmmChunkStarts.
+#include <cmath>
+
 #include "binding/exports.h"
 #include "binding/kernel_call.h"
 #include "common/bitmap_tiles.h"
@@ -223,11 +225,13 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   return o;
 }
 
-// unstGemmPlan({m, k, n, nnz, sms}) -> {ung: {nTile, split, cycles}, und: {...}, ungUs, csrUs,
-// unstGemmWins, undGemmWins}: the models the selection weighs unstructured A with at N >= 128
-// (common/gemm_plan.h): the pair stream's (UnGemmPick, UnGemmCycles) and A stored dense's
-// (UndGemmPick, UndGemmCycles) shapes and cycles on a GPU of `sms` SMs, UnstGemmWins' two
-// estimates (ung's and the CSR kernels', us) and both rules. For scripts that model the
+// unstGemmPlan({m, k, n, nnz, sms, undSmall?: {fixedUs, usPerCycle}}) -> {ung: {nTile, split,
+// cycles}, und: {...}, ungUs, csrUs, unstGemmWins, undGemmWins}: the models the selection weighs
+// unstructured A with at N >= 128 (common/gemm_plan.h): the pair stream's (UnGemmPick,
+// UnGemmCycles) and A stored dense's (UndGemmPick, UndGemmCycles) shapes and cycles on a GPU of
+// `sms` SMs, UnstGemmWins' two estimates (ung's and the CSR kernels', us) and both rules; with
+// undSmall, UndGemmWins' branch below 2^31 multiply-adds on with those constants (UndSmallModel;
+// off without it, as in the library unless SPARSE_UND_SMALL is set). For scripts that model the
 // selection (scripts/gpu/und-dlmc.py mirrors it; test/kernels/gemm-plan.test.ts keeps the two
 // in step). Synchronous; pure C++.
 Napi::Value UnstGemmPlanJs(const Napi::CallbackInfo& info) {
@@ -236,6 +240,17 @@ Napi::Value UnstGemmPlanJs(const Napi::CallbackInfo& info) {
   const int sms = a.Dim("sms");
   if (m < 1 || k < 1 || n < 1 || sms < 1) a.RangeFail("m, k, n and sms must be at least 1");
   if (nnz > m * k) a.RangeFail("nnz must be from 0 to m k");
+  UndSmallModel small;
+  if (a.Has("undSmall")) {
+    Napi::Value v = info[0].As<Napi::Object>().Get("undSmall");
+    if (!v.IsObject()) a.TypeFail("undSmall must be an object {fixedUs, usPerCycle}");
+    Napi::Object o = v.As<Napi::Object>();
+    const Napi::Value f = o.Get("fixedUs"), c = o.Get("usPerCycle");
+    if (!f.IsNumber() || !c.IsNumber()) a.TypeFail("undSmall.fixedUs and undSmall.usPerCycle must be numbers");
+    small.fixed_us = f.As<Napi::Number>().DoubleValue(), small.us_per_cycle = c.As<Napi::Number>().DoubleValue();
+    if (!(std::isfinite(small.fixed_us) && std::isfinite(small.us_per_cycle) && small.fixed_us >= 0 && small.us_per_cycle > 0))
+      a.RangeFail("undSmall.fixedUs must be at least 0 and undSmall.usPerCycle above 0, both finite");
+  }
   const UnGemmShape ung = UnGemmPick(m, n, k, sms), und = UndGemmPick(m, n, k, sms);
   Napi::Env env = info.Env();
   const auto shape = [&](const UnGemmShape& s, double cycles) {
@@ -252,7 +267,7 @@ Napi::Value UnstGemmPlanJs(const Napi::CallbackInfo& info) {
   o.Set("ungUs", kUnGemmFixedUs + kUnGemmUsPerCycle * ung_cycles);
   o.Set("csrUs", kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n);
   o.Set("unstGemmWins", UnstGemmWins(m, k, nnz, static_cast<int>(n), sms, ung));
-  o.Set("undGemmWins", UndGemmWins(m, k, nnz, n));
+  o.Set("undGemmWins", UndGemmWins(m, k, nnz, n, sms, small));
   return o;
 }
 

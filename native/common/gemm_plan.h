@@ -225,9 +225,28 @@ inline UnGemmShape UndGemmPick(long long m, long long n, long long k, int sms) {
 // 1024 and 2048 und ran 1.01-1.08x the faster ung's speed on all 12; at N = 128 0.90-1.24x (ung
 // faster on 4096 x 11008 at both, and on 4096^2 at 95 %).
 constexpr double kUndMinFlopsPerByte = 177.5;
-inline bool UndGemmWins(long long m, long long k, long long nnz, long long n) {
-  return static_cast<double>(n) >= kUndMinFlopsPerByte && n % 8 == 0 && k % 8 == 0 && m >= 1 &&
-         m * k * n >= kUnGemmMinWork && DenseWorkPays(m, k, nnz);
+// Below kUnGemmMinWork (prepared in v37, not yet fitted): und where its own estimate, fixed_us +
+// us_per_cycle x UndGemmCycles of UndGemmPick's shape, is below both of UnstGemmWins' estimates
+// (ung's and the CSR kernels'), N and K as above. v36's model put 121 of the 130 DLMC problems on
+// ung at N >= 184 about 1.08x faster on und. The constants come from a --tune run's und times
+// (scripts/gpu/und-dlmc.py fits them and checks the rule held out by model family); until then the
+// branch is off (`On()` false) and the library's selection is v35's. SPARSE_UND_SMALL="FIXED,
+// PER_CYCLE" in the environment turns it on with those constants, to measure the rule in a
+// `sparse bench` run without a rebuild (spmm_und_gemm_sm90a.cu).
+struct UndSmallModel {
+  double fixed_us = -1, us_per_cycle = 0;
+  bool On() const { return fixed_us >= 0 && us_per_cycle > 0; }
+};
+inline bool UndGemmWins(long long m, long long k, long long nnz, long long n, int sms = 0,
+                        const UndSmallModel& small = UndSmallModel{}) {
+  if (!(static_cast<double>(n) >= kUndMinFlopsPerByte && n % 8 == 0 && k % 8 == 0 && m >= 1)) return false;
+  if (m * k * n >= kUnGemmMinWork) return DenseWorkPays(m, k, nnz);
+  if (!small.On() || sms < 1) return false;
+  const UnGemmShape ung = UnGemmPick(m, n, k, sms), und = UndGemmPick(m, n, k, sms);
+  const double ung_us = kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, ung.n_tile, ung.split, sms);
+  const double csr_us = kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n;
+  const double und_us = small.fixed_us + small.us_per_cycle * UndGemmCycles(m, n, k, und.n_tile, und.split, sms);
+  return und_us < ung_us && und_us < csr_us;
 }
 
 }  // namespace sparse

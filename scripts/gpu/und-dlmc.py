@@ -17,9 +17,12 @@ FILE is a `sparse bench` report of the DLMC SpMM problems in f16:
   kernels'" checked on the other), and the geomean over Sputnik of the selection, of the
   selection with und where it was faster, and of the rule.
 The model mirrors gemm_plan.h (TailSplit, GemmTileCycles, UnGemmCycles, UndGemmCycles, the
-cheapest shape, UnstGemmWins' estimates). `--plan` reads problems {m, k, n, nnz, sms} as JSON
-lines and writes the model's figures for each in the form of the addon's `unstGemmPlan`, which
-test/kernels/gemm-plan.test.ts compares with the C++ on a grid of shapes: keep them in step.
+cheapest shape, UnstGemmWins' estimates, UnstGemmWins and UndGemmWins with its branch below 2^31
+multiply-adds, UndSmallModel). `--plan` reads problems {m, k, n, nnz, sms, undSmall?: {fixedUs,
+usPerCycle}} as JSON lines and writes the model's figures for each in the form of the addon's
+`unstGemmPlan`, which test/kernels/gemm-plan.test.ts compares with the C++ on a grid of shapes:
+keep them in step. A --tune report also prints the line SPARSE_UND_SMALL=FIXED,PER_CYCLE of the
+fit on every problem: in the environment of `sparse bench` it turns the rule on below 2^31.
 """
 import json
 import math
@@ -31,6 +34,8 @@ MAX_SPLIT = 4
 UNG_FIXED_US, UNG_US_PER_CYCLE = 6.18, 0.000584  # kUnGemmFixedUs, kUnGemmUsPerCycle
 CSR_FIXED_US, CSR_US_PER_MAC = 8.26, 2.17e-7  # kCsrFixedUs, kCsrUsPerMac
 UND_MIN_N = 177.5  # kUndMinFlopsPerByte
+MIN_WORK = 1 << 31  # kUnGemmMinWork
+MIN_N = 128  # kUnGemmMinN
 SHAPES = [(256, True), (128, True), (256, False), (128, False)]  # CheapestGemmShape's order
 
 
@@ -74,14 +79,40 @@ def csr_us(nnz, n):
     return CSR_FIXED_US + CSR_US_PER_MAC * nnz * n
 
 
+def dense_work_pays(m, k, nnz):
+    return m >= 1 and k >= 1 and 1000 * nnz >= 25 * m * k  # kUnGemmMinDensityPermille
+
+
+def unst_gemm_wins(m, k, nnz, n, sms):
+    if n < MIN_N or m < 1 or k < 1 or sms < 1:
+        return False
+    if m * k * n >= MIN_WORK and dense_work_pays(m, k, nnz):
+        return True
+    return ung_us(m, n, k, sms) < csr_us(nnz, n)
+
+
+def und_wins(m, k, nnz, n, sms, small=None):
+    """UndGemmWins; small = (FIXED, PER_CYCLE) turns on its branch below 2^31 (UndSmallModel)."""
+    if not (n >= UND_MIN_N and n % 8 == 0 and k % 8 == 0 and m >= 1):
+        return False
+    if m * k * n >= MIN_WORK:
+        return dense_work_pays(m, k, nnz)
+    if not small or sms < 1:
+        return False
+    und = small[0] + small[1] * cheapest(und_cycles, m, n, k, sms)[0]
+    return und < ung_us(m, n, k, sms) and und < csr_us(nnz, n)
+
+
 def plan(p):
     """The model's figures for one problem, as the addon's unstGemmPlan gives them."""
-    m, k, n, sms = p['m'], p['k'], p['n'], p['sms']
+    m, k, n, nnz, sms = p['m'], p['k'], p['n'], p['nnz'], p['sms']
     out = {}
     for name, cycles in (('ung', ung_cycles), ('und', und_cycles)):
         c, i = cheapest(cycles, m, n, k, sms)
         out[name] = dict(nTile=SHAPES[i][0], split=SHAPES[i][1], cycles=c)
-    out.update(ungUs=ung_us(m, n, k, sms), csrUs=csr_us(p['nnz'], n))
+    small = p.get('undSmall')
+    out.update(ungUs=ung_us(m, n, k, sms), csrUs=csr_us(nnz, n), unstGemmWins=unst_gemm_wins(m, k, nnz, n, sms),
+               undGemmWins=und_wins(m, k, nnz, n, sms, small and (small['fixedUs'], small['usPerCycle'])))
     return out
 
 
@@ -153,6 +184,9 @@ def tuned(cases):
         return
     a, b, rms = fit(timed)
     print('und = %.2f us + %.3g us a modelled cycle (relative rms %.3f; ung: %.2f + %.3g)' % (a, b, rms, UNG_FIXED_US, UNG_US_PER_CYCLE))
+    # The rule fitted on every problem, for a measurement of it without a rebuild
+    # (UndSmallModel, common/gemm_plan.h): `SPARSE_UND_SMALL=... sparse bench ...`.
+    print('SPARSE_UND_SMALL=%.4g,%.4g' % (max(a, 0.0), b))
     base = [r['sput'] / r['sel'] for r in rows]
     best = [r['sput'] / min(r['sel'], r.get('und', math.inf)) for r in rows]
     print('over Sputnik: selection %.3f, with und wherever it was faster %.3f' % (geomean(base), geomean(best)))

@@ -287,9 +287,10 @@ export interface NativeKernels {
    * The models the selection weighs unstructured A with at N >= 128 (native/common/gemm_plan.h):
    * the pair stream's (ung) and A stored dense's (und) tile width, ragged-wave split and modelled
    * cycles on a GPU of `sms` SMs, UnstGemmWins' estimates (ung's and the CSR kernels', us) and
-   * both rules. scripts/gpu/und-dlmc.py mirrors it.
+   * both rules; with undSmall, und's rule below 2^31 multiply-adds on with those constants (off
+   * without it, as in the library unless SPARSE_UND_SMALL is set). scripts/gpu/und-dlmc.py mirrors it.
    */
-  unstGemmPlan(args: {m: number; k: number; n: number; nnz: number; sms: number}): {
+  unstGemmPlan(args: {m: number; k: number; n: number; nnz: number; sms: number; undSmall?: {fixedUs: number; usPerCycle: number}}): {
     ung: {nTile: 128 | 256; split: boolean; cycles: number}
     und: {nTile: 128 | 256; split: boolean; cycles: number}
     ungUs: number

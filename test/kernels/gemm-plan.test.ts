@@ -17,7 +17,11 @@ interface Problem {
   n: number
   nnz: number
   sms: number
+  undSmall?: {fixedUs: number; usPerCycle: number}
 }
+
+/** ung's own constants (kUnGemmFixedUs, kUnGemmUsPerCycle): v36's model of und below 2^31. */
+const UNG_CONSTANTS = {fixedUs: 6.18, usPerCycle: 0.000584}
 
 /** DLMC's and the LLM suite's shapes (and some awkward ones) at the Ns the rules split on, on three GPU sizes. */
 function grid(): Problem[] {
@@ -39,7 +43,10 @@ function grid(): Problem[] {
   for (const [m, k] of shapes) {
     for (const n of [128, 184, 256, 1000, 1024, 2048, 3136, 25088]) {
       for (const sms of [132, 114, 78]) {
-        for (const density of [0.02, 0.1, 0.5]) out.push({m, k, n, nnz: Math.round(m * k * density), sms})
+        for (const density of [0.02, 0.1, 0.5]) {
+          const p = {m, k, n, nnz: Math.round(m * k * density), sms}
+          out.push(p, {...p, undSmall: UNG_CONSTANTS}, {...p, undSmall: {fixedUs: 9, usPerCycle: 0.0005}})
+        }
       }
     }
   }
@@ -64,6 +71,7 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
     const differ: string[] = []
     let ungShapes = 0
     let undShapes = 0
+    const undWins = new Set<string>()
     for (const [i, p] of problems.entries()) {
       const py = JSON.parse(lines[i])
       const cc = addon.unstGemmPlan(p)
@@ -74,6 +82,10 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
       }
       if (!close(py.ungUs, cc.ungUs)) differ.push(`${at}: ung estimate ${py.ungUs} against ${cc.ungUs}`)
       if (!close(py.csrUs, cc.csrUs)) differ.push(`${at}: CSR estimate ${py.csrUs} against ${cc.csrUs}`)
+      for (const f of ['unstGemmWins', 'undGemmWins'] as const) {
+        if (py[f] !== cc[f]) differ.push(`${at} undSmall=${JSON.stringify(p.undSmall)}: ${f} ${py[f]} against ${cc[f]}`)
+      }
+      if (cc.undGemmWins) undWins.add(`${p.m * p.k * p.n >= 2 ** 31 ? 'large' : 'small'} ${p.undSmall ? 'on' : 'off'}`)
       ungShapes |= 1 << ((cc.ung.nTile === 256 ? 2 : 0) + (cc.ung.split ? 1 : 0))
       undShapes |= 1 << ((cc.und.nTile === 256 ? 2 : 0) + (cc.und.split ? 1 : 0))
     }
@@ -81,6 +93,8 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
     // The grid reaches more than one shape of each model (else it would not test the choice).
     expect(popcount(ungShapes), 'ung shapes reached').to.be.at.least(3)
     expect(popcount(undShapes), 'und shapes reached').to.be.at.least(3)
+    // und's rule is reached from 2^31 on either way, and below only with its branch on.
+    expect([...undWins].sort()).to.deep.equal(['large off', 'large on', 'small on'])
   })
 
   it('runs A stored dense from the ridge on, from 2^31 multiply-adds, N and K multiples of 8, at least 2.5 % dense', () => {
@@ -101,7 +115,31 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
     expect(addon.unstGemmPlan({m: 4096, k: 4096, n: 64, nnz: 1000, sms: 132}).unstGemmWins, 'N < 128').to.equal(false)
   })
 
+  it('below 2^31 multiply-adds, runs A stored dense only with the branch on (undSmall), where its estimate beats both others', () => {
+    const plan = (m: number, k: number, n: number, nnz: number, undSmall?: Problem['undSmall']) => addon.unstGemmPlan({m, k, n, nnz, sms: 132, ...(undSmall ? {undSmall} : {})})
+    // 1024² at N = 1024, 50 %: 2^30 multiply-adds. Off (the library's default): ung's estimate decides.
+    const off = plan(1024, 1024, 1024, 524288)
+    expect(off.undGemmWins).to.equal(false)
+    expect(off.unstGemmWins).to.equal(true)
+    // On with ung's constants: und's fewer modelled cycles (no decode) win.
+    const on = plan(1024, 1024, 1024, 524288, UNG_CONSTANTS)
+    expect(on.und.cycles).to.be.below(on.ung.cycles)
+    expect(on.undGemmWins).to.equal(true)
+    // A fixed cost above ung's whole estimate: ung's.
+    expect(plan(1024, 1024, 1024, 524288, {fixedUs: on.ungUs, usPerCycle: 1e-9}).undGemmWins).to.equal(false)
+    // Below the ridge, or K % 8: never, whatever the constants.
+    expect(plan(1024, 1024, 176, 524288, UNG_CONSTANTS).undGemmWins).to.equal(false)
+    expect(plan(1024, 1020, 1024, 522240, UNG_CONSTANTS).undGemmWins).to.equal(false)
+    // Very sparse and small (512² at 99 %, N = 256): the CSR kernels' estimate is lower than und's.
+    const sparse = plan(512, 512, 256, 2621, UNG_CONSTANTS)
+    expect(sparse.csrUs).to.be.below(UNG_CONSTANTS.fixedUs + UNG_CONSTANTS.usPerCycle * sparse.und.cycles)
+    expect(sparse.undGemmWins).to.equal(false)
+  })
+
   it('refuses bad arguments with a RangeError', () => {
+    expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 1, sms: 132, undSmall: {fixedUs: -1, usPerCycle: 1}})).to.throw(RangeError, /undSmall/)
+    expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 1, sms: 132, undSmall: {fixedUs: 1, usPerCycle: 0}})).to.throw(RangeError, /undSmall/)
+    expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 1, sms: 132, undSmall: 3 as never})).to.throw(TypeError, /undSmall must be an object/)
     expect(() => addon.unstGemmPlan({m: 0, k: 1, n: 1, nnz: 0, sms: 132})).to.throw(RangeError, /at least 1/)
     expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 5, sms: 132})).to.throw(RangeError, /nnz must be from 0 to m k/)
     expect(() => addon.unstGemmPlan({m: 2, k: 2.5, n: 1, nnz: 1, sms: 132})).to.throw(RangeError, /integer/)

@@ -1,3 +1,6 @@
+import {spawnSync} from 'node:child_process'
+import {resolve} from 'node:path'
+
 import {expect} from 'chai'
 
 import {cudaInfo, sddmm, sddmmReference, spmm, spmmReference, spmmVariants, type Device} from '../../src/kernels/index.js'
@@ -530,6 +533,36 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect((err as {code?: string})?.code, 'K % 8 != 0').to.equal('cudaErrorInvalidValue')
     })
   }
+
+  // und's branch below 2^31 multiply-adds (UndSmallModel, common/gemm_plan.h; v37): off in the
+  // library; SPARSE_UND_SMALL="FIXED,PER_CYCLE" turns it on (read once per process, so a child
+  // process runs the selection). With ung's own constants und's fewer modelled cycles win on
+  // 1024^2 at N = 1024; malformed values leave it off.
+  it('SpMM f16, unstructured, the GEMM engine: SPARSE_UND_SMALL turns on A stored dense below 2^31 multiply-adds (a child process)', function () {
+    if (cudaInfo().computeCapability !== '9.0') this.skip()
+    const script = [
+      "const {spmmVariants} = await import(process.argv[1])",
+      "const pick = (m, k, n, d) => spmmVariants({m, k, n, nnz: Math.round(m * k * d), dtype: 'f16'}).selected",
+      "const kept = spmmVariants({m: 1024, k: 1024, n: 1024, nnz: 524288, dtype: 'f16', keepSparse: true}).selected",
+      "console.log(JSON.stringify([pick(1024, 1024, 1024, 0.5), pick(1024, 1024, 176, 0.5), pick(512, 512, 256, 0.01), kept]))",
+    ].join('\n')
+    const run = (value: string | undefined) => {
+      const env = {...process.env}
+      delete env.SPARSE_UND_SMALL
+      if (value !== undefined) env.SPARSE_UND_SMALL = value
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, resolve('dist/index.js')], {env, encoding: 'utf8'})
+      expect(r.status, r.stderr).to.equal(0)
+      return JSON.parse(r.stdout.trim().split('\n').pop()!) as string[]
+    }
+    const off = run(undefined)
+    expect(off[0], 'off: the pair stream below 2^31').to.match(/^ung_/)
+    const on = run('6.18,0.000584')
+    expect(on[0], 'on: A stored dense').to.match(/^und_n(128|256)/)
+    expect(on[1], 'below the ridge: never').to.equal(off[1])
+    expect(on[2], '99 % on 512^2: the CSR kernels').to.equal(off[2])
+    expect(on[3], 'keepSparse: no und').to.match(/^ung_/)
+    for (const bad of ['', '6.18', '6.18,0', '-1,0.0005', '6.18,0.0005x', 'nan,1']) expect(run(bad)[0], `SPARSE_UND_SMALL=${bad}: off`).to.equal(off[0])
+  })
 
   // The selection of the unstructured GEMM-engine kernels: on compute capability 9.0, f16/bf16
   // unstructured matrices from N = 128 on (N a multiple of 8). From 2^31 multiply-adds on at a

@@ -19,7 +19,9 @@
 // A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
 // order), on a device with at most as many SMs as the one it was prepared on.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -214,9 +216,27 @@ cudaError_t UndLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOper
 // ung's rule runs it always), N and K multiples of 8; the tile width and decomposition of
 // UndGemmPick (a model of the launch's cycles with the operands' bytes through L2, fitted to
 // v35's --tune times): the cooperative tail split (3), or whole tiles (0) where no split pays.
+// Below 2^31 multiply-adds the rule's estimate is off until fitted (UndSmallModel,
+// common/gemm_plan.h); SPARSE_UND_SMALL="FIXED,PER_CYCLE" (us, us a modelled cycle; both finite,
+// FIXED >= 0, PER_CYCLE > 0) turns it on for a measurement. Anything else leaves it off. Read once.
+const UndSmallModel& UndSmall() {
+  static const UndSmallModel model = [] {
+    UndSmallModel m;
+    const char* v = std::getenv("SPARSE_UND_SMALL");
+    double fixed = 0, per = 0;
+    char tail = 0;
+    if (v && std::sscanf(v, "%lf,%lf%c", &fixed, &per, &tail) == 2 && std::isfinite(fixed) && std::isfinite(per) &&
+        fixed >= 0 && per > 0)
+      m.fixed_us = fixed, m.us_per_cycle = per;
+    return m;
+  }();
+  return model;
+}
+
 bool SelectUndFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
-  if (p.structure != SpmmProblem::kUnstructured || !UndGemmWins(p.m, p.k, p.nnz, p.n)) return false;
+  if (p.structure != SpmmProblem::kUnstructured) return false;
   const int sms = std::max(sm_count > 0 ? sm_count : SmCount(), 1);
+  if (!UndGemmWins(p.m, p.k, p.nnz, p.n, sms, UndSmall())) return false;
   const UnGemmShape shape = UndGemmPick(p.m, p.n, p.k, sms);
   SpmmChoice mine;
   mine.Set(UndChoice{shape.n_tile, shape.split ? 3 : 0});
