@@ -1,0 +1,236 @@
+"""The 2:4 GEMM-engine family's tile shape, as a model of a launch's time fitted to `sparse bench
+--tune` reports (issue 25, docs/gemm-engine.md "v37"): which of s24g's shapes the selection should
+run, checked on shapes held out of the fit.
+
+    python3 scripts/gpu/s24g-fit.py REPORT.json...
+    python3 scripts/gpu/s24g-fit.py --model PARAMS.json < problems.jsonl
+
+REPORT is the --json report of a 2:4 f16/bf16 `sparse bench --tune` run (scripts/gpu/s24g-tune.sh
+writes them: the suite's three LLM shapes and the three held out of it, N = 128-2048), whose cases
+hold every s24g variant's time. The selection today (Gemm24Rows, native/common/gemm_plan.h) picks
+the tile height by how busy it keeps the SMs and always the tail split (_sk2); v12's data say a
+split costs a fixed 7-10 us on these kernels (the owner's read of the other pieces' sums), so that
+whole 128-row tiles win where they fill a wave (6144 x 4096 at N = 256: 23.9 against 26.3 us).
+
+The model, per variant s24g_m<rows>_n<cols>_s<stages>[_sk2] (whole tiles, or the ragged wave's
+tiles cut into TailSplit pieces by K):
+  us = T0 + (FX0 if split) + max(tile cycles, L2 bytes / L2) / 1980
+  tile cycles = whole waves x (kb S + store) + the ragged wave: kb S + store, or split into s
+                pieces: ceil(kb / s) S + s rows cols 4 / F + store  (store = rows cols 2 / F)
+  L2 bytes    = M K 1.125 x column tiles + 2 K N x row tiles  (A's values and metadata, B)
+with kb = K stages of 64, S the stage cycles of the tile shape (one per shape), F the fixup's and
+store's bytes a cycle, FX0 the fixed cost of a split, L2 the operands' bytes a cycle through L2.
+Fitted by relative least squares (Nelder-Mead, pure Python): on every case, then leaving each
+shape out in turn; for each left-out case, the measured time of the fitted model's pick and of the
+selection's variant over the fastest of the candidates the rule chooses from. `--model` writes,
+for problems {m, k, n} as JSON lines, each shape's estimate and the pick (for a C++ mirror's test).
+"""
+import json
+import math
+import re
+import sys
+
+SMS = 132
+MAX_SPLIT = 4
+NAME = re.compile(r'^s24g_m(128|256)_n(128|256)_s\d+(?:_sk([12]))?$')
+PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'L2']
+START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 5000.0]
+
+
+def tail_split(tiles, k_blocks):
+    r = tiles % SMS
+    return 1 if r == 0 else min(SMS // r, MAX_SPLIT, k_blocks)
+
+
+def shape_of(variant):
+    """(rows, cols, split) of an s24g variant, split False for whole tiles; None for the others
+    (the hybrid _sk1 is not a shape the rule picks)."""
+    m = NAME.match(variant)
+    if not m or m.group(3) == '1':
+        return None
+    return int(m.group(1)), int(m.group(2)), m.group(3) == '2'
+
+
+def splits(m, n, k, rows, cols):
+    tiles = -(-m // rows) * -(-n // cols)
+    return tail_split(tiles, -(-k // 64))
+
+
+def estimate(p, m, k, n, rows, cols, split):
+    s_cycles = p['S_m%d_n%d' % (rows, cols)]
+    tiles = -(-m // rows) * -(-n // cols)
+    kb = -(-k // 64)
+    store = rows * cols * 2 / p['F']
+    cycles = (tiles // SMS) * (kb * s_cycles + store)
+    fixed = p['T0']
+    if tiles % SMS:
+        s = tail_split(tiles, kb) if split else 1
+        if s < 2:
+            cycles += kb * s_cycles + store
+        else:
+            cycles += -(-kb // s) * s_cycles + s * rows * cols * 4 / p['F'] + store
+            fixed += p['FX0']
+    l2 = (m * k * 1.125 * -(-n // cols) + 2.0 * k * n * -(-m // rows)) / p['L2']
+    return fixed + max(cycles, l2) / 1980.0
+
+
+def shapes_for(m, n, k):
+    """The rule's candidates: both 128-column heights whole, and split where the split splits."""
+    out = []
+    for rows in (256, 128):
+        out.append((rows, 128, False))
+        if splits(m, n, k, rows, 128) >= 2:
+            out.append((rows, 128, True))
+    return out
+
+
+def pick(p, m, k, n):
+    cands = shapes_for(m, n, k)
+    return min(cands, key=lambda s: (estimate(p, m, k, n, *s), cands.index(s)))
+
+
+def rms(p, rows):
+    return math.sqrt(sum((estimate(p, r['m'], r['k'], r['n'], *r['shape']) / r['us'] - 1) ** 2 for r in rows) / len(rows))
+
+
+def nelder_mead(f, x0, steps=3000):
+    n = len(x0)
+    pts = [list(x0)] + [[x * (1.25 if i == j else 1.0) for j, x in enumerate(x0)] for i in range(n)]
+    vals = [f(x) for x in pts]
+    for _ in range(steps):
+        order = sorted(range(n + 1), key=lambda i: vals[i])
+        pts, vals = [pts[i] for i in order], [vals[i] for i in order]
+        if abs(vals[-1] - vals[0]) < 1e-12:
+            break
+        c = [sum(p[j] for p in pts[:-1]) / n for j in range(n)]
+        xr = [c[j] + (c[j] - pts[-1][j]) for j in range(n)]
+        fr = f(xr)
+        if fr < vals[0]:
+            xe = [c[j] + 2 * (c[j] - pts[-1][j]) for j in range(n)]
+            fe = f(xe)
+            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < vals[-2]:
+            pts[-1], vals[-1] = xr, fr
+        else:
+            xc = [c[j] + 0.5 * (pts[-1][j] - c[j]) for j in range(n)]
+            fc = f(xc)
+            if fc < vals[-1]:
+                pts[-1], vals[-1] = xc, fc
+            else:
+                for i in range(1, n + 1):
+                    pts[i] = [pts[0][j] + 0.5 * (pts[i][j] - pts[0][j]) for j in range(n)]
+                    vals[i] = f(pts[i])
+    i = min(range(n + 1), key=lambda i: vals[i])
+    return pts[i], vals[i]
+
+
+def fit(rows):
+    used = {'S_m%d_n%d' % r['shape'][:2] for r in rows}
+
+    def f(x):
+        p = dict(zip(PARAMS, x))
+        if min(p['F'], p['L2']) <= 1 or p['T0'] < 0 or p['FX0'] < 0 or min(p[s] for s in used) <= 1:
+            return 1e9
+        return rms(p, rows)
+
+    best = None
+    for fx in (1.0, 6.0, 12.0):
+        for t0 in (0.5, 3.0):
+            x0 = list(START)
+            x0[PARAMS.index('FX0')], x0[PARAMS.index('T0')] = fx, t0
+            x, v = nelder_mead(f, x0)
+            x, v = nelder_mead(f, x)  # a restart from the first result
+            if best is None or v < best[1]:
+                best = (x, v)
+    return dict(zip(PARAMS, best[0])), best[1]
+
+
+def read_cases(paths):
+    cases = []
+    for path in paths:
+        for c in json.load(open(path))['cases']:
+            if c.get('status') != 'ok' or c.get('op') != 'spmm' or 'tuned' not in c:
+                continue
+            t = c['tuned']
+            cand = {}
+            for v, ms in t['candidates'].items():
+                s = shape_of(v)
+                if s and isinstance(ms, (int, float)) and ms > 0:
+                    cand[s] = min(cand.get(s, math.inf), ms * 1000)
+            if not cand:
+                continue
+            dense = c.get('baselines', {}).get('cublas_' + c['dtype'])
+            cases.append(dict(m=c['m'], k=c['k'], n=c['n'], dtype=c['dtype'], cand=cand, sel=shape_of(t['defaultVariant']),
+                              sel_us=t['defaultMs'] * 1000, cublas=dense * 1000 if dense else None))
+    return cases
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
+
+
+def report(cases):
+    rows = [dict(m=c['m'], k=c['k'], n=c['n'], shape=s, us=t) for c in cases for s, t in c['cand'].items()]
+    p, err = fit(rows)
+    print('%d cases, %d candidate times; fitted on all: rms %.3f' % (len(cases), len(rows), err))
+    print('  ' + ', '.join('%s %.4g' % (k, v) for k, v in p.items()))
+    shapes = sorted({(c['m'], c['k']) for c in cases})
+    picked, selected, speed_pick, speed_sel = [], [], {}, {}
+    for held in shapes:
+        train = [r for r in rows if (r['m'], r['k']) != held]
+        q, qerr = fit(train)
+        test = [r for r in rows if (r['m'], r['k']) == held]
+        print('without %dx%d: rms %.3f on the rest, %.3f on it' % (held + (qerr, rms(q, test))))
+        for c in cases:
+            if (c['m'], c['k']) != held:
+                continue
+            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'])}
+            if not rule:
+                continue
+            fastest = min(rule.values())
+            s = pick(q, c['m'], c['k'], c['n'])
+            got = c['cand'].get(s)
+            line = '  %s N %5d: fastest %.1f us; the fit picks m%d%s %s; the selection %s %.1f us (%.3f)' % (
+                c['dtype'], c['n'], fastest, s[0], '_sk2' if s[2] else '', '%.1f us (%.3f)' % (got, got / fastest) if got else 'untimed',
+                'm%d_n%d%s' % (c['sel'][0], c['sel'][1], '_sk2' if c['sel'][2] else '') if c['sel'] else '?', c['sel_us'], c['sel_us'] / fastest)
+            print(line)
+            if got:
+                picked.append(got / fastest)
+                selected.append(c['sel_us'] / fastest)
+                if c['cublas']:
+                    group = 'N=128' if c['n'] < 256 else 'N>=256'
+                    speed_pick.setdefault(group, []).append(c['cublas'] / got)
+                    speed_sel.setdefault(group, []).append(c['cublas'] / c['sel_us'])
+    print('held out by shape, over %d cases: the fit\'s pick / the fastest %.3f geomean (worst %.3f); the selection\'s %.3f (worst %.3f)'
+          % (len(picked), geomean(picked), max(picked, default=float('nan')), geomean(selected), max(selected, default=float('nan'))))
+    for g in sorted(speed_pick):
+        print('x cuBLAS at %s: the fit\'s picks %.3f geomean, the selection %.3f' % (g, geomean(speed_pick[g]), geomean(speed_sel[g])))
+    print('PARAMS ' + json.dumps({k: round(v, 6) for k, v in p.items()}))
+
+
+def model(path):
+    p = json.load(open(path))
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        m, k, n = q['m'], q['k'], q['n']
+        est = {'m%d_n%d%s' % (s[0], s[1], '_sk2' if s[2] else ''): estimate(p, m, k, n, *s) for s in shapes_for(m, n, k)}
+        s = pick(p, m, k, n)
+        print(json.dumps(dict(m=m, k=k, n=n, estimates=est, pick=dict(rows=s[0], cols=s[1], split=s[2]))))
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == '--model':
+        return model(args[1])
+    if not args or args[0].startswith('-'):
+        sys.exit(__doc__)
+    cases = read_cases(args)
+    if not cases:
+        sys.exit('s24g-fit.py: no tuned 2:4 case with s24g candidates in ' + ', '.join(args))
+    report(cases)
+
+
+if __name__ == '__main__':
+    main()

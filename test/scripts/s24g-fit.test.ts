@@ -1,0 +1,81 @@
+/**
+ * scripts/gpu/s24g-fit.py (the 2:4 GEMM-engine family's tile shape fitted to `sparse bench --tune`
+ * reports) on a report made from its own model: times written by `--model` for known constants,
+ * every s24g shape a candidate. The fit must recover them (rms near 0), pick the fastest candidate
+ * on every case held out by shape, and see the selection's own variant where the report names it.
+ * What the fit says about the GPU needs a real --tune run (scripts/gpu/s24g-tune.sh).
+ */
+import {expect} from 'chai'
+import {spawnSync} from 'node:child_process'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+const SCRIPT = 'scripts/gpu/s24g-fit.py'
+const TRUE = {S_m128_n128: 600, S_m256_n128: 1100, S_m128_n256: 1150, F: 40, T0: 2.5, FX0: 6, L2: 5000}
+
+function python(args: string[], input?: string) {
+  return spawnSync('python3', [SCRIPT, ...args], {input, encoding: 'utf8', timeout: 120_000})
+}
+
+describe('scripts/gpu/s24g-fit.py', () => {
+  it('recovers the model from its own times and picks the fastest shape held out by shape', function () {
+    const probe = spawnSync('python3', ['--version'], {encoding: 'utf8'})
+    if (probe.error || probe.status !== 0) {
+      console.log(`      (skipped: python3 is not usable: ${probe.error?.message ?? probe.stderr.trim()})`)
+      this.skip()
+    }
+    this.timeout(120_000)
+    const dir = mkdtempSync(join(tmpdir(), 'sparse-s24g-'))
+    try {
+      const params = join(dir, 'params.json')
+      writeFileSync(params, JSON.stringify(TRUE))
+      const shapes = [[4096, 4096], [11008, 4096], [4096, 11008], [6144, 4096], [14336, 4096]]
+      const problems = shapes.flatMap(([m, k]) => [128, 256, 1024, 2048].map((n) => ({m, k, n})))
+      const model = python(['--model', params], problems.map((p) => JSON.stringify(p)).join('\n'))
+      expect(model.status, model.stderr).to.equal(0)
+      const rows = model.stdout.trim().split('\n').map((l) => JSON.parse(l) as {m: number; k: number; n: number; estimates: Record<string, number>; pick: {rows: number; split: boolean}})
+      expect(rows).to.have.length(problems.length)
+      // The estimates' candidates: both heights whole, split where the ragged wave splits.
+      expect(Object.keys(rows[0].estimates).sort()).to.deep.equal(['m128_n128', 'm128_n128_sk2', 'm256_n128', 'm256_n128_sk2'])
+      // Times of the model itself, as a --tune report holds them (ms), with the s24g names; the
+      // selection's variant is the 256-row split (as Gemm24Rows mostly picks), a hybrid one is
+      // listed and ignored.
+      const stages: Record<string, number> = {m128_n128: 6, m256_n128: 4}
+      const name = (shape: string) => {
+        const [m, n] = shape.split('_sk2')[0].split('_')
+        return `s24g_${m}_${n}_s${stages[`${m}_${n}`]}${shape.endsWith('_sk2') ? '_sk2' : ''}`
+      }
+      const picks = new Set<string>()
+      const cases = rows.map((r) => {
+        const candidates: Record<string, number> = {s24g_m128_n128_s6_sk1: 1}
+        for (const [shape, us] of Object.entries(r.estimates)) candidates[name(shape)] = us / 1000
+        const sel = candidates.s24g_m256_n128_s4_sk2 !== undefined ? 's24g_m256_n128_s4_sk2' : 's24g_m256_n128_s4'
+        picks.add(`${r.pick.rows}${r.pick.split}`)
+        return {status: 'ok', op: 'spmm', m: r.m, k: r.k, n: r.n, dtype: 'f16', baselines: {cublas_f16: 0.02}, tuned: {candidates, defaultVariant: sel, defaultMs: candidates[sel]}}
+      })
+      // The grid reaches more than one kind of pick (else it would not test the choice).
+      expect(picks.size, [...picks].join(' ')).to.be.at.least(3)
+      const report = join(dir, 'report.json')
+      writeFileSync(report, JSON.stringify({cases: [...cases, {status: 'failed', op: 'spmm'}, {...cases[0], op: 'sddmm'}]}))
+      const r = python([report])
+      expect(r.status, r.stderr).to.equal(0)
+      // Every shape's time read (the hybrid, the failed case and the SDDMM case left out).
+      const times = rows.reduce((acc, x) => acc + Object.keys(x.estimates).length, 0)
+      expect(r.stdout).to.match(new RegExp(`^${problems.length} cases, ${times} candidate times`, 'm'))
+      const rmsAll = Number(/fitted on all: rms ([\d.]+)/.exec(r.stdout)![1])
+      expect(rmsAll, r.stdout).to.be.below(0.01)
+      const held = /the fit's pick \/ the fastest ([\d.]+) geomean \(worst ([\d.]+)\)/.exec(r.stdout)!
+      expect(Number(held[2]), r.stdout).to.be.at.most(1.01)
+      const fitted = JSON.parse(/^PARAMS (.*)$/m.exec(r.stdout)![1]) as Record<string, number>
+      for (const k of ['S_m128_n128', 'S_m256_n128', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
+      // Without a tuned s24g case: one line and exit 1.
+      writeFileSync(report, JSON.stringify({cases: [{status: 'ok', op: 'spmm', m: 1, k: 1, n: 1, dtype: 'f16', tuned: {candidates: {split_v8_t2_w1: 1}}}]}))
+      const none = python([report])
+      expect(none.status).to.equal(1)
+      expect(none.stderr).to.match(/no tuned 2:4 case with s24g candidates/)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+})
