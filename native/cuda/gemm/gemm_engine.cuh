@@ -725,8 +725,8 @@ __device__ __forceinline__ void AddPartials(const Params& p, int cw, int tile_en
 }
 
 // The cooperative fixup (stream_k 3: the tail split, each tile cut into p.coop pieces run by
-// blocks owner .. owner + coop - 1): piece j owns the tile's 64-column boxes [lo, hi) (kBoxes j /
-// coop ..), saves its sums of the other boxes, arrives on the tile's counter (the owner's flag),
+// blocks owner .. owner + coop - 1): piece j owns the tile's units [lo, hi) (CoopLo: a unit is an
+// m-slice's 64-column box)), saves its sums of the other boxes, arrives on the tile's counter (the owner's flag),
 // waits for every piece's arrival, then adds the other pieces' sums of its own boxes. Every
 // piece reads and writes (coop - 1) / coop of a tile, where an owner adding the others' whole
 // partials reads coop - 1 tiles alone (4096², N = 256: 384 KB into one SM). Each piece then
@@ -746,17 +746,29 @@ __device__ __forceinline__ CoopPiece CoopPieceOf(const Params& p, int cw) {
   return CoopPiece{j, owner, p.flags + 2 * owner + cw, p.flags + 2 * (owner + 1) + cw};
 }
 
+// The units piece j of `split` owns of a tile's `units`: [CoopLo(j), CoopLo(j + 1)). A unit is one
+// m-slice's 64-column box (kSlices slices a warpgroup, kAcc / 32 boxes each), so that a 2:4 tile
+// of 256 rows (two slices) in four pieces gives each a quarter, where by boxes alone two of the
+// four owned nothing and the other two read half the tile three times (v37). The workbench's
+// selftest checks that every unit has one owner.
+__host__ __device__ constexpr int CoopLo(int j, int split, int units) { return units * j / split; }
+// The unit of partial-slot float4 i (a warpgroup's kSlices slices of kAcc sums each).
+template <int kAcc>
+__host__ __device__ constexpr int CoopUnit(int i) {
+  return (i / (kAcc / 4)) * (kAcc / 32) + (i % (kAcc / 4)) / 8;
+}
+
 template <int kAcc, int kSlices>
 __device__ __forceinline__ bool CoopTile(const Params& p, int cw, float* d, int* lo, int* hi) {
-  constexpr int kBoxes = kAcc / 32, kF4 = kSlices * kAcc / 4;
+  constexpr int kUnits = kSlices * kAcc / 32, kF4 = kSlices * kAcc / 4;
   const CoopPiece piece = CoopPieceOf(p, cw);
   const int split = p.coop, j = piece.j, owner = piece.owner;
-  *lo = kBoxes * j / split, *hi = kBoxes * (j + 1) / split;
+  *lo = CoopLo(j, split, kUnits), *hi = CoopLo(j + 1, split, kUnits);
   float4* mine = PartialSlot<kSlices * kAcc>(p, blockIdx.x, cw);
 #pragma unroll
   for (int i = 0; i < kF4; ++i) {
-    const int box = (i % (kAcc / 4)) / 8;
-    if (box < *lo || box >= *hi) mine[i * 128] = make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]);
+    const int unit = CoopUnit<kAcc>(i);
+    if (unit < *lo || unit >= *hi) mine[i * 128] = make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]);
   }
   WarpgroupSync(cw);
   SPARSE_GEMM_TRACE_AT(10, TraceClock());
@@ -776,8 +788,8 @@ __device__ __forceinline__ bool CoopTile(const Params& p, int cw, float* d, int*
       const float4* slot = PartialSlot<kSlices * kAcc>(p, owner + o, cw);
 #pragma unroll
       for (int i = 0; i < kF4; ++i) {
-        const int box = (i % (kAcc / 4)) / 8;
-        if (box >= *lo && box < *hi) {
+        const int unit = CoopUnit<kAcc>(i);
+        if (unit >= *lo && unit < *hi) {
           const float4 v = __ldcg(slot + i * 128);
           d[4 * i] += v.x, d[4 * i + 1] += v.y, d[4 * i + 2] += v.z, d[4 * i + 3] += v.w;
         }
@@ -802,11 +814,12 @@ __device__ __forceinline__ void CoopDone(const Params& p, int cw) {
 // A segment's end under stream-K: a piece that does not start at K stage 0 saves its sums for
 // the tile's owner (false: nothing to store); the owner adds the later blocks' pieces. True
 // when d holds the whole tile (every whole-tile segment too), or under the cooperative fixup
-// the boxes [lo, hi) of it (else the whole tile's: 0 to kAcc / 32). d: kSlices slices of kAcc
-// sums (a 2:4 tile's m-slices), each over the tile's columns.
+// the units [lo, hi) of it (else the whole tile's: 0 to kSlices kAcc / 32; slice ms's 64-column
+// boxes are units ms kAcc / 32 .., SliceBoxes). d: kSlices slices of kAcc sums (a 2:4 tile's
+// m-slices), each over the tile's columns.
 template <int kAcc, int kSlices = 1>
 __device__ __forceinline__ bool CompleteTile(const Params& p, const Segment& sg, int cw, float* d, int* lo, int* hi) {
-  *lo = 0, *hi = kAcc / 32;
+  *lo = 0, *hi = kSlices * kAcc / 32;
   if (sg.tile < p.dp_tiles) return true;
   if (p.coop > 0) return CoopTile<kAcc, kSlices>(p, cw, d, lo, hi);
   if (sg.kb0 > 0) {
@@ -1193,10 +1206,13 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 #pragma unroll
       for (int ms = 0; ms < kSpMS; ++ms) {
         const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
+        // This slice's boxes: the units [lo, hi) less the earlier slices' (both stores skip the
+        // boxes outside the range, so one below 0 or past the slice's boxes needs no clamp).
+        const int shift = ms * (kAcc / 32);
         if constexpr (kTmaStore > 0)
-          StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf, lo, hi);
+          StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf, lo - shift, hi - shift);
         else
-          StoreTile<kType, kNTile>(p, row0, col0, d[ms], lo, hi);
+          StoreTile<kType, kNTile>(p, row0, col0, d[ms], lo - shift, hi - shift);
       }
       SPARSE_GEMM_TRACE_AT(4, TraceClock());
     }

@@ -28,6 +28,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/unstructured_stream.h"
@@ -376,6 +377,39 @@ int SelfTest() {
             if (failures <= 5) std::printf("FAIL cluster tiles m_blocks %d n_blocks %d group %d along_n %d\n", mb, nb, group, along_n);
           }
         }
+  // The cooperative fixup's units (CoopTile, v37): a warpgroup's kSlices m-slices of kAcc sums,
+  // 64-column boxes of each. Every unit has exactly one of the split pieces for owner, every
+  // partial-slot float4 lies in one unit, and the unit of float4 i is the one the 2:4 store
+  // reads it for: slice i / (kAcc / 4), box (its n8 tile i % (kAcc / 4)) / 8.
+  {
+    auto units = [&](auto acc_tag, int slices) {
+      constexpr int kAcc = decltype(acc_tag)::value;
+      const int n = slices * kAcc / 32;
+      for (int split = 2; split <= gemm_host::kMaxSplit; ++split) {
+        std::vector<int> owners(n, 0);
+        for (int j = 0; j < split; ++j)
+          for (int u = gm::CoopLo(j, split, n); u < gm::CoopLo(j + 1, split, n); ++u) ++owners[u];
+        bool ok = gm::CoopLo(0, split, n) == 0 && gm::CoopLo(split, split, n) == n;
+        for (int o : owners) ok = ok && o == 1;
+        // With at least as many units as pieces, every piece owns one (v37: 256-row 2:4 tiles in 4).
+        for (int j = 0; j < split && n >= split; ++j) ok = ok && gm::CoopLo(j, split, n) < gm::CoopLo(j + 1, split, n);
+        for (int i = 0; i < slices * kAcc / 4; ++i) {
+          const int u = gm::CoopUnit<kAcc>(i), ms = i / (kAcc / 4), box = (i % (kAcc / 4)) / 8;
+          ok = ok && u >= 0 && u < n && u == ms * (kAcc / 32) + box;
+        }
+        ++cases;
+        if (!ok) {
+          ++failures;
+          if (failures <= 5) std::printf("FAIL coop units acc %d slices %d split %d\n", kAcc, slices, split);
+        }
+      }
+    };
+    for (int slices : {1, 2}) {
+      units(std::integral_constant<int, 32>{}, slices);
+      units(std::integral_constant<int, 64>{}, slices);
+      units(std::integral_constant<int, 128>{}, slices);
+    }
+  }
   // The stream-K decomposition, for grids that fill the machine and grids far smaller than
   // the tiles, K runs of one stage to many: every (tile, K stage) done once; a partial
   // (segment past stage 0) only as a block's first stream-K segment and an unfinished one only
