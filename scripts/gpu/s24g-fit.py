@@ -12,18 +12,23 @@ the tile height by how busy it keeps the SMs and always the tail split (_sk2); v
 split costs a fixed 7-10 us on these kernels (the owner's read of the other pieces' sums), so that
 whole 128-row tiles win where they fill a wave (6144 x 4096 at N = 256: 23.9 against 26.3 us).
 
-The model, per variant s24g_m<rows>_n<cols>_s<stages>[_sk2] (whole tiles, or the ragged wave's
-tiles cut into TailSplit pieces by K):
-  us = T0 + (FX0 if split) + max(tile cycles, L2 bytes / L2) / 1980
+The model, per variant s24g_m<rows>_n<cols>_s<stages>[_sk2|_sk3] (whole tiles, or the ragged
+wave's tiles cut into TailSplit pieces by K: _sk2 the first piece adds the others' sums, _sk3 the
+pieces reduce the tile together, v37):
+  us = T0 + (FX0 if _sk2, FX3 if _sk3) + max(tile cycles, L2 bytes / L2) / 1980
   tile cycles = whole waves x (kb S + store) + the ragged wave: kb S + store, or split into s
-                pieces: ceil(kb / s) S + s rows cols 4 / F + store  (store = rows cols 2 / F)
+                pieces: ceil(kb / s) S + fixup + store  (store = rows cols 2 / F; fixup: the
+                owner's s rows cols 4 / F for _sk2, each piece's 2 (s - 1) / s rows cols 4 / F
+                for _sk3)
   L2 bytes    = M K 1.125 x column tiles + 2 K N x row tiles  (A's values and metadata, B)
 with kb = K stages of 64, S the stage cycles of the tile shape (one per shape), F the fixup's and
-store's bytes a cycle, FX0 the fixed cost of a split, L2 the operands' bytes a cycle through L2.
+store's bytes a cycle, FX0 and FX3 the fixed cost of a split of either kind, L2 the operands'
+bytes a cycle through L2. _sk3 is a candidate only where the reports timed it.
 Fitted by relative least squares (Nelder-Mead, pure Python): on every case, then leaving each
 shape out in turn; for each left-out case, the measured time of the fitted model's pick and of the
 selection's variant over the fastest of the candidates the rule chooses from. `--model` writes,
-for problems {m, k, n} as JSON lines, each shape's estimate and the pick (for a C++ mirror's test).
+for problems {m, k, n} as JSON lines, each shape's estimate and the pick (with _sk3 where PARAMS
+has FX3; for a C++ mirror's test).
 """
 import json
 import math
@@ -32,9 +37,9 @@ import sys
 
 SMS = 132
 MAX_SPLIT = 4
-NAME = re.compile(r'^s24g_m(128|256)_n(128|256)_s\d+(?:_sk([12]))?$')
-PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'L2']
-START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 5000.0]
+NAME = re.compile(r'^s24g_m(128|256)_n(128|256)_s\d+(?:_sk([123]))?$')
+PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 'L2']
+START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0]
 
 
 def tail_split(tiles, k_blocks):
@@ -43,12 +48,16 @@ def tail_split(tiles, k_blocks):
 
 
 def shape_of(variant):
-    """(rows, cols, split) of an s24g variant, split False for whole tiles; None for the others
-    (the hybrid _sk1 is not a shape the rule picks)."""
+    """(rows, cols, mode) of an s24g variant, mode 0 for whole tiles, 2 or 3 for _sk2 / _sk3;
+    None for the others (the hybrid _sk1 is not a shape the rule picks)."""
     m = NAME.match(variant)
     if not m or m.group(3) == '1':
         return None
-    return int(m.group(1)), int(m.group(2)), m.group(3) == '2'
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def shape_name(s):
+    return 'm%d_n%d%s' % (s[0], s[1], '_sk%d' % s[2] if s[2] else '')
 
 
 def splits(m, n, k, rows, cols):
@@ -56,7 +65,7 @@ def splits(m, n, k, rows, cols):
     return tail_split(tiles, -(-k // 64))
 
 
-def estimate(p, m, k, n, rows, cols, split):
+def estimate(p, m, k, n, rows, cols, mode):
     s_cycles = p['S_m%d_n%d' % (rows, cols)]
     tiles = -(-m // rows) * -(-n // cols)
     kb = -(-k // 64)
@@ -64,9 +73,12 @@ def estimate(p, m, k, n, rows, cols, split):
     cycles = (tiles // SMS) * (kb * s_cycles + store)
     fixed = p['T0']
     if tiles % SMS:
-        s = tail_split(tiles, kb) if split else 1
+        s = tail_split(tiles, kb) if mode else 1
         if s < 2:
             cycles += kb * s_cycles + store
+        elif mode == 3:
+            cycles += -(-kb // s) * s_cycles + 2.0 * (s - 1) / s * rows * cols * 4 / p['F'] + store
+            fixed += p['FX3']
         else:
             cycles += -(-kb // s) * s_cycles + s * rows * cols * 4 / p['F'] + store
             fixed += p['FX0']
@@ -74,18 +86,19 @@ def estimate(p, m, k, n, rows, cols, split):
     return fixed + max(cycles, l2) / 1980.0
 
 
-def shapes_for(m, n, k):
-    """The rule's candidates: both 128-column heights whole, and split where the split splits."""
+def shapes_for(m, n, k, coop=False):
+    """The rule's candidates: both 128-column heights whole, and split where the split splits
+    (with coop, both kinds of split)."""
     out = []
     for rows in (256, 128):
-        out.append((rows, 128, False))
+        out.append((rows, 128, 0))
         if splits(m, n, k, rows, 128) >= 2:
-            out.append((rows, 128, True))
+            out += [(rows, 128, 2)] + ([(rows, 128, 3)] if coop else [])
     return out
 
 
-def pick(p, m, k, n):
-    cands = shapes_for(m, n, k)
+def pick(p, m, k, n, coop=False):
+    cands = shapes_for(m, n, k, coop)
     return min(cands, key=lambda s: (estimate(p, m, k, n, *s), cands.index(s)))
 
 
@@ -129,7 +142,7 @@ def fit(rows):
 
     def f(x):
         p = dict(zip(PARAMS, x))
-        if min(p['F'], p['L2']) <= 1 or p['T0'] < 0 or p['FX0'] < 0 or min(p[s] for s in used) <= 1:
+        if min(p['F'], p['L2']) <= 1 or min(p['T0'], p['FX0'], p['FX3']) < 0 or min(p[s] for s in used) <= 1:
             return 1e9
         return rms(p, rows)
 
@@ -171,9 +184,10 @@ def geomean(xs):
 
 def report(cases):
     rows = [dict(m=c['m'], k=c['k'], n=c['n'], shape=s, us=t) for c in cases for s, t in c['cand'].items()]
+    coop = any(r['shape'][2] == 3 for r in rows)
     p, err = fit(rows)
     print('%d cases, %d candidate times; fitted on all: rms %.3f' % (len(cases), len(rows), err))
-    print('  ' + ', '.join('%s %.4g' % (k, v) for k, v in p.items()))
+    print('  ' + ', '.join('%s %.4g' % (k, v) for k, v in p.items() if coop or k != 'FX3'))
     shapes = sorted({(c['m'], c['k']) for c in cases})
     picked, selected, speed_pick, speed_sel = [], [], {}, {}
     for held in shapes:
@@ -184,15 +198,15 @@ def report(cases):
         for c in cases:
             if (c['m'], c['k']) != held:
                 continue
-            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'])}
+            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop)}
             if not rule:
                 continue
             fastest = min(rule.values())
-            s = pick(q, c['m'], c['k'], c['n'])
+            s = pick(q, c['m'], c['k'], c['n'], coop)
             got = c['cand'].get(s)
-            line = '  %s N %5d: fastest %.1f us; the fit picks m%d%s %s; the selection %s %.1f us (%.3f)' % (
-                c['dtype'], c['n'], fastest, s[0], '_sk2' if s[2] else '', '%.1f us (%.3f)' % (got, got / fastest) if got else 'untimed',
-                'm%d_n%d%s' % (c['sel'][0], c['sel'][1], '_sk2' if c['sel'][2] else '') if c['sel'] else '?', c['sel_us'], c['sel_us'] / fastest)
+            line = '  %s N %5d: fastest %.1f us; the fit picks %s %s; the selection %s %.1f us (%.3f)' % (
+                c['dtype'], c['n'], fastest, shape_name(s), '%.1f us (%.3f)' % (got, got / fastest) if got else 'untimed',
+                shape_name(c['sel']) if c['sel'] else '?', c['sel_us'], c['sel_us'] / fastest)
             print(line)
             if got:
                 picked.append(got / fastest)
@@ -205,7 +219,8 @@ def report(cases):
           % (len(picked), geomean(picked), max(picked, default=float('nan')), geomean(selected), max(selected, default=float('nan'))))
     for g in sorted(speed_pick):
         print('x cuBLAS at %s: the fit\'s picks %.3f geomean, the selection %.3f' % (g, geomean(speed_pick[g]), geomean(speed_sel[g])))
-    print('PARAMS ' + json.dumps({k: round(v, 6) for k, v in p.items()}))
+    # FX3 only where _sk3 was timed (else --model would weigh it unfitted).
+    print('PARAMS ' + json.dumps({k: round(v, 6) for k, v in p.items() if coop or k != 'FX3'}))
 
 
 def model(path):
@@ -215,9 +230,10 @@ def model(path):
             continue
         q = json.loads(line)
         m, k, n = q['m'], q['k'], q['n']
-        est = {'m%d_n%d%s' % (s[0], s[1], '_sk2' if s[2] else ''): estimate(p, m, k, n, *s) for s in shapes_for(m, n, k)}
-        s = pick(p, m, k, n)
-        print(json.dumps(dict(m=m, k=k, n=n, estimates=est, pick=dict(rows=s[0], cols=s[1], split=s[2]))))
+        coop = 'FX3' in p
+        est = {shape_name(s): estimate(p, m, k, n, *s) for s in shapes_for(m, n, k, coop)}
+        s = pick(p, m, k, n, coop)
+        print(json.dumps(dict(m=m, k=k, n=n, estimates=est, pick=dict(rows=s[0], cols=s[1], mode=s[2]))))
 
 
 def main():

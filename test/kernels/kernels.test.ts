@@ -634,17 +634,18 @@ describe('kernels on CUDA against the float64 reference', function () {
 
   // The 2:4 kernels on the Hopper GEMM engine (spmm_24_gemm_sm90a.cu, wgmma.mma_async.sp; for
   // N >= 128): every variant forced (the selection picks two of them), with each decomposition
-  // (whole tiles, hybrid stream-K, the ragged wave split by K); listed for 2:4 where it can
+  // (whole tiles, hybrid stream-K, the ragged wave split by K, the same reduced by its pieces
+  // together: _sk3, v37, each piece a share of the tile's m-slice boxes); listed for 2:4 where it can
   // run. It rejects where it cannot run (any GPU but compute capability 9.0; N % 8 != 0). On 9.0:
   // tile rows past M (M = 257, 7, 33, 300), K = 2048, 96, 70 (not a multiple of 8: only the
   // 2:4 tiles, no tensor map of A) and 1000 (not of 64), groups of 0-2 nonzeros and empty rows,
   // N = 8 (one column block, mostly empty), 136 (a partial second block), 256; the stream-K
-  // variants with fewer tiles than SMs (every tile in pieces: up to 4 with _sk2); each run twice
+  // variants with fewer tiles than SMs (every tile in pieces: up to 4 with _sk2 and _sk3); each run twice
   // on one prepared operand (stream-K's flags must be left zero for the second).
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4: the GEMM engine's variants (s24g), forced`, async function () {
       const names = ['s24g_m128_n128_s6', 's24g_m128_n256_s3', 's24g_m256_n128_s4']
-      const variants = [...names, ...names.map((v) => `${v}_sk1`), ...names.map((v) => `${v}_sk2`)]
+      const variants = [...names, ...names.map((v) => `${v}_sk1`), ...names.map((v) => `${v}_sk2`), ...names.map((v) => `${v}_sk3`)]
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype, structure: '2:4'}).variants

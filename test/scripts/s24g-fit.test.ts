@@ -12,7 +12,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 const SCRIPT = 'scripts/gpu/s24g-fit.py'
-const TRUE = {S_m128_n128: 600, S_m256_n128: 1100, S_m128_n256: 1150, F: 40, T0: 2.5, FX0: 6, L2: 5000}
+const TRUE = {S_m128_n128: 600, S_m256_n128: 1100, S_m128_n256: 1150, F: 40, T0: 2.5, FX0: 6, FX3: 3, L2: 5000}
 
 function python(args: string[], input?: string) {
   return spawnSync('python3', [SCRIPT, ...args], {input, encoding: 'utf8', timeout: 120_000})
@@ -34,24 +34,25 @@ describe('scripts/gpu/s24g-fit.py', () => {
       const problems = shapes.flatMap(([m, k]) => [128, 256, 1024, 2048].map((n) => ({m, k, n})))
       const model = python(['--model', params], problems.map((p) => JSON.stringify(p)).join('\n'))
       expect(model.status, model.stderr).to.equal(0)
-      const rows = model.stdout.trim().split('\n').map((l) => JSON.parse(l) as {m: number; k: number; n: number; estimates: Record<string, number>; pick: {rows: number; split: boolean}})
+      const rows = model.stdout.trim().split('\n').map((l) => JSON.parse(l) as {m: number; k: number; n: number; estimates: Record<string, number>; pick: {rows: number; mode: number}})
       expect(rows).to.have.length(problems.length)
-      // The estimates' candidates: both heights whole, split where the ragged wave splits.
-      expect(Object.keys(rows[0].estimates).sort()).to.deep.equal(['m128_n128', 'm128_n128_sk2', 'm256_n128', 'm256_n128_sk2'])
+      // The estimates' candidates: both heights whole, split both ways where the ragged wave splits
+      // (4096² at N = 128: 32 tiles of 128 rows, 16 of 256).
+      expect(Object.keys(rows[0].estimates).sort()).to.deep.equal(['m128_n128', 'm128_n128_sk2', 'm128_n128_sk3', 'm256_n128', 'm256_n128_sk2', 'm256_n128_sk3'])
       // Times of the model itself, as a --tune report holds them (ms), with the s24g names; the
       // selection's variant is the 256-row split (as Gemm24Rows mostly picks), a hybrid one is
       // listed and ignored.
       const stages: Record<string, number> = {m128_n128: 6, m256_n128: 4}
       const name = (shape: string) => {
-        const [m, n] = shape.split('_sk2')[0].split('_')
-        return `s24g_${m}_${n}_s${stages[`${m}_${n}`]}${shape.endsWith('_sk2') ? '_sk2' : ''}`
+        const [, m, n, sk] = /^(m\d+)_(n\d+)(_sk\d)?$/.exec(shape)!
+        return `s24g_${m}_${n}_s${stages[`${m}_${n}`]}${sk ?? ''}`
       }
       const picks = new Set<string>()
       const cases = rows.map((r) => {
         const candidates: Record<string, number> = {s24g_m128_n128_s6_sk1: 1}
         for (const [shape, us] of Object.entries(r.estimates)) candidates[name(shape)] = us / 1000
         const sel = candidates.s24g_m256_n128_s4_sk2 !== undefined ? 's24g_m256_n128_s4_sk2' : 's24g_m256_n128_s4'
-        picks.add(`${r.pick.rows}${r.pick.split}`)
+        picks.add(`${r.pick.rows}_${r.pick.mode}`)
         return {status: 'ok', op: 'spmm', m: r.m, k: r.k, n: r.n, dtype: 'f16', baselines: {cublas_f16: 0.02}, tuned: {candidates, defaultVariant: sel, defaultMs: candidates[sel]}}
       })
       // The grid reaches more than one kind of pick (else it would not test the choice).
@@ -69,6 +70,13 @@ describe('scripts/gpu/s24g-fit.py', () => {
       expect(Number(held[2]), r.stdout).to.be.at.most(1.01)
       const fitted = JSON.parse(/^PARAMS (.*)$/m.exec(r.stdout)![1]) as Record<string, number>
       for (const k of ['S_m128_n128', 'S_m256_n128', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
+      // Without _sk3 in the report, its fixed cost is not fitted, not printed, not a candidate.
+      const no3 = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.endsWith('_sk3')))}}))
+      writeFileSync(report, JSON.stringify({cases: no3}))
+      const r2 = python([report])
+      expect(r2.status, r2.stderr).to.equal(0)
+      expect(JSON.parse(/^PARAMS (.*)$/m.exec(r2.stdout)![1])).to.not.have.property('FX3')
+      expect(r2.stdout).to.not.match(/picks m\d+_n\d+_sk3/)
       // Without a tuned s24g case: one line and exit 1.
       writeFileSync(report, JSON.stringify({cases: [{status: 'ok', op: 'spmm', m: 1, k: 1, n: 1, dtype: 'f16', tuned: {candidates: {split_v8_t2_w1: 1}}}]}))
       const none = python([report])

@@ -10,10 +10,12 @@
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
-// Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1|_sk2]": tiles of 128 or 256 rows x 128 or 256
-// columns, a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
+// Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1|_sk2|_sk3]": tiles of 128 or 256 rows x 128 or
+// 256 columns, a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
 // waves' tiles out by K (stream-K hybrid), "_sk2" cuts only the ragged last wave's tiles into
-// up to 4 pieces by K (gemm_host::Decompose). (Every part of a variant name is letters then
+// up to 4 pieces by K (gemm_host::Decompose), the first piece adding the others' sums; "_sk3" the
+// same cut, the pieces reducing the tile together, each a share of its units (an m-slice's
+// 64-column box: CoopTile, v37; listed for --tune, not selected). (Every part of a variant name is letters then
 // digits: the form names are checked against without the addon's grammar.) On the H200, as
 // selected (sparse bench --suite llm --pattern 2:4, v12): 0.81-1.35x cuBLAS f16 at N = 256-2048,
 // 1.18x geomean (docs/gemm-engine.md).
@@ -128,7 +130,7 @@ static_assert(kKernelTable.Full(), "a kernel per configuration");
 std::string Name(const GemmChoice& c) {
   char buf[48];
   std::snprintf(buf, sizeof(buf), "s24g_m%d_n%d_s%d%s", 128 * c.sp, c.n_tile, c.stages,
-                c.stream_k == 1 ? "_sk1" : c.stream_k == 2 ? "_sk2" : "");
+                c.stream_k == 1 ? "_sk1" : c.stream_k == 2 ? "_sk2" : c.stream_k == 3 ? "_sk3" : "");
   return buf;
 }
 
@@ -136,7 +138,7 @@ bool ParseGemmFamily(const char* name, SpmmChoice* ch) {
   int rows = 0, cols = 0, stages = 0, used = 0;
   if (std::sscanf(name, "s24g_m%d_n%d_s%d%n", &rows, &cols, &stages, &used) != 3) return false;
   const char* rest = name + used;
-  const int sk = StreamKSuffix(rest, 2);
+  const int sk = StreamKSuffix(rest, 3);
   if (sk < 0 || (rows != 128 && rows != 256)) return false;
   const GemmChoice c{rows / 128, cols, stages, sk};
   if (Name(c) != name) return false;  // no leading zeros or signs
@@ -153,12 +155,12 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
          ConfigIndex(ch.Get<GemmChoice>()) >= 0 && SPARSE_SM90A_CAN_RUN();
 }
 
-// Every configuration with each decomposition (whole tiles, hybrid stream-K, tail split).
-// Its GPU tests passed on the H200 (v12, calls 1, 5 and 7: test/kernels/kernels.test.ts, "the
-// GEMM engine's variants").
+// Every configuration with each decomposition (whole tiles, hybrid stream-K, tail split, the
+// cooperative tail split). The first three's GPU tests passed on the H200 (v12, calls 1, 5 and
+// 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"); _sk3's (v37) have not run yet.
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (const GemmChoice& base : kConfigs)
-    for (int sk : {0, 1, 2}) {
+    for (int sk : {0, 1, 2, 3}) {
       GemmChoice c = base;
       c.stream_k = sk;
       SpmmChoice ch;
@@ -213,7 +215,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
 
 // Rank 8, before the streaming engine (9) and the mma.sp kernel (10).
 const SpmmFamily kSp24GemmFamily = {
-    "s24g",          "s24g_m(128|256)_n(128|256)_s\\d+(_sk[12])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
+    "s24g",          "s24g_m(128|256)_n(128|256)_s\\d+(_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
     GemmFamilyCanRun, GemmFamilyVariants, "2:4 tiles, staged (GEMM engine)", GemmPrepare, GemmLaunch,
 };
 
