@@ -726,13 +726,14 @@ __device__ __forceinline__ void AddPartials(const Params& p, int cw, int tile_en
 
 // The cooperative fixup (stream_k 3: the tail split, each tile cut into p.coop pieces run by
 // blocks owner .. owner + coop - 1): piece j owns the tile's units [lo, hi) (CoopLo: a unit is an
-// m-slice's 64-column box)), saves its sums of the other boxes, arrives on the tile's counter (the owner's flag),
-// waits for every piece's arrival, then adds the other pieces' sums of its own boxes. Every
-// piece reads and writes (coop - 1) / coop of a tile, where an owner adding the others' whole
-// partials reads coop - 1 tiles alone (4096², N = 256: 384 KB into one SM). Each piece then
-// stores its boxes and counts itself done (CoopDone), the last one zeroing the counters.
-// Every piece saves before it waits, so the waits form no cycle while the grid is resident.
-// Partial slot float4 i of a slice covers columns 8 (i % (kAcc / 4)) ..: box (i % (kAcc / 4)) / 8.
+// m-slice's 64-column box), saves its sums of the other units, arrives on the tile's counter (the
+// owner's flag), waits for every piece's arrival, then adds the other pieces' sums of its own
+// units. Every piece reads and writes (coop - 1) / coop of a tile, where an owner adding the
+// others' whole partials reads coop - 1 tiles alone (4096², N = 256: 384 KB into one SM). Each
+// piece then stores its units and counts itself done (CoopDone), the last one zeroing the
+// counters. Every piece saves before it waits, so the waits form no cycle while the grid is
+// resident. Partial slot float4 i of a slice covers columns 8 (i % (kAcc / 4)) ..: box
+// (i % (kAcc / 4)) / 8 of the slice (CoopUnit).
 // A cooperative piece's place (CoopTile, CoopDone): its index j among its tile's p.coop pieces,
 // the tile's owner (piece 0's block), and consumer warpgroup cw's two counters of the tile: the
 // arrivals on the owner's flag and the pieces done on the owner + 1's.
@@ -815,8 +816,8 @@ __device__ __forceinline__ void CoopDone(const Params& p, int cw) {
 // the tile's owner (false: nothing to store); the owner adds the later blocks' pieces. True
 // when d holds the whole tile (every whole-tile segment too), or under the cooperative fixup
 // the units [lo, hi) of it (else the whole tile's: 0 to kSlices kAcc / 32; slice ms's 64-column
-// boxes are units ms kAcc / 32 .., SliceBoxes). d: kSlices slices of kAcc sums (a 2:4 tile's
-// m-slices), each over the tile's columns.
+// boxes are units ms kAcc / 32 .., which the 2:4 store shifts back to boxes). d: kSlices slices
+// of kAcc sums (a 2:4 tile's m-slices), each over the tile's columns.
 template <int kAcc, int kSlices = 1>
 __device__ __forceinline__ bool CompleteTile(const Params& p, const Segment& sg, int cw, float* d, int* lo, int* hi) {
   *lo = 0, *hi = kSlices * kAcc / 32;

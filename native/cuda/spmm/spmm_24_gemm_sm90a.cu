@@ -13,12 +13,12 @@
 // Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1|_sk2|_sk3]": tiles of 128 or 256 rows x 128 or
 // 256 columns, a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
 // waves' tiles out by K (stream-K hybrid), "_sk2" cuts only the ragged last wave's tiles into
-// up to 4 pieces by K (gemm_host::Decompose), the first piece adding the others' sums; "_sk3" the
-// same cut, the pieces reducing the tile together, each a share of its units (an m-slice's
-// 64-column box: CoopTile, v37; listed for --tune, not selected). (Every part of a variant name is letters then
-// digits: the form names are checked against without the addon's grammar.) On the H200, as
-// selected (sparse bench --suite llm --pattern 2:4, v12): 0.81-1.35x cuBLAS f16 at N = 256-2048,
-// 1.18x geomean (docs/gemm-engine.md).
+// up to 4 pieces by K (gemm_host::Decompose), the first piece adding the others' sums; "_sk3"
+// the same cut, the pieces reducing the tile together, each a share of its units (an m-slice's
+// 64-column box: CoopTile, v37; listed for --tune, not selected). (Every part of a variant name
+// is letters then digits: the form names are checked against without the addon's grammar.) On
+// the H200, as selected (sparse bench --suite llm --pattern 2:4, v12): 0.81-1.35x cuBLAS f16 at
+// N = 256-2048, 1.18x geomean (docs/gemm-engine.md).
 //
 // The selection runs it for every 2:4 f16/bf16 problem from N = 128 on (rank 8, before the
 // streaming engine and the mma.sp kernel), 128 columns, the tail split, and the tile height
