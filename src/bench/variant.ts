@@ -75,7 +75,8 @@ export class Tuner {
     // NOTE: a 2:4 matrix lists the 2:4 kernel's s24_* variants too, and has its own cache key.
     const query = {...shape, rowOffsets: csr.rowOffsets, columnIndices: csr.columnIndices, values: a.values, ...(keepSparse ? {keepSparse} : {})}
     const list: BenchVariantList = native.spmmVariants ? native.spmmVariants(query) : {selected: '', variants: []}
-    const structure = list.structure ? {structure: list.structure} : {}
+    // (2:4 keys and entries apart for f16/bf16 only, as tuneKey writes them.)
+    const structure = list.structure && a.dtype !== 'f32' ? {structure: list.structure} : {}
     const key = tuneKey({gpu: this.gpu, ...shape, ...structure, keepSparse})
     // What every choice below carries for the cache (keep()).
     const ids = {key, ...structure, keepSparse}
