@@ -2,6 +2,7 @@
 // plans build them (for tests and inspection; synchronous, pure C++, also in a CPU-only
 // build): tcFormat, bitmapFormat, sp24Format, sp24ToCsr, sddmmChunkStarts.
 #include <cmath>
+#include <string>
 
 #include "binding/exports.h"
 #include "binding/kernel_call.h"
@@ -204,12 +205,16 @@ Napi::Value UnstPairStreamJs(const Napi::CallbackInfo& info) {
   return UnstFormStream(info, "unstPairStream", UnstLayout::kPairFrag);
 }
 
-// gemm24Rows({m, k, n, sms, nnz?}) -> {rows, split, denseEnough}: the 2:4 tile height the
+// gemm24Rows({m, k, n, sms, nnz?, model?}) -> {rows, split, streamK, denseEnough, estimates?}: the 2:4 tile height the
 // selection runs on the GEMM engine (128 or 256; Gemm24Rows, common/gemm_plan.h) on a GPU of
 // `sms` SMs, how many pieces by K the ragged last wave's tiles of that height are cut into
 // (TailSplit; below 2: whole), and whether a 2:4 matrix of `nnz` nonzeros is dense enough for
 // the 2:4 kernels (DenseWorkPays, common/gemm_plan.h; nnz defaults to half of m k, the 2:4
 // pattern full). Synchronous; pure C++.
+// With model ({S_m128_n128, S_m256_n128, F, T0, FX0, L2, FX3?}: scripts/gpu/s24g-fit.py's
+// PARAMS), the pick of Gemm24Pick instead, its decomposition (streamK: 0 whole tiles, 2 or 3) and
+// `estimates` (us, Gemm24Us) of every shape it weighed, named as the script names them
+// (m256_n128, m256_n128_sk2, ...); the script mirrors it (test/kernels/gemm-plan.test.ts).
 Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   Args a(info, "gemm24Rows");
   const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n"), sms = a.Dim("sms");
@@ -217,11 +222,38 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   const long long half = static_cast<long long>(m) * k / 2;
   const long long nnz = a.Has("nnz") ? a.Dim("nnz") : half;
   if (nnz < 0 || nnz > half) a.RangeFail("nnz must be from 0 to m k / 2 (a 2:4 matrix)");
-  const int rows = Gemm24Rows(m, n, k, sms);
+  Gemm24Model md;
+  if (a.Has("model")) {
+    Napi::Value v = info[0].As<Napi::Object>().Get("model");
+    if (!v.IsObject()) a.TypeFail("model must be an object of the model's constants");
+    Napi::Object mo = v.As<Napi::Object>();
+    const auto get = [&](const char* key, bool optional) {
+      const Napi::Value x = mo.Get(key);
+      if (optional && (x.IsUndefined() || x.IsNull())) return -1.0;
+      if (!x.IsNumber() || !std::isfinite(x.As<Napi::Number>().DoubleValue()))
+        a.TypeFail(std::string("model.") + key + " must be a finite number");
+      return x.As<Napi::Number>().DoubleValue();
+    };
+    md = Gemm24Model{get("S_m128_n128", false), get("S_m256_n128", false), get("F", false), get("T0", false),
+                     get("FX0", false),         get("L2", false),          get("FX3", true)};
+    if (!md.On()) a.RangeFail("model: stage cycles, F and L2 must be above 0, T0 and FX0 at least 0");
+  }
+  const Gemm24Shape shape = md.On() ? Gemm24Pick(md, m, n, k, sms) : Gemm24Shape{Gemm24Rows(m, n, k, sms), 2};
   Napi::Object o = Napi::Object::New(info.Env());
-  o.Set("rows", rows);
-  o.Set("split", TailSplit(Gemm24Tiles(m, n, rows), sms, (k + 63) / 64));
+  o.Set("rows", shape.rows);
+  o.Set("split", shape.stream_k == 0 ? 1 : TailSplit(Gemm24Tiles(m, n, shape.rows), sms, (k + 63) / 64));
+  o.Set("streamK", shape.stream_k);
   o.Set("denseEnough", DenseWorkPays(m, k, nnz));
+  if (md.On()) {
+    Napi::Object est = Napi::Object::New(info.Env());
+    for (int rows : {256, 128})
+      for (int sk : {0, 2, 3}) {
+        if (sk == 3 && md.coop_us < 0) continue;
+        if (sk != 0 && TailSplit(Gemm24Tiles(m, n, rows), sms, (k + 63) / 64) < 2) continue;
+        est.Set("m" + std::to_string(rows) + "_n128" + (sk ? "_sk" + std::to_string(sk) : ""), Gemm24Us(md, m, n, k, rows, sk, sms));
+      }
+    o.Set("estimates", est);
+  }
   return o;
 }
 

@@ -54,6 +54,67 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
   return rows;
 }
 
+// The 2:4 family's shape by a model of the launch (v37, prepared, off until fitted): v12's records
+// say a split of the ragged wave costs a fixed 7-13 us on these kernels (the owner's read of the
+// other pieces' sums), which Gemm24Rows does not weigh (6144 x 4096 at N = 256: whole 128-row
+// tiles 23.9 us against its 256-row split's 26.3). scripts/gpu/s24g-fit.py fits the model on
+// `sparse bench --tune` reports (every s24g shape timed) and checks it held out by shape; it is
+// mirrored there (test/kernels/gemm-plan.test.ts keeps the two in step). A launch's time, us:
+//   fixed_us + (split_us for a _sk2 split, coop_us for _sk3) + max(tile cycles, L2 cycles) / 1980
+// with tile cycles those of GemmTileCycles' form at a K stage of s128 or s256 cycles (the fixup:
+// the owner's split x rows x 512 bytes for _sk2, each piece's 2 (split - 1) / split of them for
+// _sk3; the store rows x 256 bytes; both at bytes_per_cycle) and L2 cycles the operands' bytes
+// (A's values and metadata, 1.125 bytes a weight, once per column of tiles; B once per row of
+// tiles) at l2_bytes_per_cycle. Off (On() false) the selection keeps Gemm24Rows and the split;
+// SPARSE_S24G_MODEL (spmm_24_gemm_sm90a.cu) sets it for a measurement.
+struct Gemm24Model {
+  double s128 = 0, s256 = 0, bytes_per_cycle = 0, fixed_us = 0, split_us = 0, l2_bytes_per_cycle = 0;
+  double coop_us = -1;  // below 0: _sk3 is not a candidate
+  bool On() const {
+    return s128 > 0 && s256 > 0 && bytes_per_cycle > 0 && l2_bytes_per_cycle > 0 && fixed_us >= 0 && split_us >= 0;
+  }
+};
+struct Gemm24Shape {
+  int rows;
+  int stream_k;  // 0 whole tiles, 2 the ragged wave split (the owner adds), 3 the same reduced together
+};
+inline double Gemm24Us(const Gemm24Model& md, long long m, long long n, long long k, int rows, int stream_k, int sms) {
+  const double stage = rows == 256 ? md.s256 : md.s128, f = md.bytes_per_cycle;
+  const long long tiles = Gemm24Tiles(m, n, rows), k_blocks = (k + 63) / 64;
+  const double store = rows * 128.0 * 2 / f;
+  double cycles = static_cast<double>(tiles / sms) * (k_blocks * stage + store), fixed = md.fixed_us;
+  if (tiles % sms != 0) {
+    const int s = stream_k ? TailSplit(tiles, sms, static_cast<int>(k_blocks)) : 1;
+    if (s < 2) {
+      cycles += k_blocks * stage + store;
+    } else {
+      const double bytes = rows * 128.0 * 4;
+      cycles += static_cast<double>((k_blocks + s - 1) / s) * stage + store +
+                (stream_k == 3 ? 2.0 * (s - 1) / s * bytes : s * bytes) / f;
+      fixed += stream_k == 3 ? md.coop_us : md.split_us;
+    }
+  }
+  const double l2 = (static_cast<double>(m) * k * 1.125 * ((n + 127) / 128) +
+                     2.0 * static_cast<double>(k) * n * ((m + rows - 1) / rows)) /
+                    md.l2_bytes_per_cycle;
+  return fixed + (cycles > l2 ? cycles : l2) / 1980.0;
+}
+// The cheapest shape: 256 rows then 128, each whole, split (where the split splits) and, with
+// coop_us set, split and reduced together; ties to the earlier.
+inline Gemm24Shape Gemm24Pick(const Gemm24Model& md, long long m, long long n, long long k, int sms) {
+  const long long k_blocks = (k + 63) / 64;
+  Gemm24Shape best{256, 0};
+  double least = -1;
+  for (int rows : {256, 128})
+    for (int sk : {0, 2, 3}) {
+      if (sk == 3 && md.coop_us < 0) continue;
+      if (sk != 0 && TailSplit(Gemm24Tiles(m, n, rows), sms, static_cast<int>(k_blocks)) < 2) continue;
+      const double t = Gemm24Us(md, m, n, k, rows, sk, sms);
+      if (least < 0 || t < least) least = t, best = Gemm24Shape{rows, sk};
+    }
+  return best;
+}
+
 // Where the selection runs unstructured f16/bf16 matrices on the GEMM engine (the family ung,
 // spmm_unst_gemm_sm90a.cu): from N = kUnGemmMinN on (below it, the streaming engine's family up to
 // N = 64 and the other kernels): always on large problems at a density of at least

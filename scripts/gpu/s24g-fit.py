@@ -27,8 +27,10 @@ bytes a cycle through L2. _sk3 is a candidate only where the reports timed it.
 Fitted by relative least squares (Nelder-Mead, pure Python): on every case, then leaving each
 shape out in turn; for each left-out case, the measured time of the fitted model's pick and of the
 selection's variant over the fastest of the candidates the rule chooses from. `--model` writes,
-for problems {m, k, n} as JSON lines, each shape's estimate and the pick (with _sk3 where PARAMS
-has FX3; for a C++ mirror's test).
+for problems {m, k, n, sms?} as JSON lines, each shape's estimate and the pick (with _sk3 where
+PARAMS has FX3), as Gemm24Us and Gemm24Pick (native/common/gemm_plan.h) give them through the
+addon's gemm24Rows with a model: test/kernels/gemm-plan.test.ts keeps the two in step. A report's
+fit also prints SPARSE_S24G_MODEL=..., which turns the model's pick on in `sparse bench`.
 """
 import json
 import math
@@ -42,9 +44,9 @@ PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 
 START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0]
 
 
-def tail_split(tiles, k_blocks):
-    r = tiles % SMS
-    return 1 if r == 0 else min(SMS // r, MAX_SPLIT, k_blocks)
+def tail_split(tiles, k_blocks, sms=SMS):
+    r = tiles % sms
+    return 1 if r == 0 else min(sms // r, MAX_SPLIT, k_blocks)
 
 
 def shape_of(variant):
@@ -60,20 +62,20 @@ def shape_name(s):
     return 'm%d_n%d%s' % (s[0], s[1], '_sk%d' % s[2] if s[2] else '')
 
 
-def splits(m, n, k, rows, cols):
+def splits(m, n, k, rows, cols, sms=SMS):
     tiles = -(-m // rows) * -(-n // cols)
-    return tail_split(tiles, -(-k // 64))
+    return tail_split(tiles, -(-k // 64), sms)
 
 
-def estimate(p, m, k, n, rows, cols, mode):
+def estimate(p, m, k, n, rows, cols, mode, sms=SMS):
     s_cycles = p['S_m%d_n%d' % (rows, cols)]
     tiles = -(-m // rows) * -(-n // cols)
     kb = -(-k // 64)
     store = rows * cols * 2 / p['F']
-    cycles = (tiles // SMS) * (kb * s_cycles + store)
+    cycles = (tiles // sms) * (kb * s_cycles + store)
     fixed = p['T0']
-    if tiles % SMS:
-        s = tail_split(tiles, kb) if mode else 1
+    if tiles % sms:
+        s = tail_split(tiles, kb, sms) if mode else 1
         if s < 2:
             cycles += kb * s_cycles + store
         elif mode == 3:
@@ -86,20 +88,20 @@ def estimate(p, m, k, n, rows, cols, mode):
     return fixed + max(cycles, l2) / 1980.0
 
 
-def shapes_for(m, n, k, coop=False):
+def shapes_for(m, n, k, coop=False, sms=SMS):
     """The rule's candidates: both 128-column heights whole, and split where the split splits
-    (with coop, both kinds of split)."""
+    (with coop, both kinds of split); Gemm24Pick's order."""
     out = []
     for rows in (256, 128):
         out.append((rows, 128, 0))
-        if splits(m, n, k, rows, 128) >= 2:
+        if splits(m, n, k, rows, 128, sms) >= 2:
             out += [(rows, 128, 2)] + ([(rows, 128, 3)] if coop else [])
     return out
 
 
-def pick(p, m, k, n, coop=False):
-    cands = shapes_for(m, n, k, coop)
-    return min(cands, key=lambda s: (estimate(p, m, k, n, *s), cands.index(s)))
+def pick(p, m, k, n, coop=False, sms=SMS):
+    cands = shapes_for(m, n, k, coop, sms)
+    return min(cands, key=lambda s: (estimate(p, m, k, n, *s, sms=sms), cands.index(s)))
 
 
 def rms(p, rows):
@@ -219,8 +221,11 @@ def report(cases):
           % (len(picked), geomean(picked), max(picked, default=float('nan')), geomean(selected), max(selected, default=float('nan'))))
     for g in sorted(speed_pick):
         print('x cuBLAS at %s: the fit\'s picks %.3f geomean, the selection %.3f' % (g, geomean(speed_pick[g]), geomean(speed_sel[g])))
-    # FX3 only where _sk3 was timed (else --model would weigh it unfitted).
+    # FX3 only where _sk3 was timed (else --model would weigh it unfitted). The same as the
+    # environment variable that sets Gemm24Model (S128,S256,F,T0,FX0,L2[,FX3]) for a measurement.
     print('PARAMS ' + json.dumps({k: round(v, 6) for k, v in p.items() if coop or k != 'FX3'}))
+    print('SPARSE_S24G_MODEL=' + ','.join('%.6g' % p[k] for k in ('S_m128_n128', 'S_m256_n128', 'F', 'T0', 'FX0', 'L2')) +
+          (',%.6g' % p['FX3'] if coop else ''))
 
 
 def model(path):
@@ -229,10 +234,10 @@ def model(path):
         if not line.strip():
             continue
         q = json.loads(line)
-        m, k, n = q['m'], q['k'], q['n']
+        m, k, n, sms = q['m'], q['k'], q['n'], q.get('sms', SMS)
         coop = 'FX3' in p
-        est = {shape_name(s): estimate(p, m, k, n, *s) for s in shapes_for(m, n, k, coop)}
-        s = pick(p, m, k, n, coop)
+        est = {shape_name(s): estimate(p, m, k, n, *s, sms=sms) for s in shapes_for(m, n, k, coop, sms)}
+        s = pick(p, m, k, n, coop, sms)
         print(json.dumps(dict(m=m, k=k, n=n, estimates=est, pick=dict(rows=s[0], cols=s[1], mode=s[2]))))
 
 

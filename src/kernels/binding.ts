@@ -151,6 +151,22 @@ export interface NativeSddmmArgs {
 }
 
 /** The kernel functions of the addon (src: native/binding/kernels_binding.cc and its per-op files). */
+/**
+ * The 2:4 GEMM family's launch model (Gemm24Model, native/common/gemm_plan.h), as
+ * scripts/gpu/s24g-fit.py prints it: stage cycles of the 128- and 256-row tiles, the fixup's and
+ * store's bytes a cycle (F), the fixed cost (T0) and a split's (FX0; FX3 for the cooperative one,
+ * absent: not a candidate), us, and the operands' L2 bytes a cycle.
+ */
+export interface Gemm24ModelParams {
+  S_m128_n128: number
+  S_m256_n128: number
+  F: number
+  T0: number
+  FX0: number
+  L2: number
+  FX3?: number
+}
+
 export interface NativeKernels {
   /** Never throws; `available: false` with a reason when there is no usable GPU. */
   cudaInfo(): CudaInfo
@@ -280,9 +296,18 @@ export interface NativeKernels {
   /**
    * The 2:4 tile height (128 or 256 rows) the selection runs on the Hopper GEMM engine (s24g,
    * N >= 128) on a GPU of `sms` SMs, and the pieces by K its ragged last wave's tiles are cut
-   * into (below 2: whole tiles); native/common/gemm_plan.h.
+   * into (below 2: whole tiles); native/common/gemm_plan.h. With `model` (v37: the constants
+   * scripts/gpu/s24g-fit.py fits), Gemm24Pick's height and decomposition by the launch model.
    */
-  gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number}): {rows: number; split: number; denseEnough: boolean}
+  gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number; model?: Gemm24ModelParams}): {
+    rows: number
+    split: number
+    /** 2 (the tail split, the owner adding) under Gemm24Rows; with a model 0, 2 or 3. */
+    streamK: number
+    denseEnough: boolean
+    /** With a model: Gemm24Us of each shape weighed (m256_n128, m256_n128_sk2, ...), us. */
+    estimates?: Record<string, number>
+  }
   /**
    * The models the selection weighs unstructured A with at N >= 128 (native/common/gemm_plan.h):
    * the pair stream's (ung) and A stored dense's (und) tile width, ragged-wave split and modelled

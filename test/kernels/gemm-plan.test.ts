@@ -3,9 +3,13 @@
  * through the addon's unstGemmPlan; pure C++, runs everywhere), and the Python mirror of them
  * that scripts/gpu/und-dlmc.py fits measured times with: the two must give the same shapes,
  * cycles and estimates, or the script's fits and held-out checks describe another rule than
- * the one the addon runs.
+ * the one the addon runs. Likewise the 2:4 family's launch model (Gemm24Pick, Gemm24Us, through
+ * gemm24Rows with a model) and scripts/gpu/s24g-fit.py.
  */
 import {spawnSync} from 'node:child_process'
+import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 
 import {expect} from 'chai'
 
@@ -143,6 +147,73 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
     expect(() => addon.unstGemmPlan({m: 0, k: 1, n: 1, nnz: 0, sms: 132})).to.throw(RangeError, /at least 1/)
     expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 5, sms: 132})).to.throw(RangeError, /nnz must be from 0 to m k/)
     expect(() => addon.unstGemmPlan({m: 2, k: 2.5, n: 1, nnz: 1, sms: 132})).to.throw(RangeError, /integer/)
+  })
+})
+
+/** s24g-fit.py's constants (v12's records fitted, rounded), with and without the cooperative split. */
+const S24G_MODEL = {S_m128_n128: 600, S_m256_n128: 1100, F: 60, T0: 1.1, FX0: 7.2, L2: 5300}
+const S24G_COOP = {...S24G_MODEL, FX3: 3}
+
+describe('GEMM engine selection models (2:4, host)', () => {
+  const addon = loadAddon()
+
+  it('scripts/gpu/s24g-fit.py --model gives the addon\'s Gemm24Pick and Gemm24Us on every problem of the grid', function () {
+    const probe = spawnSync('python3', ['--version'], {encoding: 'utf8'})
+    if (probe.error || probe.status !== 0) {
+      console.log(`      (skipped: python3 is not usable: ${probe.error?.message ?? probe.stderr.trim()})`)
+      this.skip()
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'sparse-s24g-plan-'))
+    try {
+      const problems: {m: number; k: number; n: number; sms: number}[] = []
+      for (const [m, k] of [[4096, 4096], [11008, 4096], [4096, 11008], [14336, 4096], [4096, 14336], [6144, 4096], [2048, 512], [300, 1000], [129, 264]])
+        for (const n of [128, 136, 256, 512, 1024, 2048])
+          for (const sms of [132, 114, 78]) problems.push({m, k, n, sms})
+      const kinds = new Set<string>()
+      const differ: string[] = []
+      for (const model of [S24G_MODEL, S24G_COOP]) {
+        const params = join(dir, 'params.json')
+        writeFileSync(params, JSON.stringify(model))
+        const r = spawnSync('python3', ['scripts/gpu/s24g-fit.py', '--model', params], {input: problems.map((p) => JSON.stringify(p)).join('\n') + '\n', encoding: 'utf8'})
+        expect(r.status, r.stderr).to.equal(0)
+        const lines = r.stdout.trim().split('\n')
+        expect(lines).to.have.length(problems.length)
+        for (const [i, p] of problems.entries()) {
+          const py = JSON.parse(lines[i]) as {estimates: Record<string, number>; pick: {rows: number; mode: number}}
+          const cc = addon.gemm24Rows({...p, model})
+          const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}`
+          if (py.pick.rows !== cc.rows || py.pick.mode !== cc.streamK) differ.push(`${at}: pick ${JSON.stringify(py.pick)} against rows ${cc.rows} streamK ${cc.streamK}`)
+          expect(Object.keys(cc.estimates!).sort(), at).to.deep.equal(Object.keys(py.estimates).sort())
+          for (const [shape, us] of Object.entries(py.estimates)) {
+            if (Math.abs(us - cc.estimates![shape]) > 1e-9 * Math.max(1, us)) differ.push(`${at}: ${shape} ${us} against ${cc.estimates![shape]}`)
+          }
+          kinds.add(`${cc.rows}_${cc.streamK}`)
+        }
+      }
+      expect(differ.slice(0, 10), `${differ.length} differences`).to.deep.equal([])
+      // The grid reaches whole tiles and splits of both heights, and the cooperative split.
+      for (const k of ['128_0', '256_0', '128_2', '128_3']) expect([...kinds], k).to.include(k)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+
+  it('without a model keeps Gemm24Rows and the owner\'s split; with one, whole 128-row tiles where a split costs more', () => {
+    expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})).to.deep.include({rows: 256, split: 2, streamK: 2})
+    expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})).to.not.have.property('estimates')
+    // 6144 x 4096 at N = 256: 96 tiles of 128 rows fill most of a wave, whole (v12: 23.9 us
+    // against 26.3 for the 256-row split in two).
+    const picked = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: S24G_MODEL})
+    expect(picked).to.deep.include({rows: 128, split: 1, streamK: 0})
+    expect(picked.estimates!.m128_n128).to.be.below(picked.estimates!.m256_n128_sk2)
+    // Large problems: 256-row tiles (fewer shared-memory bytes a multiply-add).
+    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 2048, sms: 132, model: S24G_MODEL})).to.deep.include({rows: 256, streamK: 0})
+  })
+
+  it('refuses a bad model', () => {
+    expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: 3 as never})).to.throw(TypeError, /model must be an object/)
+    expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: {...S24G_MODEL, F: 'x' as never}})).to.throw(TypeError, /model.F must be a finite number/)
+    expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: {...S24G_MODEL, L2: 0}})).to.throw(RangeError, /model: stage cycles/)
   })
 })
 

@@ -564,6 +564,35 @@ describe('kernels on CUDA against the float64 reference', function () {
     for (const bad of ['', '6.18', '6.18,0', '-1,0.0005', '6.18,0.0005x', 'nan,1']) expect(run(bad)[0], `SPARSE_UND_SMALL=${bad}: off`).to.equal(off[0])
   })
 
+  // The 2:4 family's launch model (Gemm24Model, common/gemm_plan.h; v37): off in the library;
+  // SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3]" turns Gemm24Pick on (read once per process,
+  // so child processes run the selection). 6144 x 4096 at N = 256: whole 128-row tiles with the
+  // model, the 256-row split without; malformed values leave it off.
+  it('SpMM f16, 2:4, the GEMM engine: SPARSE_S24G_MODEL turns on the launch model\'s pick (a child process)', function () {
+    if (cudaInfo().computeCapability !== '9.0') this.skip()
+    const script = [
+      "const {spmmVariants} = await import(process.argv[1])",
+      "const pick = (m, k, n) => spmmVariants({m, k, n, nnz: m * k / 2, dtype: 'f16', structure: '2:4'}).selected",
+      "console.log(JSON.stringify([pick(6144, 4096, 256), pick(4096, 4096, 2048), pick(4096, 4096, 64)]))",
+    ].join('\n')
+    const run = (value: string | undefined) => {
+      const env = {...process.env}
+      delete env.SPARSE_S24G_MODEL
+      if (value !== undefined) env.SPARSE_S24G_MODEL = value
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, resolve('dist/index.js')], {env, encoding: 'utf8'})
+      expect(r.status, r.stderr).to.equal(0)
+      return JSON.parse(r.stdout.trim().split('\n').pop()!) as string[]
+    }
+    const off = run(undefined)
+    expect(off[0], 'off: Gemm24Rows, the split').to.equal('s24g_m256_n128_s4_sk2')
+    const on = run('600,1100,60,1.1,7.2,5300')
+    expect(on[0], 'on: whole 128-row tiles').to.equal('s24g_m128_n128_s6')
+    expect(on[1], '4096^2 at N = 2048: whole 256-row tiles').to.equal('s24g_m256_n128_s4')
+    expect(on[2], 'N = 64: the streaming engine either way').to.equal(off[2])
+    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300'])
+      expect(run(bad)[0], `SPARSE_S24G_MODEL=${bad}: off`).to.equal(off[0])
+  })
+
   // The selection of the unstructured GEMM-engine kernels: on compute capability 9.0, f16/bf16
   // unstructured matrices from N = 128 on (N a multiple of 8). From 2^31 multiply-adds on at a
   // density of at least 2.5 %, from N = 184 on (the ridge, 177.5 flops a byte) with N and K

@@ -7,7 +7,9 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 
 #include "cuda/common/device_buffer.h"
@@ -17,6 +19,24 @@
 #endif
 
 namespace sparse {
+
+// A selection model's constants from the environment (SPARSE_UND_SMALL, SPARSE_S24G_MODEL):
+// the count of comma-separated finite numbers that make up all of `name`'s value, at most `max`
+// of them into out; 0 when unset, -1 when malformed (a family then leaves its model off).
+inline int EnvNumbers(const char* name, double* out, int max) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return 0;
+  int count = 0;
+  for (const char* at = v;; ++at) {
+    char* end = nullptr;
+    const double d = std::strtod(at, &end);
+    if (end == at || !std::isfinite(d) || count == max) return -1;
+    out[count++] = d;
+    if (*end == '\0') return count;
+    if (*end != ',') return -1;
+    at = end;
+  }
+}
 
 // The decomposition the end of a GEMM-engine variant's name gives (the families' parsers): 0
 // for "", k for "_sk<k>" with k from 1 to `max`, -1 for anything else.

@@ -169,16 +169,36 @@ void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
     }
 }
 
+// The model of Gemm24Pick (common/gemm_plan.h), off until fitted: SPARSE_S24G_MODEL=
+// "S128,S256,F,T0,FX0,L2[,FX3]" (the line scripts/gpu/s24g-fit.py prints) turns it on for a
+// measurement; anything malformed leaves it off. Read once.
+const Gemm24Model& S24gModel() {
+  static const Gemm24Model model = [] {
+    Gemm24Model md;
+    double x[7] = {0, 0, 0, 0, 0, 0, -1};
+    const int got = EnvNumbers("SPARSE_S24G_MODEL", x, 7);
+    if (got == 6 || (got == 7 && x[6] >= 0)) {
+      const Gemm24Model m{x[0], x[1], x[2], x[3], x[4], x[5], x[6]};
+      if (m.On()) md = m;
+    }
+    return md;
+  }();
+  return model;
+}
+
 // N >= 128 (below, the streaming engine and the mma.sp kernel): 128 columns, the tail split,
-// the tile height of Gemm24Rows on this GPU's SMs (kConfigs' 128- and 256-row entries). Not
-// below 2.5 % dense (DenseWorkPays, common/gemm_plan.h: the CSR kernels take those).
+// the tile height of Gemm24Rows on this GPU's SMs (kConfigs' 128- and 256-row entries); with
+// SPARSE_S24G_MODEL, Gemm24Pick's height and decomposition. Not below 2.5 % dense
+// (DenseWorkPays, common/gemm_plan.h: the CSR kernels take those).
 bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   if (p.n < kGemm24MinN || !DenseWorkPays(p.m, p.k, p.nnz)) return false;
-  const int rows = Gemm24Rows(p.m, p.n, p.k, sm_count > 0 ? sm_count : SmCount());
-  GemmChoice c{};  // kConfigs' 128-column entry of that height, with the tail split
+  const int sms = sm_count > 0 ? sm_count : SmCount();
+  const Gemm24Model& md = S24gModel();
+  const Gemm24Shape shape = md.On() ? Gemm24Pick(md, p.m, p.n, p.k, sms) : Gemm24Shape{Gemm24Rows(p.m, p.n, p.k, sms), 2};
+  GemmChoice c{};  // kConfigs' 128-column entry of that height
   for (const GemmChoice& k : kConfigs)
-    if (k.sp == rows / 128 && k.n_tile == 128) c = k;
-  c.stream_k = 2;
+    if (k.sp == shape.rows / 128 && k.n_tile == 128) c = k;
+  c.stream_k = shape.stream_k;
   SpmmChoice mine;
   mine.Set(c);
   if (!GemmFamilyCanRun(p, mine)) return false;

@@ -19,9 +19,7 @@
 // A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
 // order), on a device with at most as many SMs as the one it was prepared on.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -222,12 +220,8 @@ cudaError_t UndLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOper
 const UndSmallModel& UndSmall() {
   static const UndSmallModel model = [] {
     UndSmallModel m;
-    const char* v = std::getenv("SPARSE_UND_SMALL");
-    double fixed = 0, per = 0;
-    char tail = 0;
-    if (v && std::sscanf(v, "%lf,%lf%c", &fixed, &per, &tail) == 2 && std::isfinite(fixed) && std::isfinite(per) &&
-        fixed >= 0 && per > 0)
-      m.fixed_us = fixed, m.us_per_cycle = per;
+    double x[2] = {0, 0};
+    if (EnvNumbers("SPARSE_UND_SMALL", x, 2) == 2 && x[0] >= 0 && x[1] > 0) m.fixed_us = x[0], m.us_per_cycle = x[1];
     return m;
   }();
   return model;
