@@ -13,6 +13,8 @@ import {join} from 'node:path'
 
 import {expect} from 'chai'
 
+import {requirePython3} from '../helpers/python.js'
+
 import {loadAddon} from '../../src/kernels/binding.js'
 
 interface Problem {
@@ -61,11 +63,7 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
   const addon = loadAddon()
 
   it('scripts/gpu/und-dlmc.py --plan gives the addon\'s shapes, cycles and estimates on every problem of the grid', function () {
-    const probe = spawnSync('python3', ['--version'], {encoding: 'utf8'})
-    if (probe.error || probe.status !== 0) {
-      console.log(`      (skipped: python3 is not usable: ${probe.error?.message ?? probe.stderr.trim()})`)
-      this.skip()
-    }
+    requirePython3(this)
     const problems = grid()
     const r = spawnSync('python3', ['scripts/gpu/und-dlmc.py', '--plan'], {input: problems.map((p) => JSON.stringify(p)).join('\n') + '\n', encoding: 'utf8'})
     expect(r.status, r.stderr).to.equal(0)
@@ -158,11 +156,7 @@ describe('GEMM engine selection models (2:4, host)', () => {
   const addon = loadAddon()
 
   it('scripts/gpu/s24g-fit.py --model gives the addon\'s Gemm24Pick and Gemm24Us on every problem of the grid', function () {
-    const probe = spawnSync('python3', ['--version'], {encoding: 'utf8'})
-    if (probe.error || probe.status !== 0) {
-      console.log(`      (skipped: python3 is not usable: ${probe.error?.message ?? probe.stderr.trim()})`)
-      this.skip()
-    }
+    requirePython3(this)
     const dir = mkdtempSync(join(tmpdir(), 'sparse-s24g-plan-'))
     try {
       const problems: {m: number; k: number; n: number; sms: number}[] = []

@@ -534,26 +534,33 @@ describe('kernels on CUDA against the float64 reference', function () {
     })
   }
 
+  /**
+   * The selection's picks in a child process with the environment variable `name` set to
+   * `value` (unset when undefined; a selection model reads it once per process): `calls`, lines
+   * of `pick(...)` over the library's spmmVariants, each giving a variant name.
+   */
+  function picksWith(name: string, value: string | undefined, calls: string[]): string[] {
+    const script = [
+      "const {spmmVariants} = await import(process.argv[1])",
+      "const pick = (m, k, n, d, more = {}) => spmmVariants({m, k, n, nnz: Math.round(m * k * d), dtype: 'f16', ...more}).selected",
+      `console.log(JSON.stringify([${calls.join(', ')}]))`,
+    ].join('\n')
+    const env = {...process.env}
+    delete env[name]
+    if (value !== undefined) env[name] = value
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, resolve('dist/index.js')], {env, encoding: 'utf8'})
+    expect(r.status, r.stderr).to.equal(0)
+    return JSON.parse(r.stdout.trim().split('\n').pop()!) as string[]
+  }
+
   // und's branch below 2^31 multiply-adds (UndSmallModel, common/gemm_plan.h; v37): off in the
   // library; SPARSE_UND_SMALL="FIXED,PER_CYCLE" turns it on (read once per process, so a child
   // process runs the selection). With ung's own constants und's fewer modelled cycles win on
   // 1024^2 at N = 1024; malformed values leave it off.
   it('SpMM f16, unstructured, the GEMM engine: SPARSE_UND_SMALL turns on A stored dense below 2^31 multiply-adds (a child process)', function () {
     if (cudaInfo().computeCapability !== '9.0') this.skip()
-    const script = [
-      "const {spmmVariants} = await import(process.argv[1])",
-      "const pick = (m, k, n, d) => spmmVariants({m, k, n, nnz: Math.round(m * k * d), dtype: 'f16'}).selected",
-      "const kept = spmmVariants({m: 1024, k: 1024, n: 1024, nnz: 524288, dtype: 'f16', keepSparse: true}).selected",
-      "console.log(JSON.stringify([pick(1024, 1024, 1024, 0.5), pick(1024, 1024, 176, 0.5), pick(512, 512, 256, 0.01), kept]))",
-    ].join('\n')
-    const run = (value: string | undefined) => {
-      const env = {...process.env}
-      delete env.SPARSE_UND_SMALL
-      if (value !== undefined) env.SPARSE_UND_SMALL = value
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, resolve('dist/index.js')], {env, encoding: 'utf8'})
-      expect(r.status, r.stderr).to.equal(0)
-      return JSON.parse(r.stdout.trim().split('\n').pop()!) as string[]
-    }
+    const calls = ['pick(1024, 1024, 1024, 0.5)', 'pick(1024, 1024, 176, 0.5)', 'pick(512, 512, 256, 0.01)', 'pick(1024, 1024, 1024, 0.5, {keepSparse: true})']
+    const run = (value: string | undefined) => picksWith('SPARSE_UND_SMALL', value, calls)
     const off = run(undefined)
     expect(off[0], 'off: the pair stream below 2^31').to.match(/^ung_/)
     const on = run('6.18,0.000584')
@@ -570,19 +577,9 @@ describe('kernels on CUDA against the float64 reference', function () {
   // model, the 256-row split without; malformed values leave it off.
   it('SpMM f16, 2:4, the GEMM engine: SPARSE_S24G_MODEL turns on the launch model\'s pick (a child process)', function () {
     if (cudaInfo().computeCapability !== '9.0') this.skip()
-    const script = [
-      "const {spmmVariants} = await import(process.argv[1])",
-      "const pick = (m, k, n) => spmmVariants({m, k, n, nnz: m * k / 2, dtype: 'f16', structure: '2:4'}).selected",
-      "console.log(JSON.stringify([pick(6144, 4096, 256), pick(4096, 4096, 2048), pick(4096, 4096, 64)]))",
-    ].join('\n')
-    const run = (value: string | undefined) => {
-      const env = {...process.env}
-      delete env.SPARSE_S24G_MODEL
-      if (value !== undefined) env.SPARSE_S24G_MODEL = value
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, resolve('dist/index.js')], {env, encoding: 'utf8'})
-      expect(r.status, r.stderr).to.equal(0)
-      return JSON.parse(r.stdout.trim().split('\n').pop()!) as string[]
-    }
+    const two4 = "{structure: '2:4'}"
+    const calls = [`pick(6144, 4096, 256, 0.5, ${two4})`, `pick(4096, 4096, 2048, 0.5, ${two4})`, `pick(4096, 4096, 64, 0.5, ${two4})`]
+    const run = (value: string | undefined) => picksWith('SPARSE_S24G_MODEL', value, calls)
     const off = run(undefined)
     expect(off[0], 'off: Gemm24Rows, the split').to.equal('s24g_m256_n128_s4_sk2')
     const on = run('600,1100,60,1.1,7.2,5300')

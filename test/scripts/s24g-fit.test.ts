@@ -5,11 +5,14 @@
  * on every case held out by shape, and see the selection's own variant where the report names it.
  * What the fit says about the GPU needs a real --tune run (scripts/gpu/s24g-tune.sh).
  */
-import {expect} from 'chai'
 import {spawnSync} from 'node:child_process'
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+
+import {expect} from 'chai'
+
+import {requirePython3} from '../helpers/python.js'
 
 const SCRIPT = 'scripts/gpu/s24g-fit.py'
 const TRUE = {S_m128_n128: 600, S_m256_n128: 1100, S_m128_n256: 1150, F: 40, T0: 2.5, FX0: 6, FX3: 3, L2: 5000}
@@ -20,11 +23,7 @@ function python(args: string[], input?: string) {
 
 describe('scripts/gpu/s24g-fit.py', () => {
   it('recovers the model from its own times and picks the fastest shape held out by shape', function () {
-    const probe = spawnSync('python3', ['--version'], {encoding: 'utf8'})
-    if (probe.error || probe.status !== 0) {
-      console.log(`      (skipped: python3 is not usable: ${probe.error?.message ?? probe.stderr.trim()})`)
-      this.skip()
-    }
+    requirePython3(this)
     this.timeout(120_000)
     const dir = mkdtempSync(join(tmpdir(), 'sparse-s24g-'))
     try {
