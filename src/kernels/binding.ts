@@ -150,7 +150,6 @@ export interface NativeSddmmArgs {
   threads?: number
 }
 
-/** The kernel functions of the addon (src: native/binding/kernels_binding.cc and its per-op files). */
 /**
  * The 2:4 GEMM family's launch model (Gemm24Model, native/common/gemm_plan.h), as
  * scripts/gpu/s24g-fit.py prints it: stage cycles of the 128- and 256-row tiles, the fixup's and
@@ -167,6 +166,7 @@ export interface Gemm24ModelParams {
   FX3?: number
 }
 
+/** The kernel functions of the addon (src: native/binding/kernels_binding.cc and its per-op files). */
 export interface NativeKernels {
   /** Never throws; `available: false` with a reason when there is no usable GPU. */
   cudaInfo(): CudaInfo

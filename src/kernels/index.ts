@@ -20,6 +20,7 @@ import type {CsrMatrix, ValueDType} from '../types.js'
 import {cudaInfo, loadAddon, type CudaInfo, type HostValues, type SpmmShape, type SpmmVariantList} from './binding.js'
 import type {DenseMatrix, Device, DeviceChoice} from './types.js'
 import {spmmVariantName} from './variant-name.js'
+import {checkKeepSparse} from './variant.js'
 
 export {cudaInfo, type CudaInfo, type HostValues, type SpmmShape, type SpmmVariantList} from './binding.js'
 export type {DenseMatrix, Device, DeviceChoice} from './types.js'
@@ -136,12 +137,6 @@ function checkDense(m: DenseMatrix, what: string, rows: number | undefined, cols
   if (cols !== undefined && m.cols !== cols) throw new UsageError('bad-shape', `${what} has ${m.cols} columns, expected ${cols}`)
   checkDType(m.dtype, what)
   checkHostArray(m.data, m.dtype, m.rows * m.cols, `${what}.data`)
-}
-
-/** keepSparse: absent (false) or a boolean. */
-function checkKeepSparse(v: unknown): boolean {
-  if (v !== undefined && typeof v !== 'boolean') throw new UsageError('bad-option', `keepSparse must be true or false, got ${JSON.stringify(v)}`)
-  return v === true
 }
 
 /** The CSR's values in `dtype`: its own (same dtype required) or seeded random ones. */

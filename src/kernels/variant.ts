@@ -9,7 +9,9 @@
  *   forcedSpmmLine(forced, ran, of)   -> 'SpMM variant: ... forced by SPARSE_SPMM_VARIANT (...)'
  *   spmmKernelVariant(detail)         -> 's24e_w8_k256' | undefined   (from 'spmm_f16_i16_s24e_w8_k256')
  *   spmmVariantForm(variant)          -> 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | 'pair stream' | '2:4' | 'dense'
+ *   checkKeepSparse(value)            -> boolean (spmm's and verify's keepSparse, checked)
  */
+import {UsageError} from '../errors.js'
 import type {SpmmVariantList} from './binding.js'
 
 /**
@@ -108,4 +110,10 @@ export function spmmVariantForm(variant: string): SpmmForm {
  */
 export function spmmKernelVariant(text: string | undefined): string | undefined {
   return /\bspmm_(?:f32|f16|bf16)_i(?:16|32)_([a-z][a-z0-9]*(?:_[a-z]+\d+)*)/.exec(text ?? '')?.[1]
+}
+
+/** keepSparse (spmm, spmmVariants, verify's options): absent (false) or a boolean. */
+export function checkKeepSparse(v: unknown): boolean {
+  if (v !== undefined && typeof v !== 'boolean') throw new UsageError('bad-option', `keepSparse must be true or false, got ${JSON.stringify(v)}`)
+  return v === true
 }

@@ -39,6 +39,7 @@ import {createRng, fillNormal} from '../sparse/random.js'
 import {validateCsr} from '../sparse/validate.js'
 import type {CsrMatrix, NamedCsr, ValueDType} from '../types.js'
 import {resolveDevice, sddmm, sddmmReference, spmm, spmmReference, spmmVariants, type HostValues} from '../kernels/index.js'
+import {checkKeepSparse} from '../kernels/variant.js'
 import type {DenseMatrix, DeviceChoice, Device} from '../kernels/types.js'
 import {spmmVariantName} from '../kernels/variant-name.js'
 import {forcedSddmmVariant, forcedSpmmVariant, SDDMM_VARIANTS, type SpmmVariantSource} from '../kernels/variant.js'
@@ -186,10 +187,7 @@ export function checkVerifyOptions(opts: VerifyOptions): Required<Omit<VerifyOpt
   if (opts.threads !== undefined && (!Number.isSafeInteger(opts.threads) || opts.threads < 1)) {
     throw new UsageError('bad-threads', `expected a positive integer for --threads, got ${opts.threads}`)
   }
-  if (opts.keepSparse !== undefined && typeof opts.keepSparse !== 'boolean') {
-    throw new UsageError('bad-option', `keepSparse must be true or false, got ${JSON.stringify(opts.keepSparse)}`)
-  }
-  return {ns, seed, ops, dtypes, device: opts.device ?? 'auto', threads: opts.threads, keepSparse: opts.keepSparse === true}
+  return {ns, seed, ops, dtypes, device: opts.device ?? 'auto', threads: opts.threads, keepSparse: checkKeepSparse(opts.keepSparse)}
 }
 
 /** The variants the environment forces, read once per run (the kernels read them at every launch). */
