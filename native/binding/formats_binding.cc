@@ -238,20 +238,18 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
                      get("FX0", false),         get("L2", false),          get("FX3", true)};
     if (!md.On()) a.RangeFail("model: stage cycles, F and L2 must be above 0, T0 and FX0 at least 0");
   }
-  const Gemm24Shape shape = md.On() ? Gemm24Pick(md, m, n, k, sms) : Gemm24Shape{Gemm24Rows(m, n, k, sms), 2};
+  const Gemm24Shape shape = Gemm24Choose(md, m, n, k, sms);
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("rows", shape.rows);
-  o.Set("split", shape.stream_k == 0 ? 1 : TailSplit(Gemm24Tiles(m, n, shape.rows), sms, (k + 63) / 64));
+  o.Set("split", shape.stream_k == 0 ? 1 : Gemm24Split(m, n, k, shape.rows, sms));
   o.Set("streamK", shape.stream_k);
   o.Set("denseEnough", DenseWorkPays(m, k, nnz));
   if (md.On()) {
     Napi::Object est = Napi::Object::New(info.Env());
-    for (int rows : {256, 128})
-      for (int sk : {0, 2, 3}) {
-        if (sk == 3 && md.coop_us < 0) continue;
-        if (sk != 0 && TailSplit(Gemm24Tiles(m, n, rows), sms, (k + 63) / 64) < 2) continue;
-        est.Set("m" + std::to_string(rows) + "_n128" + (sk ? "_sk" + std::to_string(sk) : ""), Gemm24Us(md, m, n, k, rows, sk, sms));
-      }
+    ForEachGemm24Shape(md, m, n, k, sms, [&](const Gemm24Shape& s) {
+      est.Set("m" + std::to_string(s.rows) + "_n128" + (s.stream_k ? "_sk" + std::to_string(s.stream_k) : ""),
+              Gemm24Us(md, m, n, k, s.rows, s.stream_k, sms));
+    });
     o.Set("estimates", est);
   }
   return o;
@@ -292,12 +290,11 @@ Napi::Value UnstGemmPlanJs(const Napi::CallbackInfo& info) {
     o.Set("cycles", cycles);
     return o;
   };
-  const double ung_cycles = UnGemmCycles(m, n, k, ung.n_tile, ung.split, sms);
   Napi::Object o = Napi::Object::New(env);
-  o.Set("ung", shape(ung, ung_cycles));
+  o.Set("ung", shape(ung, UnGemmCycles(m, n, k, ung.n_tile, ung.split, sms)));
   o.Set("und", shape(und, UndGemmCycles(m, n, k, und.n_tile, und.split, sms)));
-  o.Set("ungUs", kUnGemmFixedUs + kUnGemmUsPerCycle * ung_cycles);
-  o.Set("csrUs", kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n);
+  o.Set("ungUs", UnGemmUs(m, n, k, ung, sms));
+  o.Set("csrUs", CsrUs(nnz, n));
   o.Set("unstGemmWins", UnstGemmWins(m, k, nnz, static_cast<int>(n), sms, ung));
   o.Set("undGemmWins", UndGemmWins(m, k, nnz, n, sms, small));
   return o;

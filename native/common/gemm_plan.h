@@ -99,20 +99,35 @@ inline double Gemm24Us(const Gemm24Model& md, long long m, long long n, long lon
                     md.l2_bytes_per_cycle;
   return fixed + (cycles > l2 ? cycles : l2) / 1980.0;
 }
-// The cheapest shape: 256 rows then 128, each whole, split (where the split splits) and, with
-// coop_us set, split and reduced together; ties to the earlier.
-inline Gemm24Shape Gemm24Pick(const Gemm24Model& md, long long m, long long n, long long k, int sms) {
-  const long long k_blocks = (k + 63) / 64;
-  Gemm24Shape best{256, 0};
-  double least = -1;
+// The ragged wave's pieces of a shape (below 2: whole tiles).
+inline int Gemm24Split(long long m, long long n, long long k, int rows, int sms) {
+  return TailSplit(Gemm24Tiles(m, n, rows), sms, static_cast<int>((k + 63) / 64));
+}
+// The shapes the model weighs, in order: 256 rows then 128, each whole, split (where the split
+// splits) and, with coop_us set, split and reduced together. f(shape) for each.
+template <class F>
+inline void ForEachGemm24Shape(const Gemm24Model& md, long long m, long long n, long long k, int sms, F f) {
   for (int rows : {256, 128})
     for (int sk : {0, 2, 3}) {
       if (sk == 3 && md.coop_us < 0) continue;
-      if (sk != 0 && TailSplit(Gemm24Tiles(m, n, rows), sms, static_cast<int>(k_blocks)) < 2) continue;
-      const double t = Gemm24Us(md, m, n, k, rows, sk, sms);
-      if (least < 0 || t < least) least = t, best = Gemm24Shape{rows, sk};
+      if (sk != 0 && Gemm24Split(m, n, k, rows, sms) < 2) continue;
+      f(Gemm24Shape{rows, sk});
     }
+}
+// The cheapest of them; ties to the earlier.
+inline Gemm24Shape Gemm24Pick(const Gemm24Model& md, long long m, long long n, long long k, int sms) {
+  Gemm24Shape best{256, 0};
+  double least = -1;
+  ForEachGemm24Shape(md, m, n, k, sms, [&](const Gemm24Shape& s) {
+    const double t = Gemm24Us(md, m, n, k, s.rows, s.stream_k, sms);
+    if (least < 0 || t < least) least = t, best = s;
+  });
   return best;
+}
+// What the selection runs: Gemm24Pick's shape with the model on, else Gemm24Rows' height with the
+// tail split (the owner adding).
+inline Gemm24Shape Gemm24Choose(const Gemm24Model& md, long long m, long long n, long long k, int sms) {
+  return md.On() ? Gemm24Pick(md, m, n, k, sms) : Gemm24Shape{Gemm24Rows(m, n, k, sms), 2};
 }
 
 // Where the selection runs unstructured f16/bf16 matrices on the GEMM engine (the family ung,
@@ -239,12 +254,16 @@ inline bool DenseWorkPays(long long m, long long k, long long nnz) {
 // picked the faster kernel (within 3 %) on 54 of 60 Transformer problems (v30's rule: 52); the
 // Transformer's fit on 114 of 125 ResNet-50 ones (v30's: 101).
 constexpr double kUnGemmFixedUs = 6.18, kUnGemmUsPerCycle = 0.000584, kCsrFixedUs = 8.26, kCsrUsPerMac = 2.17e-7;
+// The two estimates, us: this family's on `shape`, the CSR kernels'.
+inline double UnGemmUs(long long m, long long n, long long k, const UnGemmShape& shape, int sms) {
+  return kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, shape.n_tile, shape.split, sms);
+}
+inline double CsrUs(long long nnz, long long n) { return kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n; }
 // `shape`: the one the family would run (UnGemmPick(m, n, k, sms)).
 inline bool UnstGemmWins(long long m, long long k, long long nnz, int n, int sms, const UnGemmShape& shape) {
   if (n < kUnGemmMinN || m < 1 || k < 1 || sms < 1) return false;
   if (m * k * n >= kUnGemmMinWork && DenseWorkPays(m, k, nnz)) return true;
-  return kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, shape.n_tile, shape.split, sms) <
-         kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n;
+  return UnGemmUs(m, n, k, shape, sms) < CsrUs(nnz, n);
 }
 
 // Unstructured A stored dense (the family und, spmm_und_gemm_sm90a.cu, v35): the engine's dense
@@ -303,11 +322,9 @@ inline bool UndGemmWins(long long m, long long k, long long nnz, long long n, in
   if (!(static_cast<double>(n) >= kUndMinFlopsPerByte && n % 8 == 0 && k % 8 == 0 && m >= 1)) return false;
   if (m * k * n >= kUnGemmMinWork) return DenseWorkPays(m, k, nnz);
   if (!small.On() || sms < 1) return false;
-  const UnGemmShape ung = UnGemmPick(m, n, k, sms), und = UndGemmPick(m, n, k, sms);
-  const double ung_us = kUnGemmFixedUs + kUnGemmUsPerCycle * UnGemmCycles(m, n, k, ung.n_tile, ung.split, sms);
-  const double csr_us = kCsrFixedUs + kCsrUsPerMac * static_cast<double>(nnz) * n;
+  const UnGemmShape und = UndGemmPick(m, n, k, sms);
   const double und_us = small.fixed_us + small.us_per_cycle * UndGemmCycles(m, n, k, und.n_tile, und.split, sms);
-  return und_us < ung_us && und_us < csr_us;
+  return und_us < UnGemmUs(m, n, k, UnGemmPick(m, n, k, sms), sms) && und_us < CsrUs(nnz, n);
 }
 
 }  // namespace sparse

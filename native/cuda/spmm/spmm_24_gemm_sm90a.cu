@@ -193,8 +193,7 @@ const Gemm24Model& S24gModel() {
 bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   if (p.n < kGemm24MinN || !DenseWorkPays(p.m, p.k, p.nnz)) return false;
   const int sms = sm_count > 0 ? sm_count : SmCount();
-  const Gemm24Model& md = S24gModel();
-  const Gemm24Shape shape = md.On() ? Gemm24Pick(md, p.m, p.n, p.k, sms) : Gemm24Shape{Gemm24Rows(p.m, p.n, p.k, sms), 2};
+  const Gemm24Shape shape = Gemm24Choose(S24gModel(), p.m, p.n, p.k, sms);
   GemmChoice c{};  // kConfigs' 128-column entry of that height
   for (const GemmChoice& k : kConfigs)
     if (k.sp == shape.rows / 128 && k.n_tile == 128) c = k;
