@@ -3,6 +3,7 @@
 // build): tcFormat, bitmapFormat, sp24Format, sp24ToCsr, sddmmChunkStarts.
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "binding/exports.h"
 #include "binding/kernel_call.h"
@@ -205,16 +206,20 @@ Napi::Value UnstPairStreamJs(const Napi::CallbackInfo& info) {
   return UnstFormStream(info, "unstPairStream", UnstLayout::kPairFrag);
 }
 
-// gemm24Rows({m, k, n, sms, nnz?, model?}) -> {rows, split, streamK, denseEnough, estimates?}: the 2:4 tile height the
-// selection runs on the GEMM engine (128 or 256; Gemm24Rows, common/gemm_plan.h) on a GPU of
+// gemm24Rows({m, k, n, sms, nnz?, model?}) -> {rows, split, streamK, denseEnough, estimates?,
+// model}: the 2:4 tile height the selection runs on the GEMM engine (128 or 256;
+// common/gemm_plan.h) on a GPU of
 // `sms` SMs, how many pieces by K the ragged last wave's tiles of that height are cut into
 // (TailSplit; below 2: whole), and whether a 2:4 matrix of `nnz` nonzeros is dense enough for
 // the 2:4 kernels (DenseWorkPays, common/gemm_plan.h; nnz defaults to half of m k, the 2:4
 // pattern full). Synchronous; pure C++.
-// With model ({S_m128_n128, S_m256_n128, F, T0, FX0, L2, FX3?}: scripts/gpu/s24g-fit.py's
-// PARAMS), the pick of Gemm24Pick instead, its decomposition (streamK: 0 whole tiles, 2 or 3) and
-// `estimates` (us, Gemm24Us) of every shape it weighed, named as the script names them
-// (m256_n128, m256_n128_sk2, ...); the script mirrors it (test/kernels/gemm-plan.test.ts).
+// The pick is Gemm24Pick's with the library's constants (kGemm24Fitted: what the selection runs
+// unless SPARSE_S24G_MODEL is set), or with `model`'s ({S_m128_n128, S_m256_n128, F, T0, FX0, L2,
+// FX3?}: scripts/gpu/s24g-fit.py's PARAMS), with its decomposition (streamK: 0 whole tiles, 2 or
+// 3), `estimates` (us, Gemm24Us) of every shape it weighed, named as the script names them
+// (m256_n128, m256_n128_sk2, ...), and `model`, the constants used; the script mirrors it
+// (test/kernels/gemm-plan.test.ts). With model 'off', Gemm24Rows' height and the owner's split
+// (streamK 2), no estimates, and model null.
 Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   Args a(info, "gemm24Rows");
   const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n"), sms = a.Dim("sms");
@@ -222,10 +227,13 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   const long long half = static_cast<long long>(m) * k / 2;
   const long long nnz = a.Has("nnz") ? a.Dim("nnz") : half;
   if (nnz < 0 || nnz > half) a.RangeFail("nnz must be from 0 to m k / 2 (a 2:4 matrix)");
-  Gemm24Model md;
-  if (a.Has("model")) {
-    Napi::Value v = info[0].As<Napi::Object>().Get("model");
-    if (!v.IsObject()) a.TypeFail("model must be an object of the model's constants");
+  Gemm24Model md = kGemm24Fitted;
+  const Napi::Value given = a.Has("model") ? info[0].As<Napi::Object>().Get("model") : info.Env().Undefined();
+  if (given.IsString() && given.As<Napi::String>().Utf8Value() == "off") {
+    md = Gemm24Model{};
+  } else if (a.Has("model")) {
+    Napi::Value v = given;
+    if (!v.IsObject()) a.TypeFail("model must be 'off' or an object of the model's constants");
     Napi::Object mo = v.As<Napi::Object>();
     const auto get = [&](const char* key, bool optional) {
       const Napi::Value x = mo.Get(key);
@@ -251,35 +259,49 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
               Gemm24Us(md, m, n, k, s.rows, s.stream_k, sms));
     });
     o.Set("estimates", est);
+    Napi::Object used = Napi::Object::New(info.Env());
+    const std::pair<const char*, double> constants[] = {{"S_m128_n128", md.s128}, {"S_m256_n128", md.s256},
+                                                        {"F", md.bytes_per_cycle}, {"T0", md.fixed_us},
+                                                        {"FX0", md.split_us},      {"L2", md.l2_bytes_per_cycle}};
+    for (const auto& c : constants) used.Set(c.first, c.second);
+    if (md.coop_us >= 0) used.Set("FX3", md.coop_us);
+    o.Set("model", used);
+  } else {
+    o.Set("model", info.Env().Null());
   }
   return o;
 }
 
-// unstGemmPlan({m, k, n, nnz, sms, undSmall?: {fixedUs, usPerCycle}}) -> {ung: {nTile, split,
-// cycles}, und: {...}, ungUs, csrUs, unstGemmWins, undGemmWins}: the models the selection weighs
-// unstructured A with at N >= 128 (common/gemm_plan.h): the pair stream's (UnGemmPick,
-// UnGemmCycles) and A stored dense's (UndGemmPick, UndGemmCycles) shapes and cycles on a GPU of
-// `sms` SMs, UnstGemmWins' two estimates (ung's and the CSR kernels', us) and both rules; with
-// undSmall, UndGemmWins' branch below 2^31 multiply-adds on with those constants (UndSmallModel;
-// off without it, as in the library unless SPARSE_UND_SMALL is set). For scripts that model the
-// selection (scripts/gpu/und-dlmc.py mirrors it; test/kernels/gemm-plan.test.ts keeps the two
-// in step). Synchronous; pure C++.
+// unstGemmPlan({m, k, n, nnz, sms, undSmall?: {fixedUs, usPerCycle} | 'off'}) -> {ung: {nTile,
+// split, cycles}, und: {...}, ungUs, csrUs, unstGemmWins, undGemmWins, undSmall}: the models the
+// selection weighs unstructured A with at N >= 128 (common/gemm_plan.h): the pair stream's
+// (UnGemmPick, UnGemmCycles) and A stored dense's (UndGemmPick, UndGemmCycles) shapes and cycles
+// on a GPU of `sms` SMs, UnstGemmWins' two estimates (ung's and the CSR kernels', us) and both
+// rules. UndGemmWins' branch below 2^31 multiply-adds runs with the library's fitted constants
+// (kUndSmallFitted, what the selection runs unless SPARSE_UND_SMALL is set), with undSmall's, or
+// not at all with 'off'; `undSmall` in the result gives the constants used (null: off). For
+// scripts that model the selection (scripts/gpu/und-dlmc.py mirrors it;
+// test/kernels/gemm-plan.test.ts keeps the two in step). Synchronous; pure C++.
 Napi::Value UnstGemmPlanJs(const Napi::CallbackInfo& info) {
   Args a(info, "unstGemmPlan");
   const long long m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n"), nnz = a.Dim("nnz");
   const int sms = a.Dim("sms");
   if (m < 1 || k < 1 || n < 1 || sms < 1) a.RangeFail("m, k, n and sms must be at least 1");
   if (nnz > m * k) a.RangeFail("nnz must be from 0 to m k");
-  UndSmallModel small;
+  UndSmallModel small = kUndSmallFitted;
   if (a.Has("undSmall")) {
     Napi::Value v = info[0].As<Napi::Object>().Get("undSmall");
-    if (!v.IsObject()) a.TypeFail("undSmall must be an object {fixedUs, usPerCycle}");
-    Napi::Object o = v.As<Napi::Object>();
-    const Napi::Value f = o.Get("fixedUs"), c = o.Get("usPerCycle");
-    if (!f.IsNumber() || !c.IsNumber()) a.TypeFail("undSmall.fixedUs and undSmall.usPerCycle must be numbers");
-    small.fixed_us = f.As<Napi::Number>().DoubleValue(), small.us_per_cycle = c.As<Napi::Number>().DoubleValue();
-    if (!(std::isfinite(small.fixed_us) && std::isfinite(small.us_per_cycle) && small.fixed_us >= 0 && small.us_per_cycle > 0))
-      a.RangeFail("undSmall.fixedUs must be at least 0 and undSmall.usPerCycle above 0, both finite");
+    if (v.IsString() && v.As<Napi::String>().Utf8Value() == "off") {
+      small = UndSmallModel{};
+    } else {
+      if (!v.IsObject()) a.TypeFail("undSmall must be 'off' or an object {fixedUs, usPerCycle}");
+      Napi::Object o = v.As<Napi::Object>();
+      const Napi::Value f = o.Get("fixedUs"), c = o.Get("usPerCycle");
+      if (!f.IsNumber() || !c.IsNumber()) a.TypeFail("undSmall.fixedUs and undSmall.usPerCycle must be numbers");
+      small.fixed_us = f.As<Napi::Number>().DoubleValue(), small.us_per_cycle = c.As<Napi::Number>().DoubleValue();
+      if (!(std::isfinite(small.fixed_us) && std::isfinite(small.us_per_cycle) && small.fixed_us >= 0 && small.us_per_cycle > 0))
+        a.RangeFail("undSmall.fixedUs must be at least 0 and undSmall.usPerCycle above 0, both finite");
+    }
   }
   const UnGemmShape ung = UnGemmPick(m, n, k, sms), und = UndGemmPick(m, n, k, sms);
   Napi::Env env = info.Env();
@@ -297,6 +319,14 @@ Napi::Value UnstGemmPlanJs(const Napi::CallbackInfo& info) {
   o.Set("csrUs", CsrUs(nnz, n));
   o.Set("unstGemmWins", UnstGemmWins(m, k, nnz, static_cast<int>(n), sms, ung));
   o.Set("undGemmWins", UndGemmWins(m, k, nnz, n, sms, small));
+  if (small.On()) {
+    Napi::Object used = Napi::Object::New(env);
+    used.Set("fixedUs", small.fixed_us);
+    used.Set("usPerCycle", small.us_per_cycle);
+    o.Set("undSmall", used);
+  } else {
+    o.Set("undSmall", env.Null());
+  }
   return o;
 }
 

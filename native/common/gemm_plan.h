@@ -54,7 +54,7 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
   return rows;
 }
 
-// The 2:4 family's shape by a model of the launch (v37, prepared, off until fitted): v12's records
+// The 2:4 family's shape by a model of the launch (v37; the library's selection since v38): v12's records
 // say a split of the ragged wave costs a fixed 7-13 us on these kernels (the owner's read of the
 // other pieces' sums), which Gemm24Rows does not weigh (6144 x 4096 at N = 256: whole 128-row
 // tiles 23.9 us against its 256-row split's 26.3). scripts/gpu/s24g-fit.py fits the model on
@@ -65,8 +65,9 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
 // the owner's split x rows x 512 bytes for _sk2, each piece's 2 (split - 1) / split of them for
 // _sk3; the store rows x 256 bytes; both at bytes_per_cycle) and L2 cycles the operands' bytes
 // (A's values and metadata, 1.125 bytes a weight, once per column of tiles; B once per row of
-// tiles) at l2_bytes_per_cycle. Off (On() false) the selection keeps Gemm24Rows and the split;
-// SPARSE_S24G_MODEL (spmm_24_gemm_sm90a.cu) sets it for a measurement.
+// tiles) at l2_bytes_per_cycle. Off (On() false) the selection is v12's: Gemm24Rows and the split.
+// The library runs kGemm24Fitted; SPARSE_S24G_MODEL (spmm_24_gemm_sm90a.cu) replaces it or turns
+// it off, for a measurement.
 struct Gemm24Model {
   double s128 = 0, s256 = 0, bytes_per_cycle = 0, fixed_us = 0, split_us = 0, l2_bytes_per_cycle = 0;
   double coop_us = -1;  // below 0: _sk3 is not a candidate
@@ -74,6 +75,16 @@ struct Gemm24Model {
     return s128 > 0 && s256 > 0 && bytes_per_cycle > 0 && l2_bytes_per_cycle > 0 && fixed_us >= 0 && split_us >= 0;
   }
 };
+// The constants: stage, fixup, fixed and L2 terms fitted on v12's records (H200: 36 workbench and
+// 24 addon times, 6.6 % rms), rounded. Checked in v38 (an H100: no H200 was lent) on the workbench's
+// 2:4 kernels, times never in the fit: 4096^2, 6144 x 4096 and 11008 x 4096 at N = 128 and 256,
+// each height whole, split with the owner adding (_tk) and split and reduced together (_ck). The
+// pick is within 3 % of the fastest measured on all six; Gemm24Rows' 1.14-1.26x slower on four
+// (4096^2 at N = 256: 24.0 against 19.1 us; 6144 x 4096 at N = 128 25.3 against 19.6 and at N = 256
+// 27.5 against 24.1; 11008 x 4096 at N = 128 31.6 against 25.0). The cooperative split beat the
+// owner's on all 12 split cells, by 0.4-0.9 us at 128 rows and 0.7-3.4 at 256: what the model's
+// byte term gives with coop_us = split_us (0.55 us and 2.75 us at two and four pieces).
+constexpr Gemm24Model kGemm24Fitted{600, 1100, 60, 1.1, 7.2, 5300, 7.2};
 struct Gemm24Shape {
   int rows;
   int stream_k;  // 0 whole tiles, 2 the ragged wave split (the owner adds), 3 the same reduced together
@@ -305,18 +316,22 @@ inline UnGemmShape UndGemmPick(long long m, long long n, long long k, int sms) {
 // 1024 and 2048 und ran 1.01-1.08x the faster ung's speed on all 12; at N = 128 0.90-1.24x (ung
 // faster on 4096 x 11008 at both, and on 4096^2 at 95 %).
 constexpr double kUndMinFlopsPerByte = 177.5;
-// Below kUnGemmMinWork (prepared in v37, not yet fitted): und where its own estimate, fixed_us +
+// Below kUnGemmMinWork (v37's branch, fitted in v38): und where its own estimate, fixed_us +
 // us_per_cycle x UndGemmCycles of UndGemmPick's shape, is below both of UnstGemmWins' estimates
-// (ung's and the CSR kernels'), N and K as above. v36's model put 121 of the 130 DLMC problems on
-// ung at N >= 184 about 1.08x faster on und. The constants come from a --tune run's und times
-// (scripts/gpu/und-dlmc.py fits them and checks the rule held out by model family); until then the
-// branch is off (`On()` false) and the library's selection is v35's. SPARSE_UND_SMALL="FIXED,
-// PER_CYCLE" in the environment turns it on with those constants, to measure the rule in a
-// `sparse bench` run without a rebuild (spmm_und_gemm_sm90a.cu).
+// (ung's and the CSR kernels'), N and K as above. `UndSmallModel{}` is the branch off (v35's
+// selection); the library runs `kUndSmallFitted`: fitted (scripts/gpu/und-dlmc.py, relative least
+// squares, 7.4 % rms) on v38's --tune times of und on the 190 DLMC problems it can run (f16, an
+// H100: no H200 was lent that session). Held out by model family (fitted on one, the rule checked
+// on the other) it picked the faster kernel (within 3 %) on 111 of 120 ResNet-50 and 58 of 70
+// Transformer problems; over all 219 problems the DLMC geomean over Sputnik went from 1.927 to
+// 2.010 held out and 2.007 with these constants (2.043 had und run wherever it was faster).
+// SPARSE_UND_SMALL="FIXED,PER_CYCLE" replaces the constants and "off" turns the branch off, to
+// measure the rule without a rebuild (spmm_und_gemm_sm90a.cu).
 struct UndSmallModel {
   double fixed_us = -1, us_per_cycle = 0;
   bool On() const { return fixed_us >= 0 && us_per_cycle > 0; }
 };
+constexpr UndSmallModel kUndSmallFitted{5.669, 0.0006903};
 inline bool UndGemmWins(long long m, long long k, long long nnz, long long n, int sms = 0,
                         const UndSmallModel& small = UndSmallModel{}) {
   if (!(static_cast<double>(n) >= kUndMinFlopsPerByte && n % 8 == 0 && k % 8 == 0 && m >= 1)) return false;

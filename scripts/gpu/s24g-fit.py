@@ -7,10 +7,12 @@ run, checked on shapes held out of the fit.
 
 REPORT is the --json report of a 2:4 f16/bf16 `sparse bench --tune` run (scripts/gpu/s24g-tune.sh
 writes them: the suite's three LLM shapes and the three held out of it, N = 128-2048), whose cases
-hold every s24g variant's time. The selection today (Gemm24Rows, native/common/gemm_plan.h) picks
-the tile height by how busy it keeps the SMs and always the tail split (_sk2); v12's data say a
-split costs a fixed 7-10 us on these kernels (the owner's read of the other pieces' sums), so that
-whole 128-row tiles win where they fill a wave (6144 x 4096 at N = 256: 23.9 against 26.3 us).
+hold every s24g variant's time. v12's rule (Gemm24Rows, native/common/gemm_plan.h) picked the
+tile height by how busy it keeps the SMs and always the tail split (_sk2); v12's data say a split
+costs a fixed 7-10 us on these kernels (the owner's read of the other pieces' sums), so that whole
+128-row tiles win where they fill a wave (6144 x 4096 at N = 256: 23.9 against 26.3 us). Since v38
+the selection is this model's pick with constants fitted on v12's records (kGemm24Fitted) and
+Gemm24Rows runs with SPARSE_S24G_MODEL=off.
 
 The model, per variant s24g_m<rows>_n<cols>_s<stages>[_sk2|_sk3] (whole tiles, or the ragged
 wave's tiles cut into TailSplit pieces by K: _sk2 the first piece adds the others' sums, _sk3 the
@@ -30,7 +32,7 @@ selection's variant over the fastest of the candidates the rule chooses from. `-
 for problems {m, k, n, sms?} as JSON lines, each shape's estimate and the pick (with _sk3 where
 PARAMS has FX3), as Gemm24Us and Gemm24Pick (native/common/gemm_plan.h) give them through the
 addon's gemm24Rows with a model: test/kernels/gemm-plan.test.ts keeps the two in step. A report's
-fit also prints SPARSE_S24G_MODEL=..., which turns the model's pick on in `sparse bench`.
+fit also prints SPARSE_S24G_MODEL=..., which replaces the library's constants in `sparse bench`.
 """
 import json
 import math

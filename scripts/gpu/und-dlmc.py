@@ -18,11 +18,13 @@ FILE is a `sparse bench` report of the DLMC SpMM problems in f16:
   selection with und where it was faster, and of the rule.
 The model mirrors gemm_plan.h (TailSplit, GemmTileCycles, UnGemmCycles, UndGemmCycles, the
 cheapest shape, UnstGemmWins' estimates, UnstGemmWins and UndGemmWins with its branch below 2^31
-multiply-adds, UndSmallModel). `--plan` reads problems {m, k, n, nnz, sms, undSmall?: {fixedUs,
-usPerCycle}} as JSON lines and writes the model's figures for each in the form of the addon's
-`unstGemmPlan`, which test/kernels/gemm-plan.test.ts compares with the C++ on a grid of shapes:
-keep them in step. A --tune report also prints the line SPARSE_UND_SMALL=FIXED,PER_CYCLE of the
-fit on every problem: in the environment of `sparse bench` it turns the rule on below 2^31.
+multiply-adds, UndSmallModel, kUndSmallFitted). `--plan` reads problems {m, k, n, nnz, sms,
+undSmall?: {fixedUs, usPerCycle} | 'off'} (absent: the library's fitted constants) as JSON lines
+and writes the model's figures for each in the form of the addon's `unstGemmPlan`, which
+test/kernels/gemm-plan.test.ts compares with the C++ on a grid of shapes: keep them in step. A
+--tune report also prints the line SPARSE_UND_SMALL=FIXED,PER_CYCLE of the fit on every problem:
+in the environment of `sparse bench` it replaces the library's constants below 2^31 ('off' turns
+the branch off).
 """
 import json
 import math
@@ -36,6 +38,7 @@ CSR_FIXED_US, CSR_US_PER_MAC = 8.26, 2.17e-7  # kCsrFixedUs, kCsrUsPerMac
 UND_MIN_N = 177.5  # kUndMinFlopsPerByte
 MIN_WORK = 1 << 31  # kUnGemmMinWork
 MIN_N = 128  # kUnGemmMinN
+UND_SMALL_FITTED = (5.669, 0.0006903)  # kUndSmallFitted (v38)
 SHAPES = [(256, True), (128, True), (256, False), (128, False)]  # CheapestGemmShape's order
 
 
@@ -92,7 +95,7 @@ def unst_gemm_wins(m, k, nnz, n, sms):
 
 
 def und_wins(m, k, nnz, n, sms, small=None):
-    """UndGemmWins; small = (FIXED, PER_CYCLE) turns on its branch below 2^31 (UndSmallModel)."""
+    """UndGemmWins; small = (FIXED, PER_CYCLE), its branch below 2^31 (UndSmallModel); None: off."""
     if not (n >= UND_MIN_N and n % 8 == 0 and k % 8 == 0 and m >= 1):
         return False
     if m * k * n >= MIN_WORK:
@@ -110,9 +113,11 @@ def plan(p):
     for name, cycles in (('ung', ung_cycles), ('und', und_cycles)):
         c, i = cheapest(cycles, m, n, k, sms)
         out[name] = dict(nTile=SHAPES[i][0], split=SHAPES[i][1], cycles=c)
-    small = p.get('undSmall')
+    given = p.get('undSmall')
+    small = None if given == 'off' else UND_SMALL_FITTED if given is None else (given['fixedUs'], given['usPerCycle'])
     out.update(ungUs=ung_us(m, n, k, sms), csrUs=csr_us(nnz, n), unstGemmWins=unst_gemm_wins(m, k, nnz, n, sms),
-               undGemmWins=und_wins(m, k, nnz, n, sms, small and (small['fixedUs'], small['usPerCycle'])))
+               undGemmWins=und_wins(m, k, nnz, n, sms, small),
+               undSmall=small and dict(fixedUs=small[0], usPerCycle=small[1]))
     return out
 
 
@@ -190,23 +195,31 @@ def tuned(cases):
     base = [r['sput'] / r['sel'] for r in rows]
     best = [r['sput'] / min(r['sel'], r.get('und', math.inf)) for r in rows]
     print('over Sputnik: selection %.3f, with und wherever it was faster %.3f' % (geomean(base), geomean(best)))
+
+    def rule_time(r, fa, fb):
+        return r['und'] if 'und' in r and fa + fb * r['cycles'] < r['others'] else r['sel']
+
+    print('the rule fitted on all: geomean over Sputnik %.3f' % geomean([r['sput'] / rule_time(r, a, b) for r in rows]))
     families = sorted({r['family'] for r in timed})
+    held_out = []
     for held in families:
         fa, fb, frms = fit([r for r in timed if r['family'] != held])
         picked, right = [], 0
         for r in rows:
             if r['family'] != held:
                 continue
-            t = r['sel']
-            if 'und' in r and fa + fb * r['cycles'] < r['others']:
-                t = r['und']
+            t = rule_time(r, fa, fb)
             right += 'und' in r and (t == min(r['sel'], r['und']) or abs(t / min(r['sel'], r['und']) - 1) < 0.03)
             picked.append(r['sput'] / t)
+        held_out += picked
         n_held = sum(1 for r in rows if r['family'] == held and 'und' in r)
         print('fitted without %s (%.2f + %.3g, rms %.3f): on %s the rule picks the faster (within 3 %%) on %d of %d; '
               'geomean over Sputnik %.3f (selection %.3f)'
               % (held, fa, fb, frms, held, right, n_held, geomean(picked),
                  geomean([r['sput'] / r['sel'] for r in rows if r['family'] == held])))
+    if len(families) > 1:
+        print('held out by family, every problem: geomean over Sputnik %.3f (selection %.3f)'
+              % (geomean(held_out), geomean([r['sput'] / r['sel'] for r in rows if r['family'] in families])))
     for r in sorted(timed, key=lambda r: r['und'] / r['sel'])[:12] + sorted(timed, key=lambda r: r['und'] / r['sel'])[-6:]:
         print('  %5d x %5d N %6d %.2f: %s %.1f us, %s %.1f us (%.2fx), model %.1f'
               % (r['m'], r['k'], r['n'], r['sparsity'], r['selv'], r['sel'], r['undv'], r['und'], r['sel'] / r['und'],

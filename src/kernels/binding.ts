@@ -296,32 +296,38 @@ export interface NativeKernels {
   /**
    * The 2:4 tile height (128 or 256 rows) the selection runs on the Hopper GEMM engine (s24g,
    * N >= 128) on a GPU of `sms` SMs, and the pieces by K its ragged last wave's tiles are cut
-   * into (below 2: whole tiles); native/common/gemm_plan.h. With `model` (v37: the constants
-   * scripts/gpu/s24g-fit.py fits), Gemm24Pick's height and decomposition by the launch model.
+   * into (below 2: whole tiles); native/common/gemm_plan.h. Gemm24Pick's height and
+   * decomposition by the launch model, with the library's constants (what the selection runs
+   * unless SPARSE_S24G_MODEL is set) or `model`'s (the constants scripts/gpu/s24g-fit.py fits);
+   * with model 'off', v12's Gemm24Rows and the owner's split.
    */
-  gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number; model?: Gemm24ModelParams}): {
+  gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number; model?: Gemm24ModelParams | 'off'}): {
     rows: number
     split: number
-    /** 2 (the tail split, the owner adding) under Gemm24Rows; with a model 0, 2 or 3. */
+    /** 0 whole tiles, 2 the split with the owner adding, 3 the split reduced together; 2 with model 'off'. */
     streamK: number
     denseEnough: boolean
-    /** With a model: Gemm24Us of each shape weighed (m256_n128, m256_n128_sk2, ...), us. */
+    /** With the model on: Gemm24Us of each shape weighed (m256_n128, m256_n128_sk2, ...), us. */
     estimates?: Record<string, number>
+    /** The model's constants used; null with model 'off'. */
+    model: Gemm24ModelParams | null
   }
   /**
    * The models the selection weighs unstructured A with at N >= 128 (native/common/gemm_plan.h):
    * the pair stream's (ung) and A stored dense's (und) tile width, ragged-wave split and modelled
    * cycles on a GPU of `sms` SMs, UnstGemmWins' estimates (ung's and the CSR kernels', us) and
-   * both rules; with undSmall, und's rule below 2^31 multiply-adds on with those constants (off
-   * without it, as in the library unless SPARSE_UND_SMALL is set). scripts/gpu/und-dlmc.py mirrors it.
+   * both rules. und's rule below 2^31 multiply-adds runs with the library's fitted constants (what
+   * the selection runs unless SPARSE_UND_SMALL is set), with undSmall's, or not at all with 'off';
+   * the result's undSmall gives the constants used (null: off). scripts/gpu/und-dlmc.py mirrors it.
    */
-  unstGemmPlan(args: {m: number; k: number; n: number; nnz: number; sms: number; undSmall?: {fixedUs: number; usPerCycle: number}}): {
+  unstGemmPlan(args: {m: number; k: number; n: number; nnz: number; sms: number; undSmall?: {fixedUs: number; usPerCycle: number} | 'off'}): {
     ung: {nTile: 128 | 256; split: boolean; cycles: number}
     und: {nTile: 128 | 256; split: boolean; cycles: number}
     ungUs: number
     csrUs: number
     unstGemmWins: boolean
     undGemmWins: boolean
+    undSmall: {fixedUs: number; usPerCycle: number} | null
   }
   /** The nonzeros of 2:4 tiles as CSR (zeros left out); a RangeError on metadata mma.sp rejects. */
   sp24ToCsr(args: {m: number; k: number; values: Uint16Array; meta: Uint32Array}): {

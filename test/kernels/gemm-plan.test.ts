@@ -23,7 +23,7 @@ interface Problem {
   n: number
   nnz: number
   sms: number
-  undSmall?: {fixedUs: number; usPerCycle: number}
+  undSmall?: {fixedUs: number; usPerCycle: number} | 'off'
 }
 
 /** ung's own constants (kUnGemmFixedUs, kUnGemmUsPerCycle): v36's model of und below 2^31. */
@@ -51,7 +51,7 @@ function grid(): Problem[] {
       for (const sms of [132, 114, 78]) {
         for (const density of [0.02, 0.1, 0.5]) {
           const p = {m, k, n, nnz: Math.round(m * k * density), sms}
-          out.push(p, {...p, undSmall: UNG_CONSTANTS}, {...p, undSmall: {fixedUs: 9, usPerCycle: 0.0005}})
+          out.push(p, {...p, undSmall: 'off'}, {...p, undSmall: UNG_CONSTANTS}, {...p, undSmall: {fixedUs: 9, usPerCycle: 0.0005}})
         }
       }
     }
@@ -87,7 +87,8 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
       for (const f of ['unstGemmWins', 'undGemmWins'] as const) {
         if (py[f] !== cc[f]) differ.push(`${at} undSmall=${JSON.stringify(p.undSmall)}: ${f} ${py[f]} against ${cc[f]}`)
       }
-      if (cc.undGemmWins) undWins.add(`${p.m * p.k * p.n >= 2 ** 31 ? 'large' : 'small'} ${p.undSmall ? 'on' : 'off'}`)
+      if (JSON.stringify(py.undSmall) !== JSON.stringify(cc.undSmall)) differ.push(`${at} undSmall=${JSON.stringify(p.undSmall)}: constants ${JSON.stringify(py.undSmall)} against ${JSON.stringify(cc.undSmall)}`)
+      if (cc.undGemmWins) undWins.add(`${p.m * p.k * p.n >= 2 ** 31 ? 'large' : 'small'} ${p.undSmall === 'off' ? 'off' : 'on'}`)
       ungShapes |= 1 << ((cc.ung.nTile === 256 ? 2 : 0) + (cc.ung.split ? 1 : 0))
       undShapes |= 1 << ((cc.und.nTile === 256 ? 2 : 0) + (cc.und.split ? 1 : 0))
     }
@@ -100,7 +101,8 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
   })
 
   it('runs A stored dense from the ridge on, from 2^31 multiply-adds, N and K multiples of 8, at least 2.5 % dense', () => {
-    const wins = (m: number, k: number, n: number, density = 0.5) => addon.unstGemmPlan({m, k, n, nnz: Math.round(m * k * density), sms: 132}).undGemmWins
+    // The rule from 2^31 on (the branch below it off here: the next test has it).
+    const wins = (m: number, k: number, n: number, density = 0.5) => addon.unstGemmPlan({m, k, n, nnz: Math.round(m * k * density), sms: 132, undSmall: 'off'}).undGemmWins
     expect(wins(4096, 4096, 256)).to.equal(true)
     expect(wins(4096, 4096, 184), 'N = 184: the first multiple of 8 past 177.5').to.equal(true)
     expect(wins(4096, 4096, 176), 'below the ridge').to.equal(false)
@@ -117,31 +119,41 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
     expect(addon.unstGemmPlan({m: 4096, k: 4096, n: 64, nnz: 1000, sms: 132}).unstGemmWins, 'N < 128').to.equal(false)
   })
 
-  it('below 2^31 multiply-adds, runs A stored dense only with the branch on (undSmall), where its estimate beats both others', () => {
+  it('below 2^31 multiply-adds, runs A stored dense where its estimate beats both others: the fitted constants unless undSmall says otherwise', () => {
     const plan = (m: number, k: number, n: number, nnz: number, undSmall?: Problem['undSmall']) => addon.unstGemmPlan({m, k, n, nnz, sms: 132, ...(undSmall ? {undSmall} : {})})
-    // 1024² at N = 1024, 50 %: 2^30 multiply-adds. Off (the library's default): ung's estimate decides.
-    const off = plan(1024, 1024, 1024, 524288)
+    // 1024² at N = 1024, 50 %: 2^30 multiply-adds. Off: ung's estimate decides.
+    const off = plan(1024, 1024, 1024, 524288, 'off')
     expect(off.undGemmWins).to.equal(false)
     expect(off.unstGemmWins).to.equal(true)
+    expect(off.undSmall).to.equal(null)
+    // The library's default: the constants fitted in v38 (kUndSmallFitted), which put it on und.
+    const fitted = plan(1024, 1024, 1024, 524288)
+    expect(fitted.undSmall).to.deep.equal({fixedUs: 5.669, usPerCycle: 0.0006903})
+    expect(fitted.undGemmWins).to.equal(true)
+    expect(plan(1024, 1024, 1024, 524288, {fixedUs: 5.669, usPerCycle: 0.0006903})).to.deep.equal(fitted)
     // On with ung's constants: und's fewer modelled cycles (no decode) win.
     const on = plan(1024, 1024, 1024, 524288, UNG_CONSTANTS)
     expect(on.und.cycles).to.be.below(on.ung.cycles)
     expect(on.undGemmWins).to.equal(true)
+    expect(on.undSmall).to.deep.equal(UNG_CONSTANTS)
     // A fixed cost above ung's whole estimate: ung's.
     expect(plan(1024, 1024, 1024, 524288, {fixedUs: on.ungUs, usPerCycle: 1e-9}).undGemmWins).to.equal(false)
     // Below the ridge, or K % 8: never, whatever the constants.
     expect(plan(1024, 1024, 176, 524288, UNG_CONSTANTS).undGemmWins).to.equal(false)
     expect(plan(1024, 1020, 1024, 522240, UNG_CONSTANTS).undGemmWins).to.equal(false)
     // Very sparse and small (512² at 99 %, N = 256): the CSR kernels' estimate is lower than und's.
-    const sparse = plan(512, 512, 256, 2621, UNG_CONSTANTS)
-    expect(sparse.csrUs).to.be.below(UNG_CONSTANTS.fixedUs + UNG_CONSTANTS.usPerCycle * sparse.und.cycles)
-    expect(sparse.undGemmWins).to.equal(false)
+    for (const small of [UNG_CONSTANTS, undefined]) {
+      const sparse = plan(512, 512, 256, 2621, small)
+      expect(sparse.csrUs).to.be.below(sparse.undSmall!.fixedUs + sparse.undSmall!.usPerCycle * sparse.und.cycles)
+      expect(sparse.undGemmWins).to.equal(false)
+    }
   })
 
   it('refuses bad arguments with a RangeError', () => {
     expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 1, sms: 132, undSmall: {fixedUs: -1, usPerCycle: 1}})).to.throw(RangeError, /undSmall/)
     expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 1, sms: 132, undSmall: {fixedUs: 1, usPerCycle: 0}})).to.throw(RangeError, /undSmall/)
-    expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 1, sms: 132, undSmall: 3 as never})).to.throw(TypeError, /undSmall must be an object/)
+    expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 1, sms: 132, undSmall: 3 as never})).to.throw(TypeError, /undSmall must be 'off' or an object/)
+    expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 1, sms: 132, undSmall: 'on' as never})).to.throw(TypeError, /undSmall must be 'off' or an object/)
     expect(() => addon.unstGemmPlan({m: 0, k: 1, n: 1, nnz: 0, sms: 132})).to.throw(RangeError, /at least 1/)
     expect(() => addon.unstGemmPlan({m: 2, k: 2, n: 1, nnz: 5, sms: 132})).to.throw(RangeError, /nnz must be from 0 to m k/)
     expect(() => addon.unstGemmPlan({m: 2, k: 2.5, n: 1, nnz: 1, sms: 132})).to.throw(RangeError, /integer/)
@@ -192,9 +204,20 @@ describe('GEMM engine selection models (2:4, host)', () => {
     }
   })
 
-  it('without a model keeps Gemm24Rows and the owner\'s split; with one, whole 128-row tiles where a split costs more', () => {
-    expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})).to.deep.include({rows: 256, split: 2, streamK: 2})
-    expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})).to.not.have.property('estimates')
+  it('with the model off keeps Gemm24Rows and the owner\'s split; on, whole 128-row tiles where a split costs more', () => {
+    const off = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: 'off'})
+    expect(off).to.deep.include({rows: 256, split: 2, streamK: 2, model: null})
+    expect(off).to.not.have.property('estimates')
+    // The library's default: the model with the constants fitted on v12's records and checked in
+    // v38 (kGemm24Fitted), the cooperative split a candidate.
+    const fitted = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})
+    expect(fitted.model).to.deep.equal({S_m128_n128: 600, S_m256_n128: 1100, F: 60, T0: 1.1, FX0: 7.2, L2: 5300, FX3: 7.2})
+    expect(fitted).to.deep.include({rows: 128, split: 1, streamK: 0})
+    expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: fitted.model!})).to.deep.equal(fitted)
+    // v38 (H100, the workbench): where the model splits, the pieces reduce together (_sk3): 4096^2
+    // at N = 256 in 128-row tiles, two pieces (19.1 us against 24.0 for Gemm24Rows' 256-row split).
+    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132})).to.deep.include({rows: 128, split: 2, streamK: 3})
+    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132, model: 'off'})).to.deep.include({rows: 256, split: 4, streamK: 2})
     // 6144 x 4096 at N = 256: 96 tiles of 128 rows fill most of a wave, whole (v12: 23.9 us
     // against 26.3 for the 256-row split in two).
     const picked = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: S24G_MODEL})
@@ -205,7 +228,8 @@ describe('GEMM engine selection models (2:4, host)', () => {
   })
 
   it('refuses a bad model', () => {
-    expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: 3 as never})).to.throw(TypeError, /model must be an object/)
+    expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: 3 as never})).to.throw(TypeError, /model must be 'off' or an object/)
+    expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: 'on' as never})).to.throw(TypeError, /model must be 'off' or an object/)
     expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: {...S24G_MODEL, F: 'x' as never}})).to.throw(TypeError, /model.F must be a finite number/)
     expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: {...S24G_MODEL, L2: 0}})).to.throw(RangeError, /model: stage cycles/)
   })

@@ -553,41 +553,55 @@ describe('kernels on CUDA against the float64 reference', function () {
     return JSON.parse(r.stdout.trim().split('\n').pop()!) as string[]
   }
 
-  // und's branch below 2^31 multiply-adds (UndSmallModel, common/gemm_plan.h; v37): off in the
-  // library; SPARSE_UND_SMALL="FIXED,PER_CYCLE" turns it on (read once per process, so a child
-  // process runs the selection). With ung's own constants und's fewer modelled cycles win on
-  // 1024^2 at N = 1024; malformed values leave it off.
-  it('SpMM f16, unstructured, the GEMM engine: SPARSE_UND_SMALL turns on A stored dense below 2^31 multiply-adds (a child process)', function () {
+  // und's branch below 2^31 multiply-adds (UndSmallModel, common/gemm_plan.h; v37, fitted in v38):
+  // on in the library with the fitted constants (kUndSmallFitted); SPARSE_UND_SMALL="FIXED,
+  // PER_CYCLE" replaces them and "off" turns the branch off (read once per process, so a child
+  // process runs the selection). On 1024^2 at N = 1024 und wins with the fitted constants and
+  // with ung's own; malformed values are ignored (the fitted constants).
+  it('SpMM f16, unstructured, the GEMM engine: A stored dense below 2^31 multiply-adds, SPARSE_UND_SMALL (a child process)', function () {
     if (cudaInfo().computeCapability !== '9.0') this.skip()
     const calls = ['pick(1024, 1024, 1024, 0.5)', 'pick(1024, 1024, 176, 0.5)', 'pick(512, 512, 256, 0.01)', 'pick(1024, 1024, 1024, 0.5, {keepSparse: true})']
     const run = (value: string | undefined) => picksWith('SPARSE_UND_SMALL', value, calls)
-    const off = run(undefined)
+    const off = run('off')
     expect(off[0], 'off: the pair stream below 2^31').to.match(/^ung_/)
+    const fitted = run(undefined)
+    expect(fitted[0], 'the fitted constants: A stored dense').to.match(/^und_n(128|256)/)
     const on = run('6.18,0.000584')
-    expect(on[0], 'on: A stored dense').to.match(/^und_n(128|256)/)
-    expect(on[1], 'below the ridge: never').to.equal(off[1])
-    expect(on[2], '99 % on 512^2: the CSR kernels').to.equal(off[2])
-    expect(on[3], 'keepSparse: no und').to.match(/^ung_/)
-    for (const bad of ['', '6.18', '6.18,0', '-1,0.0005', '6.18,0.0005x', 'nan,1']) expect(run(bad)[0], `SPARSE_UND_SMALL=${bad}: off`).to.equal(off[0])
+    expect(on[0], 'ung\'s constants: A stored dense').to.match(/^und_n(128|256)/)
+    for (const picks of [fitted, on]) {
+      expect(picks[1], 'below the ridge: never').to.equal(off[1])
+      expect(picks[2], '99 % on 512^2: the CSR kernels').to.equal(off[2])
+      expect(picks[3], 'keepSparse: no und').to.match(/^ung_/)
+    }
+    expect(run('5000,0.000584')[0], 'a fixed cost above ung\'s estimate: the pair stream').to.equal(off[0])
+    for (const bad of ['', '6.18', '6.18,0', '-1,0.0005', '6.18,0.0005x', 'nan,1', 'OFF']) expect(run(bad)[0], `SPARSE_UND_SMALL=${bad}: ignored`).to.equal(fitted[0])
   })
 
-  // The 2:4 family's launch model (Gemm24Model, common/gemm_plan.h; v37): off in the library;
-  // SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3]" turns Gemm24Pick on (read once per process,
-  // so child processes run the selection). 6144 x 4096 at N = 256: whole 128-row tiles with the
-  // model, the 256-row split without; malformed values leave it off.
-  it('SpMM f16, 2:4, the GEMM engine: SPARSE_S24G_MODEL turns on the launch model\'s pick (a child process)', function () {
+  // The 2:4 family's launch model (Gemm24Model, common/gemm_plan.h; v37, the library's since
+  // v38 with kGemm24Fitted): SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3]" replaces its
+  // constants and "off" turns it off (v12's Gemm24Rows and the owner's split; read once per
+  // process, so child processes run the selection). 6144 x 4096 at N = 256: whole 128-row tiles
+  // with the model, the 256-row split without; 4096^2 at N = 256: 128-row tiles in two pieces,
+  // reduced together with the fitted constants (FX3), by the owner without FX3; malformed values
+  // are ignored.
+  it('SpMM f16, 2:4, the GEMM engine: the launch model\'s pick, SPARSE_S24G_MODEL (a child process)', function () {
     if (cudaInfo().computeCapability !== '9.0') this.skip()
     const two4 = "{structure: '2:4'}"
-    const calls = [`pick(6144, 4096, 256, 0.5, ${two4})`, `pick(4096, 4096, 2048, 0.5, ${two4})`, `pick(4096, 4096, 64, 0.5, ${two4})`]
+    const calls = [`pick(6144, 4096, 256, 0.5, ${two4})`, `pick(4096, 4096, 2048, 0.5, ${two4})`, `pick(4096, 4096, 64, 0.5, ${two4})`, `pick(4096, 4096, 256, 0.5, ${two4})`]
     const run = (value: string | undefined) => picksWith('SPARSE_S24G_MODEL', value, calls)
-    const off = run(undefined)
+    const off = run('off')
     expect(off[0], 'off: Gemm24Rows, the split').to.equal('s24g_m256_n128_s4_sk2')
+    expect(off[3], 'off: Gemm24Rows, the split').to.equal('s24g_m256_n128_s4_sk2')
+    const fitted = run(undefined)
+    expect(fitted[0], 'fitted: whole 128-row tiles').to.equal('s24g_m128_n128_s6')
+    expect(fitted[1], '4096^2 at N = 2048: whole 256-row tiles').to.equal('s24g_m256_n128_s4')
+    expect(fitted[3], '4096^2 at N = 256: 128-row tiles, reduced together').to.equal('s24g_m128_n128_s6_sk3')
     const on = run('600,1100,60,1.1,7.2,5300')
-    expect(on[0], 'on: whole 128-row tiles').to.equal('s24g_m128_n128_s6')
-    expect(on[1], '4096^2 at N = 2048: whole 256-row tiles').to.equal('s24g_m256_n128_s4')
-    expect(on[2], 'N = 64: the streaming engine either way').to.equal(off[2])
-    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300'])
-      expect(run(bad)[0], `SPARSE_S24G_MODEL=${bad}: off`).to.equal(off[0])
+    expect(on[0], 'no FX3: whole 128-row tiles').to.equal('s24g_m128_n128_s6')
+    expect(on[3], 'no FX3: the owner adds').to.equal('s24g_m128_n128_s6_sk2')
+    for (const picks of [off, fitted, on]) expect(picks[2], 'N = 64: the streaming engine either way').to.match(/^s24e_/)
+    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300', 'Off'])
+      expect(run(bad), `SPARSE_S24G_MODEL=${bad}: ignored`).to.deep.equal(fitted)
   })
 
   // The selection of the unstructured GEMM-engine kernels: on compute capability 9.0, f16/bf16
@@ -629,15 +643,16 @@ describe('kernels on CUDA against the float64 reference', function () {
       engine(pick(11008, 4100, 256, 0.1), 'ung_n256_sk3', 'K % 8 != 0, 86 tiles: no split pays, the split leaves them whole')
       neither(pick(4096, 4096, 256, 0.02), 'below 2.5 % density, by the estimates: the CSR kernels')
       engine(pick(2048, 512, 2048, 0.02), 'ung_n256_sk3', 'DLMC at 98 %, by the estimates (14.3 us against 26.8): below 2.5 %, not und')
-      // Below 2^31 multiply-adds, the pair stream by the estimates (v31's fit): 64 tiles of 128
-      // columns whole (11.9 us) against the CSR kernels' 66 on 512^2 at N = 2048 (measured: 13.5
-      // against 21 for the bitmap kernel); 128 tiles (11.9) against 125 on 2048 x 512 at N = 1024;
-      // 11.9 against 9.0 on 512^2 at N = 256, 95 % sparse (measured: 12.5 against 7.5-10.3 us);
-      // 104 tiles (9.7) against 12.7 on 1024 x 256 at N = 1568, 95 % (measured: 9.8 against 14.7).
-      engine(pick(512, 512, 2048, 0.5), 'ung_n128', 'below 2^31, 50 %: no split pays')
-      engine(pick(2048, 512, 1024, 0.5), 'ung_n128_sk3', 'below 2^31, 50 %: 128 tiles, no split pays')
+      // Below 2^31 multiply-adds, by the estimates: A stored dense where its estimate (v38's fitted
+      // constants, kUndSmallFitted) beats both the pair stream's and the CSR kernels' (v31's fit):
+      // 10.6 us against 11.9 and 66 on 512^2 at N = 2048 (v38, H100: und 10.2-10.6 us against 13-15
+      // for the selection's CSR kernel at 98 %); 10.6 against 11.9 and 125 on 2048 x 512 at N = 1024;
+      // 8.9 against 9.7 and 12.7 on 1024 x 256 at N = 1568, 95 %; on 512^2 at N = 256, 95 % sparse,
+      // the CSR kernels' 9.0 against 10.6 and 11.9 (measured: 7.5-10.3 against 12.5 for ung).
+      engine(pick(512, 512, 2048, 0.5), 'und_n128', 'below 2^31, 50 %: A stored dense, no split pays')
+      engine(pick(2048, 512, 1024, 0.5), 'und_n128_sk3', 'below 2^31, 50 %: A stored dense, split')
       neither(pick(512, 512, 256, 0.05), 'below 2^31, 95 %: the CSR kernels')
-      engine(pick(1024, 256, 1568, 0.05), 'ung_n128_sk3', 'below 2^31, 95 %, N = 1568')
+      engine(pick(1024, 256, 1568, 0.05), 'und_n128_sk3', 'below 2^31, 95 %, N = 1568: A stored dense')
       neither(pick(4096, 4096, 120, 0.5), 'below N = 128')
       neither(pick(4096, 4096, 132, 0.5), 'N % 8 != 0')
       neither(pick(4096, 4096, 64, 0.5), 'decode-sized N: the streaming engine')
@@ -648,6 +663,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const kept = (m: number, k: number, n: number, density: number) =>
         spmmVariants({m, k, n, nnz: Math.round(m * k * density), dtype, keepSparse: true})
       engine(kept(4096, 4096, 256, 0.5).selected, 'ung_n128_sk3', 'keepSparse, 4096^2 at N = 256')
+      engine(kept(1024, 256, 1568, 0.05).selected, 'ung_n128_sk3', 'keepSparse, below 2^31: the pair stream')
       engine(kept(11008, 4096, 1024, 0.3).selected, pick(11008, 4100, 1024, 0.3), 'keepSparse: as where und cannot run (K % 8 != 0)')
       for (const [m, k, n] of [[4096, 4096, 256], [11008, 4096, 1024], [2048, 512, 2048]]) {
         expect(kept(m, k, n, 0.5).variants.filter((v) => v.startsWith('und_')), `keepSparse lists no und, ${m} x ${k}, N = ${n}`).to.deep.equal([])
@@ -703,7 +719,7 @@ describe('kernels on CUDA against the float64 reference', function () {
   // block per row block of at most 8 K stages (not at N 9-15, at N = 16 only where each block
   // streams at most 8 K stages: Stream24Rows64); the GEMM
   // engine (spmm_24_gemm_sm90a.cu) from N = 128 on where N is a multiple of 8, its tile height
-  // by waves (Gemm24Rows), the ragged wave split by K; the mma.sp kernel elsewhere and on every
+  // and decomposition by the launch model (Gemm24Pick); the mma.sp kernel elsewhere and on every
   // other GPU. Planned without data: the sizes alone decide.
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4 matrix: the selection runs a 2:4 kernel, the engines where they win`, () => {
@@ -727,9 +743,12 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect(pick(4096, 4096, 65), 'past the engine N').to.match(/^s24_/)
       expect(pick(4096, 4096, 120), 'below the GEMM engine').to.match(/^s24_/)
       expect(pick(4096, 4096, 132), 'N % 8 != 0').to.match(/^s24_/)
-      expect(pick(4096, 4096, 256)).to.equal(hopper ? 's24g_m256_n128_s4_sk2' : pick(4096, 4096, 65))
-      expect(pick(4096, 4096, 128), '32 tiles of 128 rows, 4 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk2' : pick(4096, 4096, 65))
-      expect(pick(11008, 4096, 256), '172 tiles of 128 rows: one wave and 40 in thirds').to.match(hopper ? /^s24g_m128_/ : /^s24_/)
+      // The launch model (Gemm24Pick, kGemm24Fitted; v38): 128-row tiles at N = 128 and 256 on
+      // these, the ragged wave's pieces reduced together (_sk3); whole where a split costs more.
+      expect(pick(4096, 4096, 256), '64 tiles of 128 rows, 2 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk3' : pick(4096, 4096, 65))
+      expect(pick(4096, 4096, 128), '32 tiles of 128 rows, 4 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk3' : pick(4096, 4096, 65))
+      expect(pick(11008, 4096, 128), '86 tiles of 128 rows, whole').to.equal(hopper ? 's24g_m128_n128_s6' : pick(4096, 4096, 65))
+      expect(pick(11008, 4096, 256), '172 tiles of 128 rows: one wave and 40 in thirds').to.equal(hopper ? 's24g_m128_n128_s6_sk3' : pick(4096, 4096, 65))
       expect(pick(14336, 4096, 2048)).to.match(hopper ? /^s24g_m256_/ : /^s24_/)
       // Below 2.5 % dense (DenseWorkPays) a matrix that fits 2:4 by chance goes to the kernels
       // of its nonzeros: DLMC's 64 x 256 ResNet-50 matrix at 98 % (327 nonzeros).

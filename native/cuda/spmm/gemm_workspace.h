@@ -22,7 +22,7 @@ namespace sparse {
 
 // A selection model's constants from the environment (SPARSE_UND_SMALL, SPARSE_S24G_MODEL):
 // the count of comma-separated finite numbers that make up all of `name`'s value, at most `max`
-// of them into out; 0 when unset, -1 when malformed (a family then leaves its model off).
+// of them into out; 0 when unset, -1 when malformed (a family then keeps its default).
 inline int EnvNumbers(const char* name, double* out, int max) {
   const char* v = std::getenv(name);
   if (v == nullptr) return 0;
@@ -36,6 +36,12 @@ inline int EnvNumbers(const char* name, double* out, int max) {
     if (*end != ',') return -1;
     at = end;
   }
+}
+
+// Whether the environment variable `name` is set to exactly `value` (a selection model's "off").
+inline bool EnvIs(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, value) == 0;
 }
 
 // The decomposition the end of a GEMM-engine variant's name gives (the families' parsers): 0

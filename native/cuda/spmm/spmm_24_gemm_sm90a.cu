@@ -169,12 +169,14 @@ void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
     }
 }
 
-// The model of Gemm24Pick (common/gemm_plan.h), off until fitted: SPARSE_S24G_MODEL=
-// "S128,S256,F,T0,FX0,L2[,FX3]" (the line scripts/gpu/s24g-fit.py prints) turns it on for a
-// measurement; anything malformed leaves it off. Read once.
+// The model of Gemm24Pick (common/gemm_plan.h) with its constants, kGemm24Fitted (v38).
+// SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3]" (the line scripts/gpu/s24g-fit.py prints)
+// replaces them and "off" turns the model off (v12's Gemm24Rows and the owner's split), for a
+// measurement; anything else is ignored. Read once.
 const Gemm24Model& S24gModel() {
   static const Gemm24Model model = [] {
-    Gemm24Model md;
+    if (EnvIs("SPARSE_S24G_MODEL", "off")) return Gemm24Model{};
+    Gemm24Model md = kGemm24Fitted;
     double x[7] = {0, 0, 0, 0, 0, 0, -1};
     const int got = EnvNumbers("SPARSE_S24G_MODEL", x, 7);
     if (got == 6 || (got == 7 && x[6] >= 0)) {
@@ -187,8 +189,9 @@ const Gemm24Model& S24gModel() {
 }
 
 // N >= 128 (below, the streaming engine and the mma.sp kernel): 128 columns, the tail split,
-// the tile height of Gemm24Rows on this GPU's SMs (kConfigs' 128- and 256-row entries); with
-// SPARSE_S24G_MODEL, Gemm24Pick's height and decomposition. Not below 2.5 % dense
+// Gemm24Pick's height and decomposition (whole tiles, the owner's split or the split reduced
+// together) on this GPU's SMs (kConfigs' 128- and 256-row entries); with SPARSE_S24G_MODEL=off,
+// Gemm24Rows' height and the owner's split. Not below 2.5 % dense
 // (DenseWorkPays, common/gemm_plan.h: the CSR kernels take those).
 bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   if (p.n < kGemm24MinN || !DenseWorkPays(p.m, p.k, p.nnz)) return false;

@@ -214,12 +214,14 @@ cudaError_t UndLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOper
 // ung's rule runs it always), N and K multiples of 8; the tile width and decomposition of
 // UndGemmPick (a model of the launch's cycles with the operands' bytes through L2, fitted to
 // v35's --tune times): the cooperative tail split (3), or whole tiles (0) where no split pays.
-// Below 2^31 multiply-adds the rule's estimate is off until fitted (UndSmallModel,
-// common/gemm_plan.h); SPARSE_UND_SMALL="FIXED,PER_CYCLE" (us, us a modelled cycle; both finite,
-// FIXED >= 0, PER_CYCLE > 0) turns it on for a measurement. Anything else leaves it off. Read once.
+// Below 2^31 multiply-adds the rule's estimate with the fitted constants (kUndSmallFitted,
+// common/gemm_plan.h; v38). SPARSE_UND_SMALL="FIXED,PER_CYCLE" (us, us a modelled cycle; both
+// finite, FIXED >= 0, PER_CYCLE > 0) replaces them and "off" turns the branch off (v35's
+// selection), for a measurement; anything else is ignored. Read once.
 const UndSmallModel& UndSmall() {
   static const UndSmallModel model = [] {
-    UndSmallModel m;
+    UndSmallModel m = kUndSmallFitted;
+    if (EnvIs("SPARSE_UND_SMALL", "off")) return UndSmallModel{};
     double x[2] = {0, 0};
     if (EnvNumbers("SPARSE_UND_SMALL", x, 2) == 2 && x[0] >= 0 && x[1] > 0) m.fixed_us = x[0], m.us_per_cycle = x[1];
     return m;
