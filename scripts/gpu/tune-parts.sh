@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # `sparse bench --tune` on the LLM shapes by parts, for a family's candidates (issue 25): the
 # suite's three shapes and the three held out of it (14336 x 4096, 4096 x 14336, 6144 x 4096;
-# weights seeded 29), f16, against dense cuBLAS, every variant of our SpMM timed per case. The
+# weights seeded 29), f16, against dense cuBLAS, the family's variants of our SpMM timed per case. The
 # shared body of scripts/gpu/ung-whole.sh (unstructured: ung, und) and s24g-tune.sh (2:4: s24g).
 #   bash scripts/gpu/tune-parts.sh NAME PREFIX "PRUNE FLAGS" "OTHER FLAGS"
 # PRUNE FLAGS say how the bench prunes the weights (--llm-sparsity for the suite, -s for the
 # held-out files: written with SPARSITY_FLAG, which this script replaces by the one each part
 # takes; or --pattern 2:4 for both), OTHER FLAGS the rest (--n ...). PARTS (default "suite
-# heldout") as in the callers. Writes $W/NAME-<part>.json, .err, and .txt (tune-report's
-# candidates whose names start with PREFIX); prints the reports' geomean lines; the held-out
+# heldout") as in the callers. Times only the variants whose names start with PREFIX (and the
+# selection's pick). Writes $W/NAME-<part>.json, .err, and .txt (tune-report's candidates whose
+# names start with PREFIX); prints the reports' geomean lines; the held-out
 # weights go to a scratch folder outside $W (run.sh would pack them) and are removed after.
 # Exit 1 when a bench or report failed, 2 for an unknown part.
 set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
 name=${1:?NAME} prefix=${2:?PREFIX} prune=${3:?PRUNE FLAGS} other=${4:-}
 PARTS=${PARTS:-suite heldout}
-common=(--dtype f16 --baseline dense --tune --no-tune-cache --tune-min-ms 10 --json)
+# --tune-only PREFIX: the family's variants and the selection's pick, not every variant of the
+# matrix (v38: the whole list, prepared once per candidate, passed 285 s a part on 2:4).
+common=(--dtype f16 --baseline dense --tune --tune-only "$prefix" --no-tune-cache --tune-min-ms 10 --json)
 rc=0
 for part in $PARTS; do
   case $part in

@@ -178,7 +178,8 @@ export function tuneLine(report: BenchReport): string | undefined {
   if (t.tune) {
     const gain = t.geomeanGain === null ? '' : `, geomean ${t.geomeanGain.toFixed(3)}x over the selection's pick (candidate timing)`
     parts.push(`tuned ${t.tuned} cases (${t.changed} changed variant${gain})`)
-    parts.push(t.cache ? (t.saved > 0 ? `saved ${t.saved} to ${t.cache}` : `nothing saved to ${t.cache}`) : 'not saved (--no-tune-cache)')
+    if (t.only) parts.push(`only ${t.only.join(', ')}* and the selection's pick timed; not saved (--tune-only)`)
+    else parts.push(t.cache ? (t.saved > 0 ? `saved ${t.saved} to ${t.cache}` : `nothing saved to ${t.cache}`) : 'not saved (--no-tune-cache)')
   } else {
     parts.push(`${count('cache')} from the tune cache${t.cache ? ` ${t.cache}` : ' (off)'}`, `${count('heuristic')} by the built-in selection`)
   }

@@ -64,9 +64,11 @@ export async function planBench(options: BenchOptions): Promise<BenchPlan> {
   const timing = {...TIMING_DEFAULTS, ...options.timing}
   validateNs(options.ns)
   const forced = forcedSpmmVariant(options.forcedVariant)
+  if (!options.tune && options.tuneOnly !== undefined) throw new UsageError('tune-only-needs-tune', '--tune-only narrows --tune\'s candidates, but --tune is not given', 'add --tune, or drop --tune-only')
   if (options.tune) {
     if (device === 'cpu') throw new UsageError('tune-cpu', '--tune needs --device cuda: it times the CUDA SpMM kernel variants', 'drop --tune, or run on a GPU with --device cuda')
     if (!ops.includes('spmm')) throw new UsageError('tune-op', '--tune tunes SpMM, but --op has no spmm', 'add spmm to --op, or drop --tune')
+    if (options.tuneOnly !== undefined) checkTuneOnly(options.tuneOnly)
     if (forced) throw new UsageError('tune-forced', `SPARSE_SPMM_VARIANT=${forced} forces one SpMM variant, so there is nothing to tune`, 'unset SPARSE_SPMM_VARIANT to tune')
   }
 
@@ -118,4 +120,11 @@ export function implList(op: BenchOp, dtype: ValueDType, device: BenchDevice, ki
   // cuSPARSELt: 2:4 SpMM in f16/bf16 only (the harness explains a matrix that is not 2:4).
   if (kinds.includes('cusparselt') && device === 'cuda' && op === 'spmm' && dtype !== 'f32') out.push('cusparselt')
   return out
+}
+
+/** --tune-only's prefixes: at least one, each of the characters of a variant's name. */
+function checkTuneOnly(prefixes: string[]): void {
+  if (prefixes.length === 0 || prefixes.some((p) => !/^[a-z0-9_]+$/.test(p))) {
+    throw new UsageError('bad-tune-only', `--tune-only: expected variant name prefixes (letters, digits, _), got ${JSON.stringify(prefixes.join(','))}`, 'e.g. --tune-only s24g_ or --tune-only und_,ung_')
+  }
 }

@@ -266,6 +266,12 @@ export interface BenchOptions {
   /** minMs of each tuning candidate's timing (default 20). */
   tuneMinMs?: number
   /**
+   * With `tune`: time only the variants whose names start with one of these prefixes (and the
+   * selection's pick, to compare with). The winners are not saved to the tune cache: they were
+   * not weighed against every variant.
+   */
+  tuneOnly?: string[]
+  /**
    * SpMM on CUDA: keep A in a sparse form (`spmm`'s keepSparse): the selection, --tune's
    * candidates and the tune cache's winners leave out the kernels that store every weight (und_*).
    */
@@ -419,6 +425,8 @@ export interface TuneSummary {
   forced: string | null
   /** --keep-sparse: the kernels that store every weight (und_*) were left out. */
   keepSparse: boolean
+  /** --tune-only: the name prefixes of the variants timed (besides the selection's); null: every variant. */
+  only: string[] | null
   /** Entries in the cache file when the run started (not read with --tune). */
   cacheEntries: number
   /** Cases that used a cached winner. */

@@ -44,6 +44,7 @@ export class Tuner {
   private hits = 0
   private tunedCases: TunedFigures[] = []
   private noVariantsWarned = false
+  private onlyWarned = false
 
   private constructor(
     private readonly options: BenchOptions,
@@ -88,8 +89,13 @@ export class Tuner {
       return {name: variant, source, ...ids}
     }
     if (this.options.tune) {
-      const names = [...list.variants]
+      const only = this.options.tuneOnly
+      const names = list.variants.filter((v) => !only || v === selected || only.some((p) => v.startsWith(p)))
       if (selected && !names.includes(selected)) names.unshift(selected)
+      if (only && !names.some((v) => v !== selected) && !this.onlyWarned) {
+        this.warnings.push(`--tune-only ${only.join(',')}: no variant of ${a.dtype} m=${csr.rows} k=${csr.cols} n=${a.n} has such a name (the selection's ${selected ?? 'none'} timed alone)`)
+        this.onlyWarned = true
+      }
       if (names.length === 0) {
         if (!this.noVariantsWarned) this.warnings.push('cannot tune: the addon lists no SpMM variants (rebuild it: npx node-gyp rebuild)')
         this.noVariantsWarned = true
@@ -177,7 +183,8 @@ export class Tuner {
   /** Saves the winners (--tune) and returns the run's summary. */
   async finish(): Promise<TuneSummary> {
     let saved = 0
-    if (this.options.tune && this.path && Object.keys(this.fresh).length > 0) {
+    // --tune-only's winners were not weighed against every variant: not cached.
+    if (this.options.tune && !this.options.tuneOnly && this.path && Object.keys(this.fresh).length > 0) {
       try {
         const r = await saveTuneEntries(this.path, this.fresh)
         if (r.warning) this.warnings.push(`${r.warning}; it was replaced`)
@@ -192,6 +199,7 @@ export class Tuner {
       cache: this.path,
       forced: this.forced ?? null,
       keepSparse: this.options.keepSparse === true,
+      only: this.options.tuneOnly ?? null,
       cacheEntries: this.cache ? Object.keys(this.cache.entries).length : 0,
       hits: this.hits,
       tuned: this.tunedCases.length,

@@ -311,6 +311,36 @@ describe('bench --tune: runs (fake harness)', () => {
     expect(renderHeader(r)).to.match(/not saved \(--no-tune-cache\)/)
   })
 
+  it('--tune-only: times the variants of those prefixes and the selection\'s pick, caches nothing, and warns where none matches', async () => {
+    const dir = tempDir()
+    const cache = join(dir, 'tune.json')
+    const calls: NativeBenchArgs[] = []
+    const r = await runBench({inputs: [SMTX], ns: [16], tune: true, tuneOnly: ['tile_'], tuneCache: cache, timing: FAST, native: fakeNative({calls, variants: VARIANTS})})
+    const c = ok(r.cases[0])
+    expect(Object.keys(c.tuned!.candidates).sort()).to.deep.equal(['split_v4_t8_w1', 'tile_v4_t32_x2'])
+    expect(c).to.deep.include({variant: 'tile_v4_t32_x2', variantSource: 'tuned'})
+    expect(calls.slice(0, -1).map((x) => x.variant).sort()).to.deep.equal(['split_v4_t8_w1', 'tile_v4_t32_x2'])
+    expect(r.tune).to.deep.include({only: ['tile_'], saved: 0, tuned: 1, warnings: []})
+    expect(existsSync(cache), 'nothing written').to.equal(false)
+    expect(renderHeader(r)).to.match(/only tile_\* and the selection's pick timed; not saved \(--tune-only\)/)
+    // Several prefixes; none matching: the selection's pick alone, and a warning (once).
+    const two = await runBench({inputs: [SMTX], ns: [16], tune: true, tuneOnly: ['tile_', 'split_v4_t4'], tuneCache: false, timing: FAST, native: fakeNative({variants: VARIANTS})})
+    expect(Object.keys(ok(two.cases[0]).tuned!.candidates).sort()).to.deep.equal(['split_v4_t4_w2', 'split_v4_t8_w1', 'tile_v4_t32_x2'])
+    const none = await runBench({inputs: [SMTX], ns: [16, 32], tune: true, tuneOnly: ['s24g_'], tuneCache: false, timing: FAST, native: fakeNative({variants: VARIANTS})})
+    expect(Object.keys(ok(none.cases[0]).tuned!.candidates)).to.deep.equal(['split_v4_t8_w1'])
+    expect(none.tune!.warnings).to.have.length(1)
+    expect(none.tune!.warnings[0]).to.match(/--tune-only s24g_: no variant of f32 m=64 k=147 n=16 has such a name/)
+    // Without --tune, or with a prefix no variant name could start with: exit 2 before any case.
+    const native = fakeNative({calls: [], variants: VARIANTS})
+    const alone = await usageError(() => runBench({inputs: [SMTX], ns: [16], tuneOnly: ['tile_'], native}))
+    expect(alone.message).to.match(/--tune-only narrows --tune's candidates, but --tune is not given/)
+    expect(alone.exitCode).to.equal(2)
+    for (const bad of [[], [''], ['Tile_'], ['tile-v4']]) {
+      const e = await usageError(() => runBench({inputs: [SMTX], ns: [16], tune: true, tuneOnly: bad, native}))
+      expect(e.message, JSON.stringify(bad)).to.match(/--tune-only: expected variant name prefixes/)
+    }
+  })
+
   it('reports a variant forced by SPARSE_SPMM_VARIANT and passes none', async () => {
     const calls: NativeBenchArgs[] = []
     const r = await runBench({inputs: [SMTX], ns: [16], forcedVariant: 'tile_v4_t32_x2', tuneCache: false, timing: FAST, native: fakeNative({calls, variants: VARIANTS})})

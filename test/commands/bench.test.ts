@@ -213,6 +213,7 @@ describe('sparse bench', function () {
       [['bench', 'fixtures/dense-f32.npy', '--n', '8', '--device', 'cpu', '-s', '0.5,0.7', '--pattern', '2:4'], /--pattern 2:4 fixes it at 0.5/],
       [['bench', SMTX, '--n', '8', '--op', 'sddmm', '--tune'], /--tune tunes SpMM/],
       [['bench', SMTX, '--n', '8', '--tune-cache', 'x.json', '--no-tune-cache'], /contradict/],
+      [['bench', SMTX, '--n', '8', '--device', 'cpu', '--tune-only', 's24g_'], /--tune-only narrows --tune's candidates, but --tune is not given/],
     ]
     for (const [args, re] of cases) {
       const r = await runCli(args)
