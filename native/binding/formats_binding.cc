@@ -208,11 +208,10 @@ Napi::Value UnstPairStreamJs(const Napi::CallbackInfo& info) {
 
 // gemm24Rows({m, k, n, sms, nnz?, model?}) -> {rows, split, streamK, denseEnough, estimates?,
 // model}: the 2:4 tile height the selection runs on the GEMM engine (128 or 256;
-// common/gemm_plan.h) on a GPU of
-// `sms` SMs, how many pieces by K the ragged last wave's tiles of that height are cut into
-// (TailSplit; below 2: whole), and whether a 2:4 matrix of `nnz` nonzeros is dense enough for
-// the 2:4 kernels (DenseWorkPays, common/gemm_plan.h; nnz defaults to half of m k, the 2:4
-// pattern full). Synchronous; pure C++.
+// common/gemm_plan.h) on a GPU of `sms` SMs, how many pieces by K the ragged last wave's tiles of
+// that height are cut into (TailSplit; below 2: whole), and whether a 2:4 matrix of `nnz` nonzeros
+// is dense enough for the 2:4 kernels (DenseWorkPays, common/gemm_plan.h; nnz defaults to half of
+// m k, the 2:4 pattern full). Synchronous; pure C++.
 // The pick is Gemm24Pick's with the library's constants (kGemm24Fitted: what the selection runs
 // unless SPARSE_S24G_MODEL is set), or with `model`'s ({S_m128_n128, S_m256_n128, F, T0, FX0, L2,
 // FX3?}: scripts/gpu/s24g-fit.py's PARAMS), with its decomposition (streamK: 0 whole tiles, 2 or

@@ -54,12 +54,12 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
   return rows;
 }
 
-// The 2:4 family's shape by a model of the launch (v37; the library's selection since v38): v12's records
-// say a split of the ragged wave costs a fixed 7-13 us on these kernels (the owner's read of the
-// other pieces' sums), which Gemm24Rows does not weigh (6144 x 4096 at N = 256: whole 128-row
-// tiles 23.9 us against its 256-row split's 26.3). scripts/gpu/s24g-fit.py fits the model on
-// `sparse bench --tune` reports (every s24g shape timed) and checks it held out by shape; it is
-// mirrored there (test/kernels/gemm-plan.test.ts keeps the two in step). A launch's time, us:
+// The 2:4 family's shape by a model of the launch (v37; the library's selection since v38):
+// v12's records say a split of the ragged wave costs a fixed 7-13 us on these kernels (the
+// owner's read of the other pieces' sums), which Gemm24Rows does not weigh (6144 x 4096 at N =
+// 256: whole 128-row tiles 23.9 us against its 256-row split's 26.3). scripts/gpu/s24g-fit.py
+// fits the model on `sparse bench --tune` reports (every s24g shape timed) and checks it held
+// out by shape; it is mirrored there (test/kernels/gemm-plan.test.ts keeps the two in step). A launch's time, us:
 //   fixed_us + (split_us for a _sk2 split, coop_us for _sk3) + max(tile cycles, L2 cycles) / 1980
 // with tile cycles those of GemmTileCycles' form at a K stage of s128 or s256 cycles (the fixup:
 // the owner's split x rows x 512 bytes for _sk2, each piece's 2 (split - 1) / split of them for
