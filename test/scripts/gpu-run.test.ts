@@ -194,6 +194,23 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.match(/== sh node bin\/run\.js verify x > "\$W\/verify\.json"; echo done\n {2}done\nsh: ok/)
   })
 
+  it('the --tune parts (s24g-tune.sh, ung-whole.sh through tune-parts.sh) time their family alone, on the suite and the held-out shapes', () => {
+    const w = world()
+    for (const f of ['tune-parts.sh', 's24g-tune.sh', 'ung-whole.sh']) cpSync(join(ROOT, 'scripts', 'gpu', f), join(w.repo, 'scripts', 'gpu', f))
+    write(join(w.base, 'bin', 'python3'), stub('python3'), 0o755)
+    const r = runner(w, ['sh', 'bash scripts/gpu/s24g-tune.sh', 'sh', 'SPARSITY=0.5,0.9 NS=256 bash scripts/gpu/ung-whole.sh'])
+    expect(r.code, r.stderr).to.equal(0)
+    const benches = r.calls.filter((c) => c.startsWith('node bin/run.js bench')).map((c) => c.replace(/\/tmp\/[\w.-]+\//g, 'D/'))
+    const common = '--dtype f16 --baseline dense --tune --tune-only PREFIX --no-tune-cache --tune-min-ms 10 --json |SWEEP=|'
+    expect(benches).to.deep.equal([
+      `node bin/run.js bench --suite llm --pattern 2:4 --n 128,256,1024,2048 ${common.replace('PREFIX', 's24g')}`,
+      `node bin/run.js bench D/w14336x4096.npy D/w4096x14336.npy D/w6144x4096.npy --pattern 2:4 --n 128,256,1024,2048 ${common.replace('PREFIX', 's24g')}`,
+      `node bin/run.js bench --suite llm --llm-sparsity 0.5,0.9 --n 256 ${common.replace('PREFIX', 'un')}`,
+      `node bin/run.js bench D/w14336x4096.npy D/w4096x14336.npy D/w6144x4096.npy -s 0.5,0.9 --n 256 ${common.replace('PREFIX', 'un')}`,
+    ])
+    expect(r.calls.filter((c) => c.startsWith('python3 scripts/gpu/s24g-fit.py'))).to.have.length(1)
+  })
+
   it('a task archive over the limit is packed again without its input files, listed in left-out.txt', () => {
     const w = world()
     const cmd = 'head -c 400000 /dev/urandom > "$W/w.npy"; head -c 300000 /dev/urandom > "$W/p.npz"; echo result > "$W/result.txt"'
