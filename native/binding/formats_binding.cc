@@ -206,6 +206,9 @@ Napi::Value UnstPairStreamJs(const Napi::CallbackInfo& info) {
   return UnstFormStream(info, "unstPairStream", UnstLayout::kPairFrag);
 }
 
+// A selection model's argument that turns the model off: the string 'off'.
+bool IsOff(const Napi::Value& v) { return v.IsString() && v.As<Napi::String>().Utf8Value() == "off"; }
+
 // gemm24Rows({m, k, n, sms, nnz?, model?}) -> {rows, split, streamK, denseEnough, estimates?,
 // model}: the 2:4 tile height the selection runs on the GEMM engine (128 or 256;
 // common/gemm_plan.h) on a GPU of `sms` SMs, how many pieces by K the ragged last wave's tiles of
@@ -227,23 +230,24 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
   const long long nnz = a.Has("nnz") ? a.Dim("nnz") : half;
   if (nnz < 0 || nnz > half) a.RangeFail("nnz must be from 0 to m k / 2 (a 2:4 matrix)");
   Gemm24Model md = kGemm24Fitted;
-  const Napi::Value given = a.Has("model") ? info[0].As<Napi::Object>().Get("model") : info.Env().Undefined();
-  if (given.IsString() && given.As<Napi::String>().Utf8Value() == "off") {
-    md = Gemm24Model{};
-  } else if (a.Has("model")) {
-    Napi::Value v = given;
-    if (!v.IsObject()) a.TypeFail("model must be 'off' or an object of the model's constants");
-    Napi::Object mo = v.As<Napi::Object>();
-    const auto get = [&](const char* key, bool optional) {
-      const Napi::Value x = mo.Get(key);
-      if (optional && (x.IsUndefined() || x.IsNull())) return -1.0;
-      if (!x.IsNumber() || !std::isfinite(x.As<Napi::Number>().DoubleValue()))
-        a.TypeFail(std::string("model.") + key + " must be a finite number");
-      return x.As<Napi::Number>().DoubleValue();
-    };
-    md = Gemm24Model{get("S_m128_n128", false), get("S_m256_n128", false), get("F", false), get("T0", false),
-                     get("FX0", false),         get("L2", false),          get("FX3", true)};
-    if (!md.On()) a.RangeFail("model: stage cycles, F and L2 must be above 0, T0 and FX0 at least 0");
+  if (a.Has("model")) {
+    const Napi::Value v = info[0].As<Napi::Object>().Get("model");
+    if (IsOff(v)) {
+      md = Gemm24Model{};
+    } else {
+      if (!v.IsObject()) a.TypeFail("model must be 'off' or an object of the model's constants");
+      Napi::Object mo = v.As<Napi::Object>();
+      const auto get = [&](const char* key, bool optional) {
+        const Napi::Value x = mo.Get(key);
+        if (optional && (x.IsUndefined() || x.IsNull())) return -1.0;
+        if (!x.IsNumber() || !std::isfinite(x.As<Napi::Number>().DoubleValue()))
+          a.TypeFail(std::string("model.") + key + " must be a finite number");
+        return x.As<Napi::Number>().DoubleValue();
+      };
+      md = Gemm24Model{get("S_m128_n128", false), get("S_m256_n128", false), get("F", false), get("T0", false),
+                       get("FX0", false),         get("L2", false),          get("FX3", true)};
+      if (!md.On()) a.RangeFail("model: stage cycles, F and L2 must be above 0, T0 and FX0 at least 0");
+    }
   }
   const Gemm24Shape shape = Gemm24Choose(md, m, n, k, sms);
   Napi::Object o = Napi::Object::New(info.Env());
@@ -289,8 +293,8 @@ Napi::Value UnstGemmPlanJs(const Napi::CallbackInfo& info) {
   if (nnz > m * k) a.RangeFail("nnz must be from 0 to m k");
   UndSmallModel small = kUndSmallFitted;
   if (a.Has("undSmall")) {
-    Napi::Value v = info[0].As<Napi::Object>().Get("undSmall");
-    if (v.IsString() && v.As<Napi::String>().Utf8Value() == "off") {
+    const Napi::Value v = info[0].As<Napi::Object>().Get("undSmall");
+    if (IsOff(v)) {
       small = UndSmallModel{};
     } else {
       if (!v.IsObject()) a.TypeFail("undSmall must be 'off' or an object {fixedUs, usPerCycle}");

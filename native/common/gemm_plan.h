@@ -332,8 +332,7 @@ struct UndSmallModel {
   bool On() const { return fixed_us >= 0 && us_per_cycle > 0; }
 };
 constexpr UndSmallModel kUndSmallFitted{5.669, 0.0006903};
-inline bool UndGemmWins(long long m, long long k, long long nnz, long long n, int sms = 0,
-                        const UndSmallModel& small = UndSmallModel{}) {
+inline bool UndGemmWins(long long m, long long k, long long nnz, long long n, int sms, const UndSmallModel& small) {
   if (!(static_cast<double>(n) >= kUndMinFlopsPerByte && n % 8 == 0 && k % 8 == 0 && m >= 1)) return false;
   if (m * k * n >= kUnGemmMinWork) return DenseWorkPays(m, k, nnz);
   if (!small.On() || sms < 1) return false;

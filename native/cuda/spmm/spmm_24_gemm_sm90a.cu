@@ -15,15 +15,15 @@
 // waves' tiles out by K (stream-K hybrid), "_sk2" cuts only the ragged last wave's tiles into
 // up to 4 pieces by K (gemm_host::Decompose), the first piece adding the others' sums; "_sk3"
 // the same cut, the pieces reducing the tile together, each a share of its units (an m-slice's
-// 64-column box: CoopTile, v37; listed for --tune, not selected). (Every part of a variant name
+// 64-column box: CoopTile, v37; selected where the launch model splits, since v38). (Every part of a variant name
 // is letters then digits: the form names are checked against without the addon's grammar.) On
 // the H200, as selected (sparse bench --suite llm --pattern 2:4, v12): 0.81-1.35x cuBLAS f16 at
 // N = 256-2048, 1.18x geomean (docs/gemm-engine.md).
 //
-// The selection runs it for every 2:4 f16/bf16 problem from N = 128 on (rank 8, before the
-// streaming engine and the mma.sp kernel), 128 columns, the tail split, and the tile height
-// of Gemm24Rows (common/gemm_plan.h): the one that keeps the SMs busiest, 256-row tiles
-// weighted for their fewer bytes per multiply-add. Every variant is listed for --tune.
+// The selection runs it for every 2:4 f16/bf16 problem from N = 128 on at a density of at
+// least 2.5 % (rank 8, before the streaming engine and the mma.sp kernel), 128 columns, the
+// tile height and decomposition of the launch model (Gemm24Pick, common/gemm_plan.h; v38;
+// SelectGemmFamily below). Every variant is listed for --tune.
 //
 // A prepared operand holds one stream-K workspace: launches on it run one at a time (stream
 // order), on a device with at most as many SMs as the one it was prepared on.
@@ -157,7 +157,7 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
 
 // Every configuration with each decomposition (whole tiles, hybrid stream-K, tail split, the
 // cooperative tail split). The first three's GPU tests passed on the H200 (v12, calls 1, 5 and
-// 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"); _sk3's (v37) have not run yet.
+// 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"), _sk3's on an H100 (v38 call 1).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (const GemmChoice& base : kConfigs)
     for (int sk : {0, 1, 2, 3}) {
