@@ -7,15 +7,17 @@
  * gemm24Rows with a model) and scripts/gpu/s24g-fit.py.
  */
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {expect} from 'chai'
 
 import {requirePython3} from '../helpers/python.js'
+import {tempDirs} from '../helpers/temp.js'
 
 import {loadAddon} from '../../src/kernels/binding.js'
+
+const tempDir = tempDirs('sparse-s24g-plan-')
 
 interface Problem {
   m: number
@@ -169,39 +171,35 @@ describe('GEMM engine selection models (2:4, host)', () => {
 
   it('scripts/gpu/s24g-fit.py --model gives the addon\'s Gemm24Pick and Gemm24Us on every problem of the grid', function () {
     requirePython3(this)
-    const dir = mkdtempSync(join(tmpdir(), 'sparse-s24g-plan-'))
-    try {
-      const problems: {m: number; k: number; n: number; sms: number}[] = []
-      for (const [m, k] of [[4096, 4096], [11008, 4096], [4096, 11008], [14336, 4096], [4096, 14336], [6144, 4096], [2048, 512], [300, 1000], [129, 264]])
-        for (const n of [128, 136, 256, 512, 1024, 2048])
-          for (const sms of [132, 114, 78]) problems.push({m, k, n, sms})
-      const kinds = new Set<string>()
-      const differ: string[] = []
-      for (const model of [S24G_MODEL, S24G_COOP]) {
-        const params = join(dir, 'params.json')
-        writeFileSync(params, JSON.stringify(model))
-        const r = spawnSync('python3', ['scripts/gpu/s24g-fit.py', '--model', params], {input: problems.map((p) => JSON.stringify(p)).join('\n') + '\n', encoding: 'utf8'})
-        expect(r.status, r.stderr).to.equal(0)
-        const lines = r.stdout.trim().split('\n')
-        expect(lines).to.have.length(problems.length)
-        for (const [i, p] of problems.entries()) {
-          const py = JSON.parse(lines[i]) as {estimates: Record<string, number>; pick: {rows: number; mode: number}}
-          const cc = addon.gemm24Rows({...p, model})
-          const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}`
-          if (py.pick.rows !== cc.rows || py.pick.mode !== cc.streamK) differ.push(`${at}: pick ${JSON.stringify(py.pick)} against rows ${cc.rows} streamK ${cc.streamK}`)
-          expect(Object.keys(cc.estimates!).sort(), at).to.deep.equal(Object.keys(py.estimates).sort())
-          for (const [shape, us] of Object.entries(py.estimates)) {
-            if (Math.abs(us - cc.estimates![shape]) > 1e-9 * Math.max(1, us)) differ.push(`${at}: ${shape} ${us} against ${cc.estimates![shape]}`)
-          }
-          kinds.add(`${cc.rows}_${cc.streamK}`)
+    const dir = tempDir()
+    const problems: {m: number; k: number; n: number; sms: number}[] = []
+    for (const [m, k] of [[4096, 4096], [11008, 4096], [4096, 11008], [14336, 4096], [4096, 14336], [6144, 4096], [2048, 512], [300, 1000], [129, 264]])
+      for (const n of [128, 136, 256, 512, 1024, 2048])
+        for (const sms of [132, 114, 78]) problems.push({m, k, n, sms})
+    const kinds = new Set<string>()
+    const differ: string[] = []
+    for (const model of [S24G_MODEL, S24G_COOP]) {
+      const params = join(dir, 'params.json')
+      writeFileSync(params, JSON.stringify(model))
+      const r = spawnSync('python3', ['scripts/gpu/s24g-fit.py', '--model', params], {input: problems.map((p) => JSON.stringify(p)).join('\n') + '\n', encoding: 'utf8'})
+      expect(r.status, r.stderr).to.equal(0)
+      const lines = r.stdout.trim().split('\n')
+      expect(lines).to.have.length(problems.length)
+      for (const [i, p] of problems.entries()) {
+        const py = JSON.parse(lines[i]) as {estimates: Record<string, number>; pick: {rows: number; mode: number}}
+        const cc = addon.gemm24Rows({...p, model})
+        const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}`
+        if (py.pick.rows !== cc.rows || py.pick.mode !== cc.streamK) differ.push(`${at}: pick ${JSON.stringify(py.pick)} against rows ${cc.rows} streamK ${cc.streamK}`)
+        expect(Object.keys(cc.estimates!).sort(), at).to.deep.equal(Object.keys(py.estimates).sort())
+        for (const [shape, us] of Object.entries(py.estimates)) {
+          if (Math.abs(us - cc.estimates![shape]) > 1e-9 * Math.max(1, us)) differ.push(`${at}: ${shape} ${us} against ${cc.estimates![shape]}`)
         }
+        kinds.add(`${cc.rows}_${cc.streamK}`)
       }
-      expect(differ.slice(0, 10), `${differ.length} differences`).to.deep.equal([])
-      // The grid reaches whole tiles and splits of both heights, and the cooperative split.
-      for (const k of ['128_0', '256_0', '128_2', '128_3']) expect([...kinds], k).to.include(k)
-    } finally {
-      rmSync(dir, {recursive: true, force: true})
     }
+    expect(differ.slice(0, 10), `${differ.length} differences`).to.deep.equal([])
+    // The grid reaches whole tiles and splits of both heights, and the cooperative split.
+    for (const k of ['128_0', '256_0', '128_2', '128_3']) expect([...kinds], k).to.include(k)
   })
 
   it('with the model off keeps Gemm24Rows and the owner\'s split; on, whole 128-row tiles where a split costs more', () => {

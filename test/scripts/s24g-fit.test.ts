@@ -6,13 +6,15 @@
  * What the fit says about the GPU needs a real --tune run (scripts/gpu/s24g-tune.sh).
  */
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {expect} from 'chai'
 
 import {requirePython3} from '../helpers/python.js'
+import {tempDirs} from '../helpers/temp.js'
+
+const tempDir = tempDirs('sparse-s24g-')
 
 const SCRIPT = 'scripts/gpu/s24g-fit.py'
 const TRUE = {S_m128_n128: 600, S_m256_n128: 1100, S_m128_n256: 1150, F: 40, T0: 2.5, FX0: 6, FX3: 3, L2: 5000}
@@ -25,64 +27,60 @@ describe('scripts/gpu/s24g-fit.py', () => {
   it('recovers the model from its own times and picks the fastest shape held out by shape', function () {
     requirePython3(this)
     this.timeout(120_000)
-    const dir = mkdtempSync(join(tmpdir(), 'sparse-s24g-'))
-    try {
-      const params = join(dir, 'params.json')
-      writeFileSync(params, JSON.stringify(TRUE))
-      const shapes = [[4096, 4096], [11008, 4096], [4096, 11008], [6144, 4096], [14336, 4096]]
-      const problems = shapes.flatMap(([m, k]) => [128, 256, 1024, 2048].map((n) => ({m, k, n})))
-      const model = python(['--model', params], problems.map((p) => JSON.stringify(p)).join('\n'))
-      expect(model.status, model.stderr).to.equal(0)
-      const rows = model.stdout.trim().split('\n').map((l) => JSON.parse(l) as {m: number; k: number; n: number; estimates: Record<string, number>; pick: {rows: number; mode: number}})
-      expect(rows).to.have.length(problems.length)
-      // The estimates' candidates: both heights whole, split both ways where the ragged wave splits
-      // (4096² at N = 128: 32 tiles of 128 rows, 16 of 256).
-      expect(Object.keys(rows[0].estimates).sort()).to.deep.equal(['m128_n128', 'm128_n128_sk2', 'm128_n128_sk3', 'm256_n128', 'm256_n128_sk2', 'm256_n128_sk3'])
-      // Times of the model itself, as a --tune report holds them (ms), with the s24g names; the
-      // selection's variant is the 256-row split (as Gemm24Rows mostly picks), a hybrid one is
-      // listed and ignored.
-      const stages: Record<string, number> = {m128_n128: 6, m256_n128: 4}
-      const name = (shape: string) => {
-        const [, m, n, sk] = /^(m\d+)_(n\d+)(_sk\d)?$/.exec(shape)!
-        return `s24g_${m}_${n}_s${stages[`${m}_${n}`]}${sk ?? ''}`
-      }
-      const picks = new Set<string>()
-      const cases = rows.map((r) => {
-        const candidates: Record<string, number> = {s24g_m128_n128_s6_sk1: 1}
-        for (const [shape, us] of Object.entries(r.estimates)) candidates[name(shape)] = us / 1000
-        const sel = candidates.s24g_m256_n128_s4_sk2 !== undefined ? 's24g_m256_n128_s4_sk2' : 's24g_m256_n128_s4'
-        picks.add(`${r.pick.rows}_${r.pick.mode}`)
-        return {status: 'ok', op: 'spmm', m: r.m, k: r.k, n: r.n, dtype: 'f16', baselines: {cublas_f16: 0.02}, tuned: {candidates, defaultVariant: sel, defaultMs: candidates[sel]}}
-      })
-      // The grid reaches more than one kind of pick (else it would not test the choice).
-      expect(picks.size, [...picks].join(' ')).to.be.at.least(3)
-      const report = join(dir, 'report.json')
-      writeFileSync(report, JSON.stringify({cases: [...cases, {status: 'failed', op: 'spmm'}, {...cases[0], op: 'sddmm'}]}))
-      const r = python([report])
-      expect(r.status, r.stderr).to.equal(0)
-      // Every shape's time read (the hybrid, the failed case and the SDDMM case left out).
-      const times = rows.reduce((acc, x) => acc + Object.keys(x.estimates).length, 0)
-      expect(r.stdout).to.match(new RegExp(`^${problems.length} cases, ${times} candidate times`, 'm'))
-      const rmsAll = Number(/fitted on all: rms ([\d.]+)/.exec(r.stdout)![1])
-      expect(rmsAll, r.stdout).to.be.below(0.01)
-      const held = /the fit's pick \/ the fastest ([\d.]+) geomean \(worst ([\d.]+)\)/.exec(r.stdout)!
-      expect(Number(held[2]), r.stdout).to.be.at.most(1.01)
-      const fitted = JSON.parse(/^PARAMS (.*)$/m.exec(r.stdout)![1]) as Record<string, number>
-      for (const k of ['S_m128_n128', 'S_m256_n128', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
-      // Without _sk3 in the report, its fixed cost is not fitted, not printed, not a candidate.
-      const no3 = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.endsWith('_sk3')))}}))
-      writeFileSync(report, JSON.stringify({cases: no3}))
-      const r2 = python([report])
-      expect(r2.status, r2.stderr).to.equal(0)
-      expect(JSON.parse(/^PARAMS (.*)$/m.exec(r2.stdout)![1])).to.not.have.property('FX3')
-      expect(r2.stdout).to.not.match(/picks m\d+_n\d+_sk3/)
-      // Without a tuned s24g case: one line and exit 1.
-      writeFileSync(report, JSON.stringify({cases: [{status: 'ok', op: 'spmm', m: 1, k: 1, n: 1, dtype: 'f16', tuned: {candidates: {split_v8_t2_w1: 1}}}]}))
-      const none = python([report])
-      expect(none.status).to.equal(1)
-      expect(none.stderr).to.match(/no tuned 2:4 case with s24g candidates/)
-    } finally {
-      rmSync(dir, {recursive: true, force: true})
+    const dir = tempDir()
+    const params = join(dir, 'params.json')
+    writeFileSync(params, JSON.stringify(TRUE))
+    const shapes = [[4096, 4096], [11008, 4096], [4096, 11008], [6144, 4096], [14336, 4096]]
+    const problems = shapes.flatMap(([m, k]) => [128, 256, 1024, 2048].map((n) => ({m, k, n})))
+    const model = python(['--model', params], problems.map((p) => JSON.stringify(p)).join('\n'))
+    expect(model.status, model.stderr).to.equal(0)
+    const rows = model.stdout.trim().split('\n').map((l) => JSON.parse(l) as {m: number; k: number; n: number; estimates: Record<string, number>; pick: {rows: number; mode: number}})
+    expect(rows).to.have.length(problems.length)
+    // The estimates' candidates: both heights whole, split both ways where the ragged wave splits
+    // (4096² at N = 128: 32 tiles of 128 rows, 16 of 256).
+    expect(Object.keys(rows[0].estimates).sort()).to.deep.equal(['m128_n128', 'm128_n128_sk2', 'm128_n128_sk3', 'm256_n128', 'm256_n128_sk2', 'm256_n128_sk3'])
+    // Times of the model itself, as a --tune report holds them (ms), with the s24g names; the
+    // selection's variant is the 256-row split (as Gemm24Rows mostly picks), a hybrid one is
+    // listed and ignored.
+    const stages: Record<string, number> = {m128_n128: 6, m256_n128: 4}
+    const name = (shape: string) => {
+      const [, m, n, sk] = /^(m\d+)_(n\d+)(_sk\d)?$/.exec(shape)!
+      return `s24g_${m}_${n}_s${stages[`${m}_${n}`]}${sk ?? ''}`
     }
+    const picks = new Set<string>()
+    const cases = rows.map((r) => {
+      const candidates: Record<string, number> = {s24g_m128_n128_s6_sk1: 1}
+      for (const [shape, us] of Object.entries(r.estimates)) candidates[name(shape)] = us / 1000
+      const sel = candidates.s24g_m256_n128_s4_sk2 !== undefined ? 's24g_m256_n128_s4_sk2' : 's24g_m256_n128_s4'
+      picks.add(`${r.pick.rows}_${r.pick.mode}`)
+      return {status: 'ok', op: 'spmm', m: r.m, k: r.k, n: r.n, dtype: 'f16', baselines: {cublas_f16: 0.02}, tuned: {candidates, defaultVariant: sel, defaultMs: candidates[sel]}}
+    })
+    // The grid reaches more than one kind of pick (else it would not test the choice).
+    expect(picks.size, [...picks].join(' ')).to.be.at.least(3)
+    const report = join(dir, 'report.json')
+    writeFileSync(report, JSON.stringify({cases: [...cases, {status: 'failed', op: 'spmm'}, {...cases[0], op: 'sddmm'}]}))
+    const r = python([report])
+    expect(r.status, r.stderr).to.equal(0)
+    // Every shape's time read (the hybrid, the failed case and the SDDMM case left out).
+    const times = rows.reduce((acc, x) => acc + Object.keys(x.estimates).length, 0)
+    expect(r.stdout).to.match(new RegExp(`^${problems.length} cases, ${times} candidate times`, 'm'))
+    const rmsAll = Number(/fitted on all: rms ([\d.]+)/.exec(r.stdout)![1])
+    expect(rmsAll, r.stdout).to.be.below(0.01)
+    const held = /the fit's pick \/ the fastest ([\d.]+) geomean \(worst ([\d.]+)\)/.exec(r.stdout)!
+    expect(Number(held[2]), r.stdout).to.be.at.most(1.01)
+    const fitted = JSON.parse(/^PARAMS (.*)$/m.exec(r.stdout)![1]) as Record<string, number>
+    for (const k of ['S_m128_n128', 'S_m256_n128', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
+    // Without _sk3 in the report, its fixed cost is not fitted, not printed, not a candidate.
+    const no3 = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.endsWith('_sk3')))}}))
+    writeFileSync(report, JSON.stringify({cases: no3}))
+    const r2 = python([report])
+    expect(r2.status, r2.stderr).to.equal(0)
+    expect(JSON.parse(/^PARAMS (.*)$/m.exec(r2.stdout)![1])).to.not.have.property('FX3')
+    expect(r2.stdout).to.not.match(/picks m\d+_n\d+_sk3/)
+    // Without a tuned s24g case: one line and exit 1.
+    writeFileSync(report, JSON.stringify({cases: [{status: 'ok', op: 'spmm', m: 1, k: 1, n: 1, dtype: 'f16', tuned: {candidates: {split_v8_t2_w1: 1}}}]}))
+    const none = python([report])
+    expect(none.status).to.equal(1)
+    expect(none.stderr).to.match(/no tuned 2:4 case with s24g candidates/)
   })
 })
