@@ -40,6 +40,11 @@ class Implementation {
   // The output of operand set 0 as doubles: SpMM C (m x n, row-major); SDDMM the nnz
   // sampled values in CSR order.
   virtual std::vector<double> Output() = 0;
+  // Fills operand set 0's output with NaN (enqueued on the context's stream), so that Output()
+  // after later launches checks what they wrote: the harness calls it before the CUDA graph's
+  // launches (so the check covers the graph's, launched as a graph launches them). The default
+  // does nothing (those implementations' graph launches are checked only by their earlier ones).
+  virtual void PoisonOutput() {}
   // How it was called (kernel, algorithm, compute type), reported as `detail`.
   const std::string& detail() const { return detail_; }
 

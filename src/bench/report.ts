@@ -3,6 +3,7 @@
  * the tune summary and the plan's settings into the BenchReport, with its summaries.
  */
 import type {CaseOutcome} from './case.js'
+import {pdlMode} from '../kernels/variant.js'
 import {type BenchPlan, implList} from './plan.js'
 import type {BenchDevice} from './types.js'
 import {denseBaselineWarning} from './cpu-baseline.js'
@@ -28,6 +29,7 @@ export function assembleReport(plan: BenchPlan & {device: BenchDevice}, device: 
       compare: plan.compare ? {path: plan.compare.path, kind: plan.compare.kind, matched: outcomes.filter((o) => o.compared).length} : null,
       seed: plan.seed,
       keepSparse: plan.keepSparse,
+      pdl: pdlMode(),
     },
     cases,
     summary: summarizeCases(cases),

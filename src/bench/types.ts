@@ -7,7 +7,7 @@
  * - the options of a run, and the report it produces (case records, device, tune, summary).
  */
 import type {SpmmShape, SpmmVariantList} from '../kernels/binding.js'
-import type {SpmmForm, SpmmVariantSource} from '../kernels/variant.js'
+import type {PdlMode, SpmmForm, SpmmVariantSource} from '../kernels/variant.js'
 import type {ValueDType} from '../types.js'
 
 // ---------------------------------------------------------------------------------------
@@ -454,6 +454,12 @@ export interface BenchReport {
     seed: number
     /** --keep-sparse (the library's keepSparse) as asked; it changes SpMM on CUDA only. */
     keepSparse: boolean
+    /**
+     * How the streaming engine's kernels launched (SPARSE_PDL): 'graph' (default) with
+     * programmatic dependent launch in the CUDA graph whose time per launch is reported, not
+     * in the event-timed launches; 'on' in both; 'off' in neither.
+     */
+    pdl: PdlMode
   }
   cases: BenchCaseRecord[]
   summary: BenchSummary

@@ -28,6 +28,8 @@ export {
   forcedSddmmVariant,
   forcedSpmmLine,
   forcedSpmmVariant,
+  pdlMode,
+  type PdlMode,
   SDDMM_VARIANTS,
   spmmKernelVariant,
   spmmVariantChoice,

@@ -10,6 +10,7 @@
  *   spmmKernelVariant(detail)         -> 's24e_w8_k256' | undefined   (from 'spmm_f16_i16_s24e_w8_k256')
  *   spmmVariantForm(variant)          -> 'csr' | 'tc' | 'bitmap' | 'bitmap stream' | 'pair stream' | '2:4' | 'dense'
  *   checkKeepSparse(value)            -> boolean (spmm's and verify's keepSparse, checked)
+ *   pdlMode()                         -> 'graph' | 'on' | 'off'         (SPARSE_PDL)
  */
 import {UsageError} from '../errors.js'
 import type {SpmmVariantList} from './binding.js'
@@ -20,6 +21,18 @@ import type {SpmmVariantList} from './binding.js'
  * bench` adds 'tuned' and 'cache'.
  */
 export type SpmmVariantSource = 'forced' | 'heuristic'
+
+/**
+ * How the streaming engine's kernels (`s24e_*`, `ube_*`) launch, from SPARSE_PDL, read as the
+ * addon reads it (native/cuda/spmm/stream_engine_host.h, LaunchWithPdl): 'on' with programmatic
+ * dependent launch always, 'off' never, anything else (the default) 'graph': with it where the
+ * launch is captured into a CUDA graph (bench's CUDA-graph time per launch), so that the first
+ * stages' weights are fetched while the kernel before finishes.
+ */
+export type PdlMode = 'graph' | 'on' | 'off'
+export function pdlMode(value: string | undefined = process.env.SPARSE_PDL): PdlMode {
+  return value === 'on' || value === 'off' ? value : 'graph'
+}
 
 /** The SDDMM kernels SPARSE_SDDMM_VARIANT can force (native/cuda/sddmm/sddmm.cu). */
 export const SDDMM_VARIANTS: readonly string[] = ['simt', 'tc', 'dense']

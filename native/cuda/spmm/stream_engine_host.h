@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "cuda/common/device_info.h"
 #include "cuda/spmm/stream_engine.cuh"
@@ -145,22 +147,59 @@ inline StreamPlan Plan(void (*fn)(cuda::engine::Args), int threads, int smem, in
   return PlanStream(row_blocks, kstages, resident);
 }
 
-// Launches kernel `fn` as planned (a cluster launch for split-K clusters).
+// Programmatic dependent launch for the addon's streaming launches, from SPARSE_PDL:
+//   graph (the default, or any other value): with it where `stream` is capturing a CUDA graph,
+//     so that in a graph (what a serving stack replays) each launch's producers fetch their
+//     first stages' weights while the kernel before it finishes, and without it elsewhere;
+//   on: every launch (events then time the weights-first order: v38's workbench, 1.05x the time);
+//   off: never.
+// v38 (workbench, H100, 26 variants x 4 cells, N = 8 and 64): graph time a launch 0.908x with it
+// (0.81-1.03x). The kernels wait for the previous kernel (griddepcontrol.wait) before touching B,
+// C, the workspace or the counters; only A (the prepared weights, written by no kernel: uploaded
+// by copies at prepare) is read before. So a kernel that writes a prepared operand's device
+// arrays must not be captured right before its launch with PDL on.
+enum class PdlMode { kGraph, kOn, kOff };
+inline PdlMode PdlModeOf(const char* v) {
+  if (v != nullptr && std::strcmp(v, "on") == 0) return PdlMode::kOn;
+  if (v != nullptr && std::strcmp(v, "off") == 0) return PdlMode::kOff;
+  return PdlMode::kGraph;
+}
+inline bool LaunchWithPdl(cudaStream_t stream) {
+  static const PdlMode mode = PdlModeOf(std::getenv("SPARSE_PDL"));
+  if (mode != PdlMode::kGraph) return mode == PdlMode::kOn;
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &st) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return st == cudaStreamCaptureStatusActive;
+}
+
+// Launches kernel `fn` as planned (a cluster launch for split-K clusters), with programmatic
+// dependent launch where LaunchWithPdl says (then the first stages' A before any of their B:
+// Args::a_first).
 inline cudaError_t LaunchPlanned(void (*fn)(cuda::engine::Args), const StreamPlan& plan, int threads, int smem,
                                  cudaStream_t stream, const cuda::engine::Args& args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(plan.grid), cfg.blockDim = dim3(threads), cfg.dynamicSmemBytes = smem, cfg.stream = stream;
-  cudaLaunchAttribute at;
+  cudaLaunchAttribute at[2];
+  unsigned n = 0;
   if (plan.cluster > 1) {
-    at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = plan.cluster, at.val.clusterDim.y = 1, at.val.clusterDim.z = 1;
-    cfg.attrs = &at, cfg.numAttrs = 1;
+    at[n].id = cudaLaunchAttributeClusterDimension;
+    at[n].val.clusterDim.x = plan.cluster, at[n].val.clusterDim.y = 1, at[n].val.clusterDim.z = 1;
+    ++n;
   }
-  return cudaLaunchKernelEx(&cfg, fn, args);
+  cuda::engine::Args a = args;
+  if (LaunchWithPdl(stream)) {
+    at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+    a.a_first = 1;
+  }
+  cfg.attrs = n > 0 ? at : nullptr, cfg.numAttrs = n;
+  return cudaLaunchKernelEx(&cfg, fn, a);
 }
 
-// The most blocks of a grid of `grid` that share one row block (the fixup's slots per row
-// block), with the work cut as StreamKernel cuts it.
 inline int MaxSlots(int row_blocks, int kstages, int grid) {
   const long long total = static_cast<long long>(row_blocks) * kstages;
   int slots = 1;

@@ -1,0 +1,106 @@
+// Programmatic dependent launch of the streaming engine's kernels (SPARSE_PDL; the launch in
+// native/cuda/spmm/stream_engine_host.h, LaunchWithPdl). By default ('graph') a launch captured
+// into a CUDA graph carries the attribute, and its producer requests the ring's first stages of
+// weights before waiting for the kernel before it (Args::a_first); 'on' launches every kernel so,
+// 'off' none. The kernels must still wait for that kernel before they read B or touch C, the
+// workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN by a launch
+// just before ours) with SPARSE_PDL=on checks the order on every streaming variant, and `bench`
+// checks the output of the CUDA graph's launches in both modes. GPU only (compute capability 9.0:
+// the streaming engine is sm_90a code).
+import {expect} from 'chai'
+import {join} from 'node:path'
+
+import {writeNpy} from '../../src/formats/index.js'
+import {cudaInfo} from '../../src/kernels/index.js'
+import {f32ToF16Bits} from '../../src/sparse/half.js'
+import {createRng} from '../../src/sparse/random.js'
+import {runCli} from '../helpers/cli.js'
+import {tempDirs} from '../helpers/temp.js'
+
+/** A rows x cols f16 matrix: 2:4 (two of each group of four kept, the pair moving with the row and group) or of the given density. */
+function weights(rows: number, cols: number, seed: number, density: number | '2:4'): Uint16Array {
+  const rng = createRng(seed)
+  const out = new Uint16Array(rows * cols)
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      const g = c >> 2, j = c & 3
+      const keep = density === '2:4' ? j === (r + g) % 4 || j === (r + g + 1) % 4 : rng.nextFloat() < density
+      if (keep) out[r * cols + c] = f32ToF16Bits(rng.normal() || 0.5)
+    }
+  }
+  return out
+}
+
+interface VerifyCase {
+  n: number
+  dtype: string
+  variant?: string
+  variantSource?: string
+  passed: boolean
+  relativeError: number | null
+}
+
+describe('the streaming engine launched with programmatic dependent launch (SPARSE_PDL, GPU)', function () {
+  this.timeout(600_000)
+  const temp = tempDirs('sparse-pdl-')
+  let dir: string
+  const file = (name: string) => join(dir, name)
+
+  before(async function () {
+    if (cudaInfo().computeCapability !== '9.0') this.skip() // the streaming engine runs on compute capability 9.0 only
+    dir = temp()
+    // 2:4: K ragged against the 256-wide K stage; 64 K stages, more than any ring holds (slots refilled).
+    await writeNpy({name: 'w', shape: [300, 1000], dtype: 'f16', data: weights(300, 1000, 1, '2:4')}, file('t24a.npy'))
+    await writeNpy({name: 'w', shape: [100, 16384], dtype: 'f16', data: weights(100, 16384, 2, '2:4')}, file('t24b.npy'))
+    // Unstructured: 50 % (the bitmap stream) and 80 % sparse (the pair stream), M and K ragged.
+    await writeNpy({name: 'w', shape: [333, 1030], dtype: 'f16', data: weights(333, 1030, 3, 0.5)}, file('u50.npy'))
+    await writeNpy({name: 'w', shape: [333, 1030], dtype: 'f16', data: weights(333, 1030, 4, 0.2)}, file('u80.npy'))
+  })
+
+  /** `sparse verify` of `inputs` at `ns` (f16 and bf16) with SPARSE_PDL=on and `variant` forced: its cases. */
+  async function verifyOn(variant: string, inputs: string[], ns: number[]): Promise<VerifyCase[]> {
+    const env = {SPARSE_PDL: 'on', SPARSE_SPMM_VARIANT: variant}
+    const r = await runCli(['verify', ...inputs.map(file), '--device', 'cuda', '--op', 'spmm', '--dtype', 'f16,bf16', '--n', ns.join(','), '--json'], {env, timeoutMs: 300_000})
+    expect(r.code, r.stderr).to.equal(0)
+    return (JSON.parse(r.stdout) as {cases: VerifyCase[]}).cases
+  }
+
+  const runs: Array<[string, string[], number[]]> = [
+    ['s24e_w8_k256', ['t24a.npy', 't24b.npy'], [1, 8, 13, 64]],
+    ['s24e_w4_k256', ['t24a.npy', 't24b.npy'], [1, 8, 13, 64]],
+    ['ube_w8', ['u50.npy'], [1, 8, 29]],
+    ['ube_w4', ['u50.npy'], [40, 64]],
+    ['ube_p8', ['u80.npy'], [1, 8, 64]],
+  ]
+  for (const [variant, inputs, ns] of runs) {
+    it(`SPARSE_PDL=on: ${variant} (forced) passes verify on ${inputs.join(', ')} at N = ${ns.join(', ')}, f16 and bf16`, async () => {
+      const cases = await verifyOn(variant, inputs, ns)
+      expect(cases).to.have.length(inputs.length * ns.length * 2)
+      for (const c of cases) {
+        const what = `${variant} N=${c.n} ${c.dtype}`
+        expect(c.variant, `${what}: the forced variant ran`).to.equal(variant)
+        expect(c.variantSource, what).to.equal('forced')
+        expect(c.passed, `${what}: relative error ${c.relativeError}`).to.equal(true)
+      }
+    })
+  }
+
+  // The CUDA graph of bench's time per launch (a median below 0.05 ms) is where 'graph' turns it
+  // on; the harness checks the output after the graph ran against cuBLAS's.
+  for (const pdl of ['graph', 'off']) {
+    it(`bench: the CUDA graph's launches give cuBLAS's product (SPARSE_PDL=${pdl}), and the report says how they launched`, async () => {
+      const r = await runCli(['bench', file('t24a.npy'), file('u50.npy'), '--device', 'cuda', '--op', 'spmm', '--dtype', 'f16', '--n', '8,64', '--baseline', 'dense', '--json'], {env: {SPARSE_PDL: pdl}, timeoutMs: 300_000})
+      expect(r.code, r.stderr).to.equal(0)
+      const report = JSON.parse(r.stdout)
+      expect(report.settings.pdl).to.equal(pdl)
+      expect(report.cases).to.have.length(4)
+      for (const c of report.cases) {
+        const what = `${c.name ?? c.input} N=${c.n}`
+        expect(c.status, what).to.equal('ok')
+        expect(c.variant, what).to.match(/^(s24e|ube)_/)
+        expect(c.graphMsPerLaunch, `${what}: a graph figure`).to.be.a('number').and.above(0)
+        expect(c.check.relErr, what).to.be.a('number').and.at.most(1e-2)
+      }
+    })
+  }
+})
