@@ -455,9 +455,9 @@ export interface BenchReport {
     /** --keep-sparse (the library's keepSparse) as asked; it changes SpMM on CUDA only. */
     keepSparse: boolean
     /**
-     * How the streaming engine's kernels launched (SPARSE_PDL): 'graph' (default) with
-     * programmatic dependent launch in the CUDA graph whose time per launch is reported, not
-     * in the event-timed launches; 'on' in both; 'off' in neither.
+     * How the streaming engine's kernels launched (SPARSE_PDL): 'graph' with programmatic
+     * dependent launch in the CUDA graph whose time per launch is reported, not in the
+     * event-timed launches; 'on' in both; 'off' (default) in neither.
      */
     pdl: PdlMode
   }

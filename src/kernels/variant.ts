@@ -24,14 +24,14 @@ export type SpmmVariantSource = 'forced' | 'heuristic'
 
 /**
  * How the streaming engine's kernels (`s24e_*`, `ube_*`) launch, from SPARSE_PDL, read as the
- * addon reads it (native/cuda/spmm/stream_engine_host.h, LaunchWithPdl): 'on' with programmatic
- * dependent launch always, 'off' never, anything else (the default) 'graph': with it where the
- * launch is captured into a CUDA graph (bench's CUDA-graph time per launch), so that the first
- * stages' weights are fetched while the kernel before finishes.
+ * addon reads it (native/cuda/spmm/stream_engine_host.h, LaunchWithPdl): 'graph' with
+ * programmatic dependent launch where the launch is captured into a CUDA graph (bench's CUDA-graph
+ * time per launch), so that the first stages' weights are fetched while the kernel before
+ * finishes; 'on' always; anything else (the default) 'off': never.
  */
 export type PdlMode = 'graph' | 'on' | 'off'
 export function pdlMode(value: string | undefined = process.env.SPARSE_PDL): PdlMode {
-  return value === 'on' || value === 'off' ? value : 'graph'
+  return value === 'on' || value === 'graph' ? value : 'off'
 }
 
 /** The SDDMM kernels SPARSE_SDDMM_VARIANT can force (native/cuda/sddmm/sddmm.cu). */

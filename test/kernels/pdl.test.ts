@@ -1,8 +1,8 @@
 // Programmatic dependent launch of the streaming engine's kernels (SPARSE_PDL; the launch in
-// native/cuda/spmm/stream_engine_host.h, LaunchWithPdl). By default ('graph') a launch captured
-// into a CUDA graph carries the attribute, and its producer requests the ring's first stages of
-// weights before waiting for the kernel before it (Args::a_first); 'on' launches every kernel so,
-// 'off' none. (The GEMM engine's kernels launch without it: their hooks are the workbench's.) The kernels must still wait for that kernel before they read B or touch C, the
+// native/cuda/spmm/stream_engine_host.h, LaunchWithPdl). With 'graph' a launch captured into a
+// CUDA graph carries the attribute, and its producer requests the ring's first stages of weights
+// before waiting for the kernel before it (Args::a_first); 'on' launches every kernel so, 'off'
+// (the default) none. (The GEMM engine's kernels launch without it: their hooks are the workbench's.) The kernels must still wait for that kernel before they read B or touch C, the
 // workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN by a launch
 // just before ours) with SPARSE_PDL=on checks the order on every streaming variant, and `bench`
 // checks the output of the CUDA graph's launches in both modes. GPU only (compute capability 9.0:
@@ -86,7 +86,7 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
   }
 
   // The CUDA graph of bench's time per launch (a median below 0.05 ms) is where 'graph' turns it
-  // on; the harness checks the output after the graph ran against cuBLAS's.
+  // on; the harness checks the output after the graph ran against cuBLAS's. ('off' is the default.)
   for (const pdl of ['graph', 'off']) {
     it(`bench: the CUDA graph's launches give cuBLAS's product (SPARSE_PDL=${pdl}), and the report says how they launched`, async () => {
       const r = await runCli(['bench', file('t24a.npy'), file('u50.npy'), '--device', 'cuda', '--op', 'spmm', '--dtype', 'f16', '--n', '8,64,256', '--baseline', 'dense', '--json'], {env: {SPARSE_PDL: pdl}, timeoutMs: 300_000})
