@@ -2,11 +2,12 @@
 // native/cuda/spmm/stream_engine_host.h, LaunchWithPdl). With 'graph' a launch captured into a
 // CUDA graph carries the attribute, and its producer requests the ring's first stages of weights
 // before waiting for the kernel before it (Args::a_first); 'on' launches every kernel so, 'off'
-// (the default) none. (The GEMM engine's kernels launch without it: their hooks are the workbench's.) The kernels must still wait for that kernel before they read B or touch C, the
-// workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN by a launch
-// just before ours) with SPARSE_PDL=on checks the order on every streaming variant, and `bench`
-// checks the output of the CUDA graph's launches in both modes. GPU only (compute capability 9.0:
-// the streaming engine is sm_90a code).
+// (the default) none. (The GEMM engine's kernels launch without it: their hooks are the
+// workbench's.) The kernels must still wait for that kernel before they read B or touch C, the
+// workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN) with
+// SPARSE_PDL=on checks the weights-first order on every streaming variant, and `bench` checks the
+// output of the CUDA graph's launches (back to back, each able to start under the one before) with
+// 'graph' and 'off'. GPU only (compute capability 9.0: the streaming engine is sm_90a code).
 import {expect} from 'chai'
 import {join} from 'node:path'
 
@@ -97,7 +98,7 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
       for (const c of report.cases) {
         const what = `${c.name} N=${c.n}`
         expect(c.status, what).to.equal('ok')
-        // (u50.npy at N = 256, K = 1030 and 512 K multiply-adds a row: whichever kernel the selection picks.)
+        // (u50.npy at N = 256: whichever kernel the selection picks for it.)
         if (c.n <= 64) expect(c.variant, what).to.match(/^(s24e|ube)_/)
         else if (c.name.startsWith('t24a')) expect(c.variant, what).to.match(/^s24g_/)
         expect(c.graphMsPerLaunch, `${what}: a graph figure`).to.be.a('number').and.above(0)

@@ -201,6 +201,8 @@ inline cudaError_t LaunchPlanned(void (*fn)(cuda::engine::Args), const StreamPla
   return cudaLaunchKernelEx(&cfg, fn, a);
 }
 
+// The most blocks of a grid of `grid` that share one row block (the fixup's slots per row
+// block), with the work cut as StreamKernel cuts it.
 inline int MaxSlots(int row_blocks, int kstages, int grid) {
   const long long total = static_cast<long long>(row_blocks) * kstages;
   int slots = 1;
