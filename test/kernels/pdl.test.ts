@@ -13,24 +13,23 @@ import {join} from 'node:path'
 
 import {writeNpy} from '../../src/formats/index.js'
 import {cudaInfo} from '../../src/kernels/index.js'
-import {f32ToF16Bits} from '../../src/sparse/half.js'
-import {createRng} from '../../src/sparse/random.js'
+import {csrToDense} from '../../src/sparse/dense-to-csr.js'
+import {createRng, randomValues} from '../../src/sparse/random.js'
+import type {CsrMatrix} from '../../src/types.js'
 import {runCli} from '../helpers/cli.js'
 import {tempDirs} from '../helpers/temp.js'
+import {randomPattern, twoFourPattern} from './helpers.js'
 
-/** A rows x cols f16 matrix: 2:4 (two of each group of four kept, the pair moving with the row and group) or of the given density. */
-function weights(rows: number, cols: number, seed: number, density: number | '2:4'): Uint16Array {
+/** `pattern` with seeded standard normals, as a dense f16 tensor (what writeNpy writes). */
+const withValues = (pattern: CsrMatrix, seed: number) =>
+  csrToDense({name: 'w', shape: [pattern.rows, pattern.cols], csr: {...pattern, values: randomValues(pattern.columnIndices.length, 'f16', seed), dtype: 'f16'}})
+/** Exactly 2:4: two of each group of four columns kept, chosen at random. */
+const twoFour = (rows: number, cols: number, seed: number) => {
   const rng = createRng(seed)
-  const out = new Uint16Array(rows * cols)
-  for (let r = 0; r < rows; r++) {
-    for (let c = 0; c < cols; c++) {
-      const g = c >> 2, j = c & 3
-      const keep = density === '2:4' ? j === (r + g) % 4 || j === (r + g + 1) % 4 : rng.nextFloat() < density
-      if (keep) out[r * cols + c] = f32ToF16Bits(rng.normal() || 0.5)
-    }
-  }
-  return out
+  return twoFourPattern(rows, cols, () => rng.nextUint32(), () => 2)
 }
+/** `density` of the weights nonzero, at random. */
+const ofDensity = (rows: number, cols: number, seed: number, density: number) => randomPattern(rows, cols, Math.round(rows * cols * density), seed)
 
 interface VerifyCase {
   n: number
@@ -51,11 +50,11 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
     if (cudaInfo().computeCapability !== '9.0') this.skip() // the streaming engine runs on compute capability 9.0 only
     dir = temp()
     // 2:4: K ragged against the 256-wide K stage; 64 K stages, more than any ring holds (slots refilled).
-    await writeNpy({name: 'w', shape: [300, 1000], dtype: 'f16', data: weights(300, 1000, 1, '2:4')}, file('t24a.npy'))
-    await writeNpy({name: 'w', shape: [100, 16384], dtype: 'f16', data: weights(100, 16384, 2, '2:4')}, file('t24b.npy'))
+    await writeNpy(withValues(twoFour(300, 1000, 1), 11), file('t24a.npy'))
+    await writeNpy(withValues(twoFour(100, 16384, 2), 12), file('t24b.npy'))
     // Unstructured: 50 % (the bitmap stream) and 80 % sparse (the pair stream), M and K ragged.
-    await writeNpy({name: 'w', shape: [333, 1030], dtype: 'f16', data: weights(333, 1030, 3, 0.5)}, file('u50.npy'))
-    await writeNpy({name: 'w', shape: [333, 1030], dtype: 'f16', data: weights(333, 1030, 4, 0.2)}, file('u80.npy'))
+    await writeNpy(withValues(ofDensity(333, 1030, 3, 0.5), 13), file('u50.npy'))
+    await writeNpy(withValues(ofDensity(333, 1030, 4, 0.2), 14), file('u80.npy'))
   })
 
   /** `sparse verify` of `inputs` at `ns` (f16 and bf16) with SPARSE_PDL=on and `variant` forced: its cases. */
