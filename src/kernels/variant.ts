@@ -27,11 +27,11 @@ export type SpmmVariantSource = 'forced' | 'heuristic'
  * addon reads it (native/cuda/spmm/stream_engine_host.h, LaunchWithPdl): 'graph' with
  * programmatic dependent launch where the launch is captured into a CUDA graph (bench's CUDA-graph
  * time per launch), so that the first stages' weights are fetched while the kernel before
- * finishes; 'on' always; anything else (the default) 'off': never.
+ * finishes (the default, and what any value but the other two gives); 'on' always; 'off' never.
  */
 export type PdlMode = 'graph' | 'on' | 'off'
 export function pdlMode(value: string | undefined = process.env.SPARSE_PDL): PdlMode {
-  return value === 'on' || value === 'graph' ? value : 'off'
+  return value === 'on' || value === 'off' ? value : 'graph'
 }
 
 /** The SDDMM kernels SPARSE_SDDMM_VARIANT can force (native/cuda/sddmm/sddmm.cu). */

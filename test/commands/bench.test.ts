@@ -107,16 +107,17 @@ describe('sparse bench', function () {
     expect(h.stdout).to.match(/--keep-sparse\s+SpMM on CUDA: keep the weights in a sparse\s+form/)
   })
 
-  it("echoes how the streaming engine's kernels launch (SPARSE_PDL): 'off' unless 'graph' or 'on'", async () => {
+  it("echoes how the streaming engine's kernels launch (SPARSE_PDL): 'graph' unless 'on' or 'off'", async () => {
     const pdl = async (value: string | undefined) => {
       const r = await runCli(['bench', SMTX, ...FAST, '--n', '8', '--device', 'cpu', '--json'], {env: {SPARSE_PDL: value}})
       expect(r.code, r.stderr).to.equal(0)
       return JSON.parse(r.stdout).settings.pdl
     }
-    expect(await pdl(undefined)).to.equal('off')
-    expect(await pdl('graph')).to.equal('graph')
+    expect(await pdl(undefined)).to.equal('graph')
+    expect(await pdl('off')).to.equal('off')
     expect(await pdl('on')).to.equal('on')
-    expect(await pdl('GRAPH'), 'read as the addon reads it: exact words only').to.equal('off')
+    expect(await pdl('graph')).to.equal('graph')
+    expect(await pdl('OFF'), 'read as the addon reads it: exact words only').to.equal('graph')
   })
 
   it('defaults as verify does: --device auto (the CPU here when no GPU is usable), N = 256, seed 0', async function () {

@@ -1,8 +1,8 @@
 // Programmatic dependent launch of the streaming engine's kernels (SPARSE_PDL; the launch in
 // native/cuda/spmm/stream_engine_host.h, LaunchWithPdl). With 'graph' a launch captured into a
 // CUDA graph carries the attribute, and its producer requests the ring's first stages of weights
-// before waiting for the kernel before it (Args::a_first); 'on' launches every kernel so, 'off'
-// (the default) none. (The GEMM engine's kernels launch without it: their hooks are the
+// before waiting for the kernel before it (Args::a_first); 'graph' is the default (v40), 'on'
+// launches every kernel so, 'off' none. (The GEMM engine's kernels launch without it: their hooks are the
 // workbench's.) The kernels must still wait for that kernel before they read B or touch C, the
 // workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN) with
 // SPARSE_PDL=on checks the weights-first order on every streaming variant, and `bench` checks the
@@ -86,20 +86,26 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
   }
 
   // The CUDA graph of bench's time per launch (a median below 0.05 ms) is where 'graph' turns it
-  // on; the harness checks the output after the graph ran against cuBLAS's. ('off' is the default.)
+  // on (the default); the harness checks the output after the graph ran against cuBLAS's.
+  // bench prunes a dense file first: the pruning named keeps each file's own nonzeros.
+  async function benchCases(pdl: string, input: string, prune: string[]) {
+    const r = await runCli(['bench', file(input), ...prune, '--device', 'cuda', '--op', 'spmm', '--dtype', 'f16', '--n', '8,64,256', '--baseline', 'dense', '--json'], {env: {SPARSE_PDL: pdl}, timeoutMs: 300_000})
+    expect(r.code, `${r.stdout.slice(0, 400)} ${r.stderr}`).to.equal(0)
+    const report = JSON.parse(r.stdout)
+    expect(report.settings.pdl).to.equal(pdl)
+    expect(report.cases).to.have.length(3)
+    return report.cases
+  }
+
   for (const pdl of ['graph', 'off']) {
     it(`bench: the CUDA graph's launches give cuBLAS's product (SPARSE_PDL=${pdl}), and the report says how they launched`, async () => {
-      const r = await runCli(['bench', file('t24a.npy'), file('u50.npy'), '--device', 'cuda', '--op', 'spmm', '--dtype', 'f16', '--n', '8,64,256', '--baseline', 'dense', '--json'], {env: {SPARSE_PDL: pdl}, timeoutMs: 300_000})
-      expect(r.code, r.stderr).to.equal(0)
-      const report = JSON.parse(r.stdout)
-      expect(report.settings.pdl).to.equal(pdl)
-      expect(report.cases).to.have.length(6)
-      for (const c of report.cases) {
-        const what = `${c.name} N=${c.n}`
+      const cases = [...(await benchCases(pdl, 't24a.npy', ['--pattern', '2:4'])), ...(await benchCases(pdl, 'u50.npy', ['-s', '0.5']))]
+      for (const c of cases) {
+        const what = `${c.file} N=${c.n}`
         expect(c.status, what).to.equal('ok')
         // (u50.npy at N = 256: whichever kernel the selection picks for it.)
         if (c.n <= 64) expect(c.variant, what).to.match(/^(s24e|ube)_/)
-        else if (c.name.startsWith('t24a')) expect(c.variant, what).to.match(/^s24g_/)
+        else if (c.file.endsWith('t24a.npy')) expect(c.variant, what).to.match(/^s24g_/)
         expect(c.graphMsPerLaunch, `${what}: a graph figure`).to.be.a('number').and.above(0)
         expect(c.check.relErr, what).to.be.a('number').and.at.most(1e-2)
       }
