@@ -2,9 +2,9 @@
 // native/cuda/spmm/stream_engine_host.h, LaunchWithPdl). With 'graph' a launch captured into a
 // CUDA graph carries the attribute, and its producer requests the ring's first stages of weights
 // before waiting for the kernel before it (Args::a_first); 'graph' is the default (v40), 'on'
-// launches every kernel so, 'off' none. (The GEMM engine's kernels launch without it: their hooks are the
-// workbench's.) The kernels must still wait for that kernel before they read B or touch C, the
-// workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN) with
+// launches every kernel so, 'off' none. (The GEMM engine's kernels launch without it: their hooks
+// are the workbench's.) The kernels must still wait for that kernel before they read B or touch C,
+// the workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN) with
 // SPARSE_PDL=on checks the weights-first order on every streaming variant, and `bench` checks the
 // output of the CUDA graph's launches (back to back, each able to start under the one before) with
 // 'graph' and 'off'. GPU only (compute capability 9.0: the streaming engine is sm_90a code).
