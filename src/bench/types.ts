@@ -457,7 +457,7 @@ export interface BenchReport {
     /**
      * How the streaming engine's kernels launched (SPARSE_PDL): 'graph' with programmatic
      * dependent launch in the CUDA graph whose time per launch is reported, not in the
-     * event-timed launches; 'on' in both; 'off' (default) in neither.
+     * event-timed launches (the default); 'on' in both; 'off' in neither.
      */
     pdl: PdlMode
   }
