@@ -16,6 +16,7 @@ import {cudaInfo} from '../../src/kernels/index.js'
 import {csrToDense} from '../../src/sparse/dense-to-csr.js'
 import {createRng, randomValues} from '../../src/sparse/random.js'
 import type {CsrMatrix} from '../../src/types.js'
+import type {VerifyCase} from '../../src/verify/index.js'
 import {runCli} from '../helpers/cli.js'
 import {tempDirs} from '../helpers/temp.js'
 import {randomPattern, twoFourPattern} from './helpers.js'
@@ -30,15 +31,6 @@ const twoFour = (rows: number, cols: number, seed: number) => {
 }
 /** `density` of the weights nonzero, at random. */
 const ofDensity = (rows: number, cols: number, seed: number, density: number) => randomPattern(rows, cols, Math.round(rows * cols * density), seed)
-
-interface VerifyCase {
-  n: number
-  dtype: string
-  variant?: string
-  variantSource?: string
-  passed: boolean
-  relativeError: number | null
-}
 
 describe('the streaming engine launched with programmatic dependent launch (SPARSE_PDL, GPU)', function () {
   this.timeout(600_000)
