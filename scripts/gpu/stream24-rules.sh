@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The held-out check of the 2:4 selection rules (native/common/stream_plan.h): each kernel
 # forced on random weights pruned 2:4, f16, CUDA events, cuBLAS f16 in the same run.
-#   rows: s24e_w8_k256, s24e_w4_k256 and the selection (auto) at N = 8, 16, 32, 64
-#         (Stream24Rows64: 64- or 128-row blocks);
+#   rows: s24e_w8_k256, s24e_w4_k256 and the selection (auto) at N = 8, 16, 32, 64, or at
+#         ROWS_NS (Stream24Rows64: 64- or 128-row blocks);
 #   sel:  the selection (auto), the mma.sp kernel (s24_w4_m1_s8) and both engine variants at
 #         N = 1 and 8 (Stream24Wins: the engine or the mma.sp kernel at N <= 8).
 # Run on the GPU machine by run.sh's sh task, which sets W (its output folder) and the tree:
@@ -11,7 +11,7 @@
 # go to a scratch folder outside $W (run.sh would pack them) and are removed after.
 set -euo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
-ROWS=${ROWS:-} SEL=${SEL:-}
+ROWS=${ROWS:-} SEL=${SEL:-} ROWS_NS=${ROWS_NS:-8,16,32,64}
 D=$(mktemp -d /tmp/stream24-rules.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 files() { local out=() s; for s in "$@"; do out+=("$D/w$s.npy"); done; echo "${out[@]}"; }
@@ -27,7 +27,7 @@ B=(--pattern 2:4 --dtype f16 --max-reps 100 --min-ms 10 --baseline dense --json)
 if [ -n "$ROWS" ]; then
   for v in s24e_w8_k256 s24e_w4_k256 auto; do
     # shellcheck disable=SC2046
-    rc=0; SPARSE_SPMM_VARIANT=$v timeout 150 node bin/run.js bench $(files $ROWS) --n 8,16,32,64 "${B[@]}" >"$W/rows_$v.json" 2>"$W/rows_$v.err" || rc=$?
+    rc=0; SPARSE_SPMM_VARIANT=$v timeout 150 node bin/run.js bench $(files $ROWS) --n "$ROWS_NS" "${B[@]}" >"$W/rows_$v.json" 2>"$W/rows_$v.err" || rc=$?
     echo "rows $v rc=$rc"
   done
 fi

@@ -381,15 +381,15 @@ describe('kernels on CUDA against the float64 reference', function () {
       // their readers' release (v20: with one lane releasing for its warp it reported hazards
       // there; the addon's other cases give no block more stages than its ring).
       const long = lcgTwoFour(100, 16384, 6, () => 2)
-      const cases: Array<[CsrMatrix, number]> = [...[8, 24, 64, 1, 5, 13, 29, 63].map((n): [CsrMatrix, number] => [csr, n]), [long, 16], [long, 64]]
+      const cases: Array<[CsrMatrix, number]> = [...[8, 24, 40, 56, 64, 1, 5, 13, 29, 63].map((n): [CsrMatrix, number] => [csr, n]), [long, 16], [long, 64]]
       for (const variant of both) {
         await checkForced(variant, dtype, cases)
         // Inf and NaN in one row of B, at N = 1 (w8: B read as it is, through overlapping core
-        // matrices), 8 and 64: a 2:4 group's padded zeros times Inf would be NaN in rows that do
-        // not hold that column (the exact sums mend them); on 33 x 70 (groups of 0-2 nonzeros,
-        // K ragged) and 300 x 1000.
+        // matrices), 8, 40 (B's rows laid out by the consumers, v41) and 64: a 2:4 group's padded
+        // zeros times Inf would be NaN in rows that do not hold that column (the exact sums mend
+        // them); on 33 x 70 (groups of 0-2 nonzeros, K ragged) and 300 x 1000.
         for (const [m, col] of [[twoFourShapes()[2].csr, 5], [csr, 517]] as const) {
-          for (const n of [1, 8, 64]) await checkInfRow('cuda', dtype, m, n, col, rowsHolding(m, col), variant)
+          for (const n of [1, 8, 40, 64]) await checkInfRow('cuda', dtype, m, n, col, rowsHolding(m, col), variant)
         }
       }
     })

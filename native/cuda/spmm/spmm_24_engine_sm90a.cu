@@ -289,7 +289,8 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.fixup = e::kFixupSlots, args.slots = a.Slots(), args.cluster = plan.cluster;
   // N = 1: B (K x 1) is one contiguous run of K halves, read as it is (kBWgK1).
   const bool k1 = p.n == 1;
-  cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true, 0, k1);
+  // N = 24, 40, 56: B's rows laid out by the consumers (SetupBRead's rows_partial_sectors).
+  cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true, 0, k1, true);
   if (err != cudaSuccess) return err;
   const int nt8 = BoxColumns(p.n) / 8;
   // N = 16 (B's tensor copy of a 16-column box: 256 rows of 32 bytes a stage, one L2 request

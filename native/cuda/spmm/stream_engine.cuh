@@ -108,8 +108,9 @@ enum BRead : int {
   kBTma = 1,     // N = 16, 32, 64: one tensor copy whose rows are swizzled over 2 N bytes
                  // (the copy engine's 32/64/128-byte swizzle): ldmatrix.trans conflict-free
   kBScalar = 2,  // N % 8 != 0: element loads from contiguous rows of N halves
-  kBWgRows = 3,  // wgmma formats, N % 8 != 0: copied as kBScalar's contiguous rows of N
-                 // halves, which the consumers lay out as kBTma's (N < 8: kBLd's) in place (RowsB)
+  kBWgRows = 3,  // wgmma formats, N % 8 != 0 (and the 2:4 engine's N = 24, 40, 56: SetupBRead):
+                 // copied as kBScalar's contiguous rows of N halves, which the consumers lay out
+                 // as kBTma's (N < 8: kBLd's) in place (RowsB)
   kBWgK1 = 4,    // wgmma formats, N = 1 (SetupB's k_major_n1): B's K halves copied as they are
                  // (kBLd's bulk copy and ragged end, no layout) and read through a K-major
                  // descriptor whose core matrices overlap (leading byte offset 16): row 0 of core
@@ -274,6 +275,20 @@ struct RowsB {
 
   __device__ __forceinline__ void Read(const Args& a, const unsigned char* bs) {
     const unsigned short* h = reinterpret_cast<const unsigned short*>(bs);
+    if ((a.n & 7) == 0) {
+      // Rows of whole 16-byte units (N a multiple of 8 below the box): one 16-byte load a unit.
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const int row = static_cast<int>(threadIdx.x) + r * 32 * kCW;
+        const uint4* q = reinterpret_cast<const uint4*>(h + row * a.n);
+#pragma unroll
+        for (int j = 0; j < kNT8; ++j) {
+          const uint4 x = row < kKS && 8 * j < a.n ? q[j] : make_uint4(0, 0, 0, 0);
+          v[r][4 * j] = x.x, v[r][4 * j + 1] = x.y, v[r][4 * j + 2] = x.z, v[r][4 * j + 3] = x.w;
+        }
+      }
+      return;
+    }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int row = static_cast<int>(threadIdx.x) + r * 32 * kCW;

@@ -45,6 +45,12 @@ inline PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
 // k_major_n1: N = 1 on the wgmma formats as kBWgK1 (B's K halves as they are, read through a
 // K-major descriptor: no layout by the consumers), for the formats that declare kBK1
 // (TwoFourWgK1); else kBWgRows.
+// rows_partial_sectors (the 2:4 engine's): N a multiple of 8 above 16 whose rows are not whole
+// 32-byte sectors (N = 24, 40, 56) also as kBWgRows: the tensor copy of a box wider than N, whose
+// rows of 48, 80 or 112 bytes end inside a sector, took up to 1.25x the time of the same kernel
+// with B moved as one bulk copy (v41, H100, workbench: 11008 x 4096 at N = 40 31.0 us against
+// 24.7); the consumers' layout costs less than that (27.1 us). N = 48 (rows of three whole
+// sectors) stays on the tensor copy: its layout by the consumers was slower on 3 of 4 shapes.
 // cudaErrorInvalidValue when the tensor map cannot be made.
 // SetupB also sets lanes_arrive: every lane of the producer and of each consumer warp arrives on
 // the ring's barriers, so that each lane's own shared-memory accesses are ordered by its own
@@ -53,7 +59,7 @@ inline PFN_cuTensorMapEncodeTiled_v12000 EncodeTiled() {
 // instances) on A's bulk copies into a reused ring slot against the last stage's fragment reads.
 // Every lane arriving cost nothing measurable (v16: six shapes, N = 1-64).
 inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide,
-                              bool k_major_n1) {
+                              bool k_major_n1, bool rows_partial_sectors) {
   namespace en = cuda::engine;
   if (wg && n == 1 && k_major_n1 && wide == 0) {
     // kBWgK1: B's K halves as they are; K-major, no swizzle, core matrices 16 bytes apart
@@ -75,7 +81,7 @@ inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k
     const uint64_t lbo = box_n == 8 ? 128 : 16, sbo = box_n == 8 ? 256 : 16 * box_n;
     const uint64_t layout = box_n == 8 ? 0 : box_n == 16 ? 3 : box_n == 32 ? 2 : 1;
     a->b_desc = (layout << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16);
-    if (n % 8 != 0) {
+    if (n % 8 != 0 || (rows_partial_sectors && wide == 0 && n > 16 && n % 16 != 0)) {
       a->b_read = en::kBWgRows;
       a->b_cols = box_n, a->b_stride = 2 * box_n, a->b_swizzle = box_n / 8 - 1;
       return cudaSuccess;
@@ -108,8 +114,8 @@ inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k
 }
 // SetupBRead, and every lane arriving (above).
 inline cudaError_t SetupB(cuda::engine::Args* a, const void* b, int n, int k, int kks, bool wg, int wide = 0,
-                          bool k_major_n1 = false) {
-  const cudaError_t e = SetupBRead(a, b, n, k, kks, wg, wide, k_major_n1);
+                          bool k_major_n1 = false, bool rows_partial_sectors = false) {
+  const cudaError_t e = SetupBRead(a, b, n, k, kks, wg, wide, k_major_n1, rows_partial_sectors);
   a->lanes_arrive = 1;
   return e;
 }

@@ -163,7 +163,10 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   a.total = static_cast<long long>(a.row_blocks) * a.kstages;
   // ENGINE_WIDE=1: a wgmma kernel may run an N below its width (Fits); B's box is the kernel's.
   // The kBK1 formats (group 12) read B through its K-major descriptor (kBWgK1; N = 1 only: Fits).
-  if (sparse::engine_host::SetupB(&a, b, n, k, v.kks, v.wg, v.wg && Env("ENGINE_WIDE") ? 8 * v.nt8 : 0, v.k1) !=
+  // The 2:4 formats as the addon's (N = 24, 40, 56: B laid out by the consumers); ENGINE_B_TMA=1:
+  // by the tensor copy of the wider box, as before v41.
+  if (sparse::engine_host::SetupB(&a, b, n, k, v.kks, v.wg, v.wg && Env("ENGINE_WIDE") ? 8 * v.nt8 : 0, v.k1,
+                                  v.two_four && !Env("ENGINE_B_TMA")) !=
       cudaSuccess) {
     std::printf("cannot stage B for n=%d k=%d box %d\n", n, k, v.kks);
     std::exit(1);
