@@ -94,8 +94,15 @@ inline bool Stream24Wins(long long m, long long k, int n) {
 // measured: B's tensor copy of 32-byte rows, as many bytes a stage for 64 rows as for 128, is
 // paid every stage.
 // N 9-15 (B's rows laid out by the consumers) stays on w8: faster on 7 of 8 shapes at N = 12.
+// So does N 33-63 where N % 8 != 0 (the consumers lay B's rows out element by element, and a w4
+// block's one warpgroup lays out all of a stage's 256 rows, twice a w8 thread's share). Measured
+// on the H100 only (v41, both forced, events, N = 63, where the plans of w4 split K): w8 faster
+// on all 4 shapes, by 2.5 % (4096^2), 19 % (3072 x 4096), 21 % (4096 x 11008), 20 % (4096 x
+// 14336). N = 40 and 56 (rows of whole 16-byte units, laid out by the consumers since v41) are
+// left to the rule: w8 faster on 3 of those shapes by 1-12 %, w4 on 4096^2 by 8 %.
 inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages, int n) {
   if (n > 8 && n < 16) return false;
+  if (n > 32 && n % 8 != 0) return false;
   if (w4.cluster >= 2) return n != 16 || (kstages + w4.cluster - 1) / w4.cluster <= 8;
   return w4.grid == w4_row_blocks && kstages <= 8;
 }

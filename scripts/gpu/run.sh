@@ -432,22 +432,26 @@ build_workbench() {
 #   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
 #                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
 # NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER, ENGINE_ROTATE, ENGINE_PUSH, ENGINE_PREFETCH and
-# TIMER_FLUSH set before run.sh reach the workbench.
+# TIMER_FLUSH set before run.sh reach the workbench; NAME=VALUE words right after MODE set them
+# for this task alone (as gemm's and unst's: `engine time NS=64 ENGINE_B_TMA=1 s24_f16 4096x4096`;
+# until v41 they were taken for the mode's arguments).
 ENGINE_MODES="check checksmall list time timeall one trace stages launch memcheck ncu"
 task_engine() {
   local mode=${1:-check} eb=$GPU_TMP/eb rc
   [ $# -gt 0 ] && shift
   workbench_mode engine "$mode" "$ENGINE_MODES" || return 2
+  mode_envs engine "$mode" "$@" || return 2
+  set -- "${ARGS[@]}"
   build_workbench "$eb" engine_probe scripts/gpu/probe/engine_build.sh native/cuda/spmm/*.cuh native/cuda/spmm/*.h \
     native/common/sparse24.* native/common/stream_plan.h scripts/gpu/probe/engine_* scripts/gpu/probe/probe_util.h \
     scripts/gpu/probe/stage_report.h || return 1
   case $mode in
-    memcheck) step "$(task_timeout 300)" memcheck compute-sanitizer --tool memcheck "$eb/engine_probe" checksmall ;;
+    memcheck) step "$(task_timeout 300)" memcheck env "${ENVS[@]}" compute-sanitizer --tool memcheck "$eb/engine_probe" checksmall ;;
     ncu)
-      step "$(task_timeout 300)" ncu ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
+      step "$(task_timeout 300)" ncu env "${ENVS[@]}" ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
         --section MemoryWorkloadAnalysis -k regex:StreamKernel --launch-skip 2 --launch-count 1 "$eb/engine_probe" one "$@"
       ;;
-    *) step "$(task_timeout 300)" "$mode" "$eb/engine_probe" "$mode" "$@" ;;
+    *) step "$(task_timeout 300)" "$mode" env "${ENVS[@]}" "$eb/engine_probe" "$mode" "$@" ;;
   esac
   rc=$?
   case $mode in

@@ -257,9 +257,12 @@ describe("the streaming engine's launch plan (host)", () => {
     const h200 = Int32Array.from([132, 66, 39, 31, 24, 18, 16, 14])
     const small = Int32Array.from([100, 50, 30, 24, 18, 14, 12, 10])
     const rows = (m: number, k: number, n: number, resident = h200) => addon.stream24Rows({m, k, n, resident})
-    // 4096^2: 64 row blocks of 64 in clusters of 2; never at N 9-15 (N = 1 since v19); at N = 16
-    // its clusters' shares are 8 K stages each (v22).
-    expect([1, 3, 8, 9, 15, 16, 17, 32, 64].map((n) => rows(4096, 4096, n))).to.deep.equal([64, 64, 64, 128, 128, 64, 64, 64, 64])
+    // 4096^2: 64 row blocks of 64 in clusters of 2; never at N 9-15 (N = 1 since v19) nor at N
+    // 33-63 not a multiple of 8 (v41); at N = 16 its clusters' shares are 8 K stages each (v22).
+    expect([1, 3, 8, 9, 15, 16, 17, 29, 32, 33, 40, 56, 57, 63, 64].map((n) => rows(4096, 4096, n))).to.deep.equal([
+      64, 64, 64, 128, 128, 64, 64, 64, 64, 128, 64, 64, 128, 128, 64,
+    ])
+    for (const [m, k] of [[4096, 11008], [3072, 4096], [2048, 8192]]) expect(rows(m, k, 63), `${m} x ${k} at N = 63`).to.equal(128)
     // N = 16: 64 rows only where each block streams at most 8 K stages: 4096 x 11008's clusters
     // of 2 share 43 stages (22 a block), 2048 x 8192's of 3 share 32 (11); 8192 x 2048 runs one
     // block per row block of 8, 6144 x 4096 one of 16.

@@ -382,6 +382,27 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("gemm: unknown mode 'bogus'")
   })
 
+  it('engine: NAME=VALUE words right after the mode reach the workbench; one after its arguments fails the task', () => {
+    const w = workbenchWorld(
+      'engine_build.sh',
+      ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc'],
+      'engine_probe',
+      'echo "NS=${NS:-unset} ENGINE_B_TMA=${ENGINE_B_TMA:-unset}"',
+    )
+    const r = runner(w, ['engine', 'timeall', 'NS=64', 'ENGINE_B_TMA=1', 's24_f16', '4096x4096', 'engine', 'list'])
+    expect(r.code, r.stderr + r.stdout).to.equal(0)
+    expect(r.calls).to.include.members(['engine_probe timeall s24_f16 4096x4096', 'engine_probe list'])
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.include('NS=64 ENGINE_B_TMA=1')
+    expect(summary.slice(summary.indexOf('== engine-2'))).to.include('NS=unset ENGINE_B_TMA=unset')
+    const late = runner(w, ['engine', 'timeall', 's24_f16', '4096x4096', 'NS=64'])
+    expect(late.code).to.equal(1)
+    expect(late.calls.filter((c) => c.startsWith('engine_probe '))).to.have.length(r.calls.filter((c) => c.startsWith('engine_probe ')).length)
+    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include(
+      "engine: 'NS=64' comes after the mode's arguments: NAME=VALUE words go right after the mode",
+    )
+  })
+
   it('unst: NAME=VALUE words right after the mode reach the workbench; one after its arguments fails the task', () => {
     const w = workbenchWorld(
       'unst_build.sh',
