@@ -382,43 +382,33 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("gemm: unknown mode 'bogus'")
   })
 
-  it('engine: NAME=VALUE words right after the mode reach the workbench; one after its arguments fails the task', () => {
-    const w = workbenchWorld(
-      'engine_build.sh',
-      ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc'],
-      'engine_probe',
-      'echo "NS=${NS:-unset} ENGINE_B_TMA=${ENGINE_B_TMA:-unset}"',
-    )
-    const r = runner(w, ['engine', 'timeall', 'NS=64', 'ENGINE_B_TMA=1', 's24_f16', '4096x4096', 'engine', 'list'])
-    expect(r.code, r.stderr + r.stdout).to.equal(0)
-    expect(r.calls).to.include.members(['engine_probe timeall s24_f16 4096x4096', 'engine_probe list'])
-    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
-    expect(summary).to.include('NS=64 ENGINE_B_TMA=1')
-    expect(summary.slice(summary.indexOf('== engine-2'))).to.include('NS=unset ENGINE_B_TMA=unset')
-    const late = runner(w, ['engine', 'timeall', 's24_f16', '4096x4096', 'NS=64'])
-    expect(late.code).to.equal(1)
-    expect(late.calls.filter((c) => c.startsWith('engine_probe '))).to.have.length(r.calls.filter((c) => c.startsWith('engine_probe ')).length)
-    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include(
-      "engine: 'NS=64' comes after the mode's arguments: NAME=VALUE words go right after the mode",
-    )
-  })
-
-  it('unst: NAME=VALUE words right after the mode reach the workbench; one after its arguments fails the task', () => {
-    const w = workbenchWorld(
-      'unst_build.sh',
-      ['scripts/gpu/probe/unst_probe.cu', 'scripts/gpu/probe/unst_variants.cu', 'native/common/unstructured_stream.cc'],
-      'unst_probe',
-      'echo "UNST_FIXUP=${UNST_FIXUP:-unset}"',
-    )
-    const r = runner(w, ['unst', 'stages', 'UNST_FIXUP=2', 'unprt_x', '4096', '4096', '8', '0.9'])
-    expect(r.code, r.stderr + r.stdout).to.equal(0)
-    expect(r.calls).to.include('unst_probe stages unprt_x 4096 4096 8 0.9')
-    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include('UNST_FIXUP=2')
-    const late = runner(w, ['unst', 'stages', 'unprt_x', '4096', '4096', '8', '0.9', 'UNST_FIXUP=2'])
-    expect(late.code).to.equal(1)
-    expect(late.calls.filter((c) => c.startsWith('unst_probe '))).to.have.length(r.calls.filter((c) => c.startsWith('unst_probe ')).length)
-    expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include(
-      "unst: 'UNST_FIXUP=2' comes after the mode's arguments: NAME=VALUE words go right after the mode",
-    )
-  })
+  // NAME=VALUE words right after a workbench task's mode set its environment for that task alone
+  // (engine's since v41); one after the mode's other arguments fails the task, running nothing.
+  const named = [
+    {task: 'engine', build: 'engine_build.sh', binary: 'engine_probe', mode: 'timeall', word: 'ENGINE_B_TMA=1',
+     args: ['s24_f16', '4096x4096'],
+     sources: ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc']},
+    {task: 'unst', build: 'unst_build.sh', binary: 'unst_probe', mode: 'stages', word: 'UNST_FIXUP=2',
+     args: ['unprt_x', '4096', '4096', '8', '0.9'],
+     sources: ['scripts/gpu/probe/unst_probe.cu', 'scripts/gpu/probe/unst_variants.cu', 'native/common/unstructured_stream.cc']},
+  ]
+  for (const t of named) {
+    it(`${t.task}: NAME=VALUE words right after the mode reach the workbench; one after its arguments fails the task`, () => {
+      const name = t.word.split('=')[0]
+      const w = workbenchWorld(t.build, t.sources, t.binary, `echo "${name}=\${${name}:-unset}"`)
+      const r = runner(w, [t.task, t.mode, t.word, ...t.args, t.task, 'list'])
+      expect(r.code, r.stderr + r.stdout).to.equal(0)
+      expect(r.calls).to.include.members([`${t.binary} ${t.mode} ${t.args.join(' ')}`, `${t.binary} list`])
+      const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+      expect(summary).to.include(t.word)
+      expect(summary.slice(summary.indexOf(`== ${t.task}-2`)), 'the next task runs without it').to.include(`${name}=unset`)
+      const ran = (calls: string[]) => calls.filter((c) => c.startsWith(`${t.binary} `)).length
+      const late = runner(w, [t.task, t.mode, ...t.args, t.word])
+      expect(late.code).to.equal(1)
+      expect(ran(late.calls)).to.equal(ran(r.calls))
+      expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include(
+        `${t.task}: '${t.word}' comes after the mode's arguments: NAME=VALUE words go right after the mode`,
+      )
+    })
+  }
 })
