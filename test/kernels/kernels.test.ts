@@ -381,7 +381,10 @@ describe('kernels on CUDA against the float64 reference', function () {
       // their readers' release (v20: with one lane releasing for its warp it reported hazards
       // there; the addon's other cases give no block more stages than its ring).
       const long = lcgTwoFour(100, 16384, 6, () => 2)
-      const cases: Array<[CsrMatrix, number]> = [...[8, 24, 40, 56, 64, 1, 5, 13, 29, 63].map((n): [CsrMatrix, number] => [csr, n]), [long, 16], [long, 64]]
+      // B's paths by N: 8 whole rows; 64 the tensor copy; 48 the tensor copy of a wider box (its
+      // columns past N filled by the copy engine); 24, 40, 56 rows laid out by the consumers in
+      // whole 16-byte units (v41); 1, 5, 13, 29, 63 element by element.
+      const cases: Array<[CsrMatrix, number]> = [...[8, 24, 40, 48, 56, 64, 1, 5, 13, 29, 63].map((n): [CsrMatrix, number] => [csr, n]), [long, 16], [long, 64]]
       for (const variant of both) {
         await checkForced(variant, dtype, cases)
         // Inf and NaN in one row of B, at N = 1 (w8: B read as it is, through overlapping core
