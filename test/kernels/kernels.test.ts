@@ -383,7 +383,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const long = lcgTwoFour(100, 16384, 6, () => 2)
       // B's paths by N: 8 whole rows; 64 the tensor copy; 48 the tensor copy of a wider box (its
       // columns past N filled by the copy engine); 24, 40, 56 rows laid out by the consumers in
-      // whole 16-byte units (v41); 1, 5, 13, 29, 63 element by element.
+      // whole 16-byte units (v41); 5, 13, 29, 63 element by element; 1 read as it is (K-major).
       const cases: Array<[CsrMatrix, number]> = [...[8, 24, 40, 48, 56, 64, 1, 5, 13, 29, 63].map((n): [CsrMatrix, number] => [csr, n]), [long, 16], [long, 64]]
       for (const variant of both) {
         await checkForced(variant, dtype, cases)
