@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The 2:4 streaming engine's held-out checks (issue 23; v18-v27): `verify` forced to each engine
 # variant (s24e_w8_k256, s24e_w4_k256) on three 2:4-pruned matrices (1000 x 1000, 77 x 3008,
-# 4096 x 1024), f16 and bf16, N = 1, 5, 8, 13, 24, 29, 63, 64; then the bench on the shapes held
+# 4096 x 1024), f16 and bf16, N = 1, 5, 8, 13, 24, 29, 40, 48, 56, 63, 64; then the bench on the shapes held
 # out of the selection rules' fit (14336 x 4096, 4096 x 14336, 6144 x 4096), f16, N 1-64, against
 # dense cuBLAS and cuSPARSELt. Run on the GPU machine by run.sh's sh task, which sets W (its
 # output folder) and the tree:
@@ -16,7 +16,7 @@ python3 scripts/gpu/stream24-weights.py "$D" 27 w14336x4096 w4096x14336 w6144x40
 rc=0
 for v in s24e_w8_k256 s24e_w4_k256; do
   SPARSE_SPMM_VARIANT=$v node bin/run.js verify "$D/p1000x1000.npy" "$D/p77x3008.npy" "$D/p4096x1024.npy" \
-    --op spmm --dtype f16,bf16 --n 1,5,8,13,24,29,63,64 --device cuda --json >"$W/verify_$v.json" 2>"$W/verify_$v.err" || rc=1
+    --op spmm --dtype f16,bf16 --n 1,5,8,13,24,29,40,48,56,63,64 --device cuda --json >"$W/verify_$v.json" 2>"$W/verify_$v.err" || rc=1
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], 'verify', d['passed'], 'passed', d['failed'], 'failed')" \
     "$W/verify_$v.json" "$v" || rc=1
 done

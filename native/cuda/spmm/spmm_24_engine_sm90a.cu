@@ -21,6 +21,7 @@
 //
 // A prepared operand holds one workspace: launches on it run one at a time (stream order).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -161,6 +162,17 @@ template <int kWarps, int kNT8>
 constexpr int kBudgetKB =
     kWarps == 8 ? kRingStages8 * e::Engine<e::TwoFourWg, DType::kF16, 8, 1, kNT8, kKStage, 1024>::kStageBytes / 1024
                 : kRingKB4;
+
+// The ring slots a launch keeps in use (Args::ring): all of them, or SPARSE_S24E_RING's R (A/B
+// runs; 0: all). v42 on an H100: w8 on stream-K plans (132 blocks, 14.3 MB of A in flight with
+// three slots) streams its equal shares unevenly across SMs, and two slots even that out in the
+// workbench (0.96-0.99x the time on 20480 and 28672 x 4096, no PDL); in the addon two slots were
+// 0.996x the events time and 1.004x the graph time (PDL) over 20480, 24576 and 28672 x 4096 at N
+// 8-64: not taken. The switch stays for the H200, whose HBM needs more bytes in flight.
+inline int RingOf() {
+  static const char* forced = std::getenv("SPARSE_S24E_RING");
+  return forced != nullptr && forced[0] != '\0' ? std::atoi(forced) : 0;
+}
 
 struct KernelRef {
   void (*fn)(e::Args);
@@ -310,6 +322,7 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   // segment's start instead of after its own last stage (v27 workbench: 0.97-0.99x the time on
   // 28672 x 4096 and 20480 x 4096; the kernel ignores it on the other plans).
   args.prefetch = 1;
+  args.ring = RingOf();
   const KernelRef r = KernelFor(p.dtype, a.warps(), nt8, k1);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else

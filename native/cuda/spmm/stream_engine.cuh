@@ -168,6 +168,18 @@ struct Args {
                           // (PrefetchOther), so that the range's end adds them from registers
                           // instead of reading L2 after the last stage. Workbench switch
                           // ENGINE_PREFETCH; 0: read at the end
+  int ring;               // the ring slots in use, 2 ... the kernel's kStages (0: all): a ring
+                          // kept shorter than the shared memory allows, so that fewer of A's
+                          // bytes are in flight per SM where many blocks stream at once (v42 on
+                          // an H100: 132 blocks of w8 at N = 64 with 108 KB of A each in flight
+                          // are served unevenly, 1.10-1.69 us a stage, and two slots even that
+                          // out). Workbench switch ENGINE_RING; the addon: all, or
+                          // SPARSE_S24E_RING (its A/B in v42: within 1 %, not taken)
+  int rows_words;         // 1: RowsB reads rows of N halves, N % 8 != 0, a word at a time
+                          // (PackRowWords: about half the shared loads) instead of a half at a
+                          // time (PackRow). Workbench switch ENGINE_ROWS_WORDS (v42: built,
+                          // checked on the host against PackRow for every N <= 64 and row, not
+                          // yet run on a GPU); 0 in the addon
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
                           // what moving B costs the stream
@@ -267,6 +279,26 @@ __device__ __forceinline__ void PackRow(const unsigned short* row, int n, uint32
     if (c < n) v[c >> 1] |= static_cast<uint32_t>(row[c]) << (16 * (c & 1));
 }
 
+// The same row, halves [first, first + n) of h, read a word at a time: a row of N halves starts
+// at half N r, word-aligned where N r is even; else each word is the funnel shift of two. About
+// half PackRow's shared loads (N / 2 + 1 against N), and at most one half past the row read (in
+// the stage's B area, which is wider than its rows). Args::rows_words.
+template <int kWords>
+__device__ __forceinline__ void PackRowWords(const unsigned short* h, int first, int n, uint32_t (&v)[kWords]) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(h) + (first >> 1);
+  const int odd = first & 1;
+  uint32_t cur = n > 0 ? w[0] : 0u;
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) {
+    const uint32_t nxt = 2 * i + 2 < n + odd ? w[i + 1] : 0u;
+    uint32_t o = odd ? __funnelshift_r(cur, nxt, 16) : cur;
+    if (2 * i + 1 >= n) o &= 0xffffu;
+    if (2 * i >= n) o = 0;
+    v[i] = o;
+    cur = nxt;
+  }
+}
+
 template <int kKS, int kCW, int kNT8>
 struct RowsB {
   static constexpr int kRows = (kKS + 32 * kCW - 1) / (32 * kCW);
@@ -292,7 +324,11 @@ struct RowsB {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int row = static_cast<int>(threadIdx.x) + r * 32 * kCW;
-      PackRow(h + row * a.n, row < kKS ? a.n : 0, v[r]);
+      if (a.rows_words) {
+        PackRowWords(h, row * a.n, row < kKS ? a.n : 0, v[r]);
+      } else {
+        PackRow(h + row * a.n, row < kKS ? a.n : 0, v[r]);
+      }
     }
   }
   __device__ __forceinline__ void Write(const Args& a, unsigned char* bs) const {
@@ -335,9 +371,10 @@ SPARSE_ENGINE_FORMAT_FLAG(HasLean, kLean)
 // at the first stage's arrival, after the last stage, at the end, (6) when the partners'
 // sums are ready (split-K clusters: after the first cluster barrier; stream-K: the last
 // contributor, after the count's answer; a block with all of its row block's stages: after
-// the Fix, before C), and (7) when the producer warp enters its branch.
+// the Fix, before C), (7) when the producer warp enters its branch, and (8) the SM the block
+// ran on (%smid, TraceSm: which blocks of equal shares stream slower, by where they ran).
 // One uniform branch per stamp when `trace` is null.
-constexpr int kTraceWords = 8;
+constexpr int kTraceWords = 9;
 // SPARSE_ENGINE_LEAN (workbench experiment, v23): the traces compiled out and the signaller
 // waiting with a back-off sleep instead of spinning.
 #ifdef SPARSE_ENGINE_LEAN
@@ -365,6 +402,13 @@ __device__ __forceinline__ void Trace(const Args& a, int i) {
     t = clock64();
   }
   a.trace[blockIdx.x * kTraceWords + i] = t;
+}
+template <bool kLean = kEngineLean>
+__device__ __forceinline__ void TraceSm(const Args& a) {
+  if ((kLean && !kSmemTrace) || a.trace == nullptr) return;
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+  a.trace[blockIdx.x * kTraceWords + 8] = sm;
 }
 // Where each stage's time goes (the workbench's `stages` mode): for a block's first
 // kStageTraceMax stages, the SM clock when the producer issues stage s (word 3), and in the
@@ -910,6 +954,15 @@ __device__ __forceinline__ BlockItems ItemsOfBlock(const Args& a) {
   return BlockItems{a.total * blockIdx.x / gridDim.x, a.total * (blockIdx.x + 1) / gridDim.x};
 }
 
+// A ring slot and its phase, stepped with the block's stages (Args::ring slots in use: no
+// division by a run-time count per stage).
+struct RingPos {
+  int slot = 0, phase = 0;
+  __device__ __forceinline__ void Next(int ring) {
+    if (++slot == ring) slot = 0, phase ^= 1;
+  }
+};
+
 // The walk over a block's items: item i is (row block i / kstages, K stage i % kstages). The
 // loops step it with an increment (a 64-bit division per stage sat on the consumers' serial
 // path between two stages).
@@ -982,7 +1035,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   }
   StageTraceStart(a);
   __syncthreads();
-  if (threadIdx.x == 0) Trace<kLean>(a, 4), Trace<kLean>(a, 0);
+  if (threadIdx.x == 0) Trace<kLean>(a, 4), Trace<kLean>(a, 0), TraceSm<kLean>(a);
   // ClusterPush: every thread arrives once, here; the warps that send wait before sending.
   if (push) ClusterArriveRelaxed();
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
@@ -1011,9 +1064,10 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     // previous kernel writes) is requested before waiting for it, their B after; else each
     // stage's B right after its A, so that stage 0 is not queued behind the ring's other A
     // copies. Not past a stage whose B needs plain stores (a ragged end).
+    const int ring = a.ring > 1 && a.ring < kStages ? a.ring : kStages;
     int s = 0;
     ItemWalk w(a, i0);
-    for (long long i = i0; i < i1 && s < kStages; ++i, ++s, w.Next(a)) {
+    for (long long i = i0; i < i1 && s < ring; ++i, ++s, w.Next(a)) {
       const int rb = w.rb, ks = StageOf(a, i0, i1, w);
       if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
@@ -1045,10 +1099,13 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
       StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
     };
-    for (long long i = i0 + s; i < i1; ++i, ++s, w.Next(a)) {
-      const int slot = s % kStages;
-      if (s >= kStages) MbarWait(empty(slot), ((s / kStages) & 1) ^ 1);
-      issue(slot, s, w.rb, StageOf(a, i0, i1, w));
+    // Slot s % ring; its first reuse (s >= ring) waits for phase 0 of its empty barrier.
+    RingPos pos;
+    if (s == ring) pos.phase = 1;
+    else pos.slot = s;
+    for (long long i = i0 + s; i < i1; ++i, ++s, w.Next(a), pos.Next(ring)) {
+      if (s >= ring) MbarWait(empty(pos.slot), pos.phase ^ 1);
+      issue(pos.slot, s, w.rb, StageOf(a, i0, i1, w));
     }
     if (clustered && !push) {
       ClusterFollow();
@@ -1098,11 +1155,14 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     peeked = Peek(a, rb);
     if (rb == pre.rb) PrefetchOther<kCW, kMS, kNT8>(a, &pre, pre_stages);
   };
-  // The block's stage q: waits for it and lays a ragged B out; returns the stage (B first).
+  // The block's stage q in ring slot pos: waits for it and lays a ragged B out; returns the
+  // stage (B first).
+  const int ring = a.ring > 1 && a.ring < kStages ? a.ring : kStages;
+  RingPos pos;
   auto ready = [&](int q) {
-    const int slot = q % kStages;
+    const int slot = pos.slot;
     if (threadIdx.x == 0) StageTrace<kLean>(a, q, 0);
-    MbarWait(full(slot), (q / kStages) & 1);
+    MbarWait(full(slot), pos.phase);
     if (threadIdx.x == 0) StageTrace<kLean>(a, q, 1);
     if (q == 0 && threadIdx.x == 0) Trace<kLean>(a, 1);
     unsigned char* st = smem + slot * E::kStageBytes;
@@ -1120,8 +1180,9 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   };
   auto release = [&](int q) {
     __syncwarp();
-    if (lane == 0 || a.lanes_arrive) MbarArrive(empty(q % kStages));
+    if (lane == 0 || a.lanes_arrive) MbarArrive(empty(pos.slot));
     if (threadIdx.x == 0) StageTrace<kLean>(a, q, 2);
+    pos.Next(ring);
   };
   ItemWalk w(a, i0);
   int last_ks = 0;  // the K stage of the range's last item (no 64-bit division at the end)

@@ -194,6 +194,10 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   a.push = Env("ENGINE_PUSH") ? 1 : 0;
   // ENGINE_SKIP_B=1: B is never copied (Args::skip_b; timing only: C is wrong).
   a.skip_b = Env("ENGINE_SKIP_B") ? 1 : 0;
+  // ENGINE_ROWS_WORDS=1: ragged rows of B (N % 8 != 0) read a word at a time (Args::rows_words).
+  a.rows_words = Env("ENGINE_ROWS_WORDS") ? 1 : 0;
+  // ENGINE_RING=R: R ring slots in use (Args::ring; 2 to the variant's stages, 0 or unset: all).
+  a.ring = std::getenv("ENGINE_RING") ? std::atoi(std::getenv("ENGINE_RING")) : 0;
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
   // of one tensor copy with the swizzle; the consumers still read it through the swizzled
@@ -592,6 +596,20 @@ static int TraceOne(const char* name, int m, int k, int n) {
     std::printf("  the blocks that write C (%zu):\n", ready.size());
     row("last stage -> partners", ready);
     row("partners -> end", tail);
+  }
+  // TRACE_BLOCKS=1: one line per block (its SM, items, and the times above), to tell blocks
+  // that stream slower for the same bytes by where they ran.
+  const char* per_block = std::getenv("TRACE_BLOCKS");
+  if (per_block != nullptr && per_block[0] == '1') {
+    std::printf("  block   sm items |  entry  first stream    fix   span (us)\n");
+    for (int b = 0; b < l.grid; ++b) {
+      const unsigned long long* x = &t[b * kW];
+      const long long items = l.cluster > 1 ? -1
+                                            : l.args.total * (b + 1) / l.grid - l.args.total * b / l.grid;
+      std::printf("  %5d %4llu %5lld | %6.2f %6.2f %6.2f %6.2f %6.2f\n", b, x[8], items, (x[4] - g0) * 1e-3,
+                  (x[1] - x[0]) * us_per_cycle, (x[2] - x[1]) * us_per_cycle, (x[3] - x[2]) * us_per_cycle,
+                  (x[5] - x[4]) * 1e-3);
+    }
   }
   return 0;
 }
