@@ -7,7 +7,8 @@
 // the workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN) with
 // SPARSE_PDL=on checks the weights-first order on every streaming variant, and `bench` checks the
 // output of the CUDA graph's launches (back to back, each able to start under the one before) with
-// 'graph' and 'off'. GPU only (compute capability 9.0: the streaming engine is sm_90a code).
+// 'graph' and 'off'. Also the 2:4 kernels with a shorter ring in use (SPARSE_S24E_RING, v42).
+// GPU only (compute capability 9.0: the streaming engine is sm_90a code).
 import {expect} from 'chai'
 import {join} from 'node:path'
 
@@ -49,9 +50,9 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
     await writeNpy(withValues(ofDensity(333, 1030, 4, 0.2), 14), file('u80.npy'))
   })
 
-  /** `sparse verify` of `inputs` at `ns` (f16 and bf16) with SPARSE_PDL=on and `variant` forced: its cases. */
-  async function verifyOn(variant: string, inputs: string[], ns: number[]): Promise<VerifyCase[]> {
-    const env = {SPARSE_PDL: 'on', SPARSE_SPMM_VARIANT: variant}
+  /** `sparse verify` of `inputs` at `ns` (f16 and bf16) with SPARSE_PDL=on (or `extra`'s) and `variant` forced: its cases. */
+  async function verifyOn(variant: string, inputs: string[], ns: number[], extra: Record<string, string> = {}): Promise<VerifyCase[]> {
+    const env = {SPARSE_PDL: 'on', SPARSE_SPMM_VARIANT: variant, ...extra}
     const r = await runCli(['verify', ...inputs.map(file), '--device', 'cuda', '--op', 'spmm', '--dtype', 'f16,bf16', '--n', ns.join(','), '--json'], {env, timeoutMs: 300_000})
     expect(r.code, r.stderr).to.equal(0)
     return (JSON.parse(r.stdout) as {cases: VerifyCase[]}).cases
@@ -75,6 +76,23 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
         expect(c.passed, `${what}: relative error ${c.relativeError}`).to.equal(true)
       }
     })
+  }
+
+  // SPARSE_S24E_RING=2 (Args::ring, v42): the 2:4 kernels with two of their ring slots in use
+  // (w8: of 3, w4: of 4 to 8), each slot refilled many times on t24b's 64 K stages; with the
+  // weights-first order of PDL ('on') and without ('off'), whose first fills differ.
+  for (const variant of ['s24e_w8_k256', 's24e_w4_k256']) {
+    for (const pdl of ['on', 'off']) {
+      it(`SPARSE_S24E_RING=2, SPARSE_PDL=${pdl}: ${variant} (forced) passes verify on t24a, t24b at N = 1, 8, 13, 40, 64`, async () => {
+        const ns = [1, 8, 13, 40, 64]
+        const cases = await verifyOn(variant, ['t24a.npy', 't24b.npy'], ns, {SPARSE_PDL: pdl, SPARSE_S24E_RING: '2'})
+        expect(cases).to.have.length(2 * ns.length * 2)
+        for (const c of cases) {
+          expect(c.variant, `N=${c.n} ${c.dtype}`).to.equal(variant)
+          expect(c.passed, `N=${c.n} ${c.dtype}: relative error ${c.relativeError}`).to.equal(true)
+        }
+      })
+    }
   }
 
   // The CUDA graph of bench's time per launch (a median below 0.05 ms) is where 'graph' turns it
