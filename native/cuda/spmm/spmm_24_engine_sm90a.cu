@@ -170,8 +170,11 @@ constexpr int kBudgetKB =
 // 0.996x the events time and 1.004x the graph time (PDL) over 20480, 24576 and 28672 x 4096 at N
 // 8-64: not taken. The switch stays for the H200, whose HBM needs more bytes in flight.
 inline int RingOf() {
-  static const char* forced = std::getenv("SPARSE_S24E_RING");
-  return forced != nullptr && forced[0] != '\0' ? std::atoi(forced) : 0;
+  static const int ring = [] {
+    const char* forced = std::getenv("SPARSE_S24E_RING");
+    return forced != nullptr ? std::atoi(forced) : 0;
+  }();
+  return ring;
 }
 
 struct KernelRef {

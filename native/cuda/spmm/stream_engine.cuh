@@ -962,6 +962,11 @@ struct RingPos {
     if (++slot == ring) slot = 0, phase ^= 1;
   }
 };
+// The ring slots in use of a kernel with `stages` (Args::ring), the same in the producer and the
+// consumers (each computes it in its own branch: not live across the kernel).
+__device__ __forceinline__ int RingSlots(const Args& a, int stages) {
+  return a.ring > 1 && a.ring < stages ? a.ring : stages;
+}
 
 // The walk over a block's items: item i is (row block i / kstages, K stage i % kstages). The
 // loops step it with an increment (a 64-bit division per stage sat on the consumers' serial
@@ -1064,10 +1069,11 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     // previous kernel writes) is requested before waiting for it, their B after; else each
     // stage's B right after its A, so that stage 0 is not queued behind the ring's other A
     // copies. Not past a stage whose B needs plain stores (a ragged end).
-    const int ring = a.ring > 1 && a.ring < kStages ? a.ring : kStages;
+    const int ring = RingSlots(a, kStages);
     int s = 0;
     ItemWalk w(a, i0);
-    for (long long i = i0; i < i1 && s < ring; ++i, ++s, w.Next(a)) {
+    RingPos pos;  // slot s % ring, round s / ring (the first fill: slot s, round 0)
+    for (long long i = i0; i < i1 && s < ring; ++i, ++s, w.Next(a), pos.Next(ring)) {
       const int rb = w.rb, ks = StageOf(a, i0, i1, w);
       if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
@@ -1099,10 +1105,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
       F::template Issue<E::kStrips, kKS>(a, rb, ks, st + E::kBBytes, full(slot), lane, policy);
       StageB<kKS>(a, ks * kKS, st, full(slot), lane, true);
     };
-    // Slot s % ring; its first reuse (s >= ring) waits for phase 0 of its empty barrier.
-    RingPos pos;
-    if (s == ring) pos.phase = 1;
-    else pos.slot = s;
+    // A slot's first reuse (s >= ring, round 1) waits for phase 0 of its empty barrier.
     for (long long i = i0 + s; i < i1; ++i, ++s, w.Next(a), pos.Next(ring)) {
       if (s >= ring) MbarWait(empty(pos.slot), pos.phase ^ 1);
       issue(pos.slot, s, w.rb, StageOf(a, i0, i1, w));
@@ -1157,7 +1160,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   };
   // The block's stage q in ring slot pos: waits for it and lays a ragged B out; returns the
   // stage (B first).
-  const int ring = a.ring > 1 && a.ring < kStages ? a.ring : kStages;
+  const int ring = RingSlots(a, kStages);
   RingPos pos;
   auto ready = [&](int q) {
     const int slot = pos.slot;

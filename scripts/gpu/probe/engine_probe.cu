@@ -148,6 +148,11 @@ static bool Env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && std::atoi(v) != 0;
 }
+// An environment number: its value, 0 when unset.
+static int EnvInt(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : 0;
+}
 
 static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, void* c, int m, int k, int n,
                          EngineWorkspace& w) {
@@ -176,12 +181,12 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   const long long cap = static_cast<long long>(SmCount()) * v.per_sm;
   l.grid = static_cast<int>(std::min<long long>(cap, a.total));
   // ENGINE_FIXUP=0 slots (default), 2 drop the partial sums (timing only: C is wrong).
-  a.fixup = std::getenv("ENGINE_FIXUP") ? std::atoi(std::getenv("ENGINE_FIXUP")) : 0;
+  a.fixup = EnvInt("ENGINE_FIXUP");
   // ENGINE_ROTATE=1: each block walks its share of a row block's K stages from a stage of its
   // own (Args::rotate). v21 at N = 16: 0.96x the in-order time (ten cases, 0.91-1.01), the ring's
   // first fill no longer late; v13 at N = 1, 8, 64 (w8): within noise; v22 at N = 8, 32, 64:
   // 1.04x the time. The addon sets it at N = 16 only (EngineLaunch, B's 16-column tensor copy).
-  a.rotate = std::getenv("ENGINE_ROTATE") ? std::atoi(std::getenv("ENGINE_ROTATE")) : 0;
+  a.rotate = EnvInt("ENGINE_ROTATE");
   // The ring's first stages: all their A before any B (Args::a_first) when launched with PDL
   // (ENGINE_PDL=1, required) or with ENGINE_A_FIRST=1 (the order before v14); else each stage's
   // B after its A.
@@ -197,7 +202,7 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_ROWS_WORDS=1: ragged rows of B (N % 8 != 0) read a word at a time (Args::rows_words).
   a.rows_words = Env("ENGINE_ROWS_WORDS") ? 1 : 0;
   // ENGINE_RING=R: R ring slots in use (Args::ring; 2 to the variant's stages, 0 or unset: all).
-  a.ring = std::getenv("ENGINE_RING") ? std::atoi(std::getenv("ENGINE_RING")) : 0;
+  a.ring = EnvInt("ENGINE_RING");
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
   // of one tensor copy with the swizzle; the consumers still read it through the swizzled
