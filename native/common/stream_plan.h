@@ -18,6 +18,8 @@
 // against stream-K alone this rule was faster or within 3 % on 22 of 24 cases, up to 1.14x
 // (4096 x 4096 at N = 64: 16.2 -> 14.3 us); docs/stream-engine.md has the table.
 
+#include <cstring>
+
 namespace sparse {
 
 // The portable cluster size: the largest C the plan considers.
@@ -105,6 +107,34 @@ inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages,
   if (n > 32 && n % 8 != 0) return false;
   if (w4.cluster >= 2) return n != 16 || (kstages + w4.cluster - 1) / w4.cluster <= 8;
   return w4.grid == w4_row_blocks && kstages <= 8;
+}
+
+// B padded to its instruction N (v43, docs/stream-engine.md step 13): a launch at N copies B (K x N
+// halves) into the prepared operand's K x box buffer (box: N rounded up to 16, 32 or 64; columns
+// past N zero) by a small kernel, and the engine streams that by box's tensor copy, as at N = box;
+// C's columns past N are not stored. Else the consumers lay B's rows out every stage (kBWgRows),
+// which at N 33-63 not a multiple of 8 cost up to 2x N = 64's time (v43, H200, workbench, w8:
+// 11008 x 4096 at N = 63 41.1 us against 20.5; word loads of the rows, ENGINE_ROWS_WORDS, within
+// 4 % of that). SPARSE_S24E_PAD: auto (unset) N 33-63 not a multiple of 8; all: every N 9-63
+// narrower than its box (also N 9-15, 17-31 and 40, 48, 56, for A/B runs); off: never. N <= 8
+// (box 8: B copied whole, or N = 1's own kernel) and N = 64 never.
+enum class Stream24Pad { kAuto, kAll, kOff };
+inline Stream24Pad Stream24PadOf(const char* v) {
+  if (v != nullptr && std::strcmp(v, "all") == 0) return Stream24Pad::kAll;
+  if (v != nullptr && std::strcmp(v, "off") == 0) return Stream24Pad::kOff;
+  return Stream24Pad::kAuto;
+}
+// The box B is padded to at N under `mode`, or 0 when the launch reads B as it is.
+inline int Stream24PadColumns(int n, Stream24Pad mode) {
+  if (mode == Stream24Pad::kOff || n <= 8 || n >= 64) return 0;
+  const int box = n <= 16 ? 16 : n <= 32 ? 32 : 64;
+  if (n == box) return 0;
+  return mode == Stream24Pad::kAll || (n > 32 && n % 8 != 0) ? box : 0;
+}
+// Stream24Rows64 for a launch at N under `mode`: a padded launch is N = box's.
+inline bool Stream24Rows64At(const StreamPlan& w4, int w4_row_blocks, int kstages, int n, Stream24Pad mode) {
+  const int padded = Stream24PadColumns(n, mode);
+  return Stream24Rows64(w4, w4_row_blocks, kstages, padded != 0 ? padded : n);
 }
 
 // --- The unstructured bitmap stream (issue 24; the family ube, spmm_unst_engine_sm90a.cu): the

@@ -7,7 +7,9 @@
 // the workspace or the counters: `verify` (float64 reference, outputs poisoned with NaN) with
 // SPARSE_PDL=on checks the weights-first order on every streaming variant, and `bench` checks the
 // output of the CUDA graph's launches (back to back, each able to start under the one before) with
-// 'graph' and 'off'. Also the 2:4 kernels with a shorter ring in use (SPARSE_S24E_RING, v42).
+// 'graph' and 'off'. Also the 2:4 kernels with a shorter ring in use (SPARSE_S24E_RING, v42), and
+// with B padded to its box by a kernel launched before them (SPARSE_S24E_PAD, v43): under PDL the
+// engine's producers stream A while that kernel runs, and must wait for it before reading B.
 // GPU only (compute capability 9.0: the streaming engine is sm_90a code).
 import {expect} from 'chai'
 import {join} from 'node:path'
@@ -95,25 +97,45 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
     }
   }
 
+  // SPARSE_S24E_PAD (v43): 'all' pads B at every N 9-63 narrower than its box (to 16, 32 or 64
+  // columns; the default pads only N 33-63 not a multiple of 8), with PDL on (the copy kernel,
+  // then the engine waiting on it) and off; 'off' never pads (the consumers lay B's rows out).
+  for (const variant of ['s24e_w8_k256', 's24e_w4_k256']) {
+    for (const [pad, pdl, ns] of [
+      ['all', 'on', [9, 13, 24, 29, 40, 48, 57, 63]],
+      ['all', 'off', [9, 17, 40, 63]],
+      ['off', 'on', [13, 33, 63]],
+    ] as const) {
+      it(`SPARSE_S24E_PAD=${pad}, SPARSE_PDL=${pdl}: ${variant} (forced) passes verify on t24a, t24b at N = ${ns.join(', ')}`, async () => {
+        const cases = await verifyOn(variant, ['t24a.npy', 't24b.npy'], [...ns], {SPARSE_PDL: pdl, SPARSE_S24E_PAD: pad})
+        expect(cases).to.have.length(2 * ns.length * 2)
+        for (const c of cases) {
+          expect(c.variant, `N=${c.n} ${c.dtype}`).to.equal(variant)
+          expect(c.passed, `N=${c.n} ${c.dtype}: relative error ${c.relativeError}`).to.equal(true)
+        }
+      })
+    }
+  }
+
   // The CUDA graph of bench's time per launch (a median below 0.05 ms) is where 'graph' turns it
   // on (the default); the harness checks the output after the graph ran against cuBLAS's. bench
   // prunes a dense file first: the pruning named keeps each file's own nonzeros. t24a runs the
-  // selection (s24e_* at N = 16 and 64: at N <= 8 a matrix this small goes to the older 2:4
-  // kernel; s24g_* at 256); u50 forces ube_w8 (the selection's pick at N = 256).
+  // selection (s24e_* at N = 16, 63 and 64: at N <= 8 a matrix this small goes to the older 2:4
+  // kernel; at N = 63 the graph holds B's copy kernel before each launch, v43; s24g_* at 256); u50 forces ube_w8 (the selection's pick at N = 256).
   async function benchCases(pdl: string, input: string, prune: string[], ns: string, variant?: string) {
     const env = {SPARSE_PDL: pdl, SPARSE_SPMM_VARIANT: variant}
     const r = await runCli(['bench', file(input), ...prune, '--device', 'cuda', '--op', 'spmm', '--dtype', 'f16', '--n', ns, '--baseline', 'dense', '--json'], {env, timeoutMs: 300_000})
     expect(r.code, `${r.stdout.slice(0, 400)} ${r.stderr}`).to.equal(0)
     const report = JSON.parse(r.stdout)
     expect(report.settings.pdl).to.equal(pdl)
-    expect(report.cases).to.have.length(3)
+    expect(report.cases).to.have.length(ns.split(',').length)
     return report.cases
   }
 
   for (const pdl of ['graph', 'off']) {
     it(`bench: the CUDA graph's launches give cuBLAS's product (SPARSE_PDL=${pdl}), and the report says how they launched`, async () => {
       const cases = [
-        ...(await benchCases(pdl, 't24a.npy', ['--pattern', '2:4'], '16,64,256')),
+        ...(await benchCases(pdl, 't24a.npy', ['--pattern', '2:4'], '16,63,64,256')),
         ...(await benchCases(pdl, 'u50.npy', ['-s', '0.5'], '8,29,256', 'ube_w8')),
       ]
       for (const c of cases) {

@@ -1,5 +1,6 @@
 // The 2:4 family on the streaming engine (stream_engine.cuh, format TwoFourWg): decode-sized
-// N (1 to 64; N % 8 != 0 moves B's rows unpadded, laid out by the consumers) on Hopper,
+// N (1 to 64; N 33-63 not a multiple of 8 copies B into a buffer of 64 columns first, other N
+// % 8 != 0 moves B's rows unpadded, laid out by the consumers) on Hopper,
 // warpgroup MMA (wgmma.mma_async.sp) from a ring of bulk copies, over (row block, K stage)
 // as common/stream_plan.h plans it: one block per row block, split-K in clusters, or
 // stream-K. Its prepared operand is the 2:4 tiles staged once per matrix (StageSp24Tiles: one
@@ -59,8 +60,9 @@ inline int KernelIndex(int box_n) { return box_n == 8 ? 0 : box_n == 16 ? 1 : bo
 StreamPlan PlanFor(DType t, int warps, int box_n, int row_blocks, int kstages);
 
 // The staged 2:4 tiles (row blocks of 16 x warps rows), the fixup's slots (sized for the
-// instruction N of the N it was prepared for: launches up to that N run) and the row blocks'
-// counters (zero between launches).
+// instruction N of the N it was prepared for: launches up to that N run), the row blocks'
+// counters (zero between launches) and, prepared for N > 8, a K x instruction-N buffer that a
+// launch at N narrower than its box may copy B into (Stream24PadColumns, common/stream_plan.h).
 class Sp24EngineMatrix : public SpmmOperand {
  public:
   // For launches up to N = n with `warps` consumer warps (PrepareStreamOperand's Upload).
@@ -87,7 +89,7 @@ class Sp24EngineMatrix : public SpmmOperand {
     if (e == cudaSuccess) e = AllocateWorkspace(stream);
     return e;
   }
-  size_t Bytes() const override { return staged_.bytes() + ws_.bytes() + counters_.bytes(); }
+  size_t Bytes() const override { return staged_.bytes() + ws_.bytes() + counters_.bytes() + pad_.bytes(); }
   cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
     return CloneOperand(*this, out, stream);
   }
@@ -101,6 +103,8 @@ class Sp24EngineMatrix : public SpmmOperand {
   const void* staged() const { return staged_.get(); }
   float* ws() const { return ws_.as<float>(); }
   int* counters() const { return counters_.as<int>(); }
+  // B padded to the instruction N (K x box_n() halves), or null (prepared for N <= 8).
+  void* pad() const { return pad_.get(); }
   int m() const { return m_; }
   int k() const { return k_; }
   int strips() const { return strips_; }
@@ -124,10 +128,12 @@ class Sp24EngineMatrix : public SpmmOperand {
     cudaError_t e = ws_.Allocate(static_cast<size_t>(row_blocks_) * slots_ * rows * box_n_ * sizeof(float));
     if (e == cudaSuccess) e = counters_.Allocate(static_cast<size_t>(row_blocks_) * sizeof(int));
     if (e == cudaSuccess) e = cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream);
+    // Written whole by each padded launch (PadB): no contents to keep.
+    if (e == cudaSuccess && box_n_ > 8) e = pad_.Allocate(static_cast<size_t>(k_) * box_n_ * 2);
     return e;
   }
 
-  DeviceBuffer staged_, ws_, counters_;
+  DeviceBuffer staged_, ws_, counters_, pad_;
   int m_ = 0, k_ = 0, strips_ = 0, ksteps_ = 0, warps_ = 8, row_blocks_ = 0, kstages_ = 0, slots_ = 1, box_n_ = 8;
   StreamPlan plans_[4] = {{1, 0}, {1, 0}, {1, 0}, {1, 0}};
   DType dtype_ = DType::kF16;
@@ -175,6 +181,39 @@ inline int RingOf() {
     return forced != nullptr ? std::atoi(forced) : 0;
   }();
   return ring;
+}
+
+// How a launch reads B at N narrower than its box: SPARSE_S24E_PAD (common/stream_plan.h's
+// Stream24PadOf), read once.
+inline Stream24Pad PadMode() {
+  static const Stream24Pad mode = Stream24PadOf(std::getenv("SPARSE_S24E_PAD"));
+  return mode;
+}
+
+// B (K x N halves, row-major) into `pad` (K x box halves, box = 8 cpr), columns N .. box - 1
+// zero: one 16-byte store a thread, every column written (an earlier launch at a larger N left
+// its columns there).
+__global__ void PadBKernel(const unsigned short* __restrict__ b, uint4* __restrict__ pad, int n, int k, int cpr) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<long long>(k) * cpr) return;
+  const long long row = i / cpr;
+  const int c0 = static_cast<int>(i - row * cpr) * 8;
+  const unsigned short* src = b + row * n;
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int c = c0 + 2 * j;
+    const uint32_t lo = c < n ? src[c] : 0u, hi = c + 1 < n ? src[c + 1] : 0u;
+    w[j] = lo | hi << 16;
+  }
+  pad[i] = make_uint4(w[0], w[1], w[2], w[3]);
+}
+cudaError_t PadB(const void* b, void* pad, int n, int k, int box, cudaStream_t stream) {
+  const int cpr = box / 8;
+  const long long chunks = static_cast<long long>(k) * cpr;
+  const unsigned blocks = static_cast<unsigned>((chunks + 255) / 256);
+  PadBKernel<<<blocks, 256, 0, stream>>>(static_cast<const unsigned short*>(b), static_cast<uint4*>(pad), n, k, cpr);
+  return cudaGetLastError();
 }
 
 struct KernelRef {
@@ -270,7 +309,7 @@ bool SelectEngineFamily(const SpmmProblem& p, int, SpmmChoice* ch) {
   if (RaiseSmemLimits() == cudaSuccess) {
     const int row_blocks = Stream24RowBlocks(p.m, 4), kstages = Stream24KStages(p.k);
     const StreamPlan w4 = engine24::PlanFor(p.dtype, 4, BoxColumns(p.n), row_blocks, kstages);
-    rows64 = Stream24Rows64(w4, row_blocks, kstages, p.n);
+    rows64 = Stream24Rows64At(w4, row_blocks, kstages, p.n, PadMode());
   }
 #endif
   ch->Set(EngineChoice{rows64 ? 4 : 8});
@@ -304,8 +343,18 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.fixup = e::kFixupSlots, args.slots = a.Slots(), args.cluster = plan.cluster;
   // N = 1: B (K x 1) is one contiguous run of K halves, read as it is (kBWgK1).
   const bool k1 = p.n == 1;
-  // N = 24, 40, 56: B's rows laid out by the consumers (SetupBRead's rows_partial_sectors).
-  cudaError_t err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true, 0, k1, true);
+  // N 33-63 not a multiple of 8 (Stream24PadColumns): B copied into the operand's buffer of the
+  // box's columns first, streamed as at N = box; args.b stays the user's B (the exact re-sums of
+  // non-finite sums read it) and args.n N (C's stores). Else N = 24, 40, 56 and N % 8 != 0: B's
+  // rows laid out by the consumers (SetupBRead's rows_partial_sectors).
+  const int pad = Stream24PadColumns(p.n, PadMode());
+  cudaError_t err;
+  if (pad != 0 && a.pad() != nullptr) {
+    err = PadB(p.b, a.pad(), p.n, p.k, pad, stream);
+    if (err == cudaSuccess) err = engine_host::SetupB(&args, a.pad(), pad, p.k, kKStage, true);
+  } else {
+    err = engine_host::SetupB(&args, p.b, p.n, p.k, kKStage, true, 0, k1, true);
+  }
   if (err != cudaSuccess) return err;
   const int nt8 = BoxColumns(p.n) / 8;
   // N = 16 (B's tensor copy of a 16-column box: 256 rows of 32 bytes a stage, one L2 request
