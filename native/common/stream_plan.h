@@ -115,14 +115,15 @@ inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages,
 // C's columns past N are not stored. Else the consumers lay B's rows out every stage (kBWgRows),
 // which at N 33-63 not a multiple of 8 cost up to 2x N = 64's time (v43, H200, workbench, w8:
 // 11008 x 4096 at N = 63 41.1 us against 20.5; word loads of the rows, ENGINE_ROWS_WORDS, within
-// 4 % of that). SPARSE_S24E_PAD: auto (unset) N 33-63 not a multiple of 8; all: every N 9-63
-// narrower than its box (also N 9-15, 17-31 and 40, 48, 56, for A/B runs); off: never. N <= 8
-// (box 8: B copied whole, or N = 1's own kernel) and N = 64 never.
+// 4 % of that). SPARSE_S24E_PAD: auto: N 33-63 not a multiple of 8; all: every N 9-63 narrower
+// than its box (also N 9-15, 17-31 and 40, 48, 56, for A/B runs); off (unset, or any other
+// value): never. N <= 8 (box 8: B copied whole, or N = 1's own kernel) and N = 64 never. Off by
+// default until it has run on a GPU: built in v43, when no device time was left to run it.
 enum class Stream24Pad { kAuto, kAll, kOff };
 inline Stream24Pad Stream24PadOf(const char* v) {
+  if (v != nullptr && std::strcmp(v, "auto") == 0) return Stream24Pad::kAuto;
   if (v != nullptr && std::strcmp(v, "all") == 0) return Stream24Pad::kAll;
-  if (v != nullptr && std::strcmp(v, "off") == 0) return Stream24Pad::kOff;
-  return Stream24Pad::kAuto;
+  return Stream24Pad::kOff;
 }
 // The box B is padded to at N under `mode`, or 0 when the launch reads B as it is.
 inline int Stream24PadColumns(int n, Stream24Pad mode) {

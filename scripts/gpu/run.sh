@@ -37,7 +37,7 @@ ANCHORS_FILE=anchors/dlmc_dev_h200.jsonl
 # The tests that run kernels or the harness on the GPU (the others skip nothing there).
 KERNEL_TESTS=(test/kernels/kernels.test.ts test/kernels/binding.test.ts test/kernels/binding-args.test.ts
   test/kernels/tc-format.test.ts test/bench/native-binding.test.ts test/verify/verify.test.ts
-  test/commands/verify.test.ts test/kernels/pdl.test.ts)
+  test/commands/verify.test.ts test/kernels/pdl.test.ts test/kernels/pad.test.ts)
 
 die() {
   local code=$1

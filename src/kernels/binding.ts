@@ -259,14 +259,14 @@ export interface NativeKernels {
    * The row-block height (64 or 128 rows: s24e_w4_k256 or s24e_w8_k256) the selection runs the
    * streaming engine's 2:4 kernel at for an m x k matrix at N = n, from the 64-row kernel's plan
    * on a device holding resident[c - 1] clusters of c of its blocks at once, with B padded as
-   * SPARSE_S24E_PAD's mode `pad` says (default 'auto'; a padded launch is its box's N)
+   * SPARSE_S24E_PAD's mode `pad` says (default 'off', as the addon's; a padded launch is its box's N)
    * (native/common/stream_plan.h, Stream24Rows64At).
    */
   stream24Rows(args: {m: number; k: number; n: number; resident: Int32Array; pad?: Stream24PadMode}): 64 | 128
   /**
    * The columns (16, 32 or 64) the streaming engine's 2:4 kernel copies B (K x N) into first at
-   * N = n under SPARSE_S24E_PAD's mode `pad` (default 'auto': N 33-63 not a multiple of 8;
-   * 'all': every N 9-63 narrower than its box; 'off': never), or 0 where it reads B as it is
+   * N = n under SPARSE_S24E_PAD's mode `pad` ('auto': N 33-63 not a multiple of 8; 'all': every
+   * N 9-63 narrower than its box; 'off', the default: never), or 0 where it reads B as it is
    * (native/common/stream_plan.h, Stream24PadColumns).
    */
   stream24Pad(args: {n: number; pad?: Stream24PadMode}): 0 | 16 | 32 | 64

@@ -258,19 +258,21 @@ describe("the streaming engine's launch plan (host)", () => {
     const small = Int32Array.from([100, 50, 30, 24, 18, 14, 12, 10])
     const rows = (m: number, k: number, n: number, resident = h200, pad?: 'auto' | 'all' | 'off') => addon.stream24Rows({m, k, n, resident, pad})
     // 4096^2: 64 row blocks of 64 in clusters of 2; never at N 9-15 (N = 1 since v19); at N = 16
-    // its clusters' shares are 8 K stages each (v22). N 33-63 not a multiple of 8: B padded to 64
-    // columns (v43), so N = 64's rule; with B's rows laid out by the consumers instead
-    // (SPARSE_S24E_PAD=off), never (v41); with every N padded ('all'), N 9-15 as N = 16.
+    // its clusters' shares are 8 K stages each (v22); never at N 33-63 not a multiple of 8, whose
+    // rows of B the consumers lay out (v41: the default, SPARSE_S24E_PAD=off). With B padded to 64
+    // columns there ('auto', v43) N = 64's rule; with every N padded ('all'), N 9-15 as N = 16.
     const ns = [1, 3, 8, 9, 15, 16, 17, 29, 32, 33, 40, 56, 57, 63, 64]
-    expect(ns.map((n) => rows(4096, 4096, n))).to.deep.equal([64, 64, 64, 128, 128, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64])
-    expect(ns.map((n) => rows(4096, 4096, n, h200, 'off'))).to.deep.equal([64, 64, 64, 128, 128, 64, 64, 64, 64, 128, 64, 64, 128, 128, 64])
-    expect(ns.map((n) => rows(4096, 4096, n, h200, 'all'))).to.deep.equal([64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64])
+    const off = [64, 64, 64, 128, 128, 64, 64, 64, 64, 128, 64, 64, 128, 128, 64]
+    expect(ns.map((n) => rows(4096, 4096, n))).to.deep.equal(off)
+    expect(ns.map((n) => rows(4096, 4096, n, h200, 'off'))).to.deep.equal(off)
+    expect(ns.map((n) => rows(4096, 4096, n, h200, 'auto'))).to.deep.equal([64, 64, 64, 128, 128, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64])
+    expect(ns.map((n) => rows(4096, 4096, n, h200, 'all'))).to.deep.equal(ns.map(() => 64))
     for (const [m, k] of [[4096, 11008], [3072, 4096], [2048, 8192]]) {
-      expect(rows(m, k, 63), `${m} x ${k} at N = 63`).to.equal(rows(m, k, 64))
-      expect(rows(m, k, 63, h200, 'off'), `${m} x ${k} at N = 63, B not padded`).to.equal(128)
+      expect(rows(m, k, 63), `${m} x ${k} at N = 63`).to.equal(128)
+      expect(rows(m, k, 63, h200, 'auto'), `${m} x ${k} at N = 63, B padded`).to.equal(rows(m, k, 64))
     }
     // Where N = 64 runs 128 rows, so does a padded N = 63 (6144 x 4096: 96 row blocks of 16 stages alone).
-    expect([33, 63, 64].map((n) => rows(6144, 4096, n))).to.deep.equal([128, 128, 128])
+    expect([33, 63, 64].map((n) => rows(6144, 4096, n, h200, 'auto'))).to.deep.equal([128, 128, 128])
     // N = 16: 64 rows only where each block streams at most 8 K stages: 4096 x 11008's clusters
     // of 2 share 43 stages (22 a block), 2048 x 8192's of 3 share 32 (11); 8192 x 2048 runs one
     // block per row block of 8, 6144 x 4096 one of 16.
@@ -297,17 +299,17 @@ describe("the streaming engine's launch plan (host)", () => {
     expect(() => addon.stream24Rows({m: 64, k: 64, n: 8, resident: Int32Array.from([-1, 0, 0, 0, 0, 0, 0, 0])})).to.throw(RangeError, /negative/)
   })
 
-  // B padded to its instruction N before the engine streams it (v43, Stream24PadColumns): by
-  // default N 33-63 not a multiple of 8 (to 64 columns: the consumers' layout of those rows cost
-  // up to 2x N = 64's time); 'all' every N 9-63 narrower than its box, for A/B runs; 'off' none.
-  // N <= 8 (B copied whole, or N = 1's kernel) and N = 16, 32, 64 never.
-  it('pads B to 64 columns at N 33-63 not a multiple of 8, every N 9-63 narrower than its box with pad: all', () => {
+  // B padded to its instruction N before the engine streams it (v43, Stream24PadColumns; off by
+  // default until measured): 'auto' N 33-63 not a multiple of 8 (to 64 columns: the consumers'
+  // layout of those rows cost up to 2x N = 64's time); 'all' every N 9-63 narrower than its box,
+  // for A/B runs; 'off' none. N <= 8 (B copied whole, or N = 1's kernel) and N = 16, 32, 64 never.
+  it('pads B to 64 columns at N 33-63 not a multiple of 8 with pad: auto, every N 9-63 narrower than its box with pad: all', () => {
     const pad = (n: number, mode?: 'auto' | 'all' | 'off') => addon.stream24Pad({n, pad: mode})
     const ns = [1, 5, 8, 9, 13, 15, 16, 17, 24, 29, 32, 33, 39, 40, 41, 48, 56, 57, 63, 64, 65]
-    expect(ns.map((n) => pad(n))).to.deep.equal([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 64, 0, 64, 0, 0, 64, 64, 0, 0])
-    expect(ns.map((n) => pad(n, 'auto'))).to.deep.equal(ns.map((n) => pad(n)))
+    expect(ns.map((n) => pad(n, 'auto'))).to.deep.equal([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 64, 0, 64, 0, 0, 64, 64, 0, 0])
     expect(ns.map((n) => pad(n, 'all'))).to.deep.equal([0, 0, 0, 16, 16, 16, 0, 32, 32, 32, 0, 64, 64, 64, 64, 64, 64, 64, 64, 0, 0])
     expect(ns.map((n) => pad(n, 'off'))).to.deep.equal(ns.map(() => 0))
+    expect(ns.map((n) => pad(n)), 'the default: off').to.deep.equal(ns.map(() => 0))
     expect(() => addon.stream24Pad({n: 0})).to.throw(RangeError, /at least 1/)
     expect(() => addon.stream24Pad({n: 40, pad: 'on' as 'all'})).to.throw(RangeError, /pad must be one of/)
   })

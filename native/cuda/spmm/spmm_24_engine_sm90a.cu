@@ -1,6 +1,6 @@
 // The 2:4 family on the streaming engine (stream_engine.cuh, format TwoFourWg): decode-sized
-// N (1 to 64; N 33-63 not a multiple of 8 copies B into a buffer of 64 columns first, other N
-// % 8 != 0 moves B's rows unpadded, laid out by the consumers) on Hopper,
+// N (1 to 64; N % 8 != 0 moves B's rows unpadded, laid out by the consumers, or with
+// SPARSE_S24E_PAD copies B into a buffer of its box's columns first) on Hopper,
 // warpgroup MMA (wgmma.mma_async.sp) from a ring of bulk copies, over (row block, K stage)
 // as common/stream_plan.h plans it: one block per row block, split-K in clusters, or
 // stream-K. Its prepared operand is the 2:4 tiles staged once per matrix (StageSp24Tiles: one
@@ -59,10 +59,18 @@ inline int KernelIndex(int box_n) { return box_n == 8 ? 0 : box_n == 16 ? 1 : bo
 // launches).
 StreamPlan PlanFor(DType t, int warps, int box_n, int row_blocks, int kstages);
 
+// How a launch reads B at N narrower than its box: SPARSE_S24E_PAD (common/stream_plan.h's
+// Stream24PadOf), read once.
+inline Stream24Pad PadMode() {
+  static const Stream24Pad mode = Stream24PadOf(std::getenv("SPARSE_S24E_PAD"));
+  return mode;
+}
+
 // The staged 2:4 tiles (row blocks of 16 x warps rows), the fixup's slots (sized for the
 // instruction N of the N it was prepared for: launches up to that N run), the row blocks'
-// counters (zero between launches) and, prepared for N > 8, a K x instruction-N buffer that a
-// launch at N narrower than its box may copy B into (Stream24PadColumns, common/stream_plan.h).
+// counters (zero between launches) and, prepared for N > 8 with SPARSE_S24E_PAD on, a K x
+// instruction-N buffer that a launch at N narrower than its box copies B into
+// (Stream24PadColumns, common/stream_plan.h).
 class Sp24EngineMatrix : public SpmmOperand {
  public:
   // For launches up to N = n with `warps` consumer warps (PrepareStreamOperand's Upload).
@@ -103,7 +111,8 @@ class Sp24EngineMatrix : public SpmmOperand {
   const void* staged() const { return staged_.get(); }
   float* ws() const { return ws_.as<float>(); }
   int* counters() const { return counters_.as<int>(); }
-  // B padded to the instruction N (K x box_n() halves), or null (prepared for N <= 8).
+  // B padded to the instruction N (K x box_n() halves), or null (prepared for N <= 8, or
+  // SPARSE_S24E_PAD off).
   void* pad() const { return pad_.get(); }
   int m() const { return m_; }
   int k() const { return k_; }
@@ -129,7 +138,8 @@ class Sp24EngineMatrix : public SpmmOperand {
     if (e == cudaSuccess) e = counters_.Allocate(static_cast<size_t>(row_blocks_) * sizeof(int));
     if (e == cudaSuccess) e = cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream);
     // Written whole by each padded launch (PadB): no contents to keep.
-    if (e == cudaSuccess && box_n_ > 8) e = pad_.Allocate(static_cast<size_t>(k_) * box_n_ * 2);
+    if (e == cudaSuccess && box_n_ > 8 && PadMode() != Stream24Pad::kOff)
+      e = pad_.Allocate(static_cast<size_t>(k_) * box_n_ * 2);
     return e;
   }
 
@@ -147,6 +157,7 @@ using engine24::kKStage;
 using engine24::BoxColumns;
 using engine24::EngineChoice;
 using engine24::kMaxN;
+using engine24::PadMode;
 using engine24::Sp24EngineMatrix;
 
 #if defined(SPARSE_SM90A)
@@ -181,13 +192,6 @@ inline int RingOf() {
     return forced != nullptr ? std::atoi(forced) : 0;
   }();
   return ring;
-}
-
-// How a launch reads B at N narrower than its box: SPARSE_S24E_PAD (common/stream_plan.h's
-// Stream24PadOf), read once.
-inline Stream24Pad PadMode() {
-  static const Stream24Pad mode = Stream24PadOf(std::getenv("SPARSE_S24E_PAD"));
-  return mode;
 }
 
 // B (K x N halves, row-major) into `pad` (K x box halves, box = 8 cpr), columns N .. box - 1
@@ -343,10 +347,11 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.fixup = e::kFixupSlots, args.slots = a.Slots(), args.cluster = plan.cluster;
   // N = 1: B (K x 1) is one contiguous run of K halves, read as it is (kBWgK1).
   const bool k1 = p.n == 1;
-  // N 33-63 not a multiple of 8 (Stream24PadColumns): B copied into the operand's buffer of the
-  // box's columns first, streamed as at N = box; args.b stays the user's B (the exact re-sums of
-  // non-finite sums read it) and args.n N (C's stores). Else N = 24, 40, 56 and N % 8 != 0: B's
-  // rows laid out by the consumers (SetupBRead's rows_partial_sectors).
+  // Where SPARSE_S24E_PAD pads (Stream24PadColumns; off by default until run on a GPU): B copied
+  // into the operand's buffer of the box's columns first, streamed as at N = box; args.b stays
+  // the user's B (the exact re-sums of non-finite sums read it) and args.n N (C's stores). Else
+  // N = 24, 40, 56 and N % 8 != 0: B's rows laid out by the consumers (SetupBRead's
+  // rows_partial_sectors).
   const int pad = Stream24PadColumns(p.n, PadMode());
   cudaError_t err;
   if (pad != 0 && a.pad() != nullptr) {
