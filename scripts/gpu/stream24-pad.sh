@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# B padded to the 2:4 streaming engine's box before each launch (issue 23, v43: SPARSE_S24E_PAD,
+# docs/stream-engine.md "v43"), checked and timed against B read as it is, in one sh task:
+# `verify` forced to each engine variant with SPARSE_S24E_PAD=all (every N 9-63 narrower than
+# its box padded) on three 2:4-pruned matrices (1000 x 1000, 77 x 3008, 4096 x 1024), f16 and
+# bf16, N = 9, 13, 17, 24, 29, 33, 40, 48, 56, 57, 63; then the bench of the suite's three shapes
+# and two held out of every fit (14336 x 4096, 6144 x 4096), f16, N = 13, 24, 29, 33, 40, 48, 56,
+# 63, 64, with SPARSE_S24E_PAD=all and =off (the selection's variant each time), and a table of
+# the padded time over the unpadded one by N (events and graph). Run on the GPU machine by
+# run.sh's sh task, which sets W (its output folder) and the tree:
+#   GPU_DIR=.gpu/packNN TASK_TIMEOUT=400 bash scripts/gpu/run.sh sh 'bash scripts/gpu/stream24-pad.sh'
+# Writes $W/verify_pad_<variant>.json, $W/pad_<mode>.jsonl / .txt and $W/pad.txt (the table);
+# the weights go to a scratch folder outside $W and are removed after.
+set -uo pipefail
+: "${W:?set by run.sh: run this through its sh task}"
+D=$(mktemp -d /tmp/stream24-pad.XXXXXX)
+trap 'rm -rf "$D"' EXIT
+python3 scripts/gpu/stream24-weights.py "$D" 30 p1000x1000 p77x3008 p4096x1024 w14336x4096 w6144x4096
+rc=0
+for v in s24e_w8_k256 s24e_w4_k256; do
+  SPARSE_S24E_PAD=all SPARSE_SPMM_VARIANT=$v node bin/run.js verify "$D/p1000x1000.npy" "$D/p77x3008.npy" "$D/p4096x1024.npy" \
+    --op spmm --dtype f16,bf16 --n 9,13,17,24,29,33,40,48,56,57,63 --device cuda --json \
+    >"$W/verify_pad_$v.json" 2>"$W/verify_pad_$v.err" || rc=1
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], 'verify padded', d['passed'], 'passed', d['failed'], 'failed')" \
+    "$W/verify_pad_$v.json" "$v" || rc=1
+done
+NS=13,24,29,33,40,48,56,63,64
+for mode in off all; do
+  for what in suite heldout; do
+    if [ "$what" = suite ]; then src=(--suite llm); else src=("$D/w14336x4096.npy" "$D/w6144x4096.npy"); fi
+    SPARSE_S24E_PAD=$mode node bin/run.js bench "${src[@]}" --n "$NS" --pattern 2:4 --dtype f16 --baseline dense \
+      --max-reps 60 --min-ms 6 --jsonl "$W/pad_${mode}_$what.jsonl" >"$W/pad_${mode}_$what.txt" 2>&1 || rc=1
+  done
+done
+python3 - "$W" >"$W/pad.txt" <<'PY' || rc=1
+import json, math, sys
+w = sys.argv[1]
+def load(mode):
+    out = {}
+    for what in ('suite', 'heldout'):
+        for line in open(f'{w}/pad_{mode}_{what}.jsonl'):
+            r = json.loads(line)
+            if r.get('status') == 'ok' and r.get('dtype') == 'f16':
+                o = r['impls']['ours']
+                out[(r['m'], r['k'], r['n'])] = (o['ms']['median'], o.get('graphMsPerLaunch'), r['impls']['cublas_f16']['ms']['median'], r.get('variant'))
+    return out
+off, pad = load('off'), load('all')
+gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
+print(f"{'shape':>12} {'N':>3} | {'off us':>7} {'pad us':>7} {'pad/off':>7} | {'graph':>7} | x cuBLAS off / pad | variants")
+byn = {}
+for key in sorted(off):
+    if key not in pad:
+        continue
+    (eo, go, c, vo), (ep, gp, _, vp) = off[key], pad[key]
+    g = gp / go if go and gp else float('nan')
+    byn.setdefault(key[2], []).append((ep / eo, g))
+    print(f"{key[0]}x{key[1]:<6} {key[2]:>3} | {eo*1e3:7.1f} {ep*1e3:7.1f} {ep/eo:7.3f} | {g:7.3f} | {c/eo:5.2f} / {c/ep:5.2f} | {vo} / {vp}")
+print('pad / off by N (geomean over shapes; below 1: padding faster):')
+for n in sorted(byn):
+    print(f"  N = {n:>2}: events {gm([e for e, _ in byn[n]]):.3f}, graph {gm([g for _, g in byn[n] if g == g]):.3f}")
+PY
+cat "$W/pad.txt"
+exit $rc
