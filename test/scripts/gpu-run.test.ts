@@ -116,7 +116,7 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(existsSync(join(w.shared, 'dlmc', 'README'))).to.equal(true)
 
     const mocha = r.calls.filter((c) => c.startsWith('mocha '))
-    expect(mocha[0]).to.match(/^mocha --no-config -n import=tsx -n no-warnings --timeout 0 test\/kernels\/kernels\.test\.ts test\/kernels\/binding\.test\.ts test\/kernels\/binding-args\.test\.ts test\/kernels\/tc-format\.test\.ts test\/bench\/native-binding\.test\.ts test\/verify\/verify\.test\.ts test\/commands\/verify\.test\.ts test\/kernels\/pdl\.test\.ts --grep tensor-core \|SWEEP=\|$/)
+    expect(mocha[0]).to.match(/^mocha --no-config -n import=tsx -n no-warnings --timeout 0 test\/kernels\/kernels\.test\.ts test\/kernels\/binding\.test\.ts test\/kernels\/binding-args\.test\.ts test\/kernels\/tc-format\.test\.ts test\/bench\/native-binding\.test\.ts test\/verify\/verify\.test\.ts test\/commands\/verify\.test\.ts test\/kernels\/pdl\.test\.ts test\/kernels\/pad\.test\.ts --grep tensor-core \|SWEEP=\|$/)
     expect(mocha[1]).to.match(/test\/verify\/dlmc-sweep\.test\.ts \|SWEEP=cuda\|$/)
     const bench = r.calls.filter((c) => c.includes('bin/run.js bench'))
     expect(bench).to.have.length(2)
