@@ -46,6 +46,10 @@ inline StreamPlan PlanStream(int row_blocks, int kstages, const int (&resident)[
   return StreamPlan{static_cast<int>(total < blocks ? total : blocks), 0};
 }
 
+// The instruction N of the streaming engine's wgmma kernels for a problem's N (1 to 64): N
+// rounded up to 8, 16, 32 or 64, the width of B's box in a stage (columns past N zero).
+inline int StreamBoxColumns(int n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+
 // The 2:4 engine's work list for an m x k matrix: row blocks of 16 x warps rows (warps 4 or
 // 8) by K stages of kStream24KStage columns. Its prepared operand, its selection and the
 // stream24Rows binding count them here.
@@ -128,7 +132,7 @@ inline Stream24Pad Stream24PadOf(const char* v) {
 // The box B is padded to at N under `mode`, or 0 when the launch reads B as it is.
 inline int Stream24PadColumns(int n, Stream24Pad mode) {
   if (mode == Stream24Pad::kOff || n <= 8 || n >= 64) return 0;
-  const int box = n <= 16 ? 16 : n <= 32 ? 32 : 64;
+  const int box = StreamBoxColumns(n);
   if (n == box) return 0;
   return mode == Stream24Pad::kAll || (n > 32 && n % 8 != 0) ? box : 0;
 }

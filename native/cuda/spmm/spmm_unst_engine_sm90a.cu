@@ -88,8 +88,8 @@ struct UnstChoice {
   UnstForm form;
 };
 
-// The instruction's N for a problem's N: N rounded up to 8, 16, 32 or 64.
-inline int BoxColumns(int n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+// The instruction's N for a problem's N: N rounded up to 8, 16, 32 or 64 (common/stream_plan.h).
+inline int BoxColumns(int n) { return StreamBoxColumns(n); }
 // The kernels of one capacity by instruction N (8, 16, 32 with 8 warps; 64 with 4, the pair
 // stream's with 8): index 0..3.
 inline int KernelIndex(int box_n) { return box_n == 8 ? 0 : box_n == 16 ? 1 : box_n == 32 ? 2 : 3; }

@@ -69,7 +69,7 @@ inline cudaError_t SetupBRead(cuda::engine::Args* a, const void* b, int n, int k
     a->b_desc = ((128ull >> 4) << 32) | ((16ull >> 4) << 16);
     return cudaSuccess;
   }
-  const int own = n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64;
+  const int own = StreamBoxColumns(n);
   if (wg && wide != 0 && (wide < own || wide > 64 || (wide & (wide - 1)) != 0)) return cudaErrorInvalidValue;
   const int box_n = wg ? (wide != 0 ? wide : own) : n;
   a->b_stride = 2 * n, a->b_swizzle = 0, a->b_cols = n, a->b_desc = 0;
