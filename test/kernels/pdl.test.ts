@@ -80,34 +80,25 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
     })
   }
 
-  // SPARSE_S24E_RING=2 (Args::ring, v42): the 2:4 kernels with two of their ring slots in use
-  // (w8: of 3, w4: of 4 to 8), each slot refilled many times on t24b's 64 K stages; with the
-  // weights-first order of PDL ('on') and without ('off'), whose first fills differ.
+  // The 2:4 kernels under their A/B switches, forced, on t24a and t24b, with the weights-first
+  // order of PDL ('on') and without ('off'), whose first fills differ:
+  // - SPARSE_S24E_RING=2 (Args::ring, v42): two of their ring slots in use (w8: of 3, w4: of 4 to
+  //   8), each slot refilled many times on t24b's 64 K stages;
+  // - SPARSE_S24E_PAD (v43; off by default until measured): 'all' pads B at every N 9-63 narrower
+  //   than its box (to 16, 32 or 64 columns: the copy kernel, then the engine waiting on it under
+  //   PDL); 'auto' only N 33-63 not a multiple of 8 (13 reads B's rows as they are).
+  const switched: Array<[Record<string, string>, number[]]> = [
+    [{SPARSE_S24E_RING: '2', SPARSE_PDL: 'on'}, [1, 8, 13, 40, 64]],
+    [{SPARSE_S24E_RING: '2', SPARSE_PDL: 'off'}, [1, 8, 13, 40, 64]],
+    [{SPARSE_S24E_PAD: 'all', SPARSE_PDL: 'on'}, [9, 13, 24, 29, 40, 48, 57, 63]],
+    [{SPARSE_S24E_PAD: 'all', SPARSE_PDL: 'off'}, [9, 17, 40, 63]],
+    [{SPARSE_S24E_PAD: 'auto', SPARSE_PDL: 'on'}, [13, 33, 63]],
+  ]
   for (const variant of ['s24e_w8_k256', 's24e_w4_k256']) {
-    for (const pdl of ['on', 'off']) {
-      it(`SPARSE_S24E_RING=2, SPARSE_PDL=${pdl}: ${variant} (forced) passes verify on t24a, t24b at N = 1, 8, 13, 40, 64`, async () => {
-        const ns = [1, 8, 13, 40, 64]
-        const cases = await verifyOn(variant, ['t24a.npy', 't24b.npy'], ns, {SPARSE_PDL: pdl, SPARSE_S24E_RING: '2'})
-        expect(cases).to.have.length(2 * ns.length * 2)
-        for (const c of cases) {
-          expect(c.variant, `N=${c.n} ${c.dtype}`).to.equal(variant)
-          expect(c.passed, `N=${c.n} ${c.dtype}: relative error ${c.relativeError}`).to.equal(true)
-        }
-      })
-    }
-  }
-
-  // SPARSE_S24E_PAD (v43; off by default until measured): 'all' pads B at every N 9-63 narrower
-  // than its box (to 16, 32 or 64 columns), with PDL on (the copy kernel, then the engine waiting
-  // on it) and off; 'auto' only N 33-63 not a multiple of 8 (13 reads B's rows as they are).
-  for (const variant of ['s24e_w8_k256', 's24e_w4_k256']) {
-    for (const [pad, pdl, ns] of [
-      ['all', 'on', [9, 13, 24, 29, 40, 48, 57, 63]],
-      ['all', 'off', [9, 17, 40, 63]],
-      ['auto', 'on', [13, 33, 63]],
-    ] as const) {
-      it(`SPARSE_S24E_PAD=${pad}, SPARSE_PDL=${pdl}: ${variant} (forced) passes verify on t24a, t24b at N = ${ns.join(', ')}`, async () => {
-        const cases = await verifyOn(variant, ['t24a.npy', 't24b.npy'], [...ns], {SPARSE_PDL: pdl, SPARSE_S24E_PAD: pad})
+    for (const [extra, ns] of switched) {
+      const settings = Object.entries(extra).map(([name, value]) => `${name}=${value}`).join(', ')
+      it(`${settings}: ${variant} (forced) passes verify on t24a, t24b at N = ${ns.join(', ')}`, async () => {
+        const cases = await verifyOn(variant, ['t24a.npy', 't24b.npy'], ns, extra)
         expect(cases).to.have.length(2 * ns.length * 2)
         for (const c of cases) {
           expect(c.variant, `N=${c.n} ${c.dtype}`).to.equal(variant)
