@@ -185,7 +185,8 @@ constexpr int kBudgetKB =
 // three slots) streams its equal shares unevenly across SMs, and two slots even that out in the
 // workbench (0.96-0.99x the time on 20480 and 28672 x 4096, no PDL); in the addon two slots were
 // 0.996x the events time and 1.004x the graph time (PDL) over 20480, 24576 and 28672 x 4096 at N
-// 8-64: not taken. The switch stays for the H200, whose HBM needs more bytes in flight.
+// 8-64: not taken. v43 on the H200 (the same A/B): two slots 0.975x as fast in events, 0.968x in
+// a graph. The switch stays for A/B runs.
 inline int RingOf() {
   static const int ring = [] {
     const char* forced = std::getenv("SPARSE_S24E_RING");

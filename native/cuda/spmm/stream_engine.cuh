@@ -174,12 +174,14 @@ struct Args {
                           // an H100: 132 blocks of w8 at N = 64 with 108 KB of A each in flight
                           // are served unevenly, 1.10-1.69 us a stage, and two slots even that
                           // out). Workbench switch ENGINE_RING; the addon: all, or
-                          // SPARSE_S24E_RING (its A/B in v42: within 1 %, not taken)
+                          // SPARSE_S24E_RING (its A/B: within 1 % on an H100, v42; 0.975x as
+                          // fast on the H200, v43: not taken)
   int rows_words;         // 1: RowsB reads rows of N halves, N % 8 != 0, a word at a time
                           // (PackRowWords: about half the shared loads) instead of a half at a
-                          // time (PackRow). Workbench switch ENGINE_ROWS_WORDS (v42: built,
-                          // checked on the host against PackRow for every N <= 64 and row, not
-                          // yet run on a GPU); 0 in the addon
+                          // time (PackRow). Workbench switch ENGINE_ROWS_WORDS (v42: checked on
+                          // the host against PackRow for every N <= 64 and row; v43 on the H200:
+                          // w8 no faster at N 33-63, w4 5-12 % faster but slower than w8 there:
+                          // not taken); 0 in the addon
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
                           // what moving B costs the stream
