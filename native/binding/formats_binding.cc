@@ -140,30 +140,32 @@ Napi::Value Stream24WinsJs(const Napi::CallbackInfo& info) {
 // common/stream_plan.h: a launch that pads B is its box's), from the plan of the 64-row kernel
 // (PlanStream over Stream24RowBlocks(m, 4) and Stream24KStages(k)) on a device holding
 // resident[c - 1] clusters of c of its blocks at once, with SPARSE_S24E_PAD's mode `pad` (default
-// off, as the addon's). Synchronous; pure C++.
+// auto, as the addon's). Synchronous; pure C++.
 Napi::Value Stream24RowsJs(const Napi::CallbackInfo& info) {
   Args a(info, "stream24Rows");
   const int m = a.Dim("m"), k = a.Dim("k"), n = a.Dim("n");
   if (m < 1 || k < 1 || n < 1) a.RangeFail("m, k and n must be at least 1");
   int resident[kMaxStreamCluster];
   ReadResident(a, resident);
-  const std::string pad = a.Has("pad") ? a.String("pad", {"auto", "all", "off"}) : "off";
+  const std::string pad = a.Has("pad") ? a.String("pad", {"auto", "all", "off"}) : "auto";
   const int row_blocks = Stream24RowBlocks(m, 4), kstages = Stream24KStages(k);
   const StreamPlan w4 = PlanStream(row_blocks, kstages, resident);
   return Napi::Number::New(info.Env(),
                            Stream24Rows64At(w4, row_blocks, kstages, n, Stream24PadOf(pad.c_str())) ? 64 : 128);
 }
 
-// stream24Pad({n, pad?: 'auto' | 'all' | 'off'}) -> 0 | 16 | 32 | 64: the columns the 2:4
-// streaming engine pads B to at N under SPARSE_S24E_PAD's mode `pad` (default off, as the
-// addon's), 0 where it reads B as it is (Stream24PadColumns, common/stream_plan.h). Synchronous;
-// pure C++.
+// stream24Pad({n, pad?: 'auto' | 'all' | 'off', rows?: 64 | 128}) -> 0 | 16 | 32 | 64: the
+// columns the 2:4 streaming engine's kernel of `rows` rows a block (default 128: w8) pads B to at
+// N under SPARSE_S24E_PAD's mode `pad` (default auto, as the addon's), 0 where it reads B as it is
+// (Stream24PadColumns, common/stream_plan.h). Synchronous; pure C++.
 Napi::Value Stream24PadJs(const Napi::CallbackInfo& info) {
   Args a(info, "stream24Pad");
   const int n = a.Dim("n");
   if (n < 1) a.RangeFail("n must be at least 1");
-  const std::string pad = a.Has("pad") ? a.String("pad", {"auto", "all", "off"}) : "off";
-  return Napi::Number::New(info.Env(), Stream24PadColumns(n, Stream24PadOf(pad.c_str())));
+  const std::string pad = a.Has("pad") ? a.String("pad", {"auto", "all", "off"}) : "auto";
+  const int rows = a.Has("rows") ? a.Dim("rows") : 128;
+  if (rows != 64 && rows != 128) a.RangeFail("rows must be 64 or 128");
+  return Napi::Number::New(info.Env(), Stream24PadColumns(n, Stream24PadOf(pad.c_str()), rows));
 }
 
 // unstStream({m, k, nnz, n}) -> {wins, pairs, warps}: whether the selection runs an unstructured

@@ -119,26 +119,41 @@ inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages,
 // C's columns past N are not stored. Else the consumers lay B's rows out every stage (kBWgRows),
 // which at N 33-63 not a multiple of 8 cost up to 2x N = 64's time (v43, H200, workbench, w8:
 // 11008 x 4096 at N = 63 41.1 us against 20.5; word loads of the rows, ENGINE_ROWS_WORDS, within
-// 4 % of that). SPARSE_S24E_PAD: auto: N 33-63 not a multiple of 8; all: every N 9-63 narrower
-// than its box (also N 9-15, 17-31 and 40, 48, 56, for A/B runs); off (unset, or any other
-// value): never. N <= 8 (box 8: B copied whole, or N = 1's own kernel) and N = 64 never. Off by
-// default until it has run on a GPU: built in v43, when no device time was left to run it.
+// 4 % of that). SPARSE_S24E_PAD: auto (the default: unset, or any value but all and off) pads
+//   - N 33-63 not a multiple of 8, on both kernels: padded / unpadded 0.68-0.92 on each of five
+//     shapes at N 29-63 (v44, H100, events; geomean by N 0.76-0.82, graph the same), and
+//   - N 17-31 not a multiple of 8 on the 64-row kernel (w4) only: 0.70-0.95 on 4096^2 and 4096 x
+//     11008, while the 128-row kernel (w8) there took 0.95-1.08 (6144 x 4096 and 14336 x 4096
+//     1.05-1.08: w8 lays out B's rows for 128 rows a stage, twice w4's share per warp);
+// and never N 9-15 (N = 13: 1.00-1.11, graph 1.10-1.25: the copy kernel costs more than it saves)
+// or N = 24, 40, 48, 56 (whole 16-byte rows, laid out by the consumers since v41: 0.85-1.16). all:
+// every N 9-63 narrower than its box (for A/B runs); off: never. N <= 8 (box 8: B copied whole, or
+// N = 1's own kernel) and N = 16, 32, 64 never.
 enum class Stream24Pad { kAuto, kAll, kOff };
 inline Stream24Pad Stream24PadOf(const char* v) {
-  if (v != nullptr && std::strcmp(v, "auto") == 0) return Stream24Pad::kAuto;
+  if (v != nullptr && std::strcmp(v, "off") == 0) return Stream24Pad::kOff;
   if (v != nullptr && std::strcmp(v, "all") == 0) return Stream24Pad::kAll;
-  return Stream24Pad::kOff;
+  return Stream24Pad::kAuto;
 }
-// The box B is padded to at N under `mode`, or 0 when the launch reads B as it is.
-inline int Stream24PadColumns(int n, Stream24Pad mode) {
+// The box B is padded to at N on the kernel of `rows_per_block` (64: w4, 128: w8) under `mode`, or
+// 0 when the launch reads B as it is.
+inline int Stream24PadColumns(int n, Stream24Pad mode, int rows_per_block) {
   if (mode == Stream24Pad::kOff || n <= 8 || n >= 64) return 0;
   const int box = StreamBoxColumns(n);
   if (n == box) return 0;
-  return mode == Stream24Pad::kAll || (n > 32 && n % 8 != 0) ? box : 0;
+  if (mode == Stream24Pad::kAll) return box;
+  if (n % 8 == 0) return 0;
+  return n > 32 || (n > 16 && rows_per_block == 64) ? box : 0;
 }
-// Stream24Rows64 for a launch at N under `mode`: a padded launch is N = box's.
+// Whether an operand prepared for N up to `box_n` may pad under `mode` (its buffer is allocated then).
+inline bool Stream24PadsUpTo(int box_n, Stream24Pad mode) {
+  return mode == Stream24Pad::kAll ? box_n > 8 : mode == Stream24Pad::kAuto && box_n > 16;
+}
+// Stream24Rows64 for a launch at N under `mode`: a padded launch is N = box's. (The 64-row
+// kernel's own padding at N 17-31 leaves the rule's answer as it is: box 32 and N 17-31 are alike
+// to it; so the 128-row kernel's padding is what is asked.)
 inline bool Stream24Rows64At(const StreamPlan& w4, int w4_row_blocks, int kstages, int n, Stream24Pad mode) {
-  const int padded = Stream24PadColumns(n, mode);
+  const int padded = Stream24PadColumns(n, mode, 128);
   return Stream24Rows64(w4, w4_row_blocks, kstages, padded != 0 ? padded : n);
 }
 

@@ -9,42 +9,55 @@
 # the padded time over the unpadded one by N (events and graph). Run on the GPU machine by
 # run.sh's sh task, which sets W (its output folder) and the tree:
 #   GPU_DIR=.gpu/packNN TASK_TIMEOUT=400 bash scripts/gpu/run.sh sh 'bash scripts/gpu/stream24-pad.sh'
+# NS=... sets the bench's N; VERIFY_VARIANTS= (empty) leaves the verify out; HELDOUT='MxK ...' the
+# held-out shapes (default 14336x4096 6144x4096), SUITE=0 leaves the suite's out; MODES='A B' the
+# two modes compared (default 'off all': the table is B's time over A's).
 # Writes $W/verify_pad_<variant>.json, $W/pad_<mode>.jsonl / .txt and $W/pad.txt (the table);
 # the weights go to a scratch folder outside $W and are removed after.
 set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
 D=$(mktemp -d /tmp/stream24-pad.XXXXXX)
 trap 'rm -rf "$D"' EXIT
-python3 scripts/gpu/stream24-weights.py "$D" 30 p1000x1000 p77x3008 p4096x1024 w14336x4096 w6144x4096
+read -r -a HELD <<<"${HELDOUT:-14336x4096 6144x4096}"
+read -r -a MODE_AB <<<"${MODES:-off all}"
+python3 scripts/gpu/stream24-weights.py "$D" 30 p1000x1000 p77x3008 p4096x1024 "${HELD[@]/#/w}"
 rc=0
-for v in s24e_w8_k256 s24e_w4_k256; do
+for v in ${VERIFY_VARIANTS-s24e_w8_k256 s24e_w4_k256}; do
   SPARSE_S24E_PAD=all SPARSE_SPMM_VARIANT=$v node bin/run.js verify "$D/p1000x1000.npy" "$D/p77x3008.npy" "$D/p4096x1024.npy" \
     --op spmm --dtype f16,bf16 --n 9,13,17,24,29,33,40,48,56,57,63 --device cuda --json \
     >"$W/verify_pad_$v.json" 2>"$W/verify_pad_$v.err" || rc=1
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], 'verify padded', d['passed'], 'passed', d['failed'], 'failed')" \
     "$W/verify_pad_$v.json" "$v" || rc=1
 done
-NS=13,24,29,33,40,48,56,63,64
-for mode in off all; do
-  for what in suite heldout; do
-    if [ "$what" = suite ]; then src=(--suite llm); else src=("$D/w14336x4096.npy" "$D/w6144x4096.npy"); fi
+NS=${NS:-13,24,29,33,40,48,56,63,64}
+WHATS=(heldout)
+[ "${SUITE:-1}" = 0 ] || WHATS=(suite heldout)
+HELD_FILES=()
+for s in "${HELD[@]}"; do HELD_FILES+=("$D/w$s.npy"); done
+for mode in "${MODE_AB[@]}"; do
+  for what in "${WHATS[@]}"; do
+    if [ "$what" = suite ]; then src=(--suite llm); else src=("${HELD_FILES[@]}"); fi
     SPARSE_S24E_PAD=$mode node bin/run.js bench "${src[@]}" --n "$NS" --pattern 2:4 --dtype f16 --baseline dense \
       --max-reps 60 --min-ms 6 --jsonl "$W/pad_${mode}_$what.jsonl" >"$W/pad_${mode}_$what.txt" 2>&1 || rc=1
   done
 done
-python3 - "$W" >"$W/pad.txt" <<'PY' || rc=1
-import json, math, sys
-w = sys.argv[1]
+python3 - "$W" "${MODE_AB[@]}" >"$W/pad.txt" <<'PY' || rc=1
+import json, math, os, sys
+w, mode_a, mode_b = sys.argv[1:4]
 def load(mode):
     out = {}
     for what in ('suite', 'heldout'):
-        for line in open(f'{w}/pad_{mode}_{what}.jsonl'):
+        path = f'{w}/pad_{mode}_{what}.jsonl'
+        if not os.path.exists(path):
+            continue
+        for line in open(path):
             r = json.loads(line)
             if r.get('status') == 'ok' and r.get('dtype') == 'f16':
                 o = r['impls']['ours']
                 out[(r['m'], r['k'], r['n'])] = (o['ms']['median'], o.get('graphMsPerLaunch'), r['impls']['cublas_f16']['ms']['median'], r.get('variant'))
     return out
-off, pad = load('off'), load('all')
+off, pad = load(mode_a), load(mode_b)
+print(f'{mode_b} (pad) against {mode_a} (off)')
 gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
 print(f"{'shape':>12} {'N':>3} | {'off us':>7} {'pad us':>7} {'pad/off':>7} | {'graph':>7} | x cuBLAS off / pad | variants")
 byn = {}

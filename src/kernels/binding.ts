@@ -259,17 +259,18 @@ export interface NativeKernels {
    * The row-block height (64 or 128 rows: s24e_w4_k256 or s24e_w8_k256) the selection runs the
    * streaming engine's 2:4 kernel at for an m x k matrix at N = n, from the 64-row kernel's plan
    * on a device holding resident[c - 1] clusters of c of its blocks at once, with B padded as
-   * SPARSE_S24E_PAD's mode `pad` says (default 'off', as the addon's; a padded launch is its box's N)
+   * SPARSE_S24E_PAD's mode `pad` says (default 'auto', as the addon's; a padded launch is its box's N)
    * (native/common/stream_plan.h, Stream24Rows64At).
    */
   stream24Rows(args: {m: number; k: number; n: number; resident: Int32Array; pad?: Stream24PadMode}): 64 | 128
   /**
-   * The columns (16, 32 or 64) the streaming engine's 2:4 kernel copies B (K x N) into first at
-   * N = n under SPARSE_S24E_PAD's mode `pad` ('auto': N 33-63 not a multiple of 8; 'all': every
-   * N 9-63 narrower than its box; 'off', the default: never), or 0 where it reads B as it is
-   * (native/common/stream_plan.h, Stream24PadColumns).
+   * The columns (16, 32 or 64) the streaming engine's 2:4 kernel of `rows` rows a block (64:
+   * s24e_w4_k256; 128, the default: s24e_w8_k256) copies B (K x N) into first at N = n under
+   * SPARSE_S24E_PAD's mode `pad` ('auto', the default: N 33-63 not a multiple of 8, and N 17-31
+   * not a multiple of 8 on the 64-row kernel; 'all': every N 9-63 narrower than its box; 'off':
+   * never), or 0 where it reads B as it is (native/common/stream_plan.h, Stream24PadColumns).
    */
-  stream24Pad(args: {n: number; pad?: Stream24PadMode}): 0 | 16 | 32 | 64
+  stream24Pad(args: {n: number; pad?: Stream24PadMode; rows?: 64 | 128}): 0 | 16 | 32 | 64
   /**
    * Whether the selection runs an unstructured f16/bf16 m x k matrix with nnz nonzeros at N = n
    * on the family ube (compute capability 9.0; N <= 64 and density at least 15 % at N < 8, 7.5 %

@@ -361,9 +361,12 @@ describe('kernels on CUDA against the float64 reference', function () {
   // The 2:4 kernels on the streaming engine (wgmma, sm_90a), 128-row blocks (w8) and 64-row ones
   // (w4): listed on compute capability 9.0 for N = 1..64; forced, right at N = 8, 24
   // (instruction N 32, B's box wider than B) and 64, and at N = 1, 5, 13, 29, 33, 57, 63 (rows of
-  // N halves laid out by the consumers; w8's N = 1 reads B as it is), each called twice. (B padded
-  // to its box first, SPARSE_S24E_PAD: pdl.test.ts.) (That one operand's counters are zero again after every launch is checked
-  // in the workbench, which launches each operand twice.)
+  // N halves laid out by the consumers; w8's N = 1 reads B as it is), each called twice. Under
+  // SPARSE_S24E_PAD's default ('auto', v44) N 33, 57, 63 and, on w4, 29 run with B padded to its
+  // box by a copy kernel first; pad.test.ts runs these tests again under 'off' (every N's rows
+  // laid out by the consumers) and 'all' (every N 9-63 padded), pdl.test.ts the copy under PDL.
+  // (That one operand's counters are zero again after every launch is checked in the workbench,
+  // which launches each operand twice.)
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4: the streaming engine's variants (s24e) where they can run`, async function () {
       const {csr} = twoFourShapes()[1]
@@ -383,13 +386,14 @@ describe('kernels on CUDA against the float64 reference', function () {
       const long = lcgTwoFour(100, 16384, 6, () => 2)
       // B's paths by N: 8 whole rows; 64 the tensor copy; 48 the tensor copy of a wider box (its
       // columns past N filled by the copy engine); 24, 40, 56 rows laid out by the consumers in
-      // whole 16-byte units (v41); 5, 13, 29, 33, 57, 63 element by element; 1 read as it is (K-major).
+      // whole 16-byte units (v41); 5, 13, 29, 33, 57, 63 element by element (33, 57, 63 and w4's 29
+      // padded by default, above); 1 read as it is (K-major).
       const cases: Array<[CsrMatrix, number]> = [...[8, 24, 40, 48, 56, 64, 1, 5, 13, 29, 33, 57, 63].map((n): [CsrMatrix, number] => [csr, n]), [long, 16], [long, 63], [long, 64]]
       for (const variant of both) {
         await checkForced(variant, dtype, cases)
         // Inf and NaN in one row of B, at N = 1 (w8: B read as it is, through overlapping core
         // matrices), 8, 40 (B's rows laid out by the consumers in 16-byte units, v41), 63 (element
-        // by element; under SPARSE_S24E_PAD both padded, pad.test.ts) and 64: a 2:4 group's padded
+        // by element under SPARSE_S24E_PAD=off; padded by default) and 64: a 2:4 group's padded
         // zeros times Inf would be NaN in rows that do not hold that column (the exact sums mend
         // them); on 33 x 70 (groups of 0-2 nonzeros, K ragged) and 300 x 1000.
         for (const [m, col] of [[twoFourShapes()[2].csr, 5], [csr, 517]] as const) {

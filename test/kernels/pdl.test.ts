@@ -84,15 +84,17 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
   // order of PDL ('on') and without ('off'), whose first fills differ:
   // - SPARSE_S24E_RING=2 (Args::ring, v42): two of their ring slots in use (w8: of 3, w4: of 4 to
   //   8), each slot refilled many times on t24b's 64 K stages;
-  // - SPARSE_S24E_PAD (v43; off by default until measured): 'all' pads B at every N 9-63 narrower
+  // - SPARSE_S24E_PAD (v43; 'auto' the default since v44): 'all' pads B at every N 9-63 narrower
   //   than its box (to 16, 32 or 64 columns: the copy kernel, then the engine waiting on it under
-  //   PDL); 'auto' only N 33-63 not a multiple of 8 (13 reads B's rows as they are).
+  //   PDL); 'auto' N 33-63 not a multiple of 8 and, on w4, N 17-31 not one (13 reads B's rows as
+  //   they are); 'off' reads B's rows as they are at every N.
   const switched: Array<[Record<string, string>, number[]]> = [
     [{SPARSE_S24E_RING: '2', SPARSE_PDL: 'on'}, [1, 8, 13, 40, 64]],
     [{SPARSE_S24E_RING: '2', SPARSE_PDL: 'off'}, [1, 8, 13, 40, 64]],
     [{SPARSE_S24E_PAD: 'all', SPARSE_PDL: 'on'}, [9, 13, 24, 29, 40, 48, 57, 63]],
     [{SPARSE_S24E_PAD: 'all', SPARSE_PDL: 'off'}, [9, 17, 40, 63]],
-    [{SPARSE_S24E_PAD: 'auto', SPARSE_PDL: 'on'}, [13, 33, 63]],
+    [{SPARSE_S24E_PAD: 'auto', SPARSE_PDL: 'on'}, [13, 29, 33, 63]],
+    [{SPARSE_S24E_PAD: 'off', SPARSE_PDL: 'on'}, [13, 29, 33, 63]],
   ]
   for (const variant of ['s24e_w8_k256', 's24e_w4_k256']) {
     for (const [extra, ns] of switched) {
@@ -112,10 +114,10 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
   // on (the default); the harness checks the output after the graph ran against cuBLAS's. bench
   // prunes a dense file first: the pruning named keeps each file's own nonzeros. t24a runs the
   // selection (s24e_* at N = 16, 63 and 64: at N <= 8 a matrix this small goes to the older 2:4
-  // kernel; at N = 63 with SPARSE_S24E_PAD=auto the graph holds B's copy kernel before each
-  // launch, v43; s24g_* at 256); u50 forces ube_w8 (the selection's pick at N = 256).
+  // kernel; at N = 63 (SPARSE_S24E_PAD=auto, the default) the graph holds B's copy kernel before
+  // each launch, v43; s24g_* at 256); u50 forces ube_w8 (the selection's pick at N = 256).
   async function benchCases(pdl: string, input: string, prune: string[], ns: string, variant?: string) {
-    const env = {SPARSE_PDL: pdl, SPARSE_SPMM_VARIANT: variant, SPARSE_S24E_PAD: 'auto'}
+    const env = {SPARSE_PDL: pdl, SPARSE_SPMM_VARIANT: variant}
     const r = await runCli(['bench', file(input), ...prune, '--device', 'cuda', '--op', 'spmm', '--dtype', 'f16', '--n', ns, '--baseline', 'dense', '--json'], {env, timeoutMs: 300_000})
     expect(r.code, `${r.stdout.slice(0, 400)} ${r.stderr}`).to.equal(0)
     const report = JSON.parse(r.stdout)

@@ -258,18 +258,19 @@ describe("the streaming engine's launch plan (host)", () => {
     const small = Int32Array.from([100, 50, 30, 24, 18, 14, 12, 10])
     const rows = (m: number, k: number, n: number, resident = h200, pad?: 'auto' | 'all' | 'off') => addon.stream24Rows({m, k, n, resident, pad})
     // 4096^2: 64 row blocks of 64 in clusters of 2; never at N 9-15 (N = 1 since v19); at N = 16
-    // its clusters' shares are 8 K stages each (v22); never at N 33-63 not a multiple of 8, whose
-    // rows of B the consumers lay out (v41: the default, SPARSE_S24E_PAD=off). With B padded to 64
-    // columns there ('auto', v43) N = 64's rule; with every N padded ('all'), N 9-15 as N = 16.
+    // its clusters' shares are 8 K stages each (v22); never at N 33-63 not a multiple of 8 where
+    // the consumers lay out B's rows ('off'; v41). With B padded to 64 columns there ('auto', the
+    // default since v44) N = 64's rule; with every N padded ('all'), N 9-15 as N = 16.
     const ns = [1, 3, 8, 9, 15, 16, 17, 29, 32, 33, 40, 56, 57, 63, 64]
     const off = [64, 64, 64, 128, 128, 64, 64, 64, 64, 128, 64, 64, 128, 128, 64]
-    expect(ns.map((n) => rows(4096, 4096, n))).to.deep.equal(off)
+    const auto = [64, 64, 64, 128, 128, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64]
+    expect(ns.map((n) => rows(4096, 4096, n)), 'the default: auto').to.deep.equal(auto)
     expect(ns.map((n) => rows(4096, 4096, n, h200, 'off'))).to.deep.equal(off)
-    expect(ns.map((n) => rows(4096, 4096, n, h200, 'auto'))).to.deep.equal([64, 64, 64, 128, 128, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64])
+    expect(ns.map((n) => rows(4096, 4096, n, h200, 'auto'))).to.deep.equal(auto)
     expect(ns.map((n) => rows(4096, 4096, n, h200, 'all'))).to.deep.equal(ns.map(() => 64))
     for (const [m, k] of [[4096, 11008], [3072, 4096], [2048, 8192]]) {
-      expect(rows(m, k, 63), `${m} x ${k} at N = 63`).to.equal(128)
-      expect(rows(m, k, 63, h200, 'auto'), `${m} x ${k} at N = 63, B padded`).to.equal(rows(m, k, 64))
+      expect(rows(m, k, 63, h200, 'off'), `${m} x ${k} at N = 63`).to.equal(128)
+      expect(rows(m, k, 63), `${m} x ${k} at N = 63, B padded`).to.equal(rows(m, k, 64))
     }
     // Where N = 64 runs 128 rows, so does a padded N = 63 (6144 x 4096: 96 row blocks of 16 stages alone).
     expect([33, 63, 64].map((n) => rows(6144, 4096, n, h200, 'auto'))).to.deep.equal([128, 128, 128])
@@ -280,6 +281,10 @@ describe("the streaming engine's launch plan (host)", () => {
       expect(rows(m, k, 16), `${m} x ${k} at N = 16`).to.equal(want)
     // N = 1 as N = 8: 6144 x 4096's 96 row blocks of 16 stages alone stay on 128 rows.
     expect([1, 8].map((n) => rows(6144, 4096, n))).to.deep.equal([128, 128])
+    // N 17-31 (padded to 32 on the 64-row kernel by default): the rule's answer is N = 32's either way.
+    for (const [m, k] of [[4096, 4096], [4096, 11008], [6144, 4096], [11008, 4096], [2048, 8192]])
+      for (const mode of ['auto', 'off', 'all'] as const)
+        expect([17, 20, 27, 31].map((n) => rows(m, k, n, h200, mode)), `${m} x ${k}, ${mode}`).to.deep.equal([17, 20, 27, 31].map(() => rows(m, k, 32)))
     // Split K: 2048 x 8192 (clusters of 3), 4096 x 11008 (2), 1024 x 4096 (6).
     for (const [m, k] of [[2048, 8192], [4096, 11008], [4096, 14336], [1024, 4096], [2048, 2048]])
       expect([8, 32, 64].map((n) => rows(m, k, n)), `${m} x ${k}`).to.deep.equal([64, 64, 64])
@@ -299,19 +304,30 @@ describe("the streaming engine's launch plan (host)", () => {
     expect(() => addon.stream24Rows({m: 64, k: 64, n: 8, resident: Int32Array.from([-1, 0, 0, 0, 0, 0, 0, 0])})).to.throw(RangeError, /negative/)
   })
 
-  // B padded to its instruction N before the engine streams it (v43, Stream24PadColumns; off by
-  // default until measured): 'auto' N 33-63 not a multiple of 8 (to 64 columns: the consumers'
-  // layout of those rows cost up to 2x N = 64's time); 'all' every N 9-63 narrower than its box,
-  // for A/B runs; 'off' none. N <= 8 (B copied whole, or N = 1's kernel) and N = 16, 32, 64 never.
-  it('pads B to 64 columns at N 33-63 not a multiple of 8 with pad: auto, every N 9-63 narrower than its box with pad: all', () => {
-    const pad = (n: number, mode?: 'auto' | 'all' | 'off') => addon.stream24Pad({n, pad: mode})
-    const ns = [1, 5, 8, 9, 13, 15, 16, 17, 24, 29, 32, 33, 39, 40, 41, 48, 56, 57, 63, 64, 65]
-    expect(ns.map((n) => pad(n, 'auto'))).to.deep.equal([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 64, 0, 64, 0, 0, 64, 64, 0, 0])
-    expect(ns.map((n) => pad(n, 'all'))).to.deep.equal([0, 0, 0, 16, 16, 16, 0, 32, 32, 32, 0, 64, 64, 64, 64, 64, 64, 64, 64, 0, 0])
-    expect(ns.map((n) => pad(n, 'off'))).to.deep.equal(ns.map(() => 0))
-    expect(ns.map((n) => pad(n)), 'the default: off').to.deep.equal(ns.map(() => 0))
+  // B padded to its instruction N before the engine streams it (v43; Stream24PadColumns, the
+  // default 'auto' since v44's A/B on the H100): N 33-63 not a multiple of 8 on both kernels (to 64
+  // columns: padded / unpadded 0.68-0.92), N 17-31 not a multiple of 8 on the 64-row kernel only
+  // (to 32: 0.70-0.95 on w4, 0.95-1.08 on w8); never N 9-15 or N = 24, 40, 48, 56 (the copy kernel
+  // costs more than it saves there). 'all' pads every N 9-63 narrower than its box, for A/B runs;
+  // 'off' none. N <= 8 (B copied whole, or N = 1's kernel) and N = 16, 32, 64 never.
+  it('pads B by default at N 33-63 not a multiple of 8, and at N 17-31 not one on the 64-row kernel; every N 9-63 narrower than its box with pad: all', () => {
+    const pad = (n: number, mode?: 'auto' | 'all' | 'off', rows?: 64 | 128) => addon.stream24Pad({n, pad: mode, rows})
+    const ns = [1, 5, 8, 9, 13, 15, 16, 17, 20, 24, 29, 31, 32, 33, 39, 40, 41, 48, 56, 57, 63, 64, 65]
+    const w8 = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 64, 0, 64, 0, 0, 64, 64, 0, 0]
+    const w4 = [0, 0, 0, 0, 0, 0, 0, 32, 32, 0, 32, 32, 0, 64, 64, 0, 64, 0, 0, 64, 64, 0, 0]
+    expect(ns.map((n) => pad(n, 'auto'))).to.deep.equal(w8)
+    expect(ns.map((n) => pad(n, 'auto', 128))).to.deep.equal(w8)
+    expect(ns.map((n) => pad(n, 'auto', 64))).to.deep.equal(w4)
+    expect(ns.map((n) => pad(n)), 'the default: auto').to.deep.equal(w8)
+    expect(ns.map((n) => pad(n, undefined, 64)), 'the default: auto (64 rows)').to.deep.equal(w4)
+    const all = [0, 0, 0, 16, 16, 16, 0, 32, 32, 32, 32, 32, 0, 64, 64, 64, 64, 64, 64, 64, 64, 0, 0]
+    for (const rows of [64, 128] as const) {
+      expect(ns.map((n) => pad(n, 'all', rows))).to.deep.equal(all)
+      expect(ns.map((n) => pad(n, 'off', rows))).to.deep.equal(ns.map(() => 0))
+    }
     expect(() => addon.stream24Pad({n: 0})).to.throw(RangeError, /at least 1/)
     expect(() => addon.stream24Pad({n: 40, pad: 'on' as 'all'})).to.throw(RangeError, /pad must be one of/)
+    expect(() => addon.stream24Pad({n: 40, rows: 96 as 64})).to.throw(RangeError, /rows must be 64 or 128/)
   })
 
   // The Hopper unstructured family (ube, spmm_unst_engine_sm90a.cu): its rule (UnstStreamWins:

@@ -68,9 +68,9 @@ inline Stream24Pad PadMode() {
 
 // The staged 2:4 tiles (row blocks of 16 x warps rows), the fixup's slots (sized for the
 // instruction N of the N it was prepared for: launches up to that N run), the row blocks'
-// counters (zero between launches) and, prepared for N > 8 with SPARSE_S24E_PAD on, a K x
-// instruction-N buffer that a launch at N narrower than its box copies B into
-// (Stream24PadColumns, common/stream_plan.h).
+// counters (zero between launches) and, prepared for an N that may pad (Stream24PadsUpTo: N > 16,
+// or N > 8 with SPARSE_S24E_PAD=all), a K x instruction-N buffer that a launch at N narrower than
+// its box copies B into (Stream24PadColumns, common/stream_plan.h).
 class Sp24EngineMatrix : public SpmmOperand {
  public:
   // For launches up to N = n with `warps` consumer warps (PrepareStreamOperand's Upload).
@@ -138,7 +138,7 @@ class Sp24EngineMatrix : public SpmmOperand {
     if (e == cudaSuccess) e = counters_.Allocate(static_cast<size_t>(row_blocks_) * sizeof(int));
     if (e == cudaSuccess) e = cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream);
     // Written whole by each padded launch (PadB): no contents to keep.
-    if (e == cudaSuccess && box_n_ > 8 && PadMode() != Stream24Pad::kOff)
+    if (e == cudaSuccess && Stream24PadsUpTo(box_n_, PadMode()))
       e = pad_.Allocate(static_cast<size_t>(k_) * box_n_ * 2);
     return e;
   }
@@ -348,12 +348,13 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.fixup = e::kFixupSlots, args.slots = a.Slots(), args.cluster = plan.cluster;
   // N = 1: B (K x 1) is one contiguous run of K halves, read as it is (kBWgK1).
   const bool k1 = p.n == 1;
-  // Where SPARSE_S24E_PAD pads (Stream24PadColumns; off by default until run on a GPU): B copied
+  // Where SPARSE_S24E_PAD pads (Stream24PadColumns; by default N 33-63 not a multiple of 8, and
+  // N 17-31 not one on the 64-row kernel, v44): B copied
   // into the operand's buffer of the box's columns first, streamed as at N = box; args.b stays
   // the user's B (the exact re-sums of non-finite sums read it) and args.n N (C's stores). Else
   // N = 24, 40, 56 and N % 8 != 0: B's rows laid out by the consumers (SetupBRead's
   // rows_partial_sectors).
-  const int pad = Stream24PadColumns(p.n, PadMode());
+  const int pad = Stream24PadColumns(p.n, PadMode(), 16 * a.warps());
   cudaError_t err;
   if (pad != 0 && a.pad() != nullptr) {
     err = PadB(p.b, a.pad(), p.n, p.k, pad, stream);
