@@ -197,16 +197,19 @@ inline int RingOf() {
 
 // B (K x N halves, row-major) into `pad` (K x box halves, box = 8 cpr), columns N .. box - 1
 // zero: one 16-byte store a thread, every column written (an earlier launch at a larger N left
-// its columns there). Launched with programmatic dependent launch where the engine is
-// (LaunchWithPdl: in bench's graph by default), so that the chain stays as overlapped as the
+// its columns there). With SPARSE_S24E_PAD_PDL=on (off by default until measured: built in v44,
+// not yet run on a GPU) it is launched with programmatic dependent launch where the engine is
+// (LaunchWithPdl: in bench's graph by default), so that the chain would stay as overlapped as the
 // engine's launches alone (v44: launched plainly, the padded N = 63 took N = 64's graph time plus
 // 4-8 us, where the copy itself is 0.25-0.7 MB): each block first lets the engine launch (its
 // producers stream A, which no kernel writes, and wait for this grid to complete before reading
 // the buffer: GridDependencyWait), then waits for the kernel before it (which may write B, and
 // whose engine launch may still read this buffer) before it reads B or writes the buffer.
-__global__ void PadBKernel(const unsigned short* __restrict__ b, uint4* __restrict__ pad, int n, int k, int cpr) {
-  e::GridDependencyLaunch();
-  e::GridDependencyWait();
+__global__ void PadBKernel(const unsigned short* __restrict__ b, uint4* __restrict__ pad, int n, int k, int cpr, int pdl) {
+  if (pdl) {
+    e::GridDependencyLaunch();
+    e::GridDependencyWait();
+  }
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= static_cast<long long>(k) * cpr) return;
   const long long row = i / cpr;
@@ -221,18 +224,26 @@ __global__ void PadBKernel(const unsigned short* __restrict__ b, uint4* __restri
   }
   pad[i] = make_uint4(w[0], w[1], w[2], w[3]);
 }
+inline bool PadWithPdl() {
+  static const bool on = [] {
+    const char* v = std::getenv("SPARSE_S24E_PAD_PDL");
+    return v != nullptr && std::strcmp(v, "on") == 0;
+  }();
+  return on;
+}
 cudaError_t PadB(const void* b, void* pad, int n, int k, int box, cudaStream_t stream) {
   const int cpr = box / 8;
   const long long chunks = static_cast<long long>(k) * cpr;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>((chunks + 255) / 256)), cfg.blockDim = dim3(256), cfg.stream = stream;
   cudaLaunchAttribute at[1];
-  if (engine_host::LaunchWithPdl(stream)) {
+  const int pdl = PadWithPdl() && engine_host::LaunchWithPdl(stream) ? 1 : 0;
+  if (pdl) {
     at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = at, cfg.numAttrs = 1;
   }
-  return cudaLaunchKernelEx(&cfg, PadBKernel, static_cast<const unsigned short*>(b), static_cast<uint4*>(pad), n, k, cpr);
+  return cudaLaunchKernelEx(&cfg, PadBKernel, static_cast<const unsigned short*>(b), static_cast<uint4*>(pad), n, k, cpr, pdl);
 }
 
 struct KernelRef {
