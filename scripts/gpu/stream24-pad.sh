@@ -11,7 +11,9 @@
 #   GPU_DIR=.gpu/packNN TASK_TIMEOUT=400 bash scripts/gpu/run.sh sh 'bash scripts/gpu/stream24-pad.sh'
 # NS=... sets the bench's N; VERIFY_VARIANTS= (empty) leaves the verify out; HELDOUT='MxK ...' the
 # held-out shapes (default 14336x4096 6144x4096), SUITE=0 leaves the suite's out; MODES='A B' the
-# two modes compared (default 'off all': the table is B's time over A's).
+# two modes compared (default 'off all': the table is B's time over A's), values of the variable
+# AB_VAR (default SPARSE_S24E_PAD; e.g. AB_VAR=SPARSE_S24E_PAD_PDL MODES='off on' times the copy
+# kernel under PDL against without, B padded by the default rule).
 # Writes $W/verify_pad_<variant>.json, $W/pad_<mode>.jsonl / .txt and $W/pad.txt (the table);
 # the weights go to a scratch folder outside $W and are removed after.
 set -uo pipefail
@@ -37,7 +39,7 @@ for s in "${HELD[@]}"; do HELD_FILES+=("$D/w$s.npy"); done
 for mode in "${MODE_AB[@]}"; do
   for what in "${WHATS[@]}"; do
     if [ "$what" = suite ]; then src=(--suite llm); else src=("${HELD_FILES[@]}"); fi
-    SPARSE_S24E_PAD=$mode node bin/run.js bench "${src[@]}" --n "$NS" --pattern 2:4 --dtype f16 --baseline dense \
+    env "${AB_VAR:-SPARSE_S24E_PAD}=$mode" node bin/run.js bench "${src[@]}" --n "$NS" --pattern 2:4 --dtype f16 --baseline dense \
       --max-reps 60 --min-ms 6 --jsonl "$W/pad_${mode}_$what.jsonl" >"$W/pad_${mode}_$what.txt" 2>&1 || rc=1
   done
 done
@@ -57,7 +59,7 @@ def load(mode):
                 out[(r['m'], r['k'], r['n'])] = (o['ms']['median'], o.get('graphMsPerLaunch'), r['impls']['cublas_f16']['ms']['median'], r.get('variant'))
     return out
 off, pad = load(mode_a), load(mode_b)
-print(f'{mode_b} (pad) against {mode_a} (off)')
+print(f'{mode_b} (the "pad" columns) against {mode_a} (the "off" columns)')
 gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
 print(f"{'shape':>12} {'N':>3} | {'off us':>7} {'pad us':>7} {'pad/off':>7} | {'graph':>7} | x cuBLAS off / pad | variants")
 byn = {}
