@@ -120,8 +120,8 @@ inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages,
 // which at N 33-63 not a multiple of 8 cost up to 2x N = 64's time (v43, H200, workbench, w8:
 // 11008 x 4096 at N = 63 41.1 us against 20.5; word loads of the rows, ENGINE_ROWS_WORDS, within
 // 4 % of that). SPARSE_S24E_PAD: auto (the default: unset, or any value but all and off) pads
-//   - N 33-63 not a multiple of 8, on both kernels: padded / unpadded 0.68-0.92 on each of five
-//     shapes at N 29-63 (v44, H100, events; geomean by N 0.76-0.82, graph the same), and
+//   - N 33-63 not a multiple of 8, on both kernels: padded / unpadded 0.68-0.92 on every one of
+//     40 cells (five shapes, 13 N; v44, H100, events; geomean by N 0.76-0.82, graph the same), and
 //   - N 17-31 not a multiple of 8 on the 64-row kernel (w4) only: 0.70-0.95 on 4096^2 and 4096 x
 //     11008, while the 128-row kernel (w8) there took 0.95-1.08 (6144 x 4096 and 14336 x 4096
 //     1.05-1.08: w8 lays out B's rows for 128 rows a stage, twice w4's share per warp);
@@ -145,9 +145,12 @@ inline int Stream24PadColumns(int n, Stream24Pad mode, int rows_per_block) {
   if (n % 8 == 0) return 0;
   return n > 32 || (n > 16 && rows_per_block == 64) ? box : 0;
 }
-// Whether an operand prepared for N up to `box_n` may pad under `mode` (its buffer is allocated then).
-inline bool Stream24PadsUpTo(int box_n, Stream24Pad mode) {
-  return mode == Stream24Pad::kAll ? box_n > 8 : mode == Stream24Pad::kAuto && box_n > 16;
+// Whether an operand of the kernel of `rows_per_block` rows prepared for N up to `box_n` pads B at
+// some N under `mode` (its buffer is allocated then).
+inline bool Stream24PadsUpTo(int box_n, Stream24Pad mode, int rows_per_block) {
+  for (int n = 9; n <= box_n && n < 64; ++n)
+    if (Stream24PadColumns(n, mode, rows_per_block) != 0) return true;
+  return false;
 }
 // Stream24Rows64 for a launch at N under `mode`: a padded launch is N = box's. (The 64-row
 // kernel's own padding at N 17-31 leaves the rule's answer as it is: box 32 and N 17-31 are alike

@@ -1,14 +1,14 @@
 // The 2:4 streaming engine with B padded to its box first (SPARSE_S24E_PAD, v43, 'auto' the
-// default since v44; common/stream_plan.h's Stream24PadColumns): a small kernel copies B (K x N) into the prepared operand's
-// K x box buffer, columns past N zero, and the engine streams that as at N = box, storing only
-// C's N columns; the exact re-sums of non-finite sums read the caller's B. The mode is read once
-// per process, so this file runs kernels.test.ts's streaming-engine tests again in a child
-// process under the modes other than the default ('auto', which kernels.test.ts runs itself):
-// 'all' (every N 9-63 narrower than its box padded) and 'off' (B's rows read as they are at every
-// N, as before v44): every forced variant on awkward shapes at N 1-64 (K ragged,
-// 64 K stages that refill the ring, split-K clusters of 2), twice per operand, and Inf / NaN in
-// one row of B at N = 40, 63. PDL's interplay (the copy kernel, then the engine waiting on it):
-// pdl.test.ts. GPU only (compute capability 9.0: the streaming engine is sm_90a code).
+// default since v44; common/stream_plan.h's Stream24PadColumns): a small kernel copies B (K x N)
+// into the prepared operand's K x box buffer, columns past N zero, and the engine streams that as
+// at N = box, storing only C's N columns; the exact re-sums of non-finite sums read the caller's
+// B. The mode is read once per process, so this file runs kernels.test.ts's streaming-engine
+// tests again in a child process under the modes other than the default ('auto', which
+// kernels.test.ts runs itself): 'all' (every N 9-63 narrower than its box padded) and 'off' (B's
+// rows read as they are at every N, as before v44): every forced variant on awkward shapes at N
+// 1-64 (K ragged, 64 K stages that refill the ring, split-K clusters of 2), twice per operand,
+// and Inf / NaN in one row of B at N = 40, 63. PDL's interplay (the copy kernel, then the engine
+// waiting on it): pdl.test.ts. GPU only (compute capability 9.0: the streaming engine is sm_90a code).
 import {expect} from 'chai'
 import {spawnSync} from 'node:child_process'
 import {resolve} from 'node:path'

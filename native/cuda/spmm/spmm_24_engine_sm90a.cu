@@ -68,9 +68,9 @@ inline Stream24Pad PadMode() {
 
 // The staged 2:4 tiles (row blocks of 16 x warps rows), the fixup's slots (sized for the
 // instruction N of the N it was prepared for: launches up to that N run), the row blocks'
-// counters (zero between launches) and, prepared for an N that may pad (Stream24PadsUpTo: N > 16,
-// or N > 8 with SPARSE_S24E_PAD=all), a K x instruction-N buffer that a launch at N narrower than
-// its box copies B into (Stream24PadColumns, common/stream_plan.h).
+// counters (zero between launches) and, prepared for an N up to which some N pads
+// (Stream24PadsUpTo: by default N > 32, or N > 16 on 64-row blocks), a K x instruction-N buffer
+// that a launch at N narrower than its box copies B into (Stream24PadColumns, common/stream_plan.h).
 class Sp24EngineMatrix : public SpmmOperand {
  public:
   // For launches up to N = n with `warps` consumer warps (PrepareStreamOperand's Upload).
@@ -138,7 +138,7 @@ class Sp24EngineMatrix : public SpmmOperand {
     if (e == cudaSuccess) e = counters_.Allocate(static_cast<size_t>(row_blocks_) * sizeof(int));
     if (e == cudaSuccess) e = cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), stream);
     // Written whole by each padded launch (PadB): no contents to keep.
-    if (e == cudaSuccess && Stream24PadsUpTo(box_n_, PadMode()))
+    if (e == cudaSuccess && Stream24PadsUpTo(box_n_, PadMode(), 16 * warps_))
       e = pad_.Allocate(static_cast<size_t>(k_) * box_n_ * 2);
     return e;
   }
