@@ -135,6 +135,12 @@ Napi::Value Stream24WinsJs(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), Stream24Wins(m, k, n));
 }
 
+// The optional `pad` argument of stream24Rows and stream24Pad: SPARSE_S24E_PAD's mode, 'auto' (the
+// addon's default) where it is left out.
+Stream24Pad PadArg(const Args& a) {
+  return a.Has("pad") ? Stream24PadOf(a.String("pad", {"auto", "all", "off"}).c_str()) : Stream24Pad::kAuto;
+}
+
 // stream24Rows({m, k, n, resident: Int32Array(8), pad?: 'auto' | 'all' | 'off'}) -> 64 | 128: the
 // row-block height the selection runs the 2:4 streaming engine at (Stream24Rows64At,
 // common/stream_plan.h: a launch that pads B is its box's), from the plan of the 64-row kernel
@@ -147,11 +153,11 @@ Napi::Value Stream24RowsJs(const Napi::CallbackInfo& info) {
   if (m < 1 || k < 1 || n < 1) a.RangeFail("m, k and n must be at least 1");
   int resident[kMaxStreamCluster];
   ReadResident(a, resident);
-  const std::string pad = a.Has("pad") ? a.String("pad", {"auto", "all", "off"}) : "auto";
+  const Stream24Pad pad = PadArg(a);
   const int row_blocks = Stream24RowBlocks(m, 4), kstages = Stream24KStages(k);
   const StreamPlan w4 = PlanStream(row_blocks, kstages, resident);
   return Napi::Number::New(info.Env(),
-                           Stream24Rows64At(w4, row_blocks, kstages, n, Stream24PadOf(pad.c_str())) ? 64 : 128);
+                           Stream24Rows64At(w4, row_blocks, kstages, n, pad) ? 64 : 128);
 }
 
 // stream24Pad({n, pad?: 'auto' | 'all' | 'off', rows?: 64 | 128}) -> 0 | 16 | 32 | 64: the
@@ -162,10 +168,10 @@ Napi::Value Stream24PadJs(const Napi::CallbackInfo& info) {
   Args a(info, "stream24Pad");
   const int n = a.Dim("n");
   if (n < 1) a.RangeFail("n must be at least 1");
-  const std::string pad = a.Has("pad") ? a.String("pad", {"auto", "all", "off"}) : "auto";
+  const Stream24Pad pad = PadArg(a);
   const int rows = a.Has("rows") ? a.Dim("rows") : 128;
   if (rows != 64 && rows != 128) a.RangeFail("rows must be 64 or 128");
-  return Napi::Number::New(info.Env(), Stream24PadColumns(n, Stream24PadOf(pad.c_str()), rows));
+  return Napi::Number::New(info.Env(), Stream24PadColumns(n, pad, rows));
 }
 
 // unstStream({m, k, nnz, n}) -> {wins, pairs, warps}: whether the selection runs an unstructured

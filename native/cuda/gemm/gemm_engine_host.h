@@ -187,9 +187,7 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
   }
   if (params.pdl != 0) {  // programmatic dependent launch (Params::pdl): only with the kernels' hooks
     if (!cuda::gemm::kGemmPdl) return cudaErrorInvalidValue;
-    attrs[n_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[n_attrs].val.programmaticStreamSerializationAllowed = 1;
-    ++n_attrs;
+    n_attrs = static_cast<int>(sparse::engine_host::AppendPdlAttribute(attrs, static_cast<unsigned>(n_attrs)));
   }
   cfg.blockDim = dim3(cuda::gemm::kThreads);
   cfg.dynamicSmemBytes = L::kSmemBytes;

@@ -111,8 +111,8 @@ class Sp24EngineMatrix : public SpmmOperand {
   const void* staged() const { return staged_.get(); }
   float* ws() const { return ws_.as<float>(); }
   int* counters() const { return counters_.as<int>(); }
-  // B padded to the instruction N (K x box_n() halves), or null (prepared for N <= 8, or
-  // SPARSE_S24E_PAD off).
+  // B padded to the instruction N (K x box_n() halves), or null where no N up to the prepared
+  // one pads on this operand's kernel (Stream24PadsUpTo).
   void* pad() const { return pad_.get(); }
   int m() const { return m_; }
   int k() const { return k_; }
@@ -238,11 +238,7 @@ cudaError_t PadB(const void* b, void* pad, int n, int k, int box, cudaStream_t s
   cfg.gridDim = dim3(static_cast<unsigned>((chunks + 255) / 256)), cfg.blockDim = dim3(256), cfg.stream = stream;
   cudaLaunchAttribute at[1];
   const int pdl = PadWithPdl() && engine_host::LaunchWithPdl(stream) ? 1 : 0;
-  if (pdl) {
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = at, cfg.numAttrs = 1;
-  }
+  if (pdl) cfg.attrs = at, cfg.numAttrs = engine_host::AppendPdlAttribute(at, 0);
   return cudaLaunchKernelEx(&cfg, PadBKernel, static_cast<const unsigned short*>(b), static_cast<uint4*>(pad), n, k, cpr, pdl);
 }
 

@@ -183,6 +183,14 @@ inline bool LaunchWithPdl(cudaStream_t stream) {
   return st == cudaStreamCaptureStatusActive;
 }
 
+// Appends programmatic dependent launch (the kernel may start before the one before it ends; it
+// waits for it with griddepcontrol.wait) to the launch attributes at[0, n); returns the new count.
+inline unsigned AppendPdlAttribute(cudaLaunchAttribute* at, unsigned n) {
+  at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[n].val.programmaticStreamSerializationAllowed = 1;
+  return n + 1;
+}
+
 // Launches kernel `fn` as planned (a cluster launch for split-K clusters), with programmatic
 // dependent launch where LaunchWithPdl says (then the first stages' A before any of their B:
 // Args::a_first).
@@ -199,9 +207,7 @@ inline cudaError_t LaunchPlanned(void (*fn)(cuda::engine::Args), const StreamPla
   }
   cuda::engine::Args a = args;
   if (LaunchWithPdl(stream)) {
-    at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
+    n = AppendPdlAttribute(at, n);
     a.a_first = 1;
   }
   cfg.attrs = n > 0 ? at : nullptr, cfg.numAttrs = n;
