@@ -197,14 +197,16 @@ inline int RingOf() {
 
 // B (K x N halves, row-major) into `pad` (K x box halves, box = 8 cpr), columns N .. box - 1
 // zero: one 16-byte store a thread, every column written (an earlier launch at a larger N left
-// its columns there). With SPARSE_S24E_PAD_PDL=on (off by default until measured: built in v44,
-// not yet run on a GPU) it is launched with programmatic dependent launch where the engine is
-// (LaunchWithPdl: in bench's graph by default), so that the chain would stay as overlapped as the
-// engine's launches alone (v44: launched plainly, the padded N = 63 took N = 64's graph time plus
-// 4-8 us, where the copy itself is 0.25-0.7 MB): each block first lets the engine launch (its
-// producers stream A, which no kernel writes, and wait for this grid to complete before reading
-// the buffer: GridDependencyWait), then waits for the kernel before it (which may write B, and
-// whose engine launch may still read this buffer) before it reads B or writes the buffer.
+// its columns there). It is launched with programmatic dependent launch where the engine is
+// (LaunchWithPdl: in bench's graph by default), so that the chain stays as overlapped as the
+// engine's launches alone: each block first lets the engine launch (its producers stream A,
+// which no kernel writes, and wait for this grid to complete before reading the buffer:
+// GridDependencyWait), then waits for the kernel before it (which may write B, and whose engine
+// launch may still read this buffer) before it reads B or writes the buffer.
+// SPARSE_S24E_PAD_PDL=off launches it plainly (for A/B runs). Measured (v45, H100, same run,
+// on ÷ off, 4096^2, 4096 x 11008, 11008 x 4096, 14336 x 4096): graph time 0.88-0.99 at the
+// padded N 33, 47, 63 (geomean 0.928-0.940), events 0.97-1.02 (no PDL there), N = 64 (no copy)
+// 0.997-1.002; v44 had found the plainly launched copy costing N = 64's graph time plus 4-8 us.
 __global__ void PadBKernel(const unsigned short* __restrict__ b, uint4* __restrict__ pad, int n, int k, int cpr, int pdl) {
   if (pdl) {
     e::GridDependencyLaunch();
@@ -227,7 +229,7 @@ __global__ void PadBKernel(const unsigned short* __restrict__ b, uint4* __restri
 inline bool PadWithPdl() {
   static const bool on = [] {
     const char* v = std::getenv("SPARSE_S24E_PAD_PDL");
-    return v != nullptr && std::strcmp(v, "on") == 0;
+    return v == nullptr || std::strcmp(v, "off") != 0;
   }();
   return on;
 }
