@@ -10,10 +10,11 @@
 # run.sh's sh task, which sets W (its output folder) and the tree:
 #   GPU_DIR=.gpu/packNN TASK_TIMEOUT=400 bash scripts/gpu/run.sh sh 'bash scripts/gpu/stream24-pad.sh'
 # NS=... sets the bench's N; VERIFY_VARIANTS= (empty) leaves the verify out; HELDOUT='MxK ...' the
-# held-out shapes (default 14336x4096 6144x4096), SUITE=0 leaves the suite's out; MODES='A B' the
-# two modes compared (default 'off all': the table is B's time over A's), values of the variable
-# AB_VAR (default SPARSE_S24E_PAD; e.g. AB_VAR=SPARSE_S24E_PAD_PDL MODES='off on' times the copy
-# kernel under PDL against without, B padded by the default rule).
+# held-out shapes (default 14336x4096 6144x4096), SUITE=0 leaves the suite's out; MODES='A B ...' the
+# modes compared (default 'off all': a table of each later mode's time over A's), values of the
+# variable AB_VAR (default SPARSE_S24E_PAD; e.g. AB_VAR=SPARSE_S24E_PAD_PDL MODES='off on' times the
+# copy kernel under PDL against without, B padded by the default rule; AB_VAR=SPARSE_S24E_L2_AHEAD
+# MODES='0 2 8' the L2 prefetch distances, v46).
 # Writes $W/verify_pad_<variant>.json, $W/pad_<mode>.jsonl / .txt and $W/pad.txt (the table);
 # the weights go to a scratch folder outside $W and are removed after.
 set -uo pipefail
@@ -45,7 +46,7 @@ for mode in "${MODE_AB[@]}"; do
 done
 python3 - "$W" "${MODE_AB[@]}" >"$W/pad.txt" <<'PY' || rc=1
 import json, math, os, sys
-w, mode_a, mode_b = sys.argv[1:4]
+w, mode_a, modes_b = sys.argv[1], sys.argv[2], sys.argv[3:]
 def load(mode):
     out = {}
     for what in ('suite', 'heldout'):
@@ -58,21 +59,26 @@ def load(mode):
                 o = r['impls']['ours']
                 out[(r['m'], r['k'], r['n'])] = (o['ms']['median'], o.get('graphMsPerLaunch'), r['impls']['cublas_f16']['ms']['median'], r.get('variant'))
     return out
-off, pad = load(mode_a), load(mode_b)
-print(f'{mode_b} (the "pad" columns) against {mode_a} (the "off" columns)')
+off = load(mode_a)
 gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
-print(f"{'shape':>12} {'N':>3} | {'off us':>7} {'pad us':>7} {'pad/off':>7} | {'graph':>7} | x cuBLAS off / pad | variants")
-byn = {}
-for key in sorted(off):
-    if key not in pad:
-        continue
-    (eo, go, c, vo), (ep, gp, _, vp) = off[key], pad[key]
-    g = gp / go if go and gp else float('nan')
-    byn.setdefault(key[2], []).append((ep / eo, g))
-    print(f"{key[0]}x{key[1]:<6} {key[2]:>3} | {eo*1e3:7.1f} {ep*1e3:7.1f} {ep/eo:7.3f} | {g:7.3f} | {c/eo:5.2f} / {c/ep:5.2f} | {vo} / {vp}")
-print('pad / off by N (geomean over shapes; below 1: padding faster):')
-for n in sorted(byn):
-    print(f"  N = {n:>2}: events {gm([e for e, _ in byn[n]]):.3f}, graph {gm([g for _, g in byn[n] if g == g]):.3f}")
+for mode_b in modes_b:
+    pad = load(mode_b)
+    print(f'{mode_b} (the "pad" columns) against {mode_a} (the "off" columns)')
+    print(f"{'shape':>12} {'N':>3} | {'off us':>7} {'pad us':>7} {'pad/off':>7} | {'graph':>7} | x cuBLAS off / pad | variants")
+    byn = {}
+    for key in sorted(off):
+        if key not in pad:
+            continue
+        (eo, go, c, vo), (ep, gp, _, vp) = off[key], pad[key]
+        g = gp / go if go and gp else float('nan')
+        byn.setdefault(key[2], []).append((ep / eo, g))
+        print(f"{key[0]}x{key[1]:<6} {key[2]:>3} | {eo*1e3:7.1f} {ep*1e3:7.1f} {ep/eo:7.3f} | {g:7.3f} | {c/eo:5.2f} / {c/ep:5.2f} | {vo} / {vp}")
+    print('pad / off by N (geomean over shapes; below 1: padding faster):')
+    for n in sorted(byn):
+        print(f"  N = {n:>2}: events {gm([e for e, _ in byn[n]]):.3f}, graph {gm([g for _, g in byn[n] if g == g]):.3f}")
+    allv = [e for v in byn.values() for e, _ in v]
+    allg = [g for v in byn.values() for _, g in v if g == g]
+    print(f"  all: events {gm(allv):.3f}, graph {gm(allg):.3f} ({len(allv)} cells)")
 PY
 cat "$W/pad.txt"
 exit $rc

@@ -95,6 +95,11 @@ __device__ __forceinline__ void BulkCopyHint(uint32_t dst, const void* src, uint
       "l"(src), "r"(bytes), "r"(bar), "l"(policy)
       : "memory");
 }
+// `bytes` (a multiple of 16, the address 16-byte aligned) of global memory into L2: no
+// destination in shared memory, no completion to wait for (Args::l2_ahead).
+__device__ __forceinline__ void BulkPrefetchL2(const void* src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void NamedBarrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
@@ -182,6 +187,13 @@ struct Args {
                           // the host against PackRow for every N <= 64 and row; v43 on the H200:
                           // w8 no faster at N 33-63, w4 5-12 % faster but slower than w8 there:
                           // not taken); 0 in the addon
+  int l2_ahead;           // D > 0: the producer keeps the A runs of the block's next D stages past
+                          // the ring's newest in flight into L2 (cp.async.bulk.prefetch.L2; the
+                          // tiled formats, HasStageRun): D of its own stages first, right after
+                          // the ring's first fill, then one more with each stage it issues, so
+                          // that the HBM streams while the consumers work through the first fill
+                          // and a refill finds its bytes in L2. 0: none. Workbench switch
+                          // ENGINE_L2_AHEAD; the addon's SPARSE_S24E_L2_AHEAD (v46)
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
                           // what moving B costs the stream
@@ -365,6 +377,9 @@ SPARSE_ENGINE_FORMAT_FLAG(HasBK1, kBK1)
 // the signaller sleeping between its waits' tries (the unstructured decodes: 0.96x the time,
 // workbench v23-v24); the others keep them (SPARSE_ENGINE_LEAN: every format lean).
 SPARSE_ENGINE_FORMAT_FLAG(HasLean, kLean)
+// Formats whose stage (rb, ks) of A is one contiguous run of StageABytes at (rb kstages + ks)
+// StageABytes of a0 (IssueStageRun) declare kStageRun = true: Args::l2_ahead prefetches those.
+SPARSE_ENGINE_FORMAT_FLAG(HasStageRun, kStageRun)
 #undef SPARSE_ENGINE_FORMAT_FLAG
 
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
@@ -1085,6 +1100,22 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
       if (!a.a_first) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);
     }
+    // Args::l2_ahead: the A runs of the next stages past the ring's into L2 (the weights: before
+    // the wait for a previous kernel), then one more with each stage issued below.
+    long long ip = i0 + s;
+    ItemWalk wp(a, ip);
+    auto prefetch = [&] {
+      if constexpr (HasStageRun<F>::value) {
+        constexpr int kRun = F::template StageABytes<E::kStrips, kKS>();
+        if (lane == 0)
+          BulkPrefetchL2(static_cast<const unsigned char*>(a.a0) +
+                             (static_cast<int64_t>(wp.rb) * a.kstages + StageOf(a, i0, i1, wp)) * kRun,
+                         kRun);
+      }
+      ++ip, wp.Next(a);
+    };
+    if (HasStageRun<F>::value)
+      for (int q = 0; q < a.l2_ahead && ip < i1; ++q) prefetch();
     GridDependencyWait();
     if (a.a_first) {
       ItemWalk v(a, i0);
@@ -1111,6 +1142,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     for (long long i = i0 + s; i < i1; ++i, ++s, w.Next(a), pos.Next(ring)) {
       if (s >= ring) MbarWait(empty(pos.slot), pos.phase ^ 1);
       issue(pos.slot, s, w.rb, StageOf(a, i0, i1, w));
+      if (HasStageRun<F>::value && a.l2_ahead > 0 && ip < i1) prefetch();
     }
     if (clustered && !push) {
       ClusterFollow();
@@ -1414,6 +1446,7 @@ __device__ __forceinline__ void IssueStageRun(const Args& a, int rb, int ks, uns
 // 8 rows of one chunk: conflict-free); rows past M and columns past K are zero.
 struct DenseTiled {
   static constexpr int kKStep = 16;
+  static constexpr bool kStageRun = true;
   template <int kStrips, int kKS>
   static constexpr int StageABytes() {
     return 16 * kStrips * 2 * kKS;
@@ -1452,6 +1485,7 @@ struct DenseTiled {
 // 0x44444444 (indices 0, 1).
 struct TwoFourTiled {
   static constexpr int kKStep = 32;
+  static constexpr bool kStageRun = true;
   template <int kStrips, int kKS>
   static constexpr int StageABytes() {
     return kStrips * (kKS / 32) * kSp24TileBytes;
