@@ -1103,7 +1103,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     // Args::l2_ahead: the A runs of the next stages past the ring's into L2 (the weights: before
     // the wait for a previous kernel), then one more with each stage issued below.
     long long ip = i0 + s;
-    ItemWalk wp(a, ip);
+    ItemWalk wp = w;  // item i0 + s, where the first fill stopped (no second division)
     auto prefetch = [&] {
       if constexpr (HasStageRun<F>::value) {
         constexpr int kRun = F::template StageABytes<E::kStrips, kKS>();
