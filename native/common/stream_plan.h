@@ -114,22 +114,28 @@ inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages,
 }
 
 // The stages past the ring whose A the 2:4 engine's producer keeps in flight into L2 (the kernel's
-// Args::l2_ahead, v46): one, except on stream-K plans (more row blocks than blocks: every SM
-// streams, w8 past M = 16896) at N > 16. The ring's first fill is every block's first stages
-// requested at once; they arrive together, and until the consumers free a slot and its refill
-// comes back the HBM has nothing asked of it. One stage more, asked for into L2 right after the
-// first fill and kept one ahead of the ring after, fills that gap and lets a refill find its bytes
-// in L2. Measured on an H100 (v46, the addon, SPARSE_S24E_L2_AHEAD forced, events ÷ none, same run):
-// one stage 0.906x the time (graph 0.914x) over the suite and 14336 x 4096, 6144 x 4096 at N 1-64
-// (25 cells; 14336 x 4096 0.80-0.83x, 11008 x 4096 0.85-0.99x, 4096^2 0.94-1.00x), again 0.898x in a
-// second run; two stages 0.929x, three 0.949x, four 0.985x, eight 1.036x, the whole share 1.021x
-// (more in flight than the HBM needs, and L2 held by lines not yet read). Held out (2048 x 8192,
-// 3072 x 4096, 8192 x 2048, 28672 x 4096 at N 1, 8, 32, 64): one stage 0.976x, every cell 0.92-1.01x
-// but stream-K at N = 64 (28672 x 4096: 1.049x; N = 32 1.002x, N 1-8 0.92-0.94x), where the ring
-// alone already keeps 132 blocks' stages in flight and v42 found the rates uneven from too many.
-inline int Stream24L2Ahead(const StreamPlan& plan, int row_blocks, int n) {
+// Args::l2_ahead, v46, v47): one, except on stream-K plans (more row blocks than blocks: every SM
+// streams, w8 past M = 16896) whose shares are longer than 25 stages a block, at N > 16. The ring's
+// first fill is every block's first stages requested at once; they arrive together, and until the
+// consumers free a slot and its refill comes back the HBM has nothing asked of it. One stage more,
+// asked for into L2 right after the first fill and kept one ahead of the ring after, fills that gap
+// and lets a refill find its bytes in L2. Measured on an H100 (the addon, SPARSE_S24E_L2_AHEAD
+// forced, events ÷ none, same run):
+// - v46: one stage 0.906x the time (graph 0.914x) over the suite and 14336 x 4096, 6144 x 4096 at N
+//   1-64 (25 cells; 14336 x 4096 0.80-0.83x, 4096^2 0.94-1.00x), 0.898x in a second run, 0.915x in
+//   a third (v47); two stages 0.929x, four 0.985x, eight 1.036x, the whole share 1.021x (more in
+//   flight than the HBM needs, and L2 held by lines not yet read). Held out (2048 x 8192, 3072 x
+//   4096, 8192 x 2048 and 28672 x 4096 at N 1, 8, 32, 64): 0.976x.
+// - Stream-K (v46, v47; K = 4096, w8, 132 blocks, four runs): 20480 x 4096 (19.4 stages a block)
+//   0.82-0.85x at N 16-32, 0.98-1.02x at N = 48, 0.91-0.92x at N = 64; 24576 x 4096 (23.3) 0.85-
+//   0.91x at N 16-32, 1.005-1.014x at N = 48, 0.98-1.015x at N = 64; 28672 x 4096 (27.2) 0.92-0.94x
+//   at N 1-8, 0.98x at N = 16, 1.00-1.02x at N = 32, 1.02-1.06x at N 48-64. The gain falls as the
+//   shares grow, at every N; 25 stages is the boundary of those three shapes, not yet checked on a
+//   shape held out of the fit (a K other than 4096, M past 28672).
+inline int Stream24L2Ahead(const StreamPlan& plan, int row_blocks, int kstages, int n) {
   const bool stream_k = plan.cluster == 0 && plan.grid < row_blocks;
-  return stream_k && n > 16 ? 0 : 1;
+  const bool long_share = static_cast<long long>(row_blocks) * kstages > 25LL * plan.grid;
+  return stream_k && long_share && n > 16 ? 0 : 1;
 }
 
 // B padded to its instruction N (v43, docs/stream-engine.md step 13): a launch at N copies B (K x N

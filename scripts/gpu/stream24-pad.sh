@@ -15,7 +15,9 @@
 # variable AB_VAR (default SPARSE_S24E_PAD; e.g. AB_VAR=SPARSE_S24E_PAD_PDL MODES='off on' times the
 # copy kernel under PDL against without, B padded by the default rule; AB_VAR=SPARSE_S24E_L2_AHEAD
 # MODES='0 2 8' the L2 prefetch distances, v46).
-# Writes $W/verify_pad_<variant>.json, $W/pad_<mode>.jsonl / .txt and $W/pad.txt (the table);
+# The held-out shapes are timed one at a time, every mode in turn (v47), so that a run cut by its
+# time limit keeps whole A/B pairs; the suite is one bench per mode. A mode may not be named twice.
+# Writes $W/verify_pad_<variant>.json, $W/pad_<mode>_<suite|heldout>.jsonl / .txt and $W/pad.txt (the table);
 # the weights go to a scratch folder outside $W and are removed after.
 set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
@@ -23,6 +25,12 @@ D=$(mktemp -d /tmp/stream24-pad.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 read -r -a HELD <<<"${HELDOUT:-14336x4096 6144x4096}"
 read -r -a MODE_AB <<<"${MODES:-off all}"
+# Each mode's files are named after it: a repeated word would overwrite the first's (v47 lost a
+# call to "0 1 0"); a repeat of a value is written differently ("0 1 00": atoi reads 00 as 0).
+if [ "$(printf '%s\n' "${MODE_AB[@]}" | sort | uniq -d)" != "" ]; then
+  echo "stream24-pad.sh: MODES names a mode twice ($MODES); write a repeat differently, e.g. 0 and 00" >&2
+  exit 2
+fi
 python3 scripts/gpu/stream24-weights.py "$D" 30 p1000x1000 p77x3008 p4096x1024 "${HELD[@]/#/w}"
 rc=0
 for v in ${VERIFY_VARIANTS-s24e_w8_k256 s24e_w4_k256}; do
@@ -37,12 +45,28 @@ WHATS=(heldout)
 [ "${SUITE:-1}" = 0 ] || WHATS=(suite heldout)
 HELD_FILES=()
 for s in "${HELD[@]}"; do HELD_FILES+=("$D/w$s.npy"); done
+# One bench per mode on the suite, then per held-out shape every mode in turn (appended to the
+# mode's files): a run cut by its time limit still holds every mode of the shapes it finished.
+bench() {  # bench MODE WHAT SOURCE...
+  local mode=$1 what=$2
+  shift 2
+  env "${AB_VAR:-SPARSE_S24E_PAD}=$mode" node bin/run.js bench "$@" --n "$NS" --pattern 2:4 --dtype f16 --baseline dense \
+    --max-reps 60 --min-ms 6 --jsonl "$W/pad_bench.jsonl" >"$W/pad_bench.txt" 2>&1 || rc=1
+  cat "$W/pad_bench.jsonl" >>"$W/pad_${mode}_$what.jsonl" 2>/dev/null
+  cat "$W/pad_bench.txt" >>"$W/pad_${mode}_$what.txt"
+  rm -f "$W/pad_bench.jsonl" "$W/pad_bench.txt"
+}
 for mode in "${MODE_AB[@]}"; do
-  for what in "${WHATS[@]}"; do
-    if [ "$what" = suite ]; then src=(--suite llm); else src=("${HELD_FILES[@]}"); fi
-    env "${AB_VAR:-SPARSE_S24E_PAD}=$mode" node bin/run.js bench "${src[@]}" --n "$NS" --pattern 2:4 --dtype f16 --baseline dense \
-      --max-reps 60 --min-ms 6 --jsonl "$W/pad_${mode}_$what.jsonl" >"$W/pad_${mode}_$what.txt" 2>&1 || rc=1
-  done
+  for what in "${WHATS[@]}"; do : >"$W/pad_${mode}_$what.jsonl"; : >"$W/pad_${mode}_$what.txt"; done
+done
+for what in "${WHATS[@]}"; do
+  if [ "$what" = suite ]; then
+    for mode in "${MODE_AB[@]}"; do bench "$mode" suite --suite llm; done
+  else
+    for f in "${HELD_FILES[@]}"; do
+      for mode in "${MODE_AB[@]}"; do bench "$mode" heldout "$f"; done
+    done
+  fi
 done
 python3 - "$W" "${MODE_AB[@]}" >"$W/pad.txt" <<'PY' || rc=1
 import json, math, os, sys

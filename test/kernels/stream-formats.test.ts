@@ -330,26 +330,42 @@ describe("the streaming engine's launch plan (host)", () => {
     expect(() => addon.stream24Pad({n: 40, rows: 96 as 64})).to.throw(RangeError, /rows must be 64 or 128/)
   })
 
-  // The L2 prefetch of the next stage past the ring (v46, Stream24L2Ahead): one stage on plans of
-  // one block per row block and on split-K clusters at every N, and on stream-K plans (fewer
-  // blocks than row blocks) at N <= 16 only (28672 x 4096 on an H100: 0.92-0.94x the time at N 1-8,
-  // 1.002x at N = 32, 1.049x at N = 64).
-  it('keeps one stage ahead in L2 except on stream-K plans at N > 16', () => {
-    const ahead = (grid: number, cluster: number, rowBlocks: number, n: number) => addon.stream24L2Ahead({grid, cluster, rowBlocks, n})
+  // The L2 prefetch of the next stage past the ring (v46, v47: Stream24L2Ahead): one stage on plans
+  // of one block per row block and on split-K clusters at every N, and on stream-K plans (fewer
+  // blocks than row blocks) unless their shares pass 25 stages a block at N > 16 (H100, K = 4096:
+  // 20480 x 4096, 19.4 stages, 0.82-0.92x the time at N 16-64 but 48; 24576 x 4096, 23.3, 0.85-0.91x
+  // at N 16-32, 0.98-1.015x at 48-64; 28672 x 4096, 27.2, 1.02-1.06x at N 48-64).
+  it('keeps one stage ahead in L2 except on long stream-K shares at N > 16', () => {
+    const ahead = (grid: number, cluster: number, rowBlocks: number, kstages: number, n: number) =>
+      addon.stream24L2Ahead({grid, cluster, rowBlocks, kstages, n})
     const ns = [1, 8, 9, 16, 17, 24, 32, 33, 63, 64]
-    // 14336 x 4096 on w8: 112 row blocks, one block each.
-    expect(ns.map((n) => ahead(112, 0, 112, n))).to.deep.equal(ns.map(() => 1))
+    const ones = ns.map(() => 1)
+    // 14336 x 4096 on w8: 112 row blocks, one block each (however long the K walk).
+    expect(ns.map((n) => ahead(112, 0, 112, 16, n))).to.deep.equal(ones)
+    expect(ns.map((n) => ahead(112, 0, 112, 64, n))).to.deep.equal(ones)
     // 4096^2 on w4: 64 row blocks in clusters of 2.
-    expect(ns.map((n) => ahead(128, 2, 64, n))).to.deep.equal(ns.map(() => 1))
-    // 28672 x 4096 on w8: 224 row blocks streamed by 132 blocks.
-    expect(ns.map((n) => ahead(132, 0, 224, n))).to.deep.equal([1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
-    // The same plan checked against the binding's own planner: stream-K where the row blocks do not fit.
+    expect(ns.map((n) => ahead(128, 2, 64, 16, n))).to.deep.equal(ones)
+    // Stream-K on 132 blocks: 20480 and 24576 x 4096 (160 and 192 row blocks of 16 stages: 19.4 and
+    // 23.3 a block) keep it; 28672 x 4096 (224: 27.2) and 20480 x 8192 (160 of 32: 38.8) drop it
+    // past N = 16.
+    expect(ns.map((n) => ahead(132, 0, 160, 16, n))).to.deep.equal(ones)
+    expect(ns.map((n) => ahead(132, 0, 192, 16, n))).to.deep.equal(ones)
+    expect(ns.map((n) => ahead(132, 0, 224, 16, n))).to.deep.equal([1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
+    expect(ns.map((n) => ahead(132, 0, 160, 32, n))).to.deep.equal([1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
+    // The boundary: 25 stages a block keeps it, one stage more drops it.
+    expect(ahead(132, 0, 165, 20, 64)).to.equal(1)
+    expect(ahead(132, 0, 3301, 1, 64)).to.equal(0)
+    // The same plans checked against the binding's own planner: stream-K where the row blocks do not fit.
     const h200 = Int32Array.from([132, 66, 44, 32, 26, 22, 18, 16])
-    const plan = addon.streamPlan({rowBlocks: 224, kstages: 16, resident: h200})
-    expect(plan).to.deep.equal({grid: 132, cluster: 0})
-    expect(ahead(plan.grid, plan.cluster, 224, 64)).to.equal(0)
-    expect(() => addon.stream24L2Ahead({grid: 0, cluster: 0, rowBlocks: 1, n: 8})).to.throw(RangeError, /at least 1/)
-    expect(() => addon.stream24L2Ahead({grid: 2, cluster: 1, rowBlocks: 1, n: 8})).to.throw(RangeError, /cluster must be 0 or 2 to 8/)
+    const long = addon.streamPlan({rowBlocks: 224, kstages: 16, resident: h200})
+    expect(long).to.deep.equal({grid: 132, cluster: 0})
+    expect(ahead(long.grid, long.cluster, 224, 16, 64)).to.equal(0)
+    const short = addon.streamPlan({rowBlocks: 160, kstages: 16, resident: h200})
+    expect(short).to.deep.equal({grid: 132, cluster: 0})
+    expect(ahead(short.grid, short.cluster, 160, 16, 64)).to.equal(1)
+    expect(() => addon.stream24L2Ahead({grid: 0, cluster: 0, rowBlocks: 1, kstages: 1, n: 8})).to.throw(RangeError, /at least 1/)
+    expect(() => addon.stream24L2Ahead({grid: 1, cluster: 0, rowBlocks: 1, kstages: 0, n: 8})).to.throw(RangeError, /at least 1/)
+    expect(() => addon.stream24L2Ahead({grid: 2, cluster: 1, rowBlocks: 1, kstages: 1, n: 8})).to.throw(RangeError, /cluster must be 0 or 2 to 8/)
   })
 
   // The Hopper unstructured family (ube, spmm_unst_engine_sm90a.cu): its rule (UnstStreamWins:

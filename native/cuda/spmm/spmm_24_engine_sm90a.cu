@@ -195,15 +195,15 @@ inline int RingOf() {
   return ring;
 }
 
-// The stages past the ring whose A a launch of `plan` over `row_blocks` at N keeps in flight into
-// L2 (Args::l2_ahead): common/stream_plan.h's Stream24L2Ahead, or SPARSE_S24E_L2_AHEAD's D where it
+// The stages past the ring whose A a launch of `plan` over `row_blocks` x `kstages` at N keeps in
+// flight into L2 (Args::l2_ahead): common/stream_plan.h's Stream24L2Ahead, or SPARSE_S24E_L2_AHEAD's D where it
 // is set (A/B runs; 0: none).
-inline int L2AheadOf(const StreamPlan& plan, int row_blocks, int n) {
+inline int L2AheadOf(const StreamPlan& plan, int row_blocks, int kstages, int n) {
   static const int forced = [] {
     const char* v = std::getenv("SPARSE_S24E_L2_AHEAD");
     return v != nullptr && *v != '\0' ? std::max(0, std::atoi(v)) : -1;
   }();
-  return forced >= 0 ? forced : Stream24L2Ahead(plan, row_blocks, n);
+  return forced >= 0 ? forced : Stream24L2Ahead(plan, row_blocks, kstages, n);
 }
 
 // B (K x N halves, row-major) into `pad` (K x box halves, box = 8 cpr), columns N .. box - 1
@@ -416,7 +416,7 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   // 28672 x 4096 and 20480 x 4096; the kernel ignores it on the other plans).
   args.prefetch = 1;
   args.ring = RingOf();
-  args.l2_ahead = L2AheadOf(plan, a.row_blocks(), p.n);
+  args.l2_ahead = L2AheadOf(plan, a.row_blocks(), a.kstages(), p.n);
   const KernelRef r = KernelFor(p.dtype, a.warps(), nt8, k1);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else

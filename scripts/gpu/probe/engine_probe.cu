@@ -204,7 +204,8 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // ENGINE_RING=R: R ring slots in use (Args::ring; 2 to the variant's stages, 0 or unset: all).
   a.ring = EnvInt("ENGINE_RING");
   // ENGINE_L2_AHEAD=D: the next D stages' A past the ring's kept in flight into L2 (Args::l2_ahead;
-  // unset: none, where the addon runs Stream24L2Ahead's one stage, or none on stream-K at N > 16).
+  // unset: none, where the addon runs Stream24L2Ahead's one stage, or none on stream-K shares past 25
+  // stages a block at N > 16).
   a.l2_ahead = EnvInt("ENGINE_L2_AHEAD");
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
