@@ -68,9 +68,9 @@ for what in "${WHATS[@]}"; do
     done
   fi
 done
-python3 - "$W" "${MODE_AB[@]}" >"$W/pad.txt" <<'PY' || rc=1
+python3 - "$W" "${AB_VAR:-SPARSE_S24E_PAD}" "${MODE_AB[@]}" >"$W/pad.txt" <<'PY' || rc=1
 import json, math, os, sys
-w, mode_a, modes_b = sys.argv[1], sys.argv[2], sys.argv[3:]
+w, AB, mode_a, modes_b = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 def load(mode):
     out = {}
     for what in ('suite', 'heldout'):
@@ -83,21 +83,22 @@ def load(mode):
                 o = r['impls']['ours']
                 out[(r['m'], r['k'], r['n'])] = (o['ms']['median'], o.get('graphMsPerLaunch'), r['impls']['cublas_f16']['ms']['median'], r.get('variant'))
     return out
-off = load(mode_a)
+base = load(mode_a)
 gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
 for mode_b in modes_b:
-    pad = load(mode_b)
-    print(f'{mode_b} (the "pad" columns) against {mode_a} (the "off" columns)')
-    print(f"{'shape':>12} {'N':>3} | {'off us':>7} {'pad us':>7} {'pad/off':>7} | {'graph':>7} | x cuBLAS off / pad | variants")
+    other = load(mode_b)
+    a, b = mode_a[:6], mode_b[:6]
+    print(f'{mode_b} against {mode_a} ({AB}): the time of {mode_b} over that of {mode_a}')
+    print(f"{'shape':>12} {'N':>3} | {a + ' us':>9} {b + ' us':>9} {'ratio':>7} | {'graph':>7} | x cuBLAS {a} / {b} | variants")
     byn = {}
-    for key in sorted(off):
-        if key not in pad:
+    for key in sorted(base):
+        if key not in other:
             continue
-        (eo, go, c, vo), (ep, gp, _, vp) = off[key], pad[key]
+        (eo, go, c, vo), (ep, gp, _, vp) = base[key], other[key]
         g = gp / go if go and gp else float('nan')
         byn.setdefault(key[2], []).append((ep / eo, g))
-        print(f"{key[0]}x{key[1]:<6} {key[2]:>3} | {eo*1e3:7.1f} {ep*1e3:7.1f} {ep/eo:7.3f} | {g:7.3f} | {c/eo:5.2f} / {c/ep:5.2f} | {vo} / {vp}")
-    print('pad / off by N (geomean over shapes; below 1: padding faster):')
+        print(f"{key[0]}x{key[1]:<6} {key[2]:>3} | {eo*1e3:9.1f} {ep*1e3:9.1f} {ep/eo:7.3f} | {g:7.3f} | {c/eo:5.2f} / {c/ep:5.2f} | {vo} / {vp}")
+    print(f'{mode_b} / {mode_a} by N (geomean over shapes; below 1: {mode_b} faster):')
     for n in sorted(byn):
         print(f"  N = {n:>2}: events {gm([e for e, _ in byn[n]]):.3f}, graph {gm([g for _, g in byn[n] if g == g]):.3f}")
     allv = [e for v in byn.values() for e, _ in v]
