@@ -25,6 +25,7 @@ D=$(mktemp -d /tmp/stream24-pad.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 read -r -a HELD <<<"${HELDOUT:-14336x4096 6144x4096}"
 read -r -a MODE_AB <<<"${MODES:-off all}"
+AB=${AB_VAR:-SPARSE_S24E_PAD}
 # Each mode's files are named after it: a repeated word would overwrite the first's (v47 lost a
 # call to "0 1 0"); a repeat of a value is written differently ("0 1 00": atoi reads 00 as 0).
 if [ "$(printf '%s\n' "${MODE_AB[@]}" | sort | uniq -d)" != "" ]; then
@@ -50,7 +51,7 @@ for s in "${HELD[@]}"; do HELD_FILES+=("$D/w$s.npy"); done
 bench() {  # bench MODE WHAT SOURCE...
   local mode=$1 what=$2
   shift 2
-  env "${AB_VAR:-SPARSE_S24E_PAD}=$mode" node bin/run.js bench "$@" --n "$NS" --pattern 2:4 --dtype f16 --baseline dense \
+  env "$AB=$mode" node bin/run.js bench "$@" --n "$NS" --pattern 2:4 --dtype f16 --baseline dense \
     --max-reps 60 --min-ms 6 --jsonl "$W/pad_bench.jsonl" >"$W/pad_bench.txt" 2>&1 || rc=1
   cat "$W/pad_bench.jsonl" >>"$W/pad_${mode}_$what.jsonl" 2>/dev/null
   cat "$W/pad_bench.txt" >>"$W/pad_${mode}_$what.txt"
@@ -68,7 +69,7 @@ for what in "${WHATS[@]}"; do
     done
   fi
 done
-python3 - "$W" "${AB_VAR:-SPARSE_S24E_PAD}" "${MODE_AB[@]}" >"$W/pad.txt" <<'PY' || rc=1
+python3 - "$W" "$AB" "${MODE_AB[@]}" >"$W/pad.txt" <<'PY' || rc=1
 import json, math, os, sys
 w, AB, mode_a, modes_b = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 def load(mode):

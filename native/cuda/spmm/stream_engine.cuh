@@ -382,6 +382,13 @@ SPARSE_ENGINE_FORMAT_FLAG(HasLean, kLean)
 SPARSE_ENGINE_FORMAT_FLAG(HasStageRun, kStageRun)
 #undef SPARSE_ENGINE_FORMAT_FLAG
 
+// Where run (rb, ks) of kBytes starts in A (the kStageRun formats): copied by IssueStageRun,
+// asked into L2 by the producer's prefetch (Args::l2_ahead).
+template <int kBytes>
+__device__ __forceinline__ const unsigned char* StageRunSrc(const Args& a, int rb, int ks) {
+  return static_cast<const unsigned char*>(a.a0) + (static_cast<int64_t>(rb) * a.kstages + ks) * kBytes;
+}
+
 // Programmatic dependent launch (sm_90): both are no-ops in a kernel launched without it.
 // Where a block's time goes (the workbench's `trace` mode): per block the global timer (ns,
 // comparable across SMs) at entry and at the end, and the SM clock (cycles, finer) at entry,
@@ -1107,10 +1114,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     auto prefetch = [&] {
       if constexpr (HasStageRun<F>::value) {
         constexpr int kRun = F::template StageABytes<E::kStrips, kKS>();
-        if (lane == 0)
-          BulkPrefetchL2(static_cast<const unsigned char*>(a.a0) +
-                             (static_cast<int64_t>(wp.rb) * a.kstages + StageOf(a, i0, i1, wp)) * kRun,
-                         kRun);
+        if (lane == 0) BulkPrefetchL2(StageRunSrc<kRun>(a, wp.rb, StageOf(a, i0, i1, wp)), kRun);
       }
       ++ip, wp.Next(a);
     };
@@ -1433,7 +1437,7 @@ __device__ __forceinline__ void IssueStageRun(const Args& a, int rb, int ks, uns
                                               uint64_t policy) {
   constexpr int kParts = kBytes % 4 == 0 && kBytes >= 32768 ? 4 : kBytes % 2 == 0 && kBytes >= 16384 ? 2 : 1;
   static_assert((kBytes / kParts) % 16 == 0, "copies of whole 16-byte units");
-  const unsigned char* src = static_cast<const unsigned char*>(a.a0) + (static_cast<int64_t>(rb) * a.kstages + ks) * kBytes;
+  const unsigned char* src = StageRunSrc<kBytes>(a, rb, ks);
   if (lane < kParts)
     BulkCopyHint(SmemAddr(st + lane * (kBytes / kParts)), src + lane * (kBytes / kParts), kBytes / kParts, bar, policy);
 }
