@@ -128,23 +128,33 @@ describe('audit (issue 12): hostile inputs and outputs', function () {
           if (via === 'a file') {
             input = join(dir, `many-turns.${format}`)
             writeFileSync(input, bytes)
-          } else setStdinForTesting(bytes)
-          const run = await timed(async () => {
-            const src = await openTensorSource(input, format)
-            for (const t of src.tensors) await src.read(t.name)
-            await src.close()
-            return src.tensors.length
-          })
-          expect(run.error, String(run.error)).to.equal(undefined)
-          expect(run.value).to.equal(n)
+          }
           // Node runs a signal's handlers on a turn of the event loop: the longest gap is how long
           // Ctrl-C would wait. The reads must yield all along, so no gap may be a large part of
           // the run (which makes the bound hold on a fast machine too), nor longer than 500 ms;
           // by design they yield every PACE_MS, so gaps of up to twice that are allowed. The run
           // must be long enough for one that never yields to fail (its gap is the whole run).
-          const bound = Math.min(MAX_STALL_MS, Math.max(run.ms / 6, 2 * PACE_MS))
-          expect(run.ms, `${format}: the run is too short to tell`).to.be.greaterThan(2 * bound)
-          expect(run.stallMs, `${format}: the longest gap between turns in ${run.ms.toFixed(0)} ms`).to.be.lessThan(bound)
+          // Best of three runs, as the fuzz oracle's best of two: one garbage collection or a
+          // busy CI core can stretch one gap of one run (CI once saw 160 ms against a bound of
+          // 159 ms), while reads that never yield fail every run.
+          const tries: string[] = []
+          let yielded = false
+          for (let attempt = 0; attempt < 3 && !yielded; attempt++) {
+            if (via !== 'a file') setStdinForTesting(bytes)
+            const run = await timed(async () => {
+              const src = await openTensorSource(input, format)
+              for (const t of src.tensors) await src.read(t.name)
+              await src.close()
+              return src.tensors.length
+            })
+            expect(run.error, String(run.error)).to.equal(undefined)
+            expect(run.value).to.equal(n)
+            const bound = Math.min(MAX_STALL_MS, Math.max(run.ms / 6, 2 * PACE_MS))
+            expect(run.ms, `${format}: the run is too short to tell`).to.be.greaterThan(2 * bound)
+            tries.push(`${run.stallMs.toFixed(0)} ms in ${run.ms.toFixed(0)} ms (bound ${bound.toFixed(0)} ms)`)
+            yielded = run.stallMs < bound
+          }
+          expect(yielded, `${format}: the longest gap between turns, run by run: ${tries.join('; ')}`).to.equal(true)
         }
       })
     }
