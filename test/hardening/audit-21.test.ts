@@ -105,23 +105,29 @@ describe('audit (issue 21): hostile pickles, indexes, maps and names', function 
       const t0 = performance.now()
       expect(unpickle(p, 'm', hooks)).to.equal(null)
       const syncMs = performance.now() - t0
-      let last = performance.now()
-      let worst = 0
-      let ticking = true
-      const tick = () => {
-        const now = performance.now()
-        worst = Math.max(worst, now - last)
-        last = now
-        if (ticking) setImmediate(tick)
-      }
-      setImmediate(tick)
       const {unpickleAsync} = await import('../../src/formats/pickle.js')
-      expect(await unpickleAsync(p, 'm', hooks)).to.equal(null)
-      ticking = false
       // The bound is meaningful only when one synchronous read would break it.
       const bound = 120
       expect(syncMs, 'the synchronous read is too fast on this machine for the test to mean anything').to.be.above(bound)
-      expect(worst, `worst gap ${worst.toFixed(0)} ms (a synchronous read takes ${syncMs.toFixed(0)} ms)`).to.be.below(bound)
+      // Best of three reads: one garbage collection or a busy CI core can stretch one gap of
+      // one read, while a reader that never yields fails every read.
+      const gaps: number[] = []
+      while (gaps.length < 3 && !(gaps.length > 0 && gaps[gaps.length - 1] < bound)) {
+        let last = performance.now()
+        let worst = 0
+        let ticking = true
+        const tick = () => {
+          const now = performance.now()
+          worst = Math.max(worst, now - last)
+          last = now
+          if (ticking) setImmediate(tick)
+        }
+        setImmediate(tick)
+        expect(await unpickleAsync(p, 'm', hooks)).to.equal(null)
+        ticking = false
+        gaps.push(Math.max(worst, performance.now() - last))
+      }
+      expect(Math.min(...gaps), `worst gap of each read ${gaps.map((g) => g.toFixed(0)).join(', ')} ms (a synchronous read takes ${syncMs.toFixed(0)} ms)`).to.be.below(bound)
     })
   })
 
