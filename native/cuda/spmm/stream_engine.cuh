@@ -395,10 +395,13 @@ __device__ __forceinline__ const unsigned char* StageRunSrc(const Args& a, int r
 // at the first stage's arrival, after the last stage, at the end, (6) when the partners'
 // sums are ready (split-K clusters: after the first cluster barrier; stream-K: the last
 // contributor, after the count's answer; a block with all of its row block's stages: after
-// the Fix, before C), (7) when the producer warp enters its branch, and (8) the SM the block
-// ran on (%smid, TraceSm: which blocks of equal shares stream slower, by where they ran).
+// the Fix, before C), (7) when the producer warp enters its branch, (8) the SM the block
+// ran on (%smid, TraceSm: which blocks of equal shares stream slower, by where they ran), and
+// the start split by SM clock (stream-engine.md's step 3): (9) thread 0's first instruction,
+// (10) its barriers set up (before __syncthreads), (11) the producer's lane 0 past
+// __syncthreads, (12) the producer's first stage issued (its A's copies asked for).
 // One uniform branch per stamp when `trace` is null.
-constexpr int kTraceWords = 9;
+constexpr int kTraceWords = 13;
 // SPARSE_ENGINE_LEAN (workbench experiment, v23): the traces compiled out and the signaller
 // waiting with a back-off sleep instead of spinning.
 #ifdef SPARSE_ENGINE_LEAN
@@ -1024,6 +1027,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   using E = Engine<F, kType, kCW, kMS, kNT8, kKS, kBudgetKB, kNG>;
   constexpr int kStages = E::kStages;
   constexpr bool kLean = kEngineLean || HasLean<F>::value;
+  if (threadIdx.x == 0) Trace<kLean>(a, 9);
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ FixupFlags fl;
   // The ring from a 1024-byte aligned address (the swizzled tensor copies of B need it).
@@ -1046,6 +1050,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     FenceBarrierInit();
     // Its one arrival now: the phase completes when the partner's bytes have all come.
     if (push) MbarArriveExpectTx(SmemAddr(push_area), E::kPushSums);
+    Trace<kLean>(a, 10);
   }
   if (HasBK1<F>::value && a.b_read == kBWgK1) {
     // kBWgK1's last core matrices of a stage read up to 112 bytes past its kKS halves of B
@@ -1065,6 +1070,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   StageTraceStart(a);
   __syncthreads();
   if (threadIdx.x == 0) Trace<kLean>(a, 4), Trace<kLean>(a, 0), TraceSm<kLean>(a);
+  if (warp == kCW && lane == 0) Trace<kLean>(a, 11);
   // ClusterPush: every thread arrives once, here; the warps that send wait before sending.
   if (push) ClusterArriveRelaxed();
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
@@ -1105,6 +1111,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
       else if (a.lanes_arrive) MbarArrive(full(s));
       __syncwarp();
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
+      if (s == 0 && lane == 0) Trace<kLean>(a, 12);
       if (!a.a_first) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);
     }
     // Args::l2_ahead: the A runs of the next stages past the ring's into L2 (the weights: before

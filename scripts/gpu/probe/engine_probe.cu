@@ -573,8 +573,22 @@ static int TraceOne(const char* name, int m, int k, int n) {
   constexpr int kW = sparse::cuda::engine::kTraceWords;
   for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * kW + 4]), g1 = std::max(g1, t[b * kW + 5]);
   std::vector<double> wait, producer, first, stream, fix, span, ready, tail;
+  // The start split (words 9-12, SM clock): the first instruction -> barriers set -> the
+  // producer past __syncthreads -> its branch -> its first stage's A asked for.
+  std::vector<double> init, sync, branch, ask, to_first, to_entry;
+  auto cycles = [&](unsigned long long from, unsigned long long to) {
+    return (static_cast<double>(to) - static_cast<double>(from)) * us_per_cycle;
+  };
   for (int b = 0; b < l.grid; ++b) {
     const unsigned long long* x = &t[b * kW];
+    if (x[9] != 0 && x[10] != 0 && x[11] != 0 && x[12] != 0 && x[7] != 0) {
+      init.push_back(cycles(x[9], x[10]));
+      sync.push_back(cycles(x[10], x[11]));
+      branch.push_back(cycles(x[11], x[7]));
+      ask.push_back(cycles(x[7], x[12]));
+      to_entry.push_back(cycles(x[9], x[0]));
+      to_first.push_back(cycles(x[9], x[1]));
+    }
     if (x[6] != 0) ready.push_back((x[6] - x[2]) * us_per_cycle), tail.push_back((x[3] - x[6]) * us_per_cycle);
     wait.push_back((x[4] - g0) * 1e-3);
     if (x[7] != 0) producer.push_back((static_cast<double>(x[7]) - static_cast<double>(x[0])) * us_per_cycle);
@@ -601,6 +615,15 @@ static int TraceOne(const char* name, int m, int k, int n) {
   row("first -> last stage", stream);
   row("fixup and C", fix);
   row("block span", span);
+  if (!init.empty()) {
+    std::printf("  the start, from thread 0's first instruction (SM clock):\n");
+    row("barriers set up", init);
+    row("-> producer past sync", sync);
+    row("-> producer's branch", branch);
+    row("-> first A asked for", ask);
+    row("first instr -> entry", to_entry);
+    row("first instr -> stage 0", to_first);
+  }
   if (!ready.empty()) {
     std::printf("  the blocks that write C (%zu):\n", ready.size());
     row("last stage -> partners", ready);
