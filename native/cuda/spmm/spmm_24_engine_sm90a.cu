@@ -206,6 +206,16 @@ inline int L2AheadOf(const StreamPlan& plan, int row_blocks, int kstages, int n)
   return forced >= 0 ? forced : Stream24L2Ahead(plan, row_blocks, kstages, n);
 }
 
+// Whether a launch asks for its L2 stages only after the ring's first fill (Args::l2_once):
+// SPARSE_S24E_L2_ONCE=1 (A/B runs, v48); unset or 0: one more with each stage, the default.
+inline int L2OnceOf() {
+  static const int once = [] {
+    const char* v = std::getenv("SPARSE_S24E_L2_ONCE");
+    return v != nullptr && std::atoi(v) != 0 ? 1 : 0;
+  }();
+  return once;
+}
+
 // B (K x N halves, row-major) into `pad` (K x box halves, box = 8 cpr), columns N .. box - 1
 // zero: one 16-byte store a thread, every column written (an earlier launch at a larger N left
 // its columns there). It is launched with programmatic dependent launch where the engine is
@@ -417,6 +427,7 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.prefetch = 1;
   args.ring = RingOf();
   args.l2_ahead = L2AheadOf(plan, a.row_blocks(), a.kstages(), p.n);
+  args.l2_once = L2OnceOf();
   const KernelRef r = KernelFor(p.dtype, a.warps(), nt8, k1);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else

@@ -194,6 +194,12 @@ struct Args {
                           // that the HBM streams while the consumers work through the first fill
                           // and a refill finds its bytes in L2. 0: none. Workbench switch
                           // ENGINE_L2_AHEAD; the addon's SPARSE_S24E_L2_AHEAD (v46)
+  int l2_once;            // 1 (with l2_ahead D > 0): only the D stages after the first fill, none
+                          // as the block goes; 0: one more with each stage issued. An A/B of why
+                          // the stage loses on long stream-K shares (v47): each prefetch is one
+                          // more asynchronous-copy instruction on the producer's path a stage,
+                          // and one more stage of every block in flight. Workbench switch
+                          // ENGINE_L2_ONCE; the addon's SPARSE_S24E_L2_ONCE (v48; 0 by default)
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
                           // what moving B costs the stream
@@ -1153,7 +1159,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     for (long long i = i0 + s; i < i1; ++i, ++s, w.Next(a), pos.Next(ring)) {
       if (s >= ring) MbarWait(empty(pos.slot), pos.phase ^ 1);
       issue(pos.slot, s, w.rb, StageOf(a, i0, i1, w));
-      if (HasStageRun<F>::value && a.l2_ahead > 0 && ip < i1) prefetch();
+      if (HasStageRun<F>::value && a.l2_ahead > 0 && !a.l2_once && ip < i1) prefetch();
     }
     if (clustered && !push) {
       ClusterFollow();

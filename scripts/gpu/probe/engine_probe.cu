@@ -207,6 +207,9 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // unset: none, where the addon runs Stream24L2Ahead's one stage, or none on stream-K shares past 25
   // stages a block at N > 16).
   a.l2_ahead = EnvInt("ENGINE_L2_AHEAD");
+  // ENGINE_L2_ONCE=1: those D stages only after the first fill, none as the block goes
+  // (Args::l2_once, v48).
+  a.l2_once = Env("ENGINE_L2_ONCE") ? 1 : 0;
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
   // of one tensor copy with the swizzle; the consumers still read it through the swizzled
