@@ -180,6 +180,12 @@ constexpr int kBudgetKB =
     kWarps == 8 ? kRingStages8 * e::Engine<e::TwoFourWg, DType::kF16, 8, 1, kNT8, kKStage, 1024>::kStageBytes / 1024
                 : kRingKB4;
 
+// An A/B switch read as a whole number (RingOf, L2OnceOf): atoi's value, 0 when unset.
+inline int SwitchValue(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : 0;
+}
+
 // The ring slots a launch keeps in use (Args::ring): all of them, or SPARSE_S24E_RING's R (A/B
 // runs; 0: all). v42 on an H100: w8 on stream-K plans (132 blocks, 14.3 MB of A in flight with
 // three slots) streams its equal shares unevenly across SMs, and two slots even that out in the
@@ -188,10 +194,7 @@ constexpr int kBudgetKB =
 // 8-64: not taken. v43 on the H200 (the same A/B): two slots 0.975x as fast in events, 0.968x in
 // a graph. The switch stays for A/B runs.
 inline int RingOf() {
-  static const int ring = [] {
-    const char* forced = std::getenv("SPARSE_S24E_RING");
-    return forced != nullptr ? std::atoi(forced) : 0;
-  }();
+  static const int ring = SwitchValue("SPARSE_S24E_RING");
   return ring;
 }
 
@@ -209,10 +212,7 @@ inline int L2AheadOf(const StreamPlan& plan, int row_blocks, int kstages, int n)
 // Whether a launch asks for its L2 stages only after the ring's first fill (Args::l2_once):
 // SPARSE_S24E_L2_ONCE=1 (A/B runs, v48); unset or 0: one more with each stage, the default.
 inline int L2OnceOf() {
-  static const int once = [] {
-    const char* v = std::getenv("SPARSE_S24E_L2_ONCE");
-    return v != nullptr && std::atoi(v) != 0 ? 1 : 0;
-  }();
+  static const int once = SwitchValue("SPARSE_S24E_L2_ONCE") != 0 ? 1 : 0;
   return once;
 }
 
