@@ -174,18 +174,20 @@ Napi::Value Stream24PadJs(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), Stream24PadColumns(n, pad, rows));
 }
 
-// stream24L2Ahead({grid, cluster, rowBlocks, kstages, n}) -> 0 | 1: the stages past the ring whose A
-// the 2:4 streaming engine keeps in flight into L2 on a launch of that plan (streamPlan's grid and
-// cluster) over rowBlocks row blocks of kstages K stages at N (Stream24L2Ahead,
-// common/stream_plan.h; SPARSE_S24E_L2_AHEAD overrides it in the addon's launches, not here).
-// Synchronous; pure C++.
+// stream24L2Ahead({grid, cluster, rowBlocks, kstages, n, dramGBps?}) -> 0 | 1: the stages past the
+// ring whose A the 2:4 streaming engine keeps in flight into L2 on a launch of that plan
+// (streamPlan's grid and cluster) over rowBlocks row blocks of kstages K stages at N, on a GPU whose
+// DRAM streams dramGBps (0 or absent: unknown; the addon's launches read the device's:
+// PeakDramGBps) (Stream24L2Ahead, common/stream_plan.h; SPARSE_S24E_L2_AHEAD overrides it in the
+// addon's launches, not here). Synchronous; pure C++.
 Napi::Value Stream24L2AheadJs(const Napi::CallbackInfo& info) {
   Args a(info, "stream24L2Ahead");
   const int grid = a.Dim("grid"), cluster = a.Dim("cluster"), row_blocks = a.Dim("rowBlocks"), kstages = a.Dim("kstages"),
             n = a.Dim("n");
   if (grid < 1 || row_blocks < 1 || kstages < 1 || n < 1) a.RangeFail("grid, rowBlocks, kstages and n must be at least 1");
   if (cluster < 0 || cluster == 1 || cluster > kMaxStreamCluster) a.RangeFail("cluster must be 0 or 2 to 8");
-  return Napi::Number::New(info.Env(), Stream24L2Ahead(StreamPlan{grid, cluster}, row_blocks, kstages, n));
+  const int dram_gbps = a.OptionalInt("dramGBps", 0);
+  return Napi::Number::New(info.Env(), Stream24L2Ahead(StreamPlan{grid, cluster}, row_blocks, kstages, n, dram_gbps));
 }
 
 // unstStream({m, k, nnz, n}) -> {wins, pairs, warps}: whether the selection runs an unstructured

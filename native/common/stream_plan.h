@@ -130,9 +130,24 @@ inline bool Stream24Rows64(const StreamPlan& w4, int w4_row_blocks, int kstages,
 //   0.82-0.85x at N 16-32, 0.98-1.02x at N = 48, 0.91-0.92x at N = 64; 24576 x 4096 (23.3) 0.85-
 //   0.91x at N 16-32, 1.005-1.014x at N = 48, 0.98-1.015x at N = 64; 28672 x 4096 (27.2) 0.92-0.94x
 //   at N 1-8, 0.98x at N = 16, 1.00-1.02x at N = 32, 1.02-1.06x at N 48-64. The gain falls as the
-//   shares grow, at every N; 25 stages is the boundary of those three shapes, not yet checked on a
-//   shape held out of the fit (a K other than 4096, M past 28672).
-inline int Stream24L2Ahead(const StreamPlan& plan, int row_blocks, int kstages, int n) {
+//   shares grow, at every N; 25 stages is the boundary of those three shapes. Held out (v49, H100):
+//   32768 x 4096 (31.0 stages) 1.03 / 1.06 / 1.08x at N 16 / 32 / 64 and 20480 x 8192 (38.8) 1.05 /
+//   1.07 / 1.10x: both lose, as the rule has it past N = 16; at N = 16 they lose too (the rule keeps
+//   the stage there; 28672 x 4096 gained 0.98x at N = 16).
+// - None on a GPU whose DRAM streams at kStream24L2MaxDramGBps or more (`dram_gbps`: its memory clock
+//   x bus width, both edges; 0 when unknown: the H100's rule). v49 on the H200 (HBM3e, 4917 GB/s by
+//   its attributes; the H100's 3352), same run, one stage ÷ none over the suite and 14336 x 4096,
+//   6144 x 4096, N 1-64 (25 cells): 1.019x the time in events, 1.027x in a CUDA graph (N = 16
+//   1.063x; 4096 x 11008 and 11008 x 4096 1.04-1.15x on every N; 14336 x 4096 0.93x at N 1-8), and
+//   the issue-23 figures with the stage (1.345x cuBLAS f16 over the suite at N 8-64, 1.405x held
+//   out) against none (1.405x, 1.443x), in two runs minutes apart. The H200's first fill is the same
+//   bytes as the H100's (the same plans) and its DRAM 1.47x faster: the gap after the first fill that
+//   the stage fills is shorter there, and what the stage costs (one more copy a stage on the
+//   producer's path, one more stage in flight) is not. Two GPUs fit this boundary; it is set between
+//   them.
+constexpr int kStream24L2MaxDramGBps = 4000;
+inline int Stream24L2Ahead(const StreamPlan& plan, int row_blocks, int kstages, int n, int dram_gbps) {
+  if (dram_gbps >= kStream24L2MaxDramGBps) return 0;
   const bool stream_k = plan.cluster == 0 && plan.grid < row_blocks;
   const bool long_share = static_cast<long long>(row_blocks) * kstages > 25LL * plan.grid;
   return stream_k && long_share && n > 16 ? 0 : 1;

@@ -388,9 +388,9 @@ mode_envs() {
   local task=$1 mode=$2 word
   shift 2
   ENVS=() ARGS=()
-  while [ $# -gt 0 ] && [[ $1 =~ ^[A-Z_]+= ]]; do ENVS+=("$1") && shift; done
+  while [ $# -gt 0 ] && [[ $1 =~ ^[A-Z_][A-Z0-9_]*= ]]; do ENVS+=("$1") && shift; done
   for word in "$@"; do
-    if [[ $word =~ ^[A-Z_]+= ]]; then
+    if [[ $word =~ ^[A-Z_][A-Z0-9_]*= ]]; then
       note "  $task: '$word' comes after the mode's arguments: NAME=VALUE words go right after the mode ($task $mode $word ...)"
       return 2
     fi

@@ -274,12 +274,13 @@ export interface NativeKernels {
   /**
    * The stages past the ring whose weights the streaming engine's 2:4 kernel asks into L2 ahead of
    * its shared-memory copies on a launch of plan {grid, cluster} (streamPlan's) over rowBlocks row
-   * blocks of kstages K stages at N = n: 1, except 0 on stream-K plans (cluster 0, grid below
-   * rowBlocks) with more than 25 stages a block (rowBlocks x kstages / grid) at N > 16
-   * (native/common/stream_plan.h, Stream24L2Ahead; SPARSE_S24E_L2_AHEAD forces a count in the
-   * launches).
+   * blocks of kstages K stages at N = n, on a GPU whose DRAM streams dramGBps (memory clock x bus
+   * width; 0 or absent: unknown): 0 from 4000 GB/s (the H200: 4917), else 1, except 0 on stream-K
+   * plans (cluster 0, grid below rowBlocks) with more than 25 stages a block (rowBlocks x kstages /
+   * grid) at N > 16 (native/common/stream_plan.h, Stream24L2Ahead; the addon's launches read the
+   * device's bandwidth; SPARSE_S24E_L2_AHEAD forces a count in the launches).
    */
-  stream24L2Ahead(args: {grid: number; cluster: number; rowBlocks: number; kstages: number; n: number}): 0 | 1
+  stream24L2Ahead(args: {grid: number; cluster: number; rowBlocks: number; kstages: number; n: number; dramGBps?: number}): 0 | 1
   /**
    * Whether the selection runs an unstructured f16/bf16 m x k matrix with nnz nonzeros at N = n
    * on the family ube (compute capability 9.0; N <= 64 and density at least 15 % at N < 8, 7.5 %

@@ -388,12 +388,16 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     {task: 'engine', build: 'engine_build.sh', binary: 'engine_probe', mode: 'timeall', word: 'ENGINE_B_TMA=1',
      args: ['s24_f16', '4096x4096'],
      sources: ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc']},
+    // A name with a digit (v49: before, ENGINE_L2_AHEAD=1 was taken for the trace's variant name).
+    {task: 'engine', build: 'engine_build.sh', binary: 'engine_probe', mode: 'trace', word: 'ENGINE_L2_AHEAD=1',
+     args: ['s24_f16_wgk1_w4x1_n8_k256_s8_1cta', '4096', '4096', '1'],
+     sources: ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc']},
     {task: 'unst', build: 'unst_build.sh', binary: 'unst_probe', mode: 'stages', word: 'UNST_FIXUP=2',
      args: ['unprt_x', '4096', '4096', '8', '0.9'],
      sources: ['scripts/gpu/probe/unst_probe.cu', 'scripts/gpu/probe/unst_variants.cu', 'native/common/unstructured_stream.cc']},
   ]
   for (const t of named) {
-    it(`${t.task}: NAME=VALUE words right after the mode reach the workbench; one after its arguments fails the task`, () => {
+    it(`${t.task} (${t.word}): NAME=VALUE words right after the mode reach the workbench; one after its arguments fails the task`, () => {
       const name = t.word.split('=')[0]
       const w = workbenchWorld(t.build, t.sources, t.binary, `echo "${name}=\${${name}:-unset}"`)
       const r = runner(w, [t.task, t.mode, t.word, ...t.args, t.task, 'list'])

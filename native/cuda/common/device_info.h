@@ -45,6 +45,15 @@ inline int ComputeMinor() {
   return detail::CachedDeviceAttribute(cudaDevAttrComputeCapabilityMinor, &device, &value, -1, 0);
 }
 
+// The current device's DRAM bandwidth by its attributes, GB/s: memory clock (kHz) x bus width
+// (bits) x 2 (both edges) / 8; 0 when unknown. The H100 SXM gives 3352, the H200 4917.
+inline int PeakDramGBps() {
+  static thread_local int clock_device = -1, clock = 0, width_device = -1, width = 0;
+  const long long khz = detail::CachedDeviceAttribute(cudaDevAttrMemoryClockRate, &clock_device, &clock, 0);
+  const long long bits = detail::CachedDeviceAttribute(cudaDevAttrGlobalMemoryBusWidth, &width_device, &width, 0);
+  return static_cast<int>(khz * bits * 2 / 8 / 1000000);
+}
+
 // Whether `p` is a multiple of `bytes` (null counts as aligned: planning without pointers).
 inline bool Aligned(const void* p, int bytes) { return (reinterpret_cast<uintptr_t>(p) % bytes) == 0; }
 

@@ -180,7 +180,7 @@ constexpr int kBudgetKB =
     kWarps == 8 ? kRingStages8 * e::Engine<e::TwoFourWg, DType::kF16, 8, 1, kNT8, kKStage, 1024>::kStageBytes / 1024
                 : kRingKB4;
 
-// An A/B switch read as a whole number (RingOf, L2OnceOf): atoi's value, 0 when unset.
+// An A/B switch read as a whole number (RingOf): atoi's value, 0 when unset.
 inline int SwitchValue(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::atoi(v) : 0;
@@ -206,14 +206,7 @@ inline int L2AheadOf(const StreamPlan& plan, int row_blocks, int kstages, int n)
     const char* v = std::getenv("SPARSE_S24E_L2_AHEAD");
     return v != nullptr && *v != '\0' ? std::max(0, std::atoi(v)) : -1;
   }();
-  return forced >= 0 ? forced : Stream24L2Ahead(plan, row_blocks, kstages, n);
-}
-
-// Whether a launch asks for its L2 stages only after the ring's first fill (Args::l2_once):
-// SPARSE_S24E_L2_ONCE=1 (A/B runs, v48); unset or 0: one more with each stage, the default.
-inline int L2OnceOf() {
-  static const int once = SwitchValue("SPARSE_S24E_L2_ONCE") != 0 ? 1 : 0;
-  return once;
+  return forced >= 0 ? forced : Stream24L2Ahead(plan, row_blocks, kstages, n, PeakDramGBps());
 }
 
 // B (K x N halves, row-major) into `pad` (K x box halves, box = 8 cpr), columns N .. box - 1
@@ -427,7 +420,6 @@ cudaError_t EngineLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   args.prefetch = 1;
   args.ring = RingOf();
   args.l2_ahead = L2AheadOf(plan, a.row_blocks(), a.kstages(), p.n);
-  args.l2_once = L2OnceOf();
   const KernelRef r = KernelFor(p.dtype, a.warps(), nt8, k1);
   return engine_host::LaunchPlanned(r.fn, plan, r.threads, r.smem, stream, args);
 #else

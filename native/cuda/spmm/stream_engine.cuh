@@ -194,12 +194,10 @@ struct Args {
                           // that the HBM streams while the consumers work through the first fill
                           // and a refill finds its bytes in L2. 0: none. Workbench switch
                           // ENGINE_L2_AHEAD; the addon's SPARSE_S24E_L2_AHEAD (v46)
-  int l2_once;            // 1 (with l2_ahead D > 0): only the D stages after the first fill, none
-                          // as the block goes; 0: one more with each stage issued. An A/B of why
-                          // the stage loses on long stream-K shares (v47): each prefetch is one
-                          // more asynchronous-copy instruction on the producer's path a stage,
-                          // and one more stage of every block in flight. Workbench switch
-                          // ENGINE_L2_ONCE; the addon's SPARSE_S24E_L2_ONCE (v48; 0 by default)
+  int par_init;           // workbench experiment (ENGINE_PAR_INIT=1; 0 in the addon): the block's
+                          // barriers set up by warp 0's lanes at once (a ring slot's two a lane)
+                          // instead of one after another by thread 0 (v49's trace on the H200:
+                          // 0.31 us from thread 0's first instruction to its barriers set up)
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
                           // what moving B costs the stream
@@ -977,14 +975,21 @@ __device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, Fixu
 struct BlockItems {
   long long i0, i1;
 };
+// i / d for 0 <= i and 0 < d: a 32-bit division where i fits in 32 bits (every plan of an LLM
+// layer's shape), else the 64-bit one, a subroutine of dependent instructions on the producer's
+// path to its first copy (v49's trace).
+__device__ __forceinline__ long long DivFast(long long i, int d) {
+  return i <= 0xffffffffLL ? static_cast<long long>(static_cast<uint32_t>(i) / static_cast<uint32_t>(d)) : i / d;
+}
 __device__ __forceinline__ BlockItems ItemsOfBlock(const Args& a) {
   if (a.cluster > 1) {
     const long long first = static_cast<long long>(blockIdx.x / a.cluster) * a.kstages;
     const int r = static_cast<int>(blockIdx.x) % a.cluster;
-    return BlockItems{first + static_cast<long long>(a.kstages) * r / a.cluster,
-                      first + static_cast<long long>(a.kstages) * (r + 1) / a.cluster};
+    return BlockItems{first + DivFast(static_cast<long long>(a.kstages) * r, a.cluster),
+                      first + DivFast(static_cast<long long>(a.kstages) * (r + 1), a.cluster)};
   }
-  return BlockItems{a.total * blockIdx.x / gridDim.x, a.total * (blockIdx.x + 1) / gridDim.x};
+  const int g = static_cast<int>(gridDim.x);
+  return BlockItems{DivFast(a.total * blockIdx.x, g), DivFast(a.total * (blockIdx.x + 1), g)};
 }
 
 // A ring slot and its phase, stepped with the block's stages (Args::ring slots in use: no
@@ -1006,8 +1011,10 @@ __device__ __forceinline__ int RingSlots(const Args& a, int stages) {
 // path between two stages).
 struct ItemWalk {
   int rb, ks;
-  __device__ __forceinline__ ItemWalk(const Args& a, long long i)
-      : rb(static_cast<int>(i / a.kstages)), ks(static_cast<int>(i % a.kstages)) {}
+  __device__ __forceinline__ ItemWalk(const Args& a, long long i) {
+    const long long q = DivFast(i, a.kstages);
+    rb = static_cast<int>(q), ks = static_cast<int>(i - q * a.kstages);
+  }
   __device__ __forceinline__ void Next(const Args& a) {
     if (++ks == a.kstages) ks = 0, ++rb;
   }
@@ -1045,7 +1052,20 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   // ClusterPush's area (its barrier, then the partner's sums), after the ring's barriers.
   unsigned char* push_area = smem + E::kRingBytes;
   const bool push = E::kPushBytes > 0 && a.push && a.cluster == 2;
-  if (threadIdx.x == 0) {
+  if (warp == 0 && a.par_init) {
+    for (int s = lane; s < kStages; s += 32) {
+      MbarInit(full(s), a.lanes_arrive ? 32 : 1);
+      MbarInit(empty(s), kCW * (a.lanes_arrive ? 32 : 1));
+    }
+    if (lane >= 1 && lane <= 3) MbarInit(SmemAddr(&fl.stored[lane - 1]), kCW);
+    if (lane == 4 || lane == 5) MbarInit(SmemAddr(&fl.signalled[lane - 4]), 1);
+    if (lane == 0 && push) MbarInit(SmemAddr(push_area), 1);
+    FenceBarrierInit();
+    if (lane == 0) {
+      if (push) MbarArriveExpectTx(SmemAddr(push_area), E::kPushSums);
+      Trace<kLean>(a, 10);
+    }
+  } else if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       MbarInit(full(s), a.lanes_arrive ? 32 : 1);
       MbarInit(empty(s), kCW * (a.lanes_arrive ? 32 : 1));
@@ -1074,6 +1094,9 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     FenceProxyAsync();
   }
   StageTraceStart(a);
+  // The block's items, before __syncthreads (v49: with 32-bit divisions where they fit).
+  const BlockItems items = ItemsOfBlock(a);
+  const long long i0 = items.i0, i1 = items.i1;
   __syncthreads();
   if (threadIdx.x == 0) Trace<kLean>(a, 4), Trace<kLean>(a, 0), TraceSm<kLean>(a);
   if (warp == kCW && lane == 0) Trace<kLean>(a, 11);
@@ -1084,8 +1107,6 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   GridDependencyLaunch();
   const bool clustered = a.cluster > 1;
   const int crb = clustered ? static_cast<int>(blockIdx.x) / a.cluster : 0;
-  BlockItems items = ItemsOfBlock(a);
-  const long long i0 = items.i0, i1 = items.i1;
 
   if (warp == kCW + 1) {
     GridDependencyWait();
@@ -1159,7 +1180,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     for (long long i = i0 + s; i < i1; ++i, ++s, w.Next(a), pos.Next(ring)) {
       if (s >= ring) MbarWait(empty(pos.slot), pos.phase ^ 1);
       issue(pos.slot, s, w.rb, StageOf(a, i0, i1, w));
-      if (HasStageRun<F>::value && a.l2_ahead > 0 && !a.l2_once && ip < i1) prefetch();
+      if (HasStageRun<F>::value && a.l2_ahead > 0 && ip < i1) prefetch();
     }
     if (clustered && !push) {
       ClusterFollow();

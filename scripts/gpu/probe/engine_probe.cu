@@ -207,9 +207,8 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // unset: none, where the addon runs Stream24L2Ahead's one stage, or none on stream-K shares past 25
   // stages a block at N > 16).
   a.l2_ahead = EnvInt("ENGINE_L2_AHEAD");
-  // ENGINE_L2_ONCE=1: those D stages only after the first fill, none as the block goes
-  // (Args::l2_once, v48).
-  a.l2_once = Env("ENGINE_L2_ONCE") ? 1 : 0;
+  // ENGINE_PAR_INIT=1: the block's barriers set up by warp 0's lanes at once (Args::par_init, v49).
+  a.par_init = Env("ENGINE_PAR_INIT") ? 1 : 0;
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
   // of one tensor copy with the swizzle; the consumers still read it through the swizzled
@@ -578,7 +577,7 @@ static int TraceOne(const char* name, int m, int k, int n) {
   std::vector<double> wait, producer, first, stream, fix, span, ready, tail;
   // The start split (words 9-12, SM clock): the first instruction -> barriers set -> the
   // producer past __syncthreads -> its branch -> its first stage's A asked for.
-  std::vector<double> init, sync, branch, ask, to_first, to_entry;
+  std::vector<double> init, sync, branch, ask, to_ask, to_first, to_entry;
   auto cycles = [&](unsigned long long from, unsigned long long to) {
     return (static_cast<double>(to) - static_cast<double>(from)) * us_per_cycle;
   };
@@ -589,6 +588,7 @@ static int TraceOne(const char* name, int m, int k, int n) {
       sync.push_back(cycles(x[10], x[11]));
       branch.push_back(cycles(x[11], x[7]));
       ask.push_back(cycles(x[7], x[12]));
+      to_ask.push_back(cycles(x[9], x[12]));
       to_entry.push_back(cycles(x[9], x[0]));
       to_first.push_back(cycles(x[9], x[1]));
     }
@@ -624,6 +624,7 @@ static int TraceOne(const char* name, int m, int k, int n) {
     row("-> producer past sync", sync);
     row("-> producer's branch", branch);
     row("-> first A asked for", ask);
+    row("first instr -> first A", to_ask);
     row("first instr -> entry", to_entry);
     row("first instr -> stage 0", to_first);
   }
