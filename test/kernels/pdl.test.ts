@@ -93,6 +93,8 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
   // - SPARSE_S24E_L2_AHEAD=1 and 2 (Args::l2_ahead, v46): stages asked into L2 ahead of the ring,
   //   forced: since v49 the default keeps none on a GPU of 4000 GB/s or more (the H200), so that
   //   path runs here on any GPU (hints: the sums must not change, and no copy may hang).
+  // - SPARSE_S24E_PLAN=streamk (v49): every launch stream-K over the blocks that fit at once, so
+  //   that t24a's and t24b's few row blocks are cut between blocks and summed through the fixup.
   const switched: Array<[Record<string, string>, number[]]> = [
     [{SPARSE_S24E_RING: '2', SPARSE_PDL: 'on'}, [1, 8, 13, 40, 64]],
     [{SPARSE_S24E_RING: '2', SPARSE_PDL: 'off'}, [1, 8, 13, 40, 64]],
@@ -103,6 +105,7 @@ describe('the streaming engine launched with programmatic dependent launch (SPAR
     [{SPARSE_S24E_PAD: 'all', SPARSE_S24E_PAD_PDL: 'off', SPARSE_PDL: 'on'}, [13, 29, 40, 63]],
     [{SPARSE_S24E_L2_AHEAD: '1', SPARSE_PDL: 'on'}, [1, 8, 16, 40, 64]],
     [{SPARSE_S24E_L2_AHEAD: '2', SPARSE_PDL: 'off'}, [1, 8, 40, 64]],
+    [{SPARSE_S24E_PLAN: 'streamk', SPARSE_PDL: 'on'}, [1, 8, 13, 40, 64]],
   ]
   for (const variant of ['s24e_w8_k256', 's24e_w4_k256']) {
     for (const [extra, ns] of switched) {

@@ -435,9 +435,28 @@ const SpmmFamily kSp24EngineFamily = {
 
 }  // namespace
 
+// SPARSE_S24E_PLAN=streamk (A/B runs, v49): every launch planned as stream-K over all the blocks
+// that fit at once (or one block an item where the items are fewer), whatever PlanStream would
+// choose; the selection's w4 / w8 choice follows from that plan (Stream24Rows64: w8 on stream-K).
+// The question it answers: on the H200 the one-block-per-row-block plans leave SMs idle (11008 x
+// 4096 on w8: 86 blocks of 132, each streaming 53 GB/s, v49), and a plan over every SM pays a
+// fixup. Unset, or any other value: PlanStream (common/stream_plan.h).
+inline bool PlanStreamKOnly() {
+  static const bool streamk = [] {
+    const char* v = std::getenv("SPARSE_S24E_PLAN");
+    return v != nullptr && std::strcmp(v, "streamk") == 0;
+  }();
+  return streamk;
+}
+
 StreamPlan engine24::PlanFor(DType t, int warps, int box_n, int row_blocks, int kstages) {
 #if defined(SPARSE_SM90A)
   const KernelRef r = KernelFor(t, warps, box_n / 8);
+  if (PlanStreamKOnly()) {
+    const long long total = static_cast<long long>(row_blocks) * kstages;
+    const int blocks = std::max(1, engine_host::ResidentClusters(r.fn, r.threads, r.smem, 1));
+    return StreamPlan{static_cast<int>(std::min<long long>(total, blocks)), 0};
+  }
   return engine_host::Plan(r.fn, r.threads, r.smem, row_blocks, kstages);
 #else
   (void)t, (void)warps, (void)box_n, (void)row_blocks, (void)kstages;
