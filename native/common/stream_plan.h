@@ -31,6 +31,14 @@ struct StreamPlan {
                 // 0: stream-K over `grid` blocks (grid == row blocks: one block per row block)
 };
 
+// Stream-K over `blocks` resident blocks (at least 1), or one block an item where the items
+// (row_blocks x kstages) are fewer.
+inline StreamPlan PlanStreamK(int row_blocks, int kstages, int blocks) {
+  const long long total = static_cast<long long>(row_blocks) * kstages;
+  if (blocks < 1) blocks = 1;
+  return StreamPlan{static_cast<int>(total < blocks ? total : blocks), 0};
+}
+
 // resident[c - 1]: how many clusters of c blocks run at once (resident[0]: blocks), c = 1..8;
 // 0 where a size cannot run. row_blocks, kstages >= 1.
 inline StreamPlan PlanStream(int row_blocks, int kstages, const int (&resident)[kMaxStreamCluster]) {
@@ -41,9 +49,7 @@ inline StreamPlan PlanStream(int row_blocks, int kstages, const int (&resident)[
   }
   if (best == 1) return StreamPlan{row_blocks, 0};
   if (best > 1) return StreamPlan{row_blocks * best, best};
-  const long long total = static_cast<long long>(row_blocks) * kstages;
-  const int blocks = resident[0] > 0 ? resident[0] : 1;
-  return StreamPlan{static_cast<int>(total < blocks ? total : blocks), 0};
+  return PlanStreamK(row_blocks, kstages, resident[0]);
 }
 
 // The instruction N of the streaming engine's wgmma kernels for a problem's N (1 to 64): N

@@ -452,11 +452,7 @@ inline bool PlanStreamKOnly() {
 StreamPlan engine24::PlanFor(DType t, int warps, int box_n, int row_blocks, int kstages) {
 #if defined(SPARSE_SM90A)
   const KernelRef r = KernelFor(t, warps, box_n / 8);
-  if (PlanStreamKOnly()) {
-    const long long total = static_cast<long long>(row_blocks) * kstages;
-    const int blocks = std::max(1, engine_host::ResidentClusters(r.fn, r.threads, r.smem, 1));
-    return StreamPlan{static_cast<int>(std::min<long long>(total, blocks)), 0};
-  }
+  if (PlanStreamKOnly()) return PlanStreamK(row_blocks, kstages, engine_host::ResidentClusters(r.fn, r.threads, r.smem, 1));
   return engine_host::Plan(r.fn, r.threads, r.smem, row_blocks, kstages);
 #else
   (void)t, (void)warps, (void)box_n, (void)row_blocks, (void)kstages;
