@@ -429,8 +429,9 @@ build_workbench() {
 # only when its sources changed), then run. MODE: the workbench's own (check, checksmall, list,
 # time FILTER [MxK ...], timeall FILTER [MxK ...], one|trace|stages VARIANT M K N, launch), or
 #   memcheck            checksmall under compute-sanitizer memcheck
-#   ncu VARIANT M K N   Nsight Compute on the variant's third launch (SpeedOfLight,
-#                       WarpStateStats, MemoryWorkloadAnalysis; clocks left alone)
+#   ncu VARIANT M K N   Nsight Compute --set full on the variant's second launch (clocks left
+#                       alone): the details page, and the source page (SASS with its stall
+#                       samples) as $W/sass.csv.xz; NCU_OPTS adds words (--warp-sampling-interval 0)
 # NS, VARIANTS, ENGINE_FIXUP, ENGINE_PDL, ENGINE_CLUSTER, ENGINE_ROTATE, ENGINE_PUSH, ENGINE_PREFETCH and
 # TIMER_FLUSH set before run.sh reach the workbench; NAME=VALUE words right after MODE set them
 # for this task alone (as gemm's and unst's: `engine time NS=64 ENGINE_B_TMA=1 s24_f16 4096x4096`;
@@ -447,16 +448,13 @@ task_engine() {
     scripts/gpu/probe/stage_report.h || return 1
   case $mode in
     memcheck) step "$(task_timeout 300)" memcheck env "${ENVS[@]}" compute-sanitizer --tool memcheck "$eb/engine_probe" checksmall ;;
-    ncu)
-      step "$(task_timeout 300)" ncu env "${ENVS[@]}" ncu --clock-control none --section SpeedOfLight --section WarpStateStats \
-        --section MemoryWorkloadAnalysis -k regex:StreamKernel --launch-skip 2 --launch-count 1 "$eb/engine_probe" one "$@"
-      ;;
+    ncu) ncu_full StreamKernel env "${ENVS[@]}" "$eb/engine_probe" one "$@" ;;
     *) step "$(task_timeout 300)" "$mode" env "${ENVS[@]}" "$eb/engine_probe" "$mode" "$@" ;;
   esac
   rc=$?
   case $mode in
     memcheck) outputs memcheck | grep -E 'ERROR SUMMARY|^check:|FAIL' | head -5 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
-    ncu) outputs ncu | grep -E 'Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\)|Warp Cycles Per Issued' | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
+    ncu) grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Warp Cycles Per Issued|No Instruction)' "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
     *) outputs "$mode" | tail -40 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
   esac
   return $rc
@@ -468,7 +466,8 @@ task_engine() {
 ncu_full() {
   local kernel=$1
   shift
-  step "$(task_timeout 300)" ncu ncu --set full --import-source yes --clock-control none -k "regex:$kernel" \
+  # shellcheck disable=SC2086 # NCU_OPTS: extra ncu words (e.g. --warp-sampling-interval 0)
+  step "$(task_timeout 300)" ncu ncu --set full --import-source yes --clock-control none ${NCU_OPTS:-} -k "regex:$kernel" \
     --launch-skip 1 --launch-count 1 -o "$W/profile" "$@" &&
     ncu --import "$W/profile.ncu-rep" --page details --print-details all --print-summary none >"$W/details.txt" 2>&1 &&
     { ncu --import "$W/profile.ncu-rep" --page source --csv --print-source sass --print-summary none 2>/dev/null |

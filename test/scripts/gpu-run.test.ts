@@ -346,6 +346,26 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("engine: unknown mode 'bogus'")
   })
 
+  it('engine ncu: Nsight Compute --set full on the variant (NCU_OPTS added), the details and SASS pages kept', () => {
+    const w = workbenchWorld(
+      'engine_build.sh',
+      ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc'],
+      'engine_probe',
+      'true',
+    )
+    const r = runner(w, ['engine', 'ncu', 'ENGINE_PUSH=1', 's24_f16_v', '4096', '4096', '1'], {NCU_OPTS: '--warp-sampling-interval 0'})
+    expect(r.code, r.stderr + r.stdout).to.equal(0)
+    const ncu = r.calls.filter((c) => c.startsWith('ncu '))
+    expect(ncu[0]).to.match(
+      /^ncu --set full --import-source yes --clock-control none --warp-sampling-interval 0 -k regex:StreamKernel --launch-skip 1 --launch-count 1 -o \S+profile env ENGINE_PUSH=1 \S+engine_probe one s24_f16_v 4096 4096 1/,
+    )
+    expect(ncu.slice(1).map((c) => c.split(' ').slice(0, 5).join(' '))).to.deep.equal([
+      `ncu --import ${ncu[1].split(' ')[2]} --page details`,
+      `ncu --import ${ncu[2].split(' ')[2]} --page source`,
+    ])
+    expect(ncu[1].split(' ')[2]).to.match(/profile\.ncu-rep$/)
+  })
+
   it('gemm: builds the GEMM workbench there without a pack (again only when its sources change) and runs its modes', () => {
     // Its check prints one failure among passing runs.
     const w = workbenchWorld(

@@ -194,10 +194,6 @@ struct Args {
                           // that the HBM streams while the consumers work through the first fill
                           // and a refill finds its bytes in L2. 0: none. Workbench switch
                           // ENGINE_L2_AHEAD; the addon's SPARSE_S24E_L2_AHEAD (v46)
-  int par_init;           // workbench experiment (ENGINE_PAR_INIT=1; 0 in the addon): the block's
-                          // barriers set up by warp 0's lanes at once (a ring slot's two a lane)
-                          // instead of one after another by thread 0 (v49's trace on the H200:
-                          // 0.31 us from thread 0's first instruction to its barriers set up)
   int skip_b;             // workbench experiment (ENGINE_SKIP_B=1; 0 in the addon): no copies
                           // of B at all, its stage areas zeroed once at the start (C is wrong):
                           // what moving B costs the stream
@@ -1052,20 +1048,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   // ClusterPush's area (its barrier, then the partner's sums), after the ring's barriers.
   unsigned char* push_area = smem + E::kRingBytes;
   const bool push = E::kPushBytes > 0 && a.push && a.cluster == 2;
-  if (warp == 0 && a.par_init) {
-    for (int s = lane; s < kStages; s += 32) {
-      MbarInit(full(s), a.lanes_arrive ? 32 : 1);
-      MbarInit(empty(s), kCW * (a.lanes_arrive ? 32 : 1));
-    }
-    if (lane >= 1 && lane <= 3) MbarInit(SmemAddr(&fl.stored[lane - 1]), kCW);
-    if (lane == 4 || lane == 5) MbarInit(SmemAddr(&fl.signalled[lane - 4]), 1);
-    if (lane == 0 && push) MbarInit(SmemAddr(push_area), 1);
-    FenceBarrierInit();
-    if (lane == 0) {
-      if (push) MbarArriveExpectTx(SmemAddr(push_area), E::kPushSums);
-      Trace<kLean>(a, 10);
-    }
-  } else if (threadIdx.x == 0) {
+  if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       MbarInit(full(s), a.lanes_arrive ? 32 : 1);
       MbarInit(empty(s), kCW * (a.lanes_arrive ? 32 : 1));

@@ -207,8 +207,6 @@ static Launch MakeLaunch(const Variant& v, const Operand& op, const void* b, voi
   // unset: none, where the addon runs Stream24L2Ahead's one stage, or none on stream-K shares past 25
   // stages a block at N > 16).
   a.l2_ahead = EnvInt("ENGINE_L2_AHEAD");
-  // ENGINE_PAR_INIT=1: the block's barriers set up by warp 0's lanes at once (Args::par_init, v49).
-  a.par_init = Env("ENGINE_PAR_INIT") ? 1 : 0;
   // ENGINE_B_BULK=1 (timing only: C is wrong where it applies): B at N = 16 / 32 / 64 on the
   // wgmma formats moved as N = 8's is, one bulk copy of the stage's contiguous rows, instead
   // of one tensor copy with the swizzle; the consumers still read it through the swizzled

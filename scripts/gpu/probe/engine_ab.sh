@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A/B of one compile-time switch of the streaming engine in the workbench: builds
+# engine_probe twice on the GPU machine, without and with ENGINE_AB_FLAGS (a macro the
+# experiment's code tests, e.g. v50's -DSPARSE_ENGINE_ARGS_PREFETCH, removed since), the two
+# builds in parallel (about 2.5 minutes on 16 cores), checks B (`checksmall`), then runs the same
+# traces and `timeall` on both in turns (A, B, A, B), so that the run's drift shows beside the
+# difference, and prints B / A per case and its geomean per round. Run from the repository root
+# inside run.sh's `sh` task (results into $W; an `sh` task needs a pack: GPU_DIR=... and carry):
+#   sh 'ENGINE_AB_FLAGS=-DMACRO bash scripts/gpu/probe/engine_ab.sh > $W/ab.txt 2>&1; cat $W/ab.txt'
+# AB_TRACES: "VARIANT M K N;..." traced on each; AB_SHAPES / NS / VARIANTS: `timeall`'s;
+# AB_SASS_GREP: a regex counted in B's SASS (that the switch compiled to what it should).
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+: "${ENGINE_AB_FLAGS:?ENGINE_AB_FLAGS: the nvcc flags of build B}"
+W=${W:-/tmp/engine-ab}
+T=${GPU_TMP:-/tmp/sparse-gpu}/ab
+mkdir -p "$W" "$T"
+export ENGINE_CLUSTER=${ENGINE_CLUSTER:-auto} ENGINE_PUSH=${ENGINE_PUSH:-1} ENGINE_PREFETCH=${ENGINE_PREFETCH:-1}
+AB_TRACES=${AB_TRACES:-"s24_f16_wgk1_w4x1_n8_k256_s8_1cta 4096 4096 1;s24_f16_wgk1_w8x1_n8_k256_s3_1cta 11008 4096 8"}
+AB_SHAPES=${AB_SHAPES:-"4096x4096 11008x4096 4096x11008"}
+export NS=${NS:-1,8,64}
+export VARIANTS=${VARIANTS:-wgk1_w4x1_n8_k256_s8,wgk1_w8x1_n8_k256_s3,wg_w8x1_n64_k256_s3,wg_w4x1_n64_k256_s3}
+(ENGINE_EXTRA_FLAGS="" bash scripts/gpu/probe/engine_build.sh "$T/a" >"$W/build_a.log" 2>&1) &
+pa=$!
+(ENGINE_EXTRA_FLAGS="$ENGINE_AB_FLAGS" bash scripts/gpu/probe/engine_build.sh "$T/b" >"$W/build_b.log" 2>&1) &
+pb=$!
+wait $pa || { tail -20 "$W/build_a.log"; exit 1; }
+wait $pb || { tail -20 "$W/build_b.log"; exit 1; }
+echo "built A and B (B: $ENGINE_AB_FLAGS)"
+timeout 120 "$T/b/engine_probe" checksmall >"$W/check_b.log" 2>&1
+echo "B checksmall: $(grep -E '^check:' "$W/check_b.log")"
+for round in 1 2; do
+  for x in a b; do
+    IFS=';' read -ra traces <<<"$AB_TRACES"
+    for t in "${traces[@]}"; do
+      # shellcheck disable=SC2086
+      timeout 60 "$T/$x/engine_probe" trace $t >>"$W/trace_${x}.log" 2>&1
+    done
+    # shellcheck disable=SC2086
+    timeout 200 "$T/$x/engine_probe" timeall s24_f16 $AB_SHAPES >"$W/time_${x}_$round.log" 2>&1
+  done
+done
+# The per-case ratio B / A (events and graph) of each round, and their geomeans.
+python3 - "$W" <<'PY'
+import math, re, sys
+w = sys.argv[1]
+def rows(path):
+    out = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) > 10 and f[0].startswith("s24_") and f[3] == "|":
+            try:
+                out[(f[0], f[1], f[2])] = (float(f[7]), float(f[8]))
+            except ValueError:
+                pass
+    return out
+for r in (1, 2):
+    a, b = rows(f"{w}/time_a_{r}.log"), rows(f"{w}/time_b_{r}.log")
+    ev, gr = [], []
+    for key in sorted(a):
+        if key in b:
+            ev.append(b[key][0] / a[key][0]); gr.append(b[key][1] / a[key][1])
+            print(f"round {r} {key[0][:34]:34s} {key[1]:>10s} n={key[2]:>2s}  A {a[key][0]:6.2f} {a[key][1]:6.2f}  B {b[key][0]:6.2f} {b[key][1]:6.2f}  B/A {ev[-1]:.3f} {gr[-1]:.3f}")
+    if ev:
+        g = lambda x: math.exp(sum(map(math.log, x)) / len(x))
+        print(f"round {r}: B / A geomean events {g(ev):.3f}, graph {g(gr):.3f} ({len(ev)} cases)")
+PY
+for x in a b; do
+  echo "== trace $x"
+  grep -E "^trace:|events|first instr -> first A|first instr -> stage 0|barriers set up|past sync|branch|asked for" "$W/trace_${x}.log" | head -40
+done
+if [ -n "${AB_SASS_GREP:-}" ]; then
+  cuobjdump -sass "$T/b/engine_probe" 2>/dev/null | grep -E "$AB_SASS_GREP" >"$W/sass_b.txt" || true
+  echo "B's SASS lines matching $AB_SASS_GREP: $(wc -l <"$W/sass_b.txt")"
+  head -3 "$W/sass_b.txt"
+fi
