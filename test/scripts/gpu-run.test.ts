@@ -297,6 +297,8 @@ describe('scripts/gpu/run.sh (stubbed GPU machine)', function () {
     expect(r.stdout).to.include('bash scripts/gpu/run.sh pack [DATASET...] [-- TASK [ARGS]...]')
   })
 
+  const ENGINE_SOURCES = ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc']
+
   /**
    * A world without a pack where a workbench builds: its build script (the real one), its
    * sources as stubs, and an nvcc whose objects are empty files and whose linked `binary` is a
@@ -318,13 +320,12 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     return w
   }
 
+  /** The streaming engine's workbench world (engine_build.sh and its sources as stubs). */
+  const engineWorld = (output: string): World =>
+    workbenchWorld('engine_build.sh', ENGINE_SOURCES, 'engine_probe', output)
+
   it('engine: builds the workbench there without a pack (again only when its sources change) and runs its modes', () => {
-    const w = workbenchWorld(
-      'engine_build.sh',
-      ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc'],
-      'engine_probe',
-      'echo "check: 3 runs, 0 failures"',
-    )
+    const w = engineWorld('echo "check: 3 runs, 0 failures"')
     const r = runner(w, ['engine', 'check', 'engine', 'timeall', 's24_f16', '11008x4096'], {NS: '8,64'})
     expect(r.code, r.stderr + r.stdout).to.equal(0)
     const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
@@ -347,12 +348,7 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
   })
 
   it('engine ncu: Nsight Compute --set full on the variant (NCU_OPTS added), the details and SASS pages kept', () => {
-    const w = workbenchWorld(
-      'engine_build.sh',
-      ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc'],
-      'engine_probe',
-      'true',
-    )
+    const w = engineWorld('true')
     const r = runner(w, ['engine', 'ncu', 'ENGINE_PUSH=1', 's24_f16_v', '4096', '4096', '1'], {NCU_OPTS: '--warp-sampling-interval 0'})
     expect(r.code, r.stderr + r.stdout).to.equal(0)
     const ncu = r.calls.filter((c) => c.startsWith('ncu '))
@@ -407,11 +403,11 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
   const named = [
     {task: 'engine', build: 'engine_build.sh', binary: 'engine_probe', mode: 'timeall', word: 'ENGINE_B_TMA=1',
      args: ['s24_f16', '4096x4096'],
-     sources: ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc']},
+     sources: ENGINE_SOURCES},
     // A name with a digit (v49: before, ENGINE_L2_AHEAD=1 was taken for the trace's variant name).
     {task: 'engine', build: 'engine_build.sh', binary: 'engine_probe', mode: 'trace', word: 'ENGINE_L2_AHEAD=1',
      args: ['s24_f16_wgk1_w4x1_n8_k256_s8_1cta', '4096', '4096', '1'],
-     sources: ['scripts/gpu/probe/engine_probe.cu', 'scripts/gpu/probe/engine_variants.cu', 'native/common/sparse24.cc']},
+     sources: ENGINE_SOURCES},
     {task: 'unst', build: 'unst_build.sh', binary: 'unst_probe', mode: 'stages', word: 'UNST_FIXUP=2',
      args: ['unprt_x', '4096', '4096', '8', '0.9'],
      sources: ['scripts/gpu/probe/unst_probe.cu', 'scripts/gpu/probe/unst_variants.cu', 'native/common/unstructured_stream.cc']},

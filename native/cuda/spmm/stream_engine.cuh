@@ -399,9 +399,13 @@ __device__ __forceinline__ const unsigned char* StageRunSrc(const Args& a, int r
 // ran on (%smid, TraceSm: which blocks of equal shares stream slower, by where they ran), and
 // the start split by SM clock (stream-engine.md's step 3): (9) thread 0's first instruction,
 // (10) its barriers set up (before __syncthreads), (11) the producer's lane 0 past
-// __syncthreads, (12) the producer's first stage issued (its A's copies asked for).
+// __syncthreads, (12) the producer's first stage issued (its A's copies asked for); and the
+// producer's path to that copy step by step (v50; its lane 0): (13) the block's items computed,
+// before __syncthreads, (14) past the cluster arrival and the dependents' launch, (15) the
+// cache policy, the ring and the item walk set up, (16) its first stage's coordinates and byte
+// count, (17) the stage's arrival with that count made.
 // One uniform branch per stamp when `trace` is null.
-constexpr int kTraceWords = 13;
+constexpr int kTraceWords = 18;
 // SPARSE_ENGINE_LEAN (workbench experiment, v23): the traces compiled out and the signaller
 // waiting with a back-off sleep instead of spinning.
 #ifdef SPARSE_ENGINE_LEAN
@@ -1080,6 +1084,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   // The block's items, before __syncthreads (v49: with 32-bit divisions where they fit).
   const BlockItems items = ItemsOfBlock(a);
   const long long i0 = items.i0, i1 = items.i1;
+  if (warp == kCW && lane == 0) Trace<kLean>(a, 13);
   __syncthreads();
   if (threadIdx.x == 0) Trace<kLean>(a, 4), Trace<kLean>(a, 0), TraceSm<kLean>(a);
   if (warp == kCW && lane == 0) Trace<kLean>(a, 11);
@@ -1088,6 +1093,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   // The next kernel (launched with programmatic dependent launch) may start its blocks as
   // this grid's blocks finish: its producers then fetch their weights during this tail.
   GridDependencyLaunch();
+  if (warp == kCW && lane == 0) Trace<kLean>(a, 14);
   const bool clustered = a.cluster > 1;
   const int crb = clustered ? static_cast<int>(blockIdx.x) / a.cluster : 0;
 
@@ -1113,13 +1119,16 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     int s = 0;
     ItemWalk w(a, i0);
     RingPos pos;  // slot s % ring, round s / ring (the first fill: slot s, round 0)
+    if (lane == 0) Trace<kLean>(a, 15);
     for (long long i = i0; i < i1 && s < ring; ++i, ++s, w.Next(a), pos.Next(ring)) {
       const int rb = w.rb, ks = StageOf(a, i0, i1, w);
       if (!StageBBulkOnly<kKS>(a, ks * kKS)) break;
       const uint32_t bytes = F::template StageBytes<E::kStrips, kKS>(a, rb, ks) + StageBBulkBytes<kKS>(a, ks * kKS);
+      if (s == 0 && lane == 0) Trace<kLean>(a, 16);
       if (lane == 0) StageTrace<kLean>(a, s, 3), MbarArriveExpectTx(full(s), bytes);
       else if (a.lanes_arrive) MbarArrive(full(s));
       __syncwarp();
+      if (s == 0 && lane == 0) Trace<kLean>(a, 17);
       F::template Issue<E::kStrips, kKS>(a, rb, ks, smem + s * E::kStageBytes + E::kBBytes, full(s), lane, policy);
       if (s == 0 && lane == 0) Trace<kLean>(a, 12);
       if (!a.a_first) StageB<kKS>(a, ks * kKS, smem + s * E::kStageBytes, full(s), lane, true);

@@ -573,22 +573,39 @@ static int TraceOne(const char* name, int m, int k, int n) {
   constexpr int kW = sparse::cuda::engine::kTraceWords;
   for (int b = 0; b < l.grid; ++b) g0 = std::min(g0, t[b * kW + 4]), g1 = std::max(g1, t[b * kW + 5]);
   std::vector<double> wait, producer, first, stream, fix, span, ready, tail;
-  // The start split (words 9-12, SM clock): the first instruction -> barriers set -> the
-  // producer past __syncthreads -> its branch -> its first stage's A asked for.
-  std::vector<double> init, sync, branch, ask, to_ask, to_first, to_entry;
+  // The start as steps between SM-clock stamps (label, from word, to word), two tables: the start
+  // split (v48: thread 0's first instruction (9) -> its barriers set (10) -> the producer past
+  // __syncthreads (11) -> its branch (7) -> its first stage's A asked for (12)), and the
+  // producer's own path (v50, its lane 0: items computed (13), past __syncthreads, past the
+  // cluster arrival and the dependents' launch (14), its branch, the policy, ring and walk set
+  // up (15), stage 0's coordinates and bytes (16), its arrival (17), its A issued). A block
+  // counts in a table when every word of it is stamped.
+  struct Step {
+    const char* what;
+    int from, to;
+  };
+  const std::vector<std::pair<const char*, std::vector<Step>>> tables = {
+      {"the start, from thread 0's first instruction (SM clock)",
+       {{"barriers set up", 9, 10}, {"-> producer past sync", 10, 11}, {"-> producer's branch", 11, 7},
+        {"-> first A asked for", 7, 12}, {"first instr -> first A", 9, 12}, {"first instr -> entry", 9, 0},
+        {"first instr -> stage 0", 9, 1}}},
+      {"the producer's path (its lane 0; from thread 0's first instruction)",
+       {{"items computed", 9, 13}, {"-> past __syncthreads", 13, 11}, {"-> cluster arr., launch", 11, 14},
+        {"-> its branch", 14, 7}, {"-> policy, ring, walk", 7, 15}, {"-> stage 0's coords", 15, 16},
+        {"-> its arrival", 16, 17}, {"-> its A issued", 17, 12}}}};
+  std::vector<std::vector<std::vector<double>>> steps(tables.size());
+  for (size_t q = 0; q < tables.size(); ++q) steps[q].resize(tables[q].second.size());
   auto cycles = [&](unsigned long long from, unsigned long long to) {
     return (static_cast<double>(to) - static_cast<double>(from)) * us_per_cycle;
   };
   for (int b = 0; b < l.grid; ++b) {
     const unsigned long long* x = &t[b * kW];
-    if (x[9] != 0 && x[10] != 0 && x[11] != 0 && x[12] != 0 && x[7] != 0) {
-      init.push_back(cycles(x[9], x[10]));
-      sync.push_back(cycles(x[10], x[11]));
-      branch.push_back(cycles(x[11], x[7]));
-      ask.push_back(cycles(x[7], x[12]));
-      to_ask.push_back(cycles(x[9], x[12]));
-      to_entry.push_back(cycles(x[9], x[0]));
-      to_first.push_back(cycles(x[9], x[1]));
+    for (size_t q = 0; q < tables.size(); ++q) {
+      bool whole = true;
+      for (const Step& st : tables[q].second) whole = whole && x[st.from] != 0 && x[st.to] != 0;
+      if (!whole) continue;
+      for (size_t i = 0; i < tables[q].second.size(); ++i)
+        steps[q][i].push_back(cycles(x[tables[q].second[i].from], x[tables[q].second[i].to]));
     }
     if (x[6] != 0) ready.push_back((x[6] - x[2]) * us_per_cycle), tail.push_back((x[3] - x[6]) * us_per_cycle);
     wait.push_back((x[4] - g0) * 1e-3);
@@ -616,15 +633,10 @@ static int TraceOne(const char* name, int m, int k, int n) {
   row("first -> last stage", stream);
   row("fixup and C", fix);
   row("block span", span);
-  if (!init.empty()) {
-    std::printf("  the start, from thread 0's first instruction (SM clock):\n");
-    row("barriers set up", init);
-    row("-> producer past sync", sync);
-    row("-> producer's branch", branch);
-    row("-> first A asked for", ask);
-    row("first instr -> first A", to_ask);
-    row("first instr -> entry", to_entry);
-    row("first instr -> stage 0", to_first);
+  for (size_t q = 0; q < tables.size(); ++q) {
+    if (steps[q][0].empty()) continue;
+    std::printf("  %s:\n", tables[q].first);
+    for (size_t i = 0; i < tables[q].second.size(); ++i) row(tables[q].second[i].what, steps[q][i]);
   }
   if (!ready.empty()) {
     std::printf("  the blocks that write C (%zu):\n", ready.size());
