@@ -454,7 +454,7 @@ task_engine() {
   rc=$?
   case $mode in
     memcheck) outputs memcheck | grep -E 'ERROR SUMMARY|^check:|FAIL' | head -5 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
-    ncu) grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Warp Cycles Per Issued|No Instruction)' "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
+    ncu) grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Warp Cycles Per Issued|Stall No Instruction|Stall IMC Miss)' "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
     *) outputs "$mode" | tail -40 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
   esac
   return $rc
