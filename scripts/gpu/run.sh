@@ -454,7 +454,7 @@ task_engine() {
   rc=$?
   case $mode in
     memcheck) outputs memcheck | grep -E 'ERROR SUMMARY|^check:|FAIL' | head -5 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
-    ncu) grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Warp Cycles Per Issued|Stall No Instruction|Stall IMC Miss)' "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
+    ncu) ncu_summary 'Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Warp Cycles Per Issued|Stall No Instruction|Stall IMC Miss' ;;
     *) outputs "$mode" | tail -40 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
   esac
   return $rc
@@ -472,6 +472,12 @@ ncu_full() {
     ncu --import "$W/profile.ncu-rep" --page details --print-details all --print-summary none >"$W/details.txt" 2>&1 &&
     { ncu --import "$W/profile.ncu-rep" --page source --csv --print-source sass --print-summary none 2>/dev/null |
       xz -T4 >"$W/sass.csv.xz"; }
+}
+
+# ncu_summary 'NAME|NAME...': the details page's lines of those metrics (after ncu_full), once each,
+# into the summary.
+ncu_summary() {
+  grep -E "^ +($1)" "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY"
 }
 
 # gemm MODE [ARGS]: the Hopper GEMM engine's workbench (scripts/gpu/probe/gemm_probe.cu;
@@ -511,7 +517,7 @@ task_gemm() {
   rc=$?
   case $mode in
     memcheck) outputs memcheck | grep -E 'ERROR SUMMARY|^check:|FAIL' | head -5 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
-    ncu) grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|SM: Pipe Tensor Cycles Active|Warp Cycles Per Issued)' "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
+    ncu) ncu_summary 'Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|SM: Pipe Tensor Cycles Active|Warp Cycles Per Issued' ;;
     check) outputs check | grep -v ' ok$' | tail -10 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
     *) outputs "$mode" | tail -40 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
   esac
@@ -562,7 +568,7 @@ task_unst() {
   rc=$?
   case $mode in
     memcheck | racecheck) outputs "$mode" | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^check:|FAIL' | head -5 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
-    ncu) grep -E '^ +(Duration|DRAM Throughput|Executed Ipc Active|Issue Slots Busy|Eligible Warps Per Scheduler|Warp Cycles Per Issued)' "$W/details.txt" 2>/dev/null | sort -u | sed 's/^ */  /' | tee -a "$SUMMARY" ;;
+    ncu) ncu_summary 'Duration|DRAM Throughput|Executed Ipc Active|Issue Slots Busy|Eligible Warps Per Scheduler|Warp Cycles Per Issued' ;;
     check) outputs check | grep -v ' ok$' | tail -10 | sed 's/^/  /' | tee -a "$SUMMARY" ;;
     sass) ;;
     *) outputs "$mode" | tail -12 | sed 's/^/  /' | tee -a "$SUMMARY" ;;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/env.h"
 #include "cuda/common/device_buffer.h"
 #include "cuda/common/device_info.h"
 #if defined(SPARSE_SM90A)
@@ -19,30 +20,6 @@
 #endif
 
 namespace sparse {
-
-// A selection model's constants from the environment (SPARSE_UND_SMALL, SPARSE_S24G_MODEL):
-// the count of comma-separated finite numbers that make up all of `name`'s value, at most `max`
-// of them into out; 0 when unset, -1 when malformed (a family then keeps its default).
-inline int EnvNumbers(const char* name, double* out, int max) {
-  const char* v = std::getenv(name);
-  if (v == nullptr) return 0;
-  int count = 0;
-  for (const char* at = v;; ++at) {
-    char* end = nullptr;
-    const double d = std::strtod(at, &end);
-    if (end == at || !std::isfinite(d) || count == max) return -1;
-    out[count++] = d;
-    if (*end == '\0') return count;
-    if (*end != ',') return -1;
-    at = end;
-  }
-}
-
-// Whether the environment variable `name` is set to exactly `value` (a selection model's "off").
-inline bool EnvIs(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v != nullptr && std::strcmp(v, value) == 0;
-}
 
 // The decomposition the end of a GEMM-engine variant's name gives (the families' parsers): 0
 // for "", k for "_sk<k>" with k from 1 to `max`, -1 for anything else.

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/env.h"
 #include "common/gemm_plan.h"
 #include "common/sparse24.h"
 #include "common/stream_plan.h"
@@ -241,10 +242,7 @@ __global__ void PadBKernel(const unsigned short* __restrict__ b, uint4* __restri
   pad[i] = make_uint4(w[0], w[1], w[2], w[3]);
 }
 inline bool PadWithPdl() {
-  static const bool on = [] {
-    const char* v = std::getenv("SPARSE_S24E_PAD_PDL");
-    return v == nullptr || std::strcmp(v, "off") != 0;
-  }();
+  static const bool on = !EnvIs("SPARSE_S24E_PAD_PDL", "off");
   return on;
 }
 cudaError_t PadB(const void* b, void* pad, int n, int k, int box, cudaStream_t stream) {
@@ -442,10 +440,7 @@ const SpmmFamily kSp24EngineFamily = {
 // 4096 on w8: 86 blocks of 132, each streaming 53 GB/s, v49), and a plan over every SM pays a
 // fixup. Unset, or any other value: PlanStream (common/stream_plan.h).
 inline bool PlanStreamKOnly() {
-  static const bool streamk = [] {
-    const char* v = std::getenv("SPARSE_S24E_PLAN");
-    return v != nullptr && std::strcmp(v, "streamk") == 0;
-  }();
+  static const bool streamk = EnvIs("SPARSE_S24E_PLAN", "streamk");
   return streamk;
 }
 
