@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/divisor.h"
 #include "common/dtype.h"
 #include "common/stream_plan.h"
 #include "cuda/common/mma.cuh"
@@ -136,6 +137,10 @@ struct Args {
   int strips, ksteps;     // the format's 16-row strips and k-steps (of kKStep columns)
   int row_blocks, kstages;
   long long total;        // row_blocks * kstages
+  Divisor div_kstages;    // kstages, the grid and the cluster as multipliers (SetDivisors, at each
+  Divisor div_grid;       // launch): the divisions on the producer's path to its first copy (the
+  Divisor div_cluster;    // block's items, its first item's row block) as a multiply-high each
+                          // instead of a division sequence (v51); unset (mul 0): divided
   int b_read;             // BRead
   int b_stride;           // bytes per B row in shared memory (2 N)
   int b_swizzle;          // kBTma: the swizzle's 16-byte-chunk mask (1, 3 or 7), else 0
@@ -975,21 +980,34 @@ __device__ __forceinline__ void Finish(const Args& a, int pend0, int pend1, Fixu
 struct BlockItems {
   long long i0, i1;
 };
-// i / d for 0 <= i and 0 < d: a 32-bit division where i fits in 32 bits (every plan of an LLM
-// layer's shape), else the 64-bit one, a subroutine of dependent instructions on the producer's
-// path to its first copy (v49's trace).
-__device__ __forceinline__ long long DivFast(long long i, int d) {
+// i / d for 0 <= i and 0 < d, dv = MakeDivisor(d) or unset: a multiply-high where i < 2^31 and dv
+// is set (every plan of an LLM layer's shape), else a 32-bit division where i fits in 32 bits,
+// else the 64-bit one (each a subroutine of dependent instructions: v49's trace, v51's SASS).
+__device__ __forceinline__ long long DivFast(long long i, int d, Divisor dv) {
+  if (dv.mul != 0 && i < (1LL << 31)) return DivideBy(static_cast<uint32_t>(i), dv);
   return i <= 0xffffffffLL ? static_cast<long long>(static_cast<uint32_t>(i) / static_cast<uint32_t>(d)) : i / d;
+}
+// The block's cluster index (clusters of a.cluster > 1 consecutive blocks).
+__device__ __forceinline__ int ClusterIndex(const Args& a) {
+  return static_cast<int>(DivFast(blockIdx.x, a.cluster, a.div_cluster));
 }
 __device__ __forceinline__ BlockItems ItemsOfBlock(const Args& a) {
   if (a.cluster > 1) {
-    const long long first = static_cast<long long>(blockIdx.x / a.cluster) * a.kstages;
-    const int r = static_cast<int>(blockIdx.x) % a.cluster;
-    return BlockItems{first + DivFast(static_cast<long long>(a.kstages) * r, a.cluster),
-                      first + DivFast(static_cast<long long>(a.kstages) * (r + 1), a.cluster)};
+    const int q = ClusterIndex(a);
+    const long long first = static_cast<long long>(q) * a.kstages;
+    const int r = static_cast<int>(blockIdx.x) - q * a.cluster;
+    return BlockItems{first + DivFast(static_cast<long long>(a.kstages) * r, a.cluster, a.div_cluster),
+                      first + DivFast(static_cast<long long>(a.kstages) * (r + 1), a.cluster, a.div_cluster)};
   }
   const int g = static_cast<int>(gridDim.x);
-  return BlockItems{DivFast(a.total * blockIdx.x, g), DivFast(a.total * (blockIdx.x + 1), g)};
+  return BlockItems{DivFast(a.total * blockIdx.x, g, a.div_grid), DivFast(a.total * (blockIdx.x + 1), g, a.div_grid)};
+}
+
+// Args' divisors for a launch of `grid` blocks (at the launch, so that they match its grid).
+inline void SetDivisors(Args& a, int grid) {
+  a.div_kstages = MakeDivisor(a.kstages);
+  a.div_grid = MakeDivisor(grid);
+  a.div_cluster = MakeDivisor(a.cluster > 1 ? a.cluster : 1);
 }
 
 // A ring slot and its phase, stepped with the block's stages (Args::ring slots in use: no
@@ -1012,7 +1030,7 @@ __device__ __forceinline__ int RingSlots(const Args& a, int stages) {
 struct ItemWalk {
   int rb, ks;
   __device__ __forceinline__ ItemWalk(const Args& a, long long i) {
-    const long long q = DivFast(i, a.kstages);
+    const long long q = DivFast(i, a.kstages, a.div_kstages);
     rb = static_cast<int>(q), ks = static_cast<int>(i - q * a.kstages);
   }
   __device__ __forceinline__ void Next(const Args& a) {
@@ -1071,9 +1089,12 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     // non-finite value in those columns sends the strip to FixSp24's exact sums (v17: 30 us a
     // stage in split-K clusters).
     static_assert(2 * kKS + 128 <= E::kBBytes, "the K1 tail fits in the stage's B area");
+    // The threads that store (the first kStages * 8: consumers) fence their stores for wgmma; the
+    // others (the producer and the signaller among them) go on to __syncthreads (v51: every
+    // thread fenced, a MEMBAR on the producer's path to its first copy).
     for (int i = threadIdx.x; i < kStages * 8; i += blockDim.x)
       reinterpret_cast<uint4*>(smem + (i / 8) * E::kStageBytes + 2 * kKS)[i % 8] = make_uint4(0, 0, 0, 0);
-    FenceProxyAsync();
+    if (threadIdx.x < kStages * 8) FenceProxyAsync();
   }
   if (a.skip_b) {
     for (int i = threadIdx.x; i < kStages * (E::kBBytes / 16); i += blockDim.x)
@@ -1095,7 +1116,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   GridDependencyLaunch();
   if (warp == kCW && lane == 0) Trace<kLean>(a, 14);
   const bool clustered = a.cluster > 1;
-  const int crb = clustered ? static_cast<int>(blockIdx.x) / a.cluster : 0;
+  const int crb = clustered ? ClusterIndex(a) : 0;
 
   if (warp == kCW + 1) {
     GridDependencyWait();

@@ -206,6 +206,7 @@ inline cudaError_t LaunchPlanned(void (*fn)(cuda::engine::Args), const StreamPla
     ++n;
   }
   cuda::engine::Args a = args;
+  cuda::engine::SetDivisors(a, plan.grid);
   if (LaunchWithPdl(stream)) {
     n = AppendPdlAttribute(at, n);
     a.a_first = 1;

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# A/B of one compile-time switch of the streaming engine in the workbench: builds
-# engine_probe twice on the GPU machine, without and with ENGINE_AB_FLAGS (a macro the
-# experiment's code tests, e.g. v50's -DSPARSE_ENGINE_ARGS_PREFETCH, removed since), the two
-# builds in parallel (about 2.5 minutes on 16 cores), checks B (`checksmall`), then runs the same
-# traces and `timeall` on both in turns (A, B, A, B), so that the run's drift shows beside the
-# difference, and prints B / A per case and its geomean per round. Run from the repository root
-# inside run.sh's `sh` task (results into $W; an `sh` task needs a pack: GPU_DIR=... and carry):
-#   sh 'ENGINE_AB_FLAGS=-DMACRO bash scripts/gpu/probe/engine_ab.sh > $W/ab.txt 2>&1; cat $W/ab.txt'
+# A/B of compile-time switches of the streaming engine in the workbench: builds engine_probe
+# without flags (A) and once per flag set of ENGINE_AB_FLAGS (B1, B2, ...: sets separated by
+# '|', each a macro the experiment's code tests, e.g. v51's -DSPARSE_ENGINE_OLD_DIV), all builds
+# in parallel (about 2.5 minutes for two on 16 cores), checks every build (`checksmall`), then
+# runs the same traces and `timeall` on each in turns (A, B1, ..., A, B1, ...), so that the run's
+# drift shows beside the difference, and prints each B / A per case and its geomean per round.
+# Run from the repository root inside run.sh's `sh` task (results into $W; an `sh` task needs a
+# pack: GPU_DIR=... and carry):
+#   sh 'ENGINE_AB_FLAGS="-DMACRO1|-DMACRO2" bash scripts/gpu/probe/engine_ab.sh > $W/ab.txt 2>&1; cat $W/ab.txt'
 # AB_TRACES: "VARIANT M K N;..." traced on each; AB_SHAPES / NS / VARIANTS: `timeall`'s;
-# AB_SASS_GREP: a regex counted in B's SASS (that the switch compiled to what it should).
+# AB_SASS_GREP: a regex counted in each B's SASS (that the switch compiled to what it should).
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-: "${ENGINE_AB_FLAGS:?ENGINE_AB_FLAGS: the nvcc flags of build B}"
+: "${ENGINE_AB_FLAGS:?ENGINE_AB_FLAGS: the nvcc flags of the B builds, sets separated by |}"
 W=${W:-/tmp/engine-ab}
 T=${GPU_TMP:-/tmp/sparse-gpu}/ab
 mkdir -p "$W" "$T"
@@ -20,17 +21,25 @@ AB_TRACES=${AB_TRACES:-"s24_f16_wgk1_w4x1_n8_k256_s8_1cta 4096 4096 1;s24_f16_wg
 AB_SHAPES=${AB_SHAPES:-"4096x4096 11008x4096 4096x11008"}
 export NS=${NS:-1,8,64}
 export VARIANTS=${VARIANTS:-wgk1_w4x1_n8_k256_s8,wgk1_w8x1_n8_k256_s3,wg_w8x1_n64_k256_s3,wg_w4x1_n64_k256_s3}
-(ENGINE_EXTRA_FLAGS="" bash scripts/gpu/probe/engine_build.sh "$T/a" >"$W/build_a.log" 2>&1) &
-pa=$!
-(ENGINE_EXTRA_FLAGS="$ENGINE_AB_FLAGS" bash scripts/gpu/probe/engine_build.sh "$T/b" >"$W/build_b.log" 2>&1) &
-pb=$!
-wait $pa || { tail -20 "$W/build_a.log"; exit 1; }
-wait $pb || { tail -20 "$W/build_b.log"; exit 1; }
-echo "built A and B (B: $ENGINE_AB_FLAGS)"
-timeout 120 "$T/b/engine_probe" checksmall >"$W/check_b.log" 2>&1
-echo "B checksmall: $(grep -E '^check:' "$W/check_b.log")"
+IFS='|' read -ra FLAGS <<<"$ENGINE_AB_FLAGS"
+BUILDS=(a)
+for i in "${!FLAGS[@]}"; do BUILDS+=("b$((i + 1))"); done
+flags_of() { [ "$1" = a ] && echo "" || echo "${FLAGS[$((${1#b} - 1))]}"; }
+pids=()
+for x in "${BUILDS[@]}"; do
+  (ENGINE_EXTRA_FLAGS="$(flags_of "$x")" bash scripts/gpu/probe/engine_build.sh "$T/$x" >"$W/build_$x.log" 2>&1) &
+  pids+=($!)
+done
+for i in "${!BUILDS[@]}"; do
+  wait "${pids[$i]}" || { tail -20 "$W/build_${BUILDS[$i]}.log"; exit 1; }
+done
+for x in "${BUILDS[@]}"; do
+  echo "built $x: $(flags_of "$x")"
+  timeout 120 "$T/$x/engine_probe" checksmall >"$W/check_$x.log" 2>&1
+  echo "$x checksmall: $(grep -E '^check:' "$W/check_$x.log")"
+done
 for round in 1 2; do
-  for x in a b; do
+  for x in "${BUILDS[@]}"; do
     IFS=';' read -ra traces <<<"$AB_TRACES"
     for t in "${traces[@]}"; do
       # shellcheck disable=SC2086
@@ -41,9 +50,9 @@ for round in 1 2; do
   done
 done
 # The per-case ratio B / A (events and graph) of each round, and their geomeans.
-python3 - "$W" <<'PY'
+python3 - "$W" "${BUILDS[@]:1}" <<'PY'
 import math, re, sys
-w = sys.argv[1]
+w, bs = sys.argv[1], sys.argv[2:]
 def rows(path):
     out = {}
     for line in open(path):
@@ -54,23 +63,24 @@ def rows(path):
             except ValueError:
                 pass
     return out
-for r in (1, 2):
-    a, b = rows(f"{w}/time_a_{r}.log"), rows(f"{w}/time_b_{r}.log")
-    ev, gr = [], []
-    for key in sorted(a):
-        if key in b:
-            ev.append(b[key][0] / a[key][0]); gr.append(b[key][1] / a[key][1])
-            print(f"round {r} {key[0][:34]:34s} {key[1]:>10s} n={key[2]:>2s}  A {a[key][0]:6.2f} {a[key][1]:6.2f}  B {b[key][0]:6.2f} {b[key][1]:6.2f}  B/A {ev[-1]:.3f} {gr[-1]:.3f}")
-    if ev:
-        g = lambda x: math.exp(sum(map(math.log, x)) / len(x))
-        print(f"round {r}: B / A geomean events {g(ev):.3f}, graph {g(gr):.3f} ({len(ev)} cases)")
+for x in bs:
+    for r in (1, 2):
+        a, b = rows(f"{w}/time_a_{r}.log"), rows(f"{w}/time_{x}_{r}.log")
+        ev, gr = [], []
+        for key in sorted(a):
+            if key in b:
+                ev.append(b[key][0] / a[key][0]); gr.append(b[key][1] / a[key][1])
+                print(f"{x} round {r} {key[0][:34]:34s} {key[1]:>10s} n={key[2]:>2s}  A {a[key][0]:6.2f} {a[key][1]:6.2f}  B {b[key][0]:6.2f} {b[key][1]:6.2f}  B/A {ev[-1]:.3f} {gr[-1]:.3f}")
+        if ev:
+            g = lambda v: math.exp(sum(map(math.log, v)) / len(v))
+            print(f"{x} round {r}: B / A geomean events {g(ev):.3f}, graph {g(gr):.3f} ({len(ev)} cases)")
 PY
-for x in a b; do
+for x in "${BUILDS[@]}"; do
   echo "== trace $x"
-  grep -E "^trace:|events|first instr -> first A|first instr -> stage 0|barriers set up|past sync|branch|asked for" "$W/trace_${x}.log" | head -40
+  grep -E "^trace:|events|first instr -> first A|first instr -> stage 0|items computed|past sync|branch|asked for" "$W/trace_${x}.log" | head -40
 done
 if [ -n "${AB_SASS_GREP:-}" ]; then
-  cuobjdump -sass "$T/b/engine_probe" 2>/dev/null | grep -E "$AB_SASS_GREP" >"$W/sass_b.txt" || true
-  echo "B's SASS lines matching $AB_SASS_GREP: $(wc -l <"$W/sass_b.txt")"
-  head -3 "$W/sass_b.txt"
+  for x in "${BUILDS[@]}"; do
+    cuobjdump -sass "$T/$x/engine_probe" 2>/dev/null | grep -cE "$AB_SASS_GREP" | sed "s/^/$x's SASS lines matching $AB_SASS_GREP: /"
+  done
 fi

@@ -270,7 +270,9 @@ static cudaError_t Run(const Launch& l, cudaStream_t s) {
     ++n;
   }
   cfg.attrs = attr, cfg.numAttrs = n;
-  return cudaLaunchKernelEx(&cfg, l.fn, l.args);
+  sparse::cuda::engine::Args a = l.args;
+  sparse::cuda::engine::SetDivisors(a, l.grid);
+  return cudaLaunchKernelEx(&cfg, l.fn, a);
 }
 
 // The variants that fit N (their n-tiles cover N, and N is not far below them).

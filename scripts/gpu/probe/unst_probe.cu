@@ -185,7 +185,9 @@ Launch MakeLaunch(const UnstVariant& v, const UnstStream& s, const Operand& op, 
 
 cudaError_t Run(const Launch& l, cudaStream_t s) {
   if (l.cluster > 1) return engine_host::LaunchPlanned(l.fn, sparse::StreamPlan{l.grid, l.cluster}, l.threads, l.smem, s, l.args);
-  l.fn<<<l.grid, l.threads, l.smem, s>>>(l.args);
+  sparse::cuda::engine::Args a = l.args;
+  sparse::cuda::engine::SetDivisors(a, l.grid);
+  l.fn<<<l.grid, l.threads, l.smem, s>>>(a);
   return cudaGetLastError();
 }
 
