@@ -33,6 +33,15 @@ inline bool EnvIs(const char* name, const char* value) {
   return v != nullptr && std::strcmp(v, value) == 0;
 }
 
+// An A/B switch read as a whole number: true, with atoi's value in *out, when `name` is set and
+// not empty; false (and *out untouched) otherwise.
+inline bool EnvInt(const char* name, int* out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return false;
+  *out = std::atoi(v);
+  return true;
+}
+
 }  // namespace sparse
 
 #endif  // SPARSE_COMMON_ENV_H_

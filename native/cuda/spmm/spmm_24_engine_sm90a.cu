@@ -181,12 +181,6 @@ constexpr int kBudgetKB =
     kWarps == 8 ? kRingStages8 * e::Engine<e::TwoFourWg, DType::kF16, 8, 1, kNT8, kKStage, 1024>::kStageBytes / 1024
                 : kRingKB4;
 
-// An A/B switch read as a whole number (RingOf): atoi's value, 0 when unset.
-inline int SwitchValue(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::atoi(v) : 0;
-}
-
 // The ring slots a launch keeps in use (Args::ring): all of them, or SPARSE_S24E_RING's R (A/B
 // runs; 0: all). v42 on an H100: w8 on stream-K plans (132 blocks, 14.3 MB of A in flight with
 // three slots) streams its equal shares unevenly across SMs, and two slots even that out in the
@@ -195,7 +189,11 @@ inline int SwitchValue(const char* name) {
 // 8-64: not taken. v43 on the H200 (the same A/B): two slots 0.975x as fast in events, 0.968x in
 // a graph. The switch stays for A/B runs.
 inline int RingOf() {
-  static const int ring = SwitchValue("SPARSE_S24E_RING");
+  static const int ring = [] {
+    int r = 0;
+    EnvInt("SPARSE_S24E_RING", &r);
+    return r;
+  }();
   return ring;
 }
 
@@ -204,8 +202,8 @@ inline int RingOf() {
 // is set (A/B runs; 0: none).
 inline int L2AheadOf(const StreamPlan& plan, int row_blocks, int kstages, int n) {
   static const int forced = [] {
-    const char* v = std::getenv("SPARSE_S24E_L2_AHEAD");
-    return v != nullptr && *v != '\0' ? std::max(0, std::atoi(v)) : -1;
+    int d = 0;
+    return EnvInt("SPARSE_S24E_L2_AHEAD", &d) ? std::max(0, d) : -1;
   }();
   return forced >= 0 ? forced : Stream24L2Ahead(plan, row_blocks, kstages, n, PeakDramGBps());
 }

@@ -428,9 +428,18 @@ constexpr bool kSmemTrace = true;
 #else
 constexpr bool kSmemTrace = false;
 #endif
+// SPARSE_ENGINE_NO_TRACE (workbench A/B, v51; not yet measured): the stamps compiled out of every
+// format, the signaller unchanged (SPARSE_ENGINE_LEAN also makes it sleep between its tries). In
+// the addon the trace pointers are null, so each stamp there is a uniform branch on the
+// producer's and the consumers' paths: the A/B says what those cost.
+#if defined(SPARSE_ENGINE_NO_TRACE)
+constexpr bool kNoTrace = true;
+#else
+constexpr bool kNoTrace = false;
+#endif
 template <bool kLean = kEngineLean>
 __device__ __forceinline__ void Trace(const Args& a, int i) {
-  if ((kLean && !kSmemTrace) || a.trace == nullptr) return;
+  if (kNoTrace || (kLean && !kSmemTrace) || a.trace == nullptr) return;
   unsigned long long t;
   if (i == 4 || i == 5) {
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
@@ -441,7 +450,7 @@ __device__ __forceinline__ void Trace(const Args& a, int i) {
 }
 template <bool kLean = kEngineLean>
 __device__ __forceinline__ void TraceSm(const Args& a) {
-  if ((kLean && !kSmemTrace) || a.trace == nullptr) return;
+  if (kNoTrace || (kLean && !kSmemTrace) || a.trace == nullptr) return;
   unsigned sm;
   asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
   a.trace[blockIdx.x * kTraceWords + 8] = sm;
@@ -487,7 +496,7 @@ __device__ __forceinline__ void StageTrace(const Args& a, int s, int w) {
   if (a.stage_trace == nullptr || s >= kSmemTraceStages) return;
   SmemTraceOf().t[s * 4 + w] = static_cast<uint32_t>(clock64()) | 1u;  // never 0: 0 is no stamp
 #else
-  if (kLean || a.stage_trace == nullptr || s >= kStageTraceMax) return;
+  if (kNoTrace || kLean || a.stage_trace == nullptr || s >= kStageTraceMax) return;
   a.stage_trace[(static_cast<size_t>(blockIdx.x) * kStageTraceMax + s) * 4 + w] = clock64();
 #endif
 }
