@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A/B of compile-time switches of the streaming engine in the workbench: builds engine_probe
 # without flags (A) and once per flag set of ENGINE_AB_FLAGS (B1, B2, ...: sets separated by
-# '|', each a macro the experiment's code tests, e.g. v51's -DSPARSE_ENGINE_OLD_DIV), all builds
+# '|', each a macro the experiment's code tests: v51's -DSPARSE_ENGINE_OLD_DIV, since removed, or
+# -DSPARSE_ENGINE_NO_TRACE), all builds
 # in parallel (about 2.5 minutes for two on 16 cores), checks every build (`checksmall`), then
 # runs the same traces and `timeall` on each in turns (A, B1, ..., A, B1, ...), so that the run's
 # drift shows beside the difference, and prints each B / A per case and its geomean per round.
