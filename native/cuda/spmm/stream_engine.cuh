@@ -1016,7 +1016,7 @@ __device__ __forceinline__ BlockItems ItemsOfBlock(const Args& a) {
 inline void SetDivisors(Args& a, int grid) {
   a.div_kstages = MakeDivisor(a.kstages);
   a.div_grid = MakeDivisor(grid);
-  a.div_cluster = MakeDivisor(a.cluster > 1 ? a.cluster : 1);
+  a.div_cluster = MakeDivisor(a.cluster);  // read only where cluster > 1 (ClusterIndex)
 }
 
 // A ring slot and its phase, stepped with the block's stages (Args::ring slots in use: no
@@ -1111,7 +1111,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
     FenceProxyAsync();
   }
   StageTraceStart(a);
-  // The block's items, before __syncthreads (v49: with 32-bit divisions where they fit).
+  // The block's items, before __syncthreads (v51: by Args' divisors, DivFast).
   const BlockItems items = ItemsOfBlock(a);
   const long long i0 = items.i0, i1 = items.i1;
   if (warp == kCW && lane == 0) Trace<kLean>(a, 13);
