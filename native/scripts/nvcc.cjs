@@ -8,8 +8,11 @@
 const {spawnSync} = require('node:child_process')
 const {choose, gencode} = require('./cuda-archs.cjs')
 
+// SPARSE_ENGINE_NO_TRACE: the streaming engine's trace stamps compiled out of the addon, which
+// never traces (v52, workbench A/B on an H100: 0.966-0.969x the time in events, 0.957-0.958x in
+// CUDA graphs over 12 cases; docs/stream-engine.md "v52"). The workbenches keep them (`trace`).
 function flagsFor(input, archs) {
-  const common = ['-std=c++17', '-O3', '-Xcompiler', '-fPIC', '-DSPARSE_WITH_CUDA=1', '-Inative', '--expt-relaxed-constexpr', '-lineinfo']
+  const common = ['-std=c++17', '-O3', '-Xcompiler', '-fPIC', '-DSPARSE_WITH_CUDA=1', '-DSPARSE_ENGINE_NO_TRACE', '-Inative', '--expt-relaxed-constexpr', '-lineinfo']
   if (/_sm90a\.cu$/.test(input) && archs.includes(90)) return [...common, '-gencode', 'arch=compute_90a,code=sm_90a', '-DSPARSE_SM90A=1']
   return [...common, ...gencode(archs)]
 }

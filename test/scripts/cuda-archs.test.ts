@@ -59,4 +59,14 @@ describe('CUDA architectures of the build (cuda-archs.cjs)', () => {
     expect(plain).to.include('arch=compute_90,code=sm_90')
     expect(plain).to.not.include('90a')
   })
+
+  it("nvcc.cjs: the addon's sources are compiled without the streaming engine's trace stamps (SPARSE_ENGINE_NO_TRACE), the workbench's with them", () => {
+    const nvcc = require(join(ROOT, 'native', 'scripts', 'nvcc.cjs')) as {flagsFor: (input: string, archs: number[]) => string[]}
+    for (const [input, archs] of [['native/cuda/spmm/spmm_24_engine_sm90a.cu', [80, 90]], ['native/cuda/spmm/spmm_24_engine_sm90a.cu', [80]], ['native/cuda/spmm/spmm_24.cu', [90]]] as const)
+      expect(nvcc.flagsFor(input, [...archs])).to.include('-DSPARSE_ENGINE_NO_TRACE')
+    // The workbench's `trace` and `stages` modes read the stamps: its build must not define it.
+    expect(readFileSync(join(ROOT, 'scripts', 'gpu', 'probe', 'engine_build.sh'), 'utf8')).to.not.include('NO_TRACE')
+    // And the header reads the macro the addon defines.
+    expect(readFileSync(join(ROOT, 'native', 'cuda', 'spmm', 'stream_engine.cuh'), 'utf8')).to.match(/#if defined\(SPARSE_ENGINE_NO_TRACE\)\nconstexpr bool kNoTrace = true;/)
+  })
 })

@@ -428,10 +428,12 @@ constexpr bool kSmemTrace = true;
 #else
 constexpr bool kSmemTrace = false;
 #endif
-// SPARSE_ENGINE_NO_TRACE (workbench A/B, v51; not yet measured): the stamps compiled out of every
-// format, the signaller unchanged (SPARSE_ENGINE_LEAN also makes it sleep between its tries). In
-// the addon the trace pointers are null, so each stamp there is a uniform branch on the
-// producer's and the consumers' paths: the A/B says what those cost.
+// SPARSE_ENGINE_NO_TRACE (the addon's build defines it, native/scripts/nvcc.cjs; the workbenches'
+// do not): the stamps compiled out of every format, the signaller unchanged (SPARSE_ENGINE_LEAN
+// also makes it sleep between its tries). With the stamps compiled in and the trace pointers null,
+// each is a uniform branch on the producer's and the consumers' paths: v52's A/B (an H100, 12
+// cases, two rounds) found them 3.1-3.4 % of the time in events and 4.2-4.3 % in CUDA graphs
+// (0.91-0.99x per case; SPARSE_ENGINE_LEAN 0.962-0.964x / 0.958-0.959x, no better).
 #if defined(SPARSE_ENGINE_NO_TRACE)
 constexpr bool kNoTrace = true;
 #else

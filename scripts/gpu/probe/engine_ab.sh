@@ -11,6 +11,8 @@
 #   sh 'ENGINE_AB_FLAGS="-DMACRO1|-DMACRO2" bash scripts/gpu/probe/engine_ab.sh > $W/ab.txt 2>&1; cat $W/ab.txt'
 # AB_TRACES: "VARIANT M K N;..." traced on each; AB_SHAPES / NS / VARIANTS: `timeall`'s;
 # AB_SASS_GREP: a regex counted in each B's SASS (that the switch compiled to what it should).
+# AB_BIN: a folder of builds made beforehand (AB_BIN/a/engine_probe.xz, AB_BIN/b1/..., in the
+# order of ENGINE_AB_FLAGS, each built by engine_build.sh with its flags): nothing compiled there.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 : "${ENGINE_AB_FLAGS:?ENGINE_AB_FLAGS: the nvcc flags of the B builds, sets separated by |}"
@@ -28,11 +30,17 @@ for i in "${!FLAGS[@]}"; do BUILDS+=("b$((i + 1))"); done
 flags_of() { [ "$1" = a ] && echo "" || echo "${FLAGS[$((${1#b} - 1))]}"; }
 pids=()
 for x in "${BUILDS[@]}"; do
-  (ENGINE_EXTRA_FLAGS="$(flags_of "$x")" bash scripts/gpu/probe/engine_build.sh "$T/$x" >"$W/build_$x.log" 2>&1) &
+  if [ -n "${AB_BIN:-}" ]; then
+    # Built beforehand (here: engine_build.sh with the same flags, each binary xz-compressed as
+    # $AB_BIN/<build>/engine_probe.xz): a device call then spends no minutes compiling.
+    mkdir -p "$T/$x" && (xz -dc "$AB_BIN/$x/engine_probe.xz" >"$T/$x/engine_probe" && chmod +x "$T/$x/engine_probe") &
+  else
+    (ENGINE_EXTRA_FLAGS="$(flags_of "$x")" bash scripts/gpu/probe/engine_build.sh "$T/$x" >"$W/build_$x.log" 2>&1) &
+  fi
   pids+=($!)
 done
 for i in "${!BUILDS[@]}"; do
-  wait "${pids[$i]}" || { tail -20 "$W/build_${BUILDS[$i]}.log"; exit 1; }
+  wait "${pids[$i]}" || { tail -20 "$W/build_${BUILDS[$i]}.log" 2>/dev/null; echo "build ${BUILDS[$i]} failed"; exit 1; }
 done
 for x in "${BUILDS[@]}"; do
   echo "built $x: $(flags_of "$x")"
