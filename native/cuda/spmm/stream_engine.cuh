@@ -431,9 +431,10 @@ constexpr bool kSmemTrace = false;
 // SPARSE_ENGINE_NO_TRACE (the addon's build defines it, native/scripts/nvcc.cjs; the workbenches'
 // do not): the stamps compiled out of every format, the signaller unchanged (SPARSE_ENGINE_LEAN
 // also makes it sleep between its tries). With the stamps compiled in and the trace pointers null,
-// each is a uniform branch on the producer's and the consumers' paths: v52's A/B (an H100, 12
-// cases, two rounds) found them 3.1-3.4 % of the time in events and 4.2-4.3 % in CUDA graphs
-// (0.91-0.99x per case; SPARSE_ENGINE_LEAN 0.962-0.964x / 0.958-0.959x, no better).
+// each is still a branch on the producer's and the consumers' paths (the consumers' three a stage
+// behind threadIdx.x == 0, which diverges inside warp 0): v52's A/B (an H100, 12 cases, two
+// rounds) found them 3.1-3.4 % of the time in events and 4.2-4.3 % in CUDA graphs (0.91-0.99x per
+// case; SPARSE_ENGINE_LEAN 0.962-0.964x / 0.958-0.959x, no better).
 #if defined(SPARSE_ENGINE_NO_TRACE)
 constexpr bool kNoTrace = true;
 #else
