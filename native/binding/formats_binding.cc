@@ -1,6 +1,7 @@
 // N-API glue of the kernels' prepared formats, built on the host exactly as the kernels'
 // plans build them (for tests and inspection; synchronous, pure C++, also in a CPU-only
 // build): tcFormat, bitmapFormat, sp24Format, sp24ToCsr, sddmmChunkStarts.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -257,9 +258,11 @@ bool IsOff(const Napi::Value& v) { return v.IsString() && v.As<Napi::String>().U
 // m k, the 2:4 pattern full). Synchronous; pure C++.
 // The pick is Gemm24Pick's with the library's constants (kGemm24Fitted: what the selection runs
 // unless SPARSE_S24G_MODEL is set), or with `model`'s ({S_m128_n128, S_m256_n128, F, T0, FX0, L2,
-// FX3?}: scripts/gpu/s24g-fit.py's PARAMS), with its decomposition (streamK: 0 whole tiles, 2 or
-// 3), `estimates` (us, Gemm24Us) of every shape it weighed, named as the script names them
-// (m256_n128, m256_n128_sk2, ...), and `model`, the constants used; the script mirrors it
+// FX3?, S_m128_n64?, S_m256_n64?}: scripts/gpu/s24g-fit.py's PARAMS; the 64-column tiles are
+// candidates where both of theirs are given), with its tile width (cols) and decomposition
+// (streamK: 0 whole tiles, 2 or 3), `estimates` (us, Gemm24Us) of every shape it weighed, named
+// as the script names them (m256_n128, m256_n128_sk2, m128_n64, ...), and `model`, the constants
+// used; the script mirrors it
 // (test/kernels/gemm-plan.test.ts). With model 'off', Gemm24Rows' height and the owner's split
 // (streamK 2), no estimates, and model null.
 Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
@@ -286,20 +289,25 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
       };
       md = Gemm24Model{get("S_m128_n128", false), get("S_m256_n128", false), get("F", false), get("T0", false),
                        get("FX0", false),         get("L2", false),          get("FX3", true)};
+      md.s128_n64 = std::max(0.0, get("S_m128_n64", true));
+      md.s256_n64 = std::max(0.0, get("S_m256_n64", true));
       if (!md.On()) a.RangeFail("model: stage cycles, F and L2 must be above 0, T0 and FX0 at least 0");
+      if ((md.s128_n64 > 0) != (md.s256_n64 > 0)) a.RangeFail("model: give both S_m128_n64 and S_m256_n64 above 0, or neither");
     }
   }
   const Gemm24Shape shape = Gemm24Choose(md, m, n, k, sms);
   Napi::Object o = Napi::Object::New(info.Env());
   o.Set("rows", shape.rows);
-  o.Set("split", shape.stream_k == 0 ? 1 : Gemm24Split(m, n, k, shape.rows, sms));
+  o.Set("cols", shape.cols);
+  o.Set("split", shape.stream_k == 0 ? 1 : Gemm24Split(m, n, k, shape.rows, sms, shape.cols));
   o.Set("streamK", shape.stream_k);
   o.Set("denseEnough", DenseWorkPays(m, k, nnz));
   if (md.On()) {
     Napi::Object est = Napi::Object::New(info.Env());
     ForEachGemm24Shape(md, m, n, k, sms, [&](const Gemm24Shape& s) {
-      est.Set("m" + std::to_string(s.rows) + "_n128" + (s.stream_k ? "_sk" + std::to_string(s.stream_k) : ""),
-              Gemm24Us(md, m, n, k, s.rows, s.stream_k, sms));
+      est.Set("m" + std::to_string(s.rows) + "_n" + std::to_string(s.cols) +
+                  (s.stream_k ? "_sk" + std::to_string(s.stream_k) : ""),
+              Gemm24Us(md, m, n, k, s.rows, s.stream_k, sms, s.cols));
     });
     o.Set("estimates", est);
     Napi::Object used = Napi::Object::New(info.Env());
@@ -308,6 +316,7 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
                                                         {"FX0", md.split_us},      {"L2", md.l2_bytes_per_cycle}};
     for (const auto& c : constants) used.Set(c.first, c.second);
     if (md.coop_us >= 0) used.Set("FX3", md.coop_us);
+    if (md.Narrow()) used.Set("S_m128_n64", md.s128_n64), used.Set("S_m256_n64", md.s256_n64);
     o.Set("model", used);
   } else {
     o.Set("model", info.Env().Null());

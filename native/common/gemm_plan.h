@@ -39,8 +39,10 @@ inline double TailWaves(long long tiles, int grid, int k_blocks) {
 // for every 64 rows, and the tile's own bytes are written once), which is what limits the
 // 2:4 kernels (ncu: L1 data pipe 79 % busy at 59 % tensor-pipe use; docs/gemm-engine.md).
 constexpr double kGemm24TallGain = 1.15;
-// The selection's tiles of `rows` x 128 over M x N.
-inline long long Gemm24Tiles(long long m, long long n, int rows) { return (m + rows - 1) / rows * ((n + 127) / 128); }
+// The selection's tiles of `rows` x `cols` over M x N.
+inline long long Gemm24Tiles(long long m, long long n, int rows, int cols = 128) {
+  return (m + rows - 1) / rows * ((n + cols - 1) / cols);
+}
 inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
   const long long k_blocks = (k + 63) / 64;
   double best = 0;
@@ -71,8 +73,15 @@ inline int Gemm24Rows(long long m, long long n, long long k, int sms) {
 struct Gemm24Model {
   double s128 = 0, s256 = 0, bytes_per_cycle = 0, fixed_us = 0, split_us = 0, l2_bytes_per_cycle = 0;
   double coop_us = -1;  // below 0: _sk3 is not a candidate
+  // The stage cycles of 64-column tiles of 128 and 256 rows (v53); 0: those tiles are not
+  // candidates (the model weighs 128 columns only).
+  double s128_n64 = 0, s256_n64 = 0;
   bool On() const {
     return s128 > 0 && s256 > 0 && bytes_per_cycle > 0 && l2_bytes_per_cycle > 0 && fixed_us >= 0 && split_us >= 0;
+  }
+  bool Narrow() const { return s128_n64 > 0 && s256_n64 > 0; }
+  double Stage(int rows, int cols) const {
+    return cols == 64 ? (rows == 256 ? s256_n64 : s128_n64) : (rows == 256 ? s256 : s128);
   }
 };
 // The constants: stage, fixup, fixed and L2 terms fitted on v12's records (H200: 36 workbench and
@@ -87,50 +96,56 @@ struct Gemm24Model {
 constexpr Gemm24Model kGemm24Fitted{600, 1100, 60, 1.1, 7.2, 5300, 7.2};
 struct Gemm24Shape {
   int rows;
-  int stream_k;  // 0 whole tiles, 2 the ragged wave split (the owner adds), 3 the same reduced together
+  int stream_k;     // 0 whole tiles, 2 the ragged wave split (the owner adds), 3 the same reduced together
+  int cols = 128;   // 64 only where the model has those tiles' stage cycles (Narrow)
 };
-inline double Gemm24Us(const Gemm24Model& md, long long m, long long n, long long k, int rows, int stream_k, int sms) {
-  const double stage = rows == 256 ? md.s256 : md.s128, f = md.bytes_per_cycle;
-  const long long tiles = Gemm24Tiles(m, n, rows), k_blocks = (k + 63) / 64;
-  const double store = rows * 128.0 * 2 / f;
+inline double Gemm24Us(const Gemm24Model& md, long long m, long long n, long long k, int rows, int stream_k, int sms,
+                       int cols = 128) {
+  const double stage = md.Stage(rows, cols), f = md.bytes_per_cycle;
+  const long long tiles = Gemm24Tiles(m, n, rows, cols), k_blocks = (k + 63) / 64;
+  const double store = rows * static_cast<double>(cols) * 2 / f;
   double cycles = static_cast<double>(tiles / sms) * (k_blocks * stage + store), fixed = md.fixed_us;
   if (tiles % sms != 0) {
     const int s = stream_k ? TailSplit(tiles, sms, static_cast<int>(k_blocks)) : 1;
     if (s < 2) {
       cycles += k_blocks * stage + store;
     } else {
-      const double bytes = rows * 128.0 * 4;
+      const double bytes = rows * static_cast<double>(cols) * 4;
       cycles += static_cast<double>((k_blocks + s - 1) / s) * stage + store +
                 (stream_k == 3 ? 2.0 * (s - 1) / s * bytes : s * bytes) / f;
       fixed += stream_k == 3 ? md.coop_us : md.split_us;
     }
   }
-  const double l2 = (static_cast<double>(m) * k * 1.125 * ((n + 127) / 128) +
+  const double l2 = (static_cast<double>(m) * k * 1.125 * ((n + cols - 1) / cols) +
                      2.0 * static_cast<double>(k) * n * ((m + rows - 1) / rows)) /
                     md.l2_bytes_per_cycle;
   return fixed + (cycles > l2 ? cycles : l2) / 1980.0;
 }
 // The ragged wave's pieces of a shape (below 2: whole tiles).
-inline int Gemm24Split(long long m, long long n, long long k, int rows, int sms) {
-  return TailSplit(Gemm24Tiles(m, n, rows), sms, static_cast<int>((k + 63) / 64));
+inline int Gemm24Split(long long m, long long n, long long k, int rows, int sms, int cols = 128) {
+  return TailSplit(Gemm24Tiles(m, n, rows, cols), sms, static_cast<int>((k + 63) / 64));
 }
-// The shapes the model weighs, in order: 256 rows then 128, each whole, split (where the split
-// splits) and, with coop_us set, split and reduced together. f(shape) for each.
+// The shapes the model weighs, in order: 128 columns, then (Narrow) 64; 256 rows then 128, each
+// whole, split (where the split splits) and, with coop_us set, split and reduced together.
+// f(shape) for each.
 template <class F>
 inline void ForEachGemm24Shape(const Gemm24Model& md, long long m, long long n, long long k, int sms, F f) {
-  for (int rows : {256, 128})
-    for (int sk : {0, 2, 3}) {
-      if (sk == 3 && md.coop_us < 0) continue;
-      if (sk != 0 && Gemm24Split(m, n, k, rows, sms) < 2) continue;
-      f(Gemm24Shape{rows, sk});
-    }
+  for (int cols : {128, 64}) {
+    if (cols == 64 && !md.Narrow()) continue;
+    for (int rows : {256, 128})
+      for (int sk : {0, 2, 3}) {
+        if (sk == 3 && md.coop_us < 0) continue;
+        if (sk != 0 && Gemm24Split(m, n, k, rows, sms, cols) < 2) continue;
+        f(Gemm24Shape{rows, sk, cols});
+      }
+  }
 }
 // The cheapest of them; ties to the earlier.
 inline Gemm24Shape Gemm24Pick(const Gemm24Model& md, long long m, long long n, long long k, int sms) {
   Gemm24Shape best{256, 0};
   double least = -1;
   ForEachGemm24Shape(md, m, n, k, sms, [&](const Gemm24Shape& s) {
-    const double t = Gemm24Us(md, m, n, k, s.rows, s.stream_k, sms);
+    const double t = Gemm24Us(md, m, n, k, s.rows, s.stream_k, sms, s.cols);
     if (least < 0 || t < least) least = t, best = s;
   });
   return best;

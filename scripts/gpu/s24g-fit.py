@@ -25,7 +25,9 @@ pieces reduce the tile together, v37):
   L2 bytes    = M K 1.125 x column tiles + 2 K N x row tiles  (A's values and metadata, B)
 with kb = K stages of 64, S the stage cycles of the tile shape (one per shape), F the fixup's and
 store's bytes a cycle, FX0 and FX3 the fixed cost of a split of either kind, L2 the operands'
-bytes a cycle through L2. _sk3 is a candidate only where the reports timed it.
+bytes a cycle through L2. _sk3 is a candidate only where the reports timed it, the 64-column
+tiles (v53) only where they were timed (a fit) or PARAMS has both S_m128_n64 and S_m256_n64
+(--model).
 Fitted by relative least squares (Nelder-Mead, pure Python): on every case, then leaving each
 shape out in turn; for each left-out case, the measured time of the fitted model's pick and of the
 selection's variant over the fastest of the candidates the rule chooses from. `--model` writes,
@@ -41,9 +43,9 @@ import sys
 
 SMS = 132
 MAX_SPLIT = 4
-NAME = re.compile(r'^s24g_m(128|256)_n(128|256)_s\d+(?:_sk([123]))?$')
-PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 'L2']
-START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0]
+NAME = re.compile(r'^s24g_m(128|256)_n(64|128|256)_s\d+(?:_sk([123]))?$')
+PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 'L2', 'S_m128_n64', 'S_m256_n64']
+START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0, 380.0, 700.0]
 
 
 def tail_split(tiles, k_blocks, sms=SMS):
@@ -90,19 +92,26 @@ def estimate(p, m, k, n, rows, cols, mode, sms=SMS):
     return fixed + max(cycles, l2) / 1980.0
 
 
-def shapes_for(m, n, k, coop=False, sms=SMS):
+def shapes_for(m, n, k, coop=False, sms=SMS, narrow=False):
     """The rule's candidates: both 128-column heights whole, and split where the split splits
-    (with coop, both kinds of split); Gemm24Pick's order."""
+    (with coop, both kinds of split); with narrow, the same of 64 columns after them;
+    Gemm24Pick's order."""
     out = []
-    for rows in (256, 128):
-        out.append((rows, 128, 0))
-        if splits(m, n, k, rows, 128, sms) >= 2:
-            out += [(rows, 128, 2)] + ([(rows, 128, 3)] if coop else [])
+    for cols in (128, 64) if narrow else (128,):
+        for rows in (256, 128):
+            out.append((rows, cols, 0))
+            if splits(m, n, k, rows, cols, sms) >= 2:
+                out += [(rows, cols, 2)] + ([(rows, cols, 3)] if coop else [])
     return out
 
 
+def is_narrow(p):
+    """Whether the 64-column tiles are candidates: both of their stage cycles given above 0."""
+    return p.get('S_m128_n64', 0) > 0 and p.get('S_m256_n64', 0) > 0
+
+
 def pick(p, m, k, n, coop=False, sms=SMS):
-    cands = shapes_for(m, n, k, coop, sms)
+    cands = shapes_for(m, n, k, coop, sms, is_narrow(p))
     return min(cands, key=lambda s: (estimate(p, m, k, n, *s, sms=sms), cands.index(s)))
 
 
@@ -189,20 +198,26 @@ def geomean(xs):
 def report(cases):
     rows = [dict(m=c['m'], k=c['k'], n=c['n'], shape=s, us=t) for c in cases for s, t in c['cand'].items()]
     coop = any(r['shape'][2] == 3 for r in rows)
+    narrow = any(r['shape'][1] == 64 for r in rows)
     p, err = fit(rows)
+    if not narrow:
+        p['S_m128_n64'] = p['S_m256_n64'] = 0.0
     print('%d cases, %d candidate times; fitted on all: rms %.3f' % (len(cases), len(rows), err))
-    print('  ' + ', '.join('%s %.4g' % (k, v) for k, v in p.items() if coop or k != 'FX3'))
+    shown = [k for k in PARAMS if (coop or k != 'FX3') and (narrow or not k.endswith('_n64'))]
+    print('  ' + ', '.join('%s %.4g' % (k, p[k]) for k in shown))
     shapes = sorted({(c['m'], c['k']) for c in cases})
     picked, selected, speed_pick, speed_sel = [], [], {}, {}
     for held in shapes:
         train = [r for r in rows if (r['m'], r['k']) != held]
         q, qerr = fit(train)
+        if not narrow:
+            q['S_m128_n64'] = q['S_m256_n64'] = 0.0
         test = [r for r in rows if (r['m'], r['k']) == held]
         print('without %dx%d: rms %.3f on the rest, %.3f on it' % (held + (qerr, rms(q, test))))
         for c in cases:
             if (c['m'], c['k']) != held:
                 continue
-            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop)}
+            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow)}
             if not rule:
                 continue
             fastest = min(rule.values())
@@ -223,11 +238,13 @@ def report(cases):
           % (len(picked), geomean(picked), max(picked, default=float('nan')), geomean(selected), max(selected, default=float('nan'))))
     for g in sorted(speed_pick):
         print('x cuBLAS at %s: the fit\'s picks %.3f geomean, the selection %.3f' % (g, geomean(speed_pick[g]), geomean(speed_sel[g])))
-    # FX3 only where _sk3 was timed (else --model would weigh it unfitted). The same as the
-    # environment variable that sets Gemm24Model (S128,S256,F,T0,FX0,L2[,FX3]) for a measurement.
-    print('PARAMS ' + json.dumps({k: round(v, 6) for k, v in p.items() if coop or k != 'FX3'}))
+    # FX3 only where _sk3 was timed, the 64-column stages only where those tiles were (else
+    # --model would weigh them unfitted). The same as the environment variable that sets
+    # Gemm24Model (S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64]]) for a measurement.
+    print('PARAMS ' + json.dumps({k: round(p[k], 6) for k in shown}))
     print('SPARSE_S24G_MODEL=' + ','.join('%.6g' % p[k] for k in ('S_m128_n128', 'S_m256_n128', 'F', 'T0', 'FX0', 'L2')) +
-          (',%.6g' % p['FX3'] if coop else ''))
+          (',%.6g' % (p['FX3'] if coop else -1) if coop or narrow else '') +
+          (',%.6g,%.6g' % (p['S_m128_n64'], p['S_m256_n64']) if narrow else ''))
 
 
 def model(path):
@@ -238,7 +255,7 @@ def model(path):
         q = json.loads(line)
         m, k, n, sms = q['m'], q['k'], q['n'], q.get('sms', SMS)
         coop = 'FX3' in p
-        est = {shape_name(s): estimate(p, m, k, n, *s, sms=sms) for s in shapes_for(m, n, k, coop, sms)}
+        est = {shape_name(s): estimate(p, m, k, n, *s, sms=sms) for s in shapes_for(m, n, k, coop, sms, is_narrow(p))}
         s = pick(p, m, k, n, coop, sms)
         print(json.dumps(dict(m=m, k=k, n=n, estimates=est, pick=dict(rows=s[0], cols=s[1], mode=s[2]))))
 

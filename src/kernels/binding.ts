@@ -167,6 +167,9 @@ export interface Gemm24ModelParams {
   FX0: number
   L2: number
   FX3?: number
+  /** The stage cycles of 64-column tiles (v53): with both, those tiles are candidates too. */
+  S_m128_n64?: number
+  S_m256_n64?: number
 }
 
 /** The kernel functions of the addon (src: native/binding/kernels_binding.cc and its per-op files). */
@@ -316,15 +319,17 @@ export interface NativeKernels {
     capacity: number
   }
   /**
-   * The 2:4 tile height (128 or 256 rows) the selection runs on the Hopper GEMM engine (s24g,
-   * N >= 128) on a GPU of `sms` SMs, and the pieces by K its ragged last wave's tiles are cut
-   * into (below 2: whole tiles); native/common/gemm_plan.h. Gemm24Pick's height and
+   * The 2:4 tile height (128 or 256 rows) and width (64 or 128 columns) the selection runs on
+   * the Hopper GEMM engine (s24g, N >= 128) on a GPU of `sms` SMs, and the pieces by K its
+   * ragged last wave's tiles are cut into (below 2: whole tiles); native/common/gemm_plan.h. Gemm24Pick's height and
    * decomposition by the launch model, with the library's constants (what the selection runs
    * unless SPARSE_S24G_MODEL is set) or `model`'s (the constants scripts/gpu/s24g-fit.py fits);
    * with model 'off', v12's Gemm24Rows and the owner's split.
    */
   gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number; model?: Gemm24ModelParams | 'off'}): {
     rows: number
+    /** 64 only where the model has the 64-column tiles' stage cycles. */
+    cols: number
     split: number
     /** 0 whole tiles, 2 the split with the owner adding, 3 the split reduced together; 2 with model 'off'. */
     streamK: number

@@ -165,6 +165,8 @@ describe('GEMM engine selection models (unstructured A, host)', () => {
 /** s24g-fit.py's constants (v12's records fitted, rounded), with and without the cooperative split. */
 const S24G_MODEL = {S_m128_n128: 600, S_m256_n128: 1100, F: 60, T0: 1.1, FX0: 7.2, L2: 5300}
 const S24G_COOP = {...S24G_MODEL, FX3: 3}
+/** The library's constants with the 64-column tiles as candidates (v53; stage cycles of the order the shared-memory bytes give). */
+const S24G_NARROW = {...S24G_MODEL, FX3: 7.2, S_m128_n64: 380, S_m256_n64: 700}
 
 describe('GEMM engine selection models (2:4, host)', () => {
   const addon = loadAddon()
@@ -178,7 +180,7 @@ describe('GEMM engine selection models (2:4, host)', () => {
         for (const sms of [132, 114, 78]) problems.push({m, k, n, sms})
     const kinds = new Set<string>()
     const differ: string[] = []
-    for (const model of [S24G_MODEL, S24G_COOP]) {
+    for (const model of [S24G_MODEL, S24G_COOP, S24G_NARROW]) {
       const params = join(dir, 'params.json')
       writeFileSync(params, JSON.stringify(model))
       const r = spawnSync('python3', ['scripts/gpu/s24g-fit.py', '--model', params], {input: problems.map((p) => JSON.stringify(p)).join('\n') + '\n', encoding: 'utf8'})
@@ -186,20 +188,22 @@ describe('GEMM engine selection models (2:4, host)', () => {
       const lines = r.stdout.trim().split('\n')
       expect(lines).to.have.length(problems.length)
       for (const [i, p] of problems.entries()) {
-        const py = JSON.parse(lines[i]) as {estimates: Record<string, number>; pick: {rows: number; mode: number}}
+        const py = JSON.parse(lines[i]) as {estimates: Record<string, number>; pick: {rows: number; cols: number; mode: number}}
         const cc = addon.gemm24Rows({...p, model})
-        const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}`
-        if (py.pick.rows !== cc.rows || py.pick.mode !== cc.streamK) differ.push(`${at}: pick ${JSON.stringify(py.pick)} against rows ${cc.rows} streamK ${cc.streamK}`)
+        const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}${'S_m128_n64' in model ? ' narrow' : ''}`
+        if (py.pick.rows !== cc.rows || py.pick.cols !== cc.cols || py.pick.mode !== cc.streamK)
+          differ.push(`${at}: pick ${JSON.stringify(py.pick)} against rows ${cc.rows} cols ${cc.cols} streamK ${cc.streamK}`)
         expect(Object.keys(cc.estimates!).sort(), at).to.deep.equal(Object.keys(py.estimates).sort())
         for (const [shape, us] of Object.entries(py.estimates)) {
           if (Math.abs(us - cc.estimates![shape]) > 1e-9 * Math.max(1, us)) differ.push(`${at}: ${shape} ${us} against ${cc.estimates![shape]}`)
         }
-        kinds.add(`${cc.rows}_${cc.streamK}`)
+        kinds.add(`${cc.rows}x${cc.cols}_${cc.streamK}`)
       }
     }
     expect(differ.slice(0, 10), `${differ.length} differences`).to.deep.equal([])
-    // The grid reaches whole tiles and splits of both heights, and the cooperative split.
-    for (const k of ['128_0', '256_0', '128_2', '128_3']) expect([...kinds], k).to.include(k)
+    // The grid reaches whole tiles and splits of both heights, the cooperative split, and
+    // 64-column tiles of both heights.
+    for (const k of ['128x128_0', '256x128_0', '128x128_2', '128x128_3', '128x64_0', '256x64_0']) expect([...kinds], k).to.include(k)
   })
 
   it('with the model off keeps Gemm24Rows and the owner\'s split; on, whole 128-row tiles where a split costs more', () => {
@@ -210,7 +214,7 @@ describe('GEMM engine selection models (2:4, host)', () => {
     // v38 (kGemm24Fitted), the cooperative split a candidate.
     const fitted = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})
     expect(fitted.model).to.deep.equal({S_m128_n128: 600, S_m256_n128: 1100, F: 60, T0: 1.1, FX0: 7.2, L2: 5300, FX3: 7.2})
-    expect(fitted).to.deep.include({rows: 128, split: 1, streamK: 0})
+    expect(fitted).to.deep.include({rows: 128, cols: 128, split: 1, streamK: 0})
     expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: fitted.model!})).to.deep.equal(fitted)
     // v38 (H100, the workbench): where the model splits, the pieces reduce together (_sk3): 4096^2
     // at N = 256 in 128-row tiles, two pieces (19.1 us against 24.0 for Gemm24Rows' 256-row split).
@@ -225,11 +229,26 @@ describe('GEMM engine selection models (2:4, host)', () => {
     expect(addon.gemm24Rows({m: 4096, k: 4096, n: 2048, sms: 132, model: S24G_MODEL})).to.deep.include({rows: 256, streamK: 0})
   })
 
+  it('weighs 64-column tiles only where the model has both of their stage cycles', () => {
+    // 4096^2 at N = 256: 128 tiles of 128 x 64 fill a wave whole, where 128-column tiles need a split.
+    const narrow = addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132, model: S24G_NARROW})
+    expect(narrow).to.deep.include({rows: 128, cols: 64, split: 1, streamK: 0})
+    expect(narrow.model).to.deep.equal(S24G_NARROW)
+    expect(narrow.estimates!.m128_n64).to.be.below(narrow.estimates!.m128_n128_sk3)
+    // Large problems keep the wide tiles (fewer shared-memory bytes a multiply-add).
+    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 2048, sms: 132, model: S24G_NARROW})).to.deep.include({rows: 256, cols: 128})
+    // Without the 64-column stage cycles, no 64-column estimate.
+    const wide = addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132, model: S24G_COOP})
+    expect(Object.keys(wide.estimates!).filter((s) => s.includes('_n64'))).to.deep.equal([])
+    expect(wide.model).to.not.have.property('S_m128_n64')
+  })
+
   it('refuses a bad model', () => {
     expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: 3 as never})).to.throw(TypeError, /model must be 'off' or an object/)
     expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: 'on' as never})).to.throw(TypeError, /model must be 'off' or an object/)
     expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: {...S24G_MODEL, F: 'x' as never}})).to.throw(TypeError, /model.F must be a finite number/)
     expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: {...S24G_MODEL, L2: 0}})).to.throw(RangeError, /model: stage cycles/)
+    expect(() => addon.gemm24Rows({m: 64, k: 64, n: 128, sms: 132, model: {...S24G_MODEL, S_m128_n64: 380}})).to.throw(RangeError, /both S_m128_n64 and S_m256_n64/)
   })
 })
 

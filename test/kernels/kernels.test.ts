@@ -699,7 +699,7 @@ describe('kernels on CUDA against the float64 reference', function () {
   // on one prepared operand (stream-K's flags must be left zero for the second).
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4: the GEMM engine's variants (s24g), forced`, async function () {
-      const names = ['s24g_m128_n128_s6', 's24g_m128_n256_s3', 's24g_m256_n128_s4']
+      const names = ['s24g_m128_n128_s6', 's24g_m128_n256_s3', 's24g_m256_n128_s4', 's24g_m128_n64_s12', 's24g_m256_n64_s8']
       const variants = [...names, ...names.map((v) => `${v}_sk1`), ...names.map((v) => `${v}_sk2`), ...names.map((v) => `${v}_sk3`)]
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'

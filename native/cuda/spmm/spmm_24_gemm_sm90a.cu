@@ -10,8 +10,9 @@
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
-// Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1|_sk2|_sk3]": tiles of 128 or 256 rows x 128 or
-// 256 columns, a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
+// Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1|_sk2|_sk3]": tiles of 128 or 256 rows x 64, 128
+// or 256 columns (64 since v53: four times the 128-column tiles' count at N = 256, for the
+// problems that fill few SMs), a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
 // waves' tiles out by K (stream-K hybrid), "_sk2" cuts only the ragged last wave's tiles into
 // up to 4 pieces by K (gemm_host::Decompose), the first piece adding the others' sums; "_sk3"
 // the same cut, the pieces reducing the tile together, each a share of its units (an m-slice's
@@ -54,7 +55,7 @@ struct GemmChoice {
 };
 // The instantiated configurations (the tensor-store epilogue throughout: the register one was
 // slower in every cell measured).
-constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0}};
+constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0}, {1, 64, 12, 0}, {2, 64, 8, 0}};
 constexpr int kStageStrips = 16;  // gemm_engine.cuh's kSpStageStrips (checked there)
 constexpr int kGemm24MinN = 128;  // the selection's smallest N (the streaming engine's largest is 64)
 
@@ -122,8 +123,10 @@ constexpr KernelRef RefOf() {
 }
 // The kernels by dtype and configuration (kConfigs' order).
 constexpr gemm_host::KernelTable<sizeof(kConfigs) / sizeof(kConfigs[0])> kKernelTable = {
-    {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>()},
-    {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>()}};
+    {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(), RefOf<DType::kF16, 3>(),
+     RefOf<DType::kF16, 4>()},
+    {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(), RefOf<DType::kBF16, 3>(),
+     RefOf<DType::kBF16, 4>()}};
 static_assert(kKernelTable.Full(), "a kernel per configuration");
 #endif
 
@@ -170,17 +173,19 @@ void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 }
 
 // The model of Gemm24Pick (common/gemm_plan.h) with its constants, kGemm24Fitted (v38).
-// SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3]" (the line scripts/gpu/s24g-fit.py prints)
-// replaces them and "off" turns the model off (v12's Gemm24Rows and the owner's split), for a
-// measurement; anything else is ignored. Read once.
+// SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64]]" (the line
+// scripts/gpu/s24g-fit.py prints; FX3 below 0 leaves the cooperative split out, the last two
+// add the 64-column tiles) replaces them and "off" turns the model off (v12's Gemm24Rows and
+// the owner's split), for a measurement; anything else is ignored. Read once.
 const Gemm24Model& S24gModel() {
   static const Gemm24Model model = [] {
     if (EnvIs("SPARSE_S24G_MODEL", "off")) return Gemm24Model{};
     Gemm24Model md = kGemm24Fitted;
-    double x[7] = {0, 0, 0, 0, 0, 0, -1};
-    const int got = EnvNumbers("SPARSE_S24G_MODEL", x, 7);
-    if (got == 6 || (got == 7 && x[6] >= 0)) {
-      const Gemm24Model m{x[0], x[1], x[2], x[3], x[4], x[5], x[6]};
+    double x[9] = {0, 0, 0, 0, 0, 0, -1, 0, 0};
+    const int got = EnvNumbers("SPARSE_S24G_MODEL", x, 9);
+    if (got == 6 || (got == 7 && x[6] >= 0) || (got == 9 && x[7] > 0 && x[8] > 0)) {
+      Gemm24Model m{x[0], x[1], x[2], x[3], x[4], x[5], x[6] >= 0 ? x[6] : -1};
+      m.s128_n64 = x[7], m.s256_n64 = x[8];
       if (m.On()) md = m;
     }
     return md;
@@ -188,18 +193,19 @@ const Gemm24Model& S24gModel() {
   return model;
 }
 
-// N >= 128 (below, the streaming engine and the mma.sp kernel): 128 columns, the tail split,
-// Gemm24Pick's height and decomposition (whole tiles, the owner's split or the split reduced
-// together) on this GPU's SMs (kConfigs' 128- and 256-row entries); with SPARSE_S24G_MODEL=off,
-// Gemm24Rows' height and the owner's split. Not below 2.5 % dense
+// N >= 128 (below, the streaming engine and the mma.sp kernel): Gemm24Pick's tile (128 columns,
+// or 64 where the model has their stage cycles), height and decomposition (whole tiles, the
+// owner's split or the split reduced together) on this GPU's SMs (kConfigs' entry of that
+// height and width); with SPARSE_S24G_MODEL=off, Gemm24Rows' height, 128 columns and the
+// owner's split. Not below 2.5 % dense
 // (DenseWorkPays, common/gemm_plan.h: the CSR kernels take those).
 bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   if (p.n < kGemm24MinN || !DenseWorkPays(p.m, p.k, p.nnz)) return false;
   const int sms = sm_count > 0 ? sm_count : SmCount();
   const Gemm24Shape shape = Gemm24Choose(S24gModel(), p.m, p.n, p.k, sms);
-  GemmChoice c{};  // kConfigs' 128-column entry of that height
+  GemmChoice c{};  // kConfigs' entry of that height and width
   for (const GemmChoice& k : kConfigs)
-    if (k.sp == shape.rows / 128 && k.n_tile == 128) c = k;
+    if (k.sp == shape.rows / 128 && k.n_tile == shape.cols) c = k;
   c.stream_k = shape.stream_k;
   SpmmChoice mine;
   mine.Set(c);
@@ -237,7 +243,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
 
 // Rank 8, before the streaming engine (9) and the mma.sp kernel (10).
 const SpmmFamily kSp24GemmFamily = {
-    "s24g",          "s24g_m(128|256)_n(128|256)_s\\d+(_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
+    "s24g",          "s24g_m(128|256)_n(64|128|256)_s\\d+(_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
     GemmFamilyCanRun, GemmFamilyVariants, "2:4 tiles, staged (GEMM engine)", GemmPrepare, GemmLaunch,
 };
 

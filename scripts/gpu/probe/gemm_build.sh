@@ -11,7 +11,10 @@ cd "$(dirname "$0")/../../.."
 out=${1:-.gpu}
 mkdir -p "$out"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-"$NVCC" -std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -DSPARSE_GEMM_TRACE -DSPARSE_GEMM_PDL -gencode arch=compute_90a,code=sm_90a \
+# SP24=1: the 2:4 f16 variants alone (GEMM_PROBE_SP24 in gemm_probe.cu).
+extra=()
+[ "${SP24:-0}" = 1 ] && extra+=(-DGEMM_PROBE_SP24)
+"$NVCC" -std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -DSPARSE_GEMM_TRACE -DSPARSE_GEMM_PDL "${extra[@]}" -gencode arch=compute_90a,code=sm_90a \
   --expt-relaxed-constexpr -lineinfo -Xptxas -v scripts/gpu/probe/gemm_probe.cu native/common/sparse24.cc native/common/unstructured_stream.cc \
   -o "$out/gemm_probe" -ldl \
   2>"$out/gemm_probe.ptxas.txt" || { grep -v "^ptxas info" "$out/gemm_probe.ptxas.txt" | head -60; exit 1; }

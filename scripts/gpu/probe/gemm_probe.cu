@@ -99,7 +99,10 @@ struct Variant {
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, true, true, "2_tma_sk"),                                        \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, 2, "2_tma_tk"),                                        \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, 3, "2_tma_ck"),                                        \
-      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, 2, "_tma_tk"), SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, 3, "_tma_ck")
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, 2, "_tma_tk"), SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, 3, "_tma_ck"), \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 64, 12, true, false, "_tma"), SPARSE_GEMM_SP_VARIANT(T, TN, 1, 64, 12, true, 2, "_tma_tk"), \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 64, 12, true, 3, "_tma_ck"), SPARSE_GEMM_SP_VARIANT(T, TN, 2, 64, 8, true, false, "2_tma"), \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 2, 64, 8, true, 2, "2_tma_tk"), SPARSE_GEMM_SP_VARIANT(T, TN, 2, 64, 8, true, 3, "2_tma_ck")
 // 2:4 A from shared memory: _ss2 tiles of 256 rows, _ss3 of 384; the rest as above.
 #define SPARSE_GEMM_SS_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) \
   Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, true, 1, MS, true>, MS, true }
@@ -136,10 +139,16 @@ struct Variant {
       SPARSE_GEMM_UNW_VARIANT(T, TN, 128, 5, 1, 3, 1, "_w1_tma_ck"), SPARSE_GEMM_UNW_VARIANT(T, TN, 128, 5, 1, 3, 2, "_w2_tma_ck"), \
       SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 0, 1, "_w1_tma"), SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 0, 2, "_w2_tma"), \
       SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 3, 1, "_w1_tma_ck"), SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 3, 2, "_w2_tma_ck")
+// GEMM_PROBE_SP24 (gemm_build.sh's SP24=1): the 2:4 f16 variants alone, a build of minutes for
+// an A/B of 2:4 tiles.
+#if defined(GEMM_PROBE_SP24)
+const Variant kVariants[] = {SPARSE_GEMM_SP_VARIANTS(kF16, f16)};
+#else
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SP_VARIANTS(kF16, f16),    SPARSE_GEMM_SP_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SS_VARIANTS(kF16, f16),    SPARSE_GEMM_SS_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_UN_VARIANTS(kF16, f16),    SPARSE_GEMM_UN_VARIANTS(kBF16, bf16)};
+#endif
 #undef SPARSE_GEMM_UN_VARIANTS
 #undef SPARSE_GEMM_UNW_VARIANT
 #undef SPARSE_GEMM_UN_VARIANT
