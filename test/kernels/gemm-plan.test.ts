@@ -210,15 +210,17 @@ describe('GEMM engine selection models (2:4, host)', () => {
     const off = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: 'off'})
     expect(off).to.deep.include({rows: 256, split: 2, streamK: 2, model: null})
     expect(off).to.not.have.property('estimates')
-    // The library's default: the model with the constants fitted on v12's records and checked in
-    // v38 (kGemm24Fitted), the cooperative split a candidate.
+    // The library's default: the model with the constants fitted in v53 (kGemm24Fitted), the
+    // cooperative split and the 64-column tiles candidates.
     const fitted = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})
-    expect(fitted.model).to.deep.equal({S_m128_n128: 600, S_m256_n128: 1100, F: 60, T0: 1.1, FX0: 7.2, L2: 5300, FX3: 7.2})
+    expect(fitted.model).to.deep.equal({S_m128_n128: 551, S_m256_n128: 895, F: 25, T0: 7.17, FX0: 2.49, L2: 8230, FX3: 5.12, S_m128_n64: 455, S_m256_n64: 645})
     expect(fitted).to.deep.include({rows: 128, cols: 128, split: 1, streamK: 0})
     expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: fitted.model!})).to.deep.equal(fitted)
-    // v38 (H100, the workbench): where the model splits, the pieces reduce together (_sk3): 4096^2
-    // at N = 256 in 128-row tiles, two pieces (19.1 us against 24.0 for Gemm24Rows' 256-row split).
-    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132})).to.deep.include({rows: 128, split: 2, streamK: 3})
+    // v53 (H100, --tune): 4096^2 at N = 256 in 128-row tiles, two pieces, the owner adding (20.5 us
+    // against 20.9 reduced together and 21.9 for whole 128 x 64 tiles); at N = 128 in 128 x 64
+    // tiles, two pieces (18.6 us against 20.0 for v38's pick).
+    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132})).to.deep.include({rows: 128, cols: 128, split: 2, streamK: 2})
+    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 128, sms: 132})).to.deep.include({rows: 128, cols: 64, split: 2, streamK: 2})
     expect(addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132, model: 'off'})).to.deep.include({rows: 256, split: 4, streamK: 2})
     // 6144 x 4096 at N = 256: 96 tiles of 128 rows fill most of a wave, whole (v12: 23.9 us
     // against 26.3 for the 256-row split in two).

@@ -591,12 +591,13 @@ describe('kernels on CUDA against the float64 reference', function () {
   })
 
   // The 2:4 family's launch model (Gemm24Model, common/gemm_plan.h; v37, the library's since
-  // v38 with kGemm24Fitted): SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3]" replaces its
-  // constants and "off" turns it off (v12's Gemm24Rows and the owner's split; read once per
-  // process, so child processes run the selection). 6144 x 4096 at N = 256: whole 128-row tiles
-  // with the model, the 256-row split without; 4096^2 at N = 256: 128-row tiles in two pieces,
-  // reduced together with the fitted constants (FX3), by the owner without FX3; malformed values
-  // are ignored.
+  // v38 with kGemm24Fitted, refitted in v53): SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,
+  // S128N64,S256N64]]" replaces its constants and "off" turns it off (v12's Gemm24Rows and the
+  // owner's split; read once per process, so child processes run the selection). 6144 x 4096 at
+  // N = 256: whole 128-row tiles with the model, the 256-row split without; 4096^2 at N = 256:
+  // 128-row tiles in two pieces, the owner adding (the fitted FX3 costs more than FX0), whole
+  // 128 x 64 tiles with v38's constants and 64-column stages of 380 and 700 cycles; malformed
+  // values are ignored.
   it('SpMM f16, 2:4, the GEMM engine: the launch model\'s pick, SPARSE_S24G_MODEL (a child process)', function () {
     if (cudaInfo().computeCapability !== '9.0') this.skip()
     const two4 = "{structure: '2:4'}"
@@ -608,12 +609,15 @@ describe('kernels on CUDA against the float64 reference', function () {
     const fitted = run(undefined)
     expect(fitted[0], 'fitted: whole 128-row tiles').to.equal('s24g_m128_n128_s6')
     expect(fitted[1], '4096^2 at N = 2048: whole 256-row tiles').to.equal('s24g_m256_n128_s4')
-    expect(fitted[3], '4096^2 at N = 256: 128-row tiles, reduced together').to.equal('s24g_m128_n128_s6_sk3')
+    expect(fitted[3], '4096^2 at N = 256: 128-row tiles, the owner adding').to.equal('s24g_m128_n128_s6_sk2')
     const on = run('600,1100,60,1.1,7.2,5300')
     expect(on[0], 'no FX3: whole 128-row tiles').to.equal('s24g_m128_n128_s6')
     expect(on[3], 'no FX3: the owner adds').to.equal('s24g_m128_n128_s6_sk2')
-    for (const picks of [off, fitted, on]) expect(picks[2], 'N = 64: the streaming engine either way').to.match(/^s24e_/)
-    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300', 'Off'])
+    const narrow = run('600,1100,60,1.1,7.2,5300,7.2,380,700')
+    expect(narrow[3], '64-column stages given: whole 128 x 64 tiles').to.equal('s24g_m128_n64_s12')
+    expect(narrow[1], '4096^2 at N = 2048: still whole 256 x 128 tiles').to.equal('s24g_m256_n128_s4')
+    for (const picks of [off, fitted, on, narrow]) expect(picks[2], 'N = 64: the streaming engine either way').to.match(/^s24e_/)
+    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300', 'Off', '600,1100,60,1.1,7.2,5300,7.2,380', '600,1100,60,1.1,7.2,5300,7.2,380,0'])
       expect(run(bad), `SPARSE_S24G_MODEL=${bad}: ignored`).to.deep.equal(fitted)
   })
 
@@ -756,12 +760,13 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect(pick(4096, 4096, 65), 'past the engine N').to.match(/^s24_/)
       expect(pick(4096, 4096, 120), 'below the GEMM engine').to.match(/^s24_/)
       expect(pick(4096, 4096, 132), 'N % 8 != 0').to.match(/^s24_/)
-      // The launch model (Gemm24Pick, kGemm24Fitted; v38): 128-row tiles at N = 128 and 256 on
-      // these, the ragged wave's pieces reduced together (_sk3); whole where a split costs more.
-      expect(pick(4096, 4096, 256), '64 tiles of 128 rows, 2 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk3' : pick(4096, 4096, 65))
-      expect(pick(4096, 4096, 128), '32 tiles of 128 rows, 4 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk3' : pick(4096, 4096, 65))
+      // The launch model (Gemm24Pick, kGemm24Fitted; v53): on these, the ragged wave's pieces
+      // with the owner adding where a split pays, 128 x 64 tiles where 128 columns leave most SMs
+      // idle; whole where a split costs more.
+      expect(pick(4096, 4096, 256), '64 tiles of 128 rows, 2 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk2' : pick(4096, 4096, 65))
+      expect(pick(4096, 4096, 128), '64 tiles of 128 x 64, 2 pieces each').to.equal(hopper ? 's24g_m128_n64_s12_sk2' : pick(4096, 4096, 65))
       expect(pick(11008, 4096, 128), '86 tiles of 128 rows, whole').to.equal(hopper ? 's24g_m128_n128_s6' : pick(4096, 4096, 65))
-      expect(pick(11008, 4096, 256), '172 tiles of 128 rows: one wave and 40 in thirds').to.equal(hopper ? 's24g_m128_n128_s6_sk3' : pick(4096, 4096, 65))
+      expect(pick(11008, 4096, 256), '86 tiles of 256 rows, whole').to.equal(hopper ? 's24g_m256_n128_s4' : pick(4096, 4096, 65))
       expect(pick(14336, 4096, 2048)).to.match(hopper ? /^s24g_m256_/ : /^s24_/)
       // Below 2.5 % dense (DenseWorkPays) a matrix that fits 2:4 by chance goes to the kernels
       // of its nonzeros: DLMC's 64 x 256 ResNet-50 matrix at 98 % (327 nonzeros).
