@@ -1,7 +1,10 @@
 // cuSPARSELt as the 2:4 SpMM baseline ("cusparselt", f16 and bf16 with fp32 accumulation),
 // called as an expert would: descriptors, plan, the 2:4 check, compression
 // (cusparseLtSpMMACompress) and the algorithm search (cusparseLtMatmulSearch) all in Setup,
-// once per matrix; Launch is one cusparseLtMatmul. The library is loaded on first use
+// once per matrix; Launch is one cusparseLtMatmul. SPARSE_CUSPARSELT_ALG=ID pins the algorithm
+// (its CUSPARSELT_MATMUL_ALG_CONFIG_ID, what the detail of an earlier run names) and skips the
+// search: for a profiler, which would otherwise see the search's hundreds of launches and, by
+// slowing each, change its choice (v53). The library is loaded on first use
 // (libs.h says where it is looked for); a missing library makes the baseline unavailable.
 //
 // Row-major C[m x n] = A[m x k] B[k x n] maps directly onto cuSPARSELt, which takes row-major
@@ -19,6 +22,7 @@
 
 #include "bench/device_util.h"
 #include "bench/implementation.h"
+#include "common/env.h"
 
 namespace sparse {
 namespace bench {
@@ -27,6 +31,18 @@ namespace {
 // Why the CSR matrix is not 2:4 (at most 2 nonzeros in every group of 4 consecutive columns
 // of a row), or "" when it is. Host work on the case's CSR; explicit zeros count as
 // nonzeros here (cusparseLtSpMMAPruneCheck, in Setup, looks at the values).
+// SPARSE_CUSPARSELT_ALG: the pinned algorithm id, or -1 when unset. Anything but a whole number
+// from 0 is refused with a clear error (a measurement must not silently run another algorithm).
+int PinnedAlgorithm() {
+  double x = 0;
+  const int got = EnvNumbers("SPARSE_CUSPARSELT_ALG", &x, 1);
+  if (got == 0) return -1;
+  if (got != 1 || x < 0 || x != static_cast<double>(static_cast<int>(x)))
+    throw BenchError("cusparselt", "SPARSE_CUSPARSELT_ALG must be an algorithm id (a whole number from 0), got '" +
+                                       std::string(std::getenv("SPARSE_CUSPARSELT_ALG")) + "'");
+  return static_cast<int>(x);
+}
+
 std::string Not24Reason(const HostCsr& csr) {
   std::vector<int32_t> cols;
   for (int r = 0; r < csr.rows; ++r) {
@@ -105,6 +121,7 @@ class CusparseLtSpmm : public Implementation {
     const CusparseLt& lt = GetCusparseLt();
     h_ = ctx_.CusparseLt();
     if (!h_) throw BenchError("cusparselt", ctx_.cusparselt_reason);
+    pinned_ = PinnedAlgorithm();
     // Parts: B (k x n), C (m x n).
     slab_.Build({{Bytes((int64_t)m_.k * m_.n, m_.dtype), m_.dense_b.get()}, {Bytes((int64_t)m_.m * m_.n, m_.dtype)}},
                 copies, s_);
@@ -150,15 +167,17 @@ class CusparseLtSpmm : public Implementation {
         "the cuSPARSELt compressed matrix", "compressed A", "made once by cusparseLtSpMMACompress");
 
     // The algorithm search, on operand set 0; it updates the plan (and its algorithm
-    // selection) with the fastest configuration.
+    // selection) with the fastest configuration. Skipped where SPARSE_CUSPARSELT_ALG pinned one.
     size_t workspace_bytes = 0;
     CheckCusparseLt(lt.MatmulGetWorkspace(h_, &plan_->plan, &workspace_bytes), "cusparseLtMatmulGetWorkspace");
     AllocateOrThrow(&workspace_, workspace_bytes);
     Check(cudaStreamSynchronize(s_), "cusparselt setup");
-    CheckCusparseLt(lt.MatmulSearch(h_, &plan_->plan, &alpha_, compressed_[0]->data.get(), slab_.at(0, 0), &beta_,
-                                    slab_.at(0, 1), slab_.at(0, 1), workspace_.get(), &stream_, 1),
-                    "cusparseLtMatmulSearch");
-    Check(cudaStreamSynchronize(s_), "cusparseLtMatmulSearch");
+    if (pinned_ < 0) {
+      CheckCusparseLt(lt.MatmulSearch(h_, &plan_->plan, &alpha_, compressed_[0]->data.get(), slab_.at(0, 0), &beta_,
+                                      slab_.at(0, 1), slab_.at(0, 1), workspace_.get(), &stream_, 1),
+                      "cusparseLtMatmulSearch");
+      Check(cudaStreamSynchronize(s_), "cusparseLtMatmulSearch");
+    }
     // The chosen configuration may need more workspace than the default one (split-K).
     size_t searched_bytes = 0;
     CheckCusparseLt(lt.MatmulGetWorkspace(h_, &plan_->plan, &searched_bytes), "cusparseLtMatmulGetWorkspace");
@@ -221,6 +240,16 @@ class CusparseLtSpmm : public Implementation {
     CheckCusparseLt(lt.MatmulAlgSelectionInit(h_, &p.alg, &p.matmul, kLtMatmulAlgDefault),
                     "cusparseLtMatmulAlgSelectionInit");
     p.alg_made = true;
+    if (pinned_ >= 0) {
+      int max_id = -1;
+      CheckCusparseLt(lt.MatmulAlgGetAttribute(h_, &p.alg, kLtAlgConfigMaxId, &max_id, sizeof max_id),
+                      "cusparseLtMatmulAlgGetAttribute (CONFIG_MAX_ID)");
+      if (pinned_ > max_id)
+        throw BenchError("cusparselt", "SPARSE_CUSPARSELT_ALG=" + std::to_string(pinned_) + ": this problem's algorithm ids are 0.." +
+                                           std::to_string(max_id));
+      CheckCusparseLt(lt.MatmulAlgSetAttribute(h_, &p.alg, kLtAlgConfigId, &pinned_, sizeof pinned_),
+                      "cusparseLtMatmulAlgSetAttribute (CONFIG_ID)");
+    }
     CheckCusparseLt(lt.MatmulPlanInit(h_, &p.plan, &p.matmul, &p.alg), "cusparseLtMatmulPlanInit");
     p.plan_made = true;
   }
@@ -239,9 +268,13 @@ class CusparseLtSpmm : public Implementation {
     char buf[768];
     std::snprintf(buf, sizeof buf,
                   "cusparseLtMatmul, A 2:4 row-major (compressed), B and C %s, %s in/out, CUSPARSE_COMPUTE_32F; "
-                  "algorithm %d (of ids 0..%d) chosen by cusparseLtMatmulSearch (%d iterations each), split-K %d, "
+                  "algorithm %d (of ids 0..%d) %s, split-K %d, "
                   "workspace %zu B; cuSPARSELt %d.%d.%d (%s)",
-                  layout.name, DTypeName(m_.dtype), alg, max_alg, iters, split_k, workspace_bytes, v / 1000,
+                  layout.name, DTypeName(m_.dtype), alg, max_alg,
+                  (pinned_ >= 0 ? std::string("pinned by SPARSE_CUSPARSELT_ALG")
+                                : "chosen by cusparseLtMatmulSearch (" + std::to_string(iters) + " iterations each)")
+                      .c_str(),
+                  split_k, workspace_bytes, v / 1000,
                   (v % 1000) / 100, v % 100, lt.path.c_str());
     return buf;
   }
@@ -255,6 +288,7 @@ class CusparseLtSpmm : public Implementation {
   const float alpha_ = 1.f, beta_ = 0.f;
   Slab slab_;
   std::unique_ptr<LtPlan> plan_;
+  int pinned_ = -1;  // SPARSE_CUSPARSELT_ALG's id, or -1: the search chooses
   std::vector<std::unique_ptr<LtCompressed>> compressed_;
   DeviceBuffer workspace_;
 };
