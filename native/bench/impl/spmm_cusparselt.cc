@@ -15,6 +15,7 @@
 // m x 1 with ld m).
 #if SPARSE_WITH_CUDA
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -28,21 +29,21 @@ namespace sparse {
 namespace bench {
 namespace {
 
-// Why the CSR matrix is not 2:4 (at most 2 nonzeros in every group of 4 consecutive columns
-// of a row), or "" when it is. Host work on the case's CSR; explicit zeros count as
-// nonzeros here (cusparseLtSpMMAPruneCheck, in Setup, looks at the values).
 // SPARSE_CUSPARSELT_ALG: the pinned algorithm id, or -1 when unset. Anything but a whole number
 // from 0 is refused with a clear error (a measurement must not silently run another algorithm).
 int PinnedAlgorithm() {
   double x = 0;
   const int got = EnvNumbers("SPARSE_CUSPARSELT_ALG", &x, 1);
   if (got == 0) return -1;
-  if (got != 1 || x < 0 || x != static_cast<double>(static_cast<int>(x)))
+  if (got != 1 || x < 0 || x > 1e6 || x != std::floor(x))
     throw BenchError("cusparselt", "SPARSE_CUSPARSELT_ALG must be an algorithm id (a whole number from 0), got '" +
                                        std::string(std::getenv("SPARSE_CUSPARSELT_ALG")) + "'");
   return static_cast<int>(x);
 }
 
+// Why the CSR matrix is not 2:4 (at most 2 nonzeros in every group of 4 consecutive columns
+// of a row), or "" when it is. Host work on the case's CSR; explicit zeros count as
+// nonzeros here (cusparseLtSpMMAPruneCheck, in Setup, looks at the values).
 std::string Not24Reason(const HostCsr& csr) {
   std::vector<int32_t> cols;
   for (int r = 0; r < csr.rows; ++r) {

@@ -172,7 +172,7 @@ void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
     }
 }
 
-// The model of Gemm24Pick (common/gemm_plan.h) with its constants, kGemm24Fitted (v38).
+// The model of Gemm24Pick (common/gemm_plan.h) with its constants, kGemm24Fitted (v53).
 // SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64]]" (the line
 // scripts/gpu/s24g-fit.py prints; FX3 below 0 leaves the cooperative split out, the last two
 // add the 64-column tiles) replaces them and "off" turns the model off (v12's Gemm24Rows and
