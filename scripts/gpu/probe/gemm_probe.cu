@@ -90,6 +90,7 @@ struct Variant {
   SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, false, false, ""),                                                    \
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, false, "_tma"),                                            \
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 256, 3, true, false, "_tma"),                                            \
+      SPARSE_GEMM_SP_VARIANT(T, TN, 1, 256, 4, 2, false, "_tma2"), SPARSE_GEMM_SP_VARIANT(T, TN, 1, 256, 4, 2, 2, "_tma2_tk"), \
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, true, "_tma_sk"),                                          \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 5, false, false, "2"),                                              \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 128, 4, true, false, "2_tma"),                                           \
@@ -106,7 +107,11 @@ struct Variant {
 // 2:4 A from shared memory: _ss2 tiles of 256 rows, _ss3 of 384; the rest as above.
 #define SPARSE_GEMM_SS_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) \
   Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, true, 1, MS, true>, MS, true }
+// _tma2: C staged in halves of its columns (room for a fourth stage of 128 x 256).
+#define SPARSE_GEMM_SS2_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) \
+  Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, 2, 1, MS, true>, MS, true }
 #define SPARSE_GEMM_SS_VARIANTS(T, TN)                                                                      \
+  SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, false, "_tma2"), SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_tk"), \
   SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, false, "_tma"), \
       SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, true, "_tma_sk"),                                            \
       SPARSE_GEMM_SS_VARIANT(T, TN, 2, 192, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 192, 4, true, "_tma_sk"), \
@@ -139,10 +144,10 @@ struct Variant {
       SPARSE_GEMM_UNW_VARIANT(T, TN, 128, 5, 1, 3, 1, "_w1_tma_ck"), SPARSE_GEMM_UNW_VARIANT(T, TN, 128, 5, 1, 3, 2, "_w2_tma_ck"), \
       SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 0, 1, "_w1_tma"), SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 0, 2, "_w2_tma"), \
       SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 3, 1, "_w1_tma_ck"), SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 3, 2, "_w2_tma_ck")
-// GEMM_PROBE_SP24 (gemm_build.sh's SP24=1): the 2:4 f16 variants alone, a build of minutes for
+// GEMM_PROBE_SP24 (gemm_build.sh's SP24=1): the 2:4 f16 variants alone (A in registers, _sp, and from shared memory, _ss), a build of minutes for
 // an A/B of 2:4 tiles.
 #if defined(GEMM_PROBE_SP24)
-const Variant kVariants[] = {SPARSE_GEMM_SP_VARIANTS(kF16, f16)};
+const Variant kVariants[] = {SPARSE_GEMM_SP_VARIANTS(kF16, f16), SPARSE_GEMM_SS_VARIANTS(kF16, f16)};
 #else
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_VARIANTS(kBF16, bf16),
                              SPARSE_GEMM_SP_VARIANTS(kF16, f16),    SPARSE_GEMM_SP_VARIANTS(kBF16, bf16),
