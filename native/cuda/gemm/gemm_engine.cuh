@@ -35,7 +35,8 @@
 //   - 2:4 A (kSpMS > 0, issue 25 step 2): A's stage is one contiguous run of staged 2:4 tiles
 //     (common/sparse24.h, StageSp24Tiles with 16 strips, SpStageOffset) fetched by a bulk copy; consumer warps load their
 //     strips' fragments and metadata into registers and the warpgroups issue
-//     wgmma.mma_async.sp (ConsumeSp), tiles of 128 kSpMS rows; no clusters.
+//     wgmma.mma_async.sp (ConsumeSp), tiles of 128 kSpMS rows; clusters of 2 along M as for
+//     dense A (v54, workbench: each block copies its own A and half of B, multicast).
 //   - 2:4 A read from shared memory (kSpSs, the `_ss` variants): A's stage is the compressed
 //     values (a plain row-major matrix of K / 2 columns, Sp24CompressedRows) cut by the tensor
 //     copies like dense A but 64-byte swizzled, and the stage's metadata (StageSp24Meta, one
@@ -575,6 +576,9 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   while (cursor.Next(p, &sg)) {
     const Tile own = ClusterTile(TileOf(sg.tile, p.m_units, p.n_units, p.group), rank, kCluster, kAlongN);
     const int mb = own.mb, nb = own.nb;
+    // A cluster's second block past the last row block (an odd count) copies the last one's
+    // 2:4 A (the bulk copies have no edge to clip at) and stores nothing.
+    const int amb = mb < p.m_blocks ? mb : p.m_blocks - 1;
     for (int kb = sg.kb0; kb < sg.kb1; ++kb) {
       uint32_t run0 = 0, run_bytes = 0;
       if constexpr (kUn) {
@@ -596,10 +600,10 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
         for (int h = 0; h < L::kRows / kMTile; ++h)
           engine::TensorCopy2d(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full);
         engine::BulkCopy(st + L::kABytes + L::kBBytes,
-                         static_cast<const unsigned char*>(p.a_meta) + SsMetaOffset(p.meta_strips, L::kRows, mb, kb),
+                         static_cast<const unsigned char*>(p.a_meta) + SsMetaOffset(p.meta_strips, L::kRows, amb, kb),
                          L::kMetaBytes, full);
       } else if constexpr (kSpMS > 0)
-        engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, mb, kb),
+        engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, amb, kb),
                          L::kABytes, full);
       else if constexpr (kAlongN)  // (rows 64 rank.. of the tile: a_map's box is 64 rows here)
         TensorCopy2dMulticast(st + rank * (kMTile / 2) * 128, &p.a_map, kb * kKTile, mb * kMTile + rank * (kMTile / 2),
@@ -1131,8 +1135,12 @@ __device__ __forceinline__ void UnResum(const Params& p, int mb, int col0, int c
 // fragments load into the other (once wgmma.wait_group 1 says stage i - 1's group, the last
 // reader of that buffer, is done), so the shared-memory loads overlap the tensor cores.
 // kUn: the same loop for unstructured A, its tiles decoded from the pair stream (kSpMS 1).
-template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, bool kSpSs, int kUn, int kUnWhole>
-__device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw) {
+// kCluster 2: the pair of row blocks of a cluster (ClusterTile), each stage released in both
+// blocks (Release), as the dense consumers do; no stream-K.
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, bool kSpSs, int kUn, int kUnWhole,
+          int kCluster = 1>
+__device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0, int cw,
+                                          int rank = 0) {
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // Under PDL: C, the stream-K workspace and B may still be the previous kernel's.
   if constexpr (kGemmPdl) engine::GridDependencyWait();
@@ -1146,10 +1154,10 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
   uint32_t af[2][kSpMS][kFragSteps<kUn>][4], e[2][kSpMS][2];
   int stage = 0;
   uint32_t phase = 0;
-  Cursor cursor(p, blockIdx.x);
+  Cursor cursor(p, blockIdx.x / kCluster);
   Segment sg;
   while (cursor.Next(p, &sg)) {
-    const Tile tile = TileOf(sg.tile, p.m_units, p.n_units, p.group);
+    const Tile tile = ClusterTile(TileOf(sg.tile, p.m_units, p.n_units, p.group), rank, kCluster, false);
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms)
 #pragma unroll
@@ -1175,7 +1183,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
       wg::Wait<1>();
 #pragma unroll
       for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-      if (prev >= 0) Release<1>(empty0 + 8 * prev);
+      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev);
       prev = stage;
       if (++stage == kStages) stage = 0, phase ^= 1;
       if (i + 1 < len) {
@@ -1197,7 +1205,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     wg::Wait<0>();
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-    Release<1>(empty0 + 8 * prev);
+    Release<kCluster>(empty0 + 8 * prev);
     SPARSE_GEMM_TRACE_AT(2, TraceClock());
     SPARSE_GEMM_TRACE_AT(6, waits);
     int lo, hi;
@@ -1234,7 +1242,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
           int kUn = 0, int kUnWhole = 0, bool kDenseResum = false, bool kAlongN = false>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
-  static_assert(kSpMS == 0 || kCluster == 1, "2:4 and unstructured tiles run without clusters");
+  static_assert(kSpMS == 0 || kCluster == 1 || (kUn == 0 && !kAlongN), "unstructured tiles run without clusters");
   static_assert(kUnWhole == 0 || kUn > 0, "the whole-tile decodes read the pair stream");
   static_assert(!kDenseResum || (kSpMS == 0 && kUn == 0 && kCluster == 1), "the dense re-sum reads dense A, no clusters");
   extern __shared__ unsigned char smem_raw[];
@@ -1266,7 +1274,8 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   } else {
     RegsInc<kConsumerRegs>();
     if constexpr (kSpMS > 0)
-      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kUnWhole>(p, ring, full0, empty0, wgi - 1);
+      ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kUnWhole, kCluster>(p, ring, full0, empty0, wgi - 1,
+                                                                                      rank);
     else
       Consume<kType, kNTile, kStages, kTmaStore, kCluster, kDenseResum, kAlongN>(p, ring, full0, empty0, wgi - 1, rank);
   }

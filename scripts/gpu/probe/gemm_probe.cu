@@ -86,7 +86,12 @@ struct Variant {
 // warpgroup); the rest of the name as above.
 #define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) \
   Variant { #TN "_sp" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, 1, MS>, MS }
+// _mc: clusters of 2 along M, B multicast (v54).
+#define SPARSE_GEMM_SPMC_VARIANT(T, TN, MS, NT, S, TMA, SUFFIX) \
+  Variant { #TN "_sp" SUFFIX "_n" #NT "_s" #S, DType::T, NT, false, &gemm_host::Launch<DType::T, NT, S, TMA, 2, MS>, MS }
 #define SPARSE_GEMM_SP_VARIANTS(T, TN)                                                                          \
+  SPARSE_GEMM_SPMC_VARIANT(T, TN, 2, 128, 4, true, "2_tma_mc"), SPARSE_GEMM_SPMC_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_mc"), \
+  SPARSE_GEMM_SPMC_VARIANT(T, TN, 1, 128, 6, true, "_tma_mc"), \
   SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, false, false, ""),                                                    \
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, false, "_tma"),                                            \
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 256, 3, true, false, "_tma"),                                            \
@@ -110,7 +115,10 @@ struct Variant {
 // _tma2: C staged in halves of its columns (room for a fourth stage of 128 x 256).
 #define SPARSE_GEMM_SS2_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) \
   Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, 2, 1, MS, true>, MS, true }
+#define SPARSE_GEMM_SSMC_VARIANT(T, TN, MS, NT, S, TMA, SUFFIX) \
+  Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, false, &gemm_host::Launch<DType::T, NT, S, TMA, 2, MS, true>, MS, true }
 #define SPARSE_GEMM_SS_VARIANTS(T, TN)                                                                      \
+  SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_mc"), SPARSE_GEMM_SSMC_VARIANT(T, TN, 2, 128, 5, true, "_tma_mc"), \
   SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, false, "_tma2"), SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_tk"), \
   SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, false, "_tma"), \
       SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, true, "_tma_sk"),                                            \
