@@ -7,7 +7,8 @@
 # PRUNE FLAGS say how the bench prunes the weights (--llm-sparsity for the suite, -s for the
 # held-out files: written with SPARSITY_FLAG, which this script replaces by the one each part
 # takes; or --pattern 2:4 for both), OTHER FLAGS the rest (--n ...). PARTS (default "suite
-# heldout") as in the callers. Times only the variants whose names start with PREFIX (and the
+# heldout") as in the callers; BASELINE (default dense) the bench's --baseline (v54: dense,cusparselt
+# puts cuSPARSELt beside every variant). Times only the variants whose names start with PREFIX (and the
 # selection's pick). Writes $W/NAME-<part>.json, .err, and .txt (tune-report's candidates whose
 # names start with PREFIX); prints the reports' geomean lines; the held-out
 # weights go to a scratch folder outside $W (run.sh would pack them) and are removed after.
@@ -18,7 +19,7 @@ name=${1:?NAME} prefix=${2:?PREFIX} prune=${3:?PRUNE FLAGS} other=${4:-}
 PARTS=${PARTS:-suite heldout}
 # --tune-only PREFIX: the family's variants and the selection's pick, not every variant of the
 # matrix (v38: the whole list, prepared once per candidate, passed 285 s a part on 2:4).
-common=(--dtype f16 --baseline dense --tune --tune-only "$prefix" --no-tune-cache --tune-min-ms 10 --json)
+common=(--dtype f16 --baseline "${BASELINE:-dense}" --tune --tune-only "$prefix" --no-tune-cache --tune-min-ms 10 --json)
 rc=0
 for part in $PARTS; do
   case $part in

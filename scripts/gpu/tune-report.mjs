@@ -4,7 +4,8 @@
 //   node tune-report.mjs FILE --expect S exit 1 unless every SpMM case has variantSource S
 //   node tune-report.mjs FILE --candidates P  tuned SpMM cases: each candidate whose name starts
 //                                       with P, its time (us) and dense cuBLAS's / it, the
-//                                       selection's variant first; then per candidate the
+//                                       selection's variant first (and cuSPARSELt's / it where the
+//                                       report has it); then per candidate the
 //                                       geomean of selection's time / its time, and its minimum
 import {readFileSync} from 'node:fs'
 
@@ -28,7 +29,12 @@ if (mode === '--sddmm') {
   for (const c of ok.filter((x) => x.op === 'spmm' && x.tuned)) {
     const t = c.tuned
     const dense = c.baselines?.[c.dtype === 'bf16' ? 'cublas_bf16' : 'cublas_f16']
-    const ratio = (ms) => (dense && Number.isFinite(ms) ? ` (${(dense / ms).toFixed(3)}x)` : '')
+    // (cuSPARSELt's time where the bench ran it: --baseline dense,cusparselt)
+    const lt = c.baselines?.cusparselt
+    const ratio = (ms) =>
+      (dense && Number.isFinite(ms) ? ` (${(dense / ms).toFixed(3)}x` : '') +
+      (dense && Number.isFinite(ms) && lt ? `, cuSPARSELt ${(lt / ms).toFixed(3)}x` : '') +
+      (dense && Number.isFinite(ms) ? ')' : '')
     const names = Object.keys(t.candidates).filter((v) => v.startsWith(prefix) && v !== t.defaultVariant)
     console.log(`${tail(c.file)} ${c.dtype} m=${c.m} k=${c.k} n=${c.n} sparsity=${c.sparsity}: selection ${t.defaultVariant} ${us(t.defaultMs)}us${ratio(t.defaultMs)}; tuned ${t.variant}`)
     for (const v of names) {

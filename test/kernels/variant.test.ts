@@ -102,6 +102,12 @@ describe('kernel variant names: parsed and written back by their family', functi
     expectNames(good, bad)
   })
 
+  it("the GEMM engine's 2:4 names (s24g): 128 or 256 rows, 64, 128 or 256 columns, _c2 (clusters, v54: whole tiles) or _sk1, _sk2, _sk3 or none", () => {
+    const good = ['s24g_m128_n128_s6', 's24g_m256_n64_s8_sk3', 's24g_m128_n256_s4', 's24g_m128_n256_s4_c2', 's24g_m256_n128_s4_c2']
+    const bad = ['s24g_m192_n128_s4', 's24g_m256_n128_s4_sk4', 's24g_m256_n128_s4_c2_sk2', 's24g_m256_n128_s4_sk2_c2', 's24g_m256_n128_s4_c3', 's24g_m256_n128_s4_c']
+    expectNames(good, bad)
+  })
+
   it("the other families' names write back as they are", () => {
     for (const v of ['s24e_w8_k256', 's24_w4_m1_s8', 's24g_m256_n128_s4_sk2', 'bm_w4_m1_s8', 'tc_w8_s4_p4', 'split_v8_t2_w2', 'tile_v4_t8_x2_u16'])
       expect(loadAddon().spmmVariantParse(v), v).to.equal(v)

@@ -10,13 +10,15 @@
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
-// Variants "s24g_m<rows>_n<cols>_s<stages>[_sk1|_sk2|_sk3]": tiles of 128 or 256 rows x 64, 128
+// Variants "s24g_m<rows>_n<cols>_s<stages>[_c2|_sk1|_sk2|_sk3]": tiles of 128 or 256 rows x 64, 128
 // or 256 columns (64 since v53: four times the 128-column tiles' count at N = 256, for the
 // problems that fill few SMs), a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
 // waves' tiles out by K (stream-K hybrid), "_sk2" cuts only the ragged last wave's tiles into
 // up to 4 pieces by K (gemm_host::Decompose), the first piece adding the others' sums; "_sk3"
 // the same cut, the pieces reducing the tile together, each a share of its units (an m-slice's
-// 64-column box: CoopTile, v37; selected where the launch model splits, since v38). (Every part of a variant name
+// 64-column box: CoopTile, v37; selected where the launch model splits, since v38); "_c2" runs
+// whole tiles in clusters of 2 along M, each block copying its A and half of B for both (v54;
+// s24g_m256_n128_s4_c2 and s24g_m128_n256_s4_c2, not selected). (Every part of a variant name
 // is letters then digits: the form names are checked against without the addon's grammar.) On
 // the H200, as selected (sparse bench --suite llm --pattern 2:4, v12): 0.81-1.35x cuBLAS f16 at
 // N = 256-2048, 1.18x geomean (docs/gemm-engine.md).
@@ -49,19 +51,29 @@
 namespace sparse {
 namespace gemm24 {
 
-// One configuration: tile rows (128 sp), tile columns, ring stages, stream-K.
+// One configuration: tile rows (128 sp), tile columns, ring stages, stream-K, cluster size (2:
+// clusters of 2 along M, B multicast; no stream-K).
 struct GemmChoice {
-  int sp, n_tile, stages, stream_k;
+  int sp, n_tile, stages, stream_k, cluster = 1;
 };
 // The instantiated configurations (the tensor-store epilogue throughout: the register one was
-// slower in every cell measured).
-constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0}, {1, 64, 12, 0}, {2, 64, 8, 0}};
+// slower in every cell measured). The last three (v54) are for --tune and forced runs only (the
+// selection takes the first five): 128 x 256 with C staged in halves (room for a fourth stage),
+// and clusters of 2 of the 256 x 128 and 128 x 256 tiles.
+constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0},    {1, 256, 3, 0},    {2, 128, 4, 0}, {1, 64, 12, 0},
+                                   {2, 64, 8, 0},     {1, 256, 4, 0},    {2, 128, 4, 0, 2}, {1, 256, 4, 0, 2}};
+constexpr int kSelectable = 5;  // kConfigs' first entries, the ones the selection picks from
+// How a configuration stages C for its tensor stores: whole, or (2) half its columns at a time,
+// where a whole 128 x 256 C tile would leave room for only 3 stages.
+constexpr int TmaStoreOf(const GemmChoice& c) { return c.n_tile == 256 && c.stages >= 4 ? 2 : 1; }
 constexpr int kStageStrips = 16;  // gemm_engine.cuh's kSpStageStrips (checked there)
 constexpr int kGemm24MinN = 128;  // the selection's smallest N (the streaming engine's largest is 64)
 
 inline int ConfigIndex(const GemmChoice& c) {
   for (int i = 0; i < static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); ++i)
-    if (kConfigs[i].sp == c.sp && kConfigs[i].n_tile == c.n_tile && kConfigs[i].stages == c.stages) return i;
+    if (kConfigs[i].sp == c.sp && kConfigs[i].n_tile == c.n_tile && kConfigs[i].stages == c.stages &&
+        kConfigs[i].cluster == c.cluster)
+      return i;
   return -1;
 }
 
@@ -107,6 +119,8 @@ namespace {
 using gemm24::ConfigIndex;
 using gemm24::GemmChoice;
 using gemm24::kConfigs;
+using gemm24::kSelectable;
+using gemm24::TmaStoreOf;
 using gemm24::kGemm24MinN;
 using gemm24::Sp24GemmMatrix;
 
@@ -118,21 +132,21 @@ using gemm_host::KernelRef;
 template <DType kType, int I>
 constexpr KernelRef RefOf() {
   constexpr GemmChoice c = kConfigs[I];
-  return KernelRef{&gemm_host::Launch<kType, c.n_tile, c.stages, 1, 1, c.sp>,
-                   &gemm_host::SetUp<kType, c.n_tile, c.stages, 1, 1, c.sp>};
+  return KernelRef{&gemm_host::Launch<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp>,
+                   &gemm_host::SetUp<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp>};
 }
 // The kernels by dtype and configuration (kConfigs' order).
 constexpr gemm_host::KernelTable<sizeof(kConfigs) / sizeof(kConfigs[0])> kKernelTable = {
     {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(), RefOf<DType::kF16, 3>(),
-     RefOf<DType::kF16, 4>()},
+     RefOf<DType::kF16, 4>(), RefOf<DType::kF16, 5>(), RefOf<DType::kF16, 6>(), RefOf<DType::kF16, 7>()},
     {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(), RefOf<DType::kBF16, 3>(),
-     RefOf<DType::kBF16, 4>()}};
+     RefOf<DType::kBF16, 4>(), RefOf<DType::kBF16, 5>(), RefOf<DType::kBF16, 6>(), RefOf<DType::kBF16, 7>()}};
 static_assert(kKernelTable.Full(), "a kernel per configuration");
 #endif
 
 std::string Name(const GemmChoice& c) {
   char buf[48];
-  std::snprintf(buf, sizeof(buf), "s24g_m%d_n%d_s%d%s", 128 * c.sp, c.n_tile, c.stages,
+  std::snprintf(buf, sizeof(buf), "s24g_m%d_n%d_s%d%s%s", 128 * c.sp, c.n_tile, c.stages, c.cluster == 2 ? "_c2" : "",
                 c.stream_k == 1 ? "_sk1" : c.stream_k == 2 ? "_sk2" : c.stream_k == 3 ? "_sk3" : "");
   return buf;
 }
@@ -141,9 +155,10 @@ bool ParseGemmFamily(const char* name, SpmmChoice* ch) {
   int rows = 0, cols = 0, stages = 0, used = 0;
   if (std::sscanf(name, "s24g_m%d_n%d_s%d%n", &rows, &cols, &stages, &used) != 3) return false;
   const char* rest = name + used;
-  const int sk = StreamKSuffix(rest, 3);
+  const int cluster = std::strcmp(rest, "_c2") == 0 ? 2 : 1;  // (no stream-K with clusters)
+  const int sk = cluster == 2 ? 0 : StreamKSuffix(rest, 3);
   if (sk < 0 || (rows != 128 && rows != 256)) return false;
-  const GemmChoice c{rows / 128, cols, stages, sk};
+  const GemmChoice c{rows / 128, cols, stages, sk, cluster};
   if (Name(c) != name) return false;  // no leading zeros or signs
   ch->Set(c);
   return true;
@@ -155,15 +170,18 @@ std::string GemmFamilyName(const SpmmChoice& ch) { return Name(ch.Get<GemmChoice
 bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   return p.structure == SpmmProblem::k24 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 &&
          p.k >= 1 && p.n >= 8 && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) &&
-         ConfigIndex(ch.Get<GemmChoice>()) >= 0 && SPARSE_SM90A_CAN_RUN();
+         ConfigIndex(ch.Get<GemmChoice>()) >= 0 &&
+         (ch.Get<GemmChoice>().cluster == 1 || ch.Get<GemmChoice>().stream_k == 0) && SPARSE_SM90A_CAN_RUN();
 }
 
 // Every configuration with each decomposition (whole tiles, hybrid stream-K, tail split, the
-// cooperative tail split). The first three's GPU tests passed on the H200 (v12, calls 1, 5 and
-// 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"), _sk3's on an H100 (v38 call 1).
+// cooperative tail split; the clusters whole tiles only). The first three's GPU tests passed on
+// the H200 (v12, calls 1, 5 and 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"),
+// _sk3's on an H100 (v38 call 1).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (const GemmChoice& base : kConfigs)
     for (int sk : {0, 1, 2, 3}) {
+      if (base.cluster > 1 && sk > 0) continue;
       GemmChoice c = base;
       c.stream_k = sk;
       SpmmChoice ch;
@@ -203,9 +221,9 @@ bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   if (p.n < kGemm24MinN || !DenseWorkPays(p.m, p.k, p.nnz)) return false;
   const int sms = sm_count > 0 ? sm_count : SmCount();
   const Gemm24Shape shape = Gemm24Choose(S24gModel(), p.m, p.n, p.k, sms);
-  GemmChoice c{};  // kConfigs' entry of that height and width
-  for (const GemmChoice& k : kConfigs)
-    if (k.sp == shape.rows / 128 && k.n_tile == shape.cols) c = k;
+  GemmChoice c{};  // kConfigs' selectable entry of that height and width
+  for (int i = 0; i < kSelectable; ++i)
+    if (kConfigs[i].sp == shape.rows / 128 && kConfigs[i].n_tile == shape.cols) c = kConfigs[i];
   c.stream_k = shape.stream_k;
   SpmmChoice mine;
   mine.Set(c);
@@ -243,7 +261,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
 
 // Rank 8, before the streaming engine (9) and the mma.sp kernel (10).
 const SpmmFamily kSp24GemmFamily = {
-    "s24g",          "s24g_m(128|256)_n(64|128|256)_s\\d+(_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
+    "s24g",          "s24g_m(128|256)_n(64|128|256)_s\\d+(_c2|_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
     GemmFamilyCanRun, GemmFamilyVariants, "2:4 tiles, staged (GEMM engine)", GemmPrepare, GemmLaunch,
 };
 
