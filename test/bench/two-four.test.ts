@@ -215,7 +215,7 @@ describe('bench on 2:4 matrices', () => {
 
     it('accepts the bitmap and 2:4 names in the cache (and still drops malformed ones)', () => {
       const name = spmmVariantName()
-      for (const v of ['bm_w4_m1_s4', 's24_w4_m1_s8', 's24_w8_m2_s1', 's24g_m256_n128_s4', 's24g_m128_n256_s3_sk1', 's24g_m256_n128_s4_sk2', 's24g_m128_n128_s6_sk3', 's24g_m128_n256_s4_c2', 'tc_w8_s4_p4', 'split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'split_v4_t16_w1_u16']) expect(name.test(v), v).to.equal(true)
+      for (const v of ['bm_w4_m1_s4', 's24_w4_m1_s8', 's24_w8_m2_s1', 's24g_m256_n128_s4', 's24g_m128_n256_s3_sk1', 's24g_m256_n128_s4_sk2', 's24g_m128_n128_s6_sk3', 's24g_m128_n256_s4_c2', 's24g_m128_n256_s4_ss1_sk2', 'tc_w8_s4_p4', 'split_v8_t2_w2', 'tile_v4_t8_x2_u16', 'split_v4_t16_w1_u16']) expect(name.test(v), v).to.equal(true)
       for (const v of ['s24_', 's24_w4_m1_s8;rm', 'tile_v4_t8_x2_u']) expect(name.test(v), v).to.equal(false)
       // Names of no family, or a family's name with a part too many, need the families'
       // grammar, which only a build with CUDA lists (spmmVariantGrammar).

@@ -707,7 +707,10 @@ describe('kernels on CUDA against the float64 reference', function () {
       // (clusters of 2 along M, v54: whole tiles only; an odd count of row blocks leaves the last
       // pair's second block past M: M = 7 and 33 with either height, 257 and 300 with 128 rows)
       const clustered = ['s24g_m256_n128_s4_c2', 's24g_m128_n256_s4_c2']
-      const variants = [...names, ...names.map((v) => `${v}_sk1`), ...names.map((v) => `${v}_sk2`), ...names.map((v) => `${v}_sk3`), ...clustered]
+      // (A read by wgmma from shared memory, v54: whole tiles or the owner's split; K = 70 and 1000
+      // exercise its compressed rows' padding to a multiple of 32 columns of A)
+      const fromShared = ['s24g_m128_n256_s4_ss1', 's24g_m128_n256_s4_ss1_sk2']
+      const variants = [...names, ...names.map((v) => `${v}_sk1`), ...names.map((v) => `${v}_sk2`), ...names.map((v) => `${v}_sk3`), ...clustered, ...fromShared]
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype, structure: '2:4'}).variants

@@ -10,7 +10,7 @@
 // name; SPARSE_SM90A is then defined): wgmma runs on compute capability 9.0 and nowhere else.
 // A build without sm_90 keeps the table entry, which then runs nothing (can_run: false).
 //
-// Variants "s24g_m<rows>_n<cols>_s<stages>[_c2|_sk1|_sk2|_sk3]": tiles of 128 or 256 rows x 64, 128
+// Variants "s24g_m<rows>_n<cols>_s<stages>[_c2|_ss1[_sk2]|_sk1|_sk2|_sk3]": tiles of 128 or 256 rows x 64, 128
 // or 256 columns (64 since v53: four times the 128-column tiles' count at N = 256, for the
 // problems that fill few SMs), a ring of that many stages of 64 columns of K; "_sk1" shares the last one to two
 // waves' tiles out by K (stream-K hybrid), "_sk2" cuts only the ragged last wave's tiles into
@@ -18,7 +18,10 @@
 // the same cut, the pieces reducing the tile together, each a share of its units (an m-slice's
 // 64-column box: CoopTile, v37; selected where the launch model splits, since v38); "_c2" runs
 // whole tiles in clusters of 2 along M, each block copying its A and half of B for both (v54;
-// s24g_m256_n128_s4_c2 and s24g_m128_n256_s4_c2, not selected). (Every part of a variant name
+// s24g_m256_n128_s4_c2 and s24g_m128_n256_s4_c2, not selected); "_ss1" reads A in wgmma from
+// shared memory (the compressed rows by tensor copies, the metadata staged by K stage: the
+// prepared operand holds those instead of the staged tiles; v54, s24g_m128_n256_s4_ss1, not
+// selected). (Every part of a variant name
 // is letters then digits: the form names are checked against without the addon's grammar.) On
 // the H200, as selected (sparse bench --suite llm --pattern 2:4, v12): 0.81-1.35x cuBLAS f16 at
 // N = 256-2048, 1.18x geomean (docs/gemm-engine.md).
@@ -53,60 +56,78 @@ namespace gemm24 {
 
 // One configuration: tile rows (128 sp), tile columns, ring stages, stream-K, cluster size (2:
 // clusters of 2 along M, B multicast; no stream-K).
+// ss 1: A read by wgmma from shared memory (the `_ss` form: the compressed rows through a tensor
+// map and the staged metadata; v54), not the staged tiles through registers.
 struct GemmChoice {
-  int sp, n_tile, stages, stream_k, cluster = 1;
+  int sp, n_tile, stages, stream_k, cluster = 1, ss = 0;
 };
 // The instantiated configurations (the tensor-store epilogue throughout: the register one was
 // slower in every cell measured). The last three (v54) are for --tune and forced runs only (the
 // selection takes the first five): 128 x 256 with C staged in halves (room for a fourth stage),
-// and clusters of 2 of the 256 x 128 and 128 x 256 tiles.
-constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0},    {1, 256, 3, 0},    {2, 128, 4, 0}, {1, 64, 12, 0},
-                                   {2, 64, 8, 0},     {1, 256, 4, 0},    {2, 128, 4, 0, 2}, {1, 256, 4, 0, 2}};
+// clusters of 2 of the 256 x 128 and 128 x 256 tiles, and 128 x 256 with A from shared memory
+// (on the H200's workbench the fastest tile at N = 1024-2048 in 5 of 8 cells, 0.94x the time of
+// 256 x 128 over them: docs/gemm-engine.md "v54").
+constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0},    {1, 64, 12, 0},
+                                   {2, 64, 8, 0},  {1, 256, 4, 0}, {2, 128, 4, 0, 2}, {1, 256, 4, 0, 2},
+                                   {1, 256, 4, 0, 1, 1}};
 constexpr int kSelectable = 5;  // kConfigs' first entries, the ones the selection picks from
 // How a configuration stages C for its tensor stores: whole, or (2) half its columns at a time,
 // where a whole 128 x 256 C tile would leave room for only 3 stages.
 constexpr int TmaStoreOf(const GemmChoice& c) { return c.n_tile == 256 && c.stages >= 4 ? 2 : 1; }
 constexpr int kStageStrips = 16;  // gemm_engine.cuh's kSpStageStrips (checked there)
+constexpr int kSsStripMultiple = 48;  // gemm_engine.cuh's kSsStripMultiple (checked there)
 constexpr int kGemm24MinN = 128;  // the selection's smallest N (the streaming engine's largest is 64)
 
 inline int ConfigIndex(const GemmChoice& c) {
   for (int i = 0; i < static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); ++i)
     if (kConfigs[i].sp == c.sp && kConfigs[i].n_tile == c.n_tile && kConfigs[i].stages == c.stages &&
-        kConfigs[i].cluster == c.cluster)
+        kConfigs[i].cluster == c.cluster && kConfigs[i].ss == c.ss)
       return i;
   return -1;
 }
 
-// The staged tiles and the stream-K workspace (partial sums and flags for `slots` blocks;
-// the flags are zero between launches).
+// The staged tiles, or (ss, the `_ss1` variants) the compressed rows and their metadata staged by
+// K stage, and the stream-K workspace (partial sums and flags for `slots` blocks; the flags are
+// zero between launches).
 class Sp24GemmMatrix : public SpmmOperand {
  public:
-  cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream) {
+  cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream, bool ss) {
     m_ = t.m, k_ = t.k, dtype_ = dtype;
-    const std::vector<uint8_t> staged = StageSp24Tiles(t, kStageStrips, 2);
-    cudaError_t e = staged_.Upload(staged.data(), staged.size(), stream);
+    cudaError_t e = cudaSuccess;
+    if (ss) {
+      const std::vector<uint16_t> rows = Sp24CompressedRows(t);
+      const std::vector<uint32_t> meta = StageSp24Meta(t, kSsStripMultiple, 2);
+      e = rows_.Upload(rows.data(), rows.size() * sizeof(uint16_t), stream);
+      if (e == cudaSuccess) e = meta_.Upload(meta.data(), meta.size() * sizeof(uint32_t), stream);
+    } else {
+      const std::vector<uint8_t> staged = StageSp24Tiles(t, kStageStrips, 2);
+      e = staged_.Upload(staged.data(), staged.size(), stream);
+    }
     if (e == cudaSuccess) e = ws_.Allocate(stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     return e;
   }
   cudaError_t CopyFrom(const Sp24GemmMatrix& o, cudaStream_t stream) {
     m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_;
-    cudaError_t e = CopyParts({{&staged_, &o.staged_}}, stream);
+    cudaError_t e = CopyParts({{&staged_, &o.staged_}, {&rows_, &o.rows_}, {&meta_, &o.meta_}}, stream);
     if (e == cudaSuccess) e = ws_.Allocate(stream);
     return e;
   }
-  size_t Bytes() const override { return staged_.bytes() + ws_.Bytes(); }
+  size_t Bytes() const override { return staged_.bytes() + rows_.bytes() + meta_.bytes() + ws_.Bytes(); }
   cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
     return CloneOperand(*this, out, stream);
   }
   const void* staged() const { return staged_.get(); }
+  const void* rows() const { return rows_.get(); }  // (ss; else null, as meta)
+  const void* meta() const { return meta_.get(); }
+  bool ss() const { return meta_.bytes() > 0; }
   const GemmWorkspace& ws() const { return ws_; }
   int m() const { return m_; }
   int k() const { return k_; }
   DType dtype() const { return dtype_; }
 
  private:
-  DeviceBuffer staged_;
+  DeviceBuffer staged_, rows_, meta_;
   GemmWorkspace ws_;
   int m_ = 0, k_ = 0;
   DType dtype_ = DType::kF16;
@@ -126,27 +147,31 @@ using gemm24::Sp24GemmMatrix;
 
 #if defined(SPARSE_SM90A)
 static_assert(gemm24::kStageStrips == cuda::gemm::kSpStageStrips, "one staged form");
+static_assert(gemm24::kSsStripMultiple == cuda::gemm::kSsStripMultiple, "one staged metadata");
 
 using gemm_host::KernelRef;
 // The kernel of kConfigs[I].
 template <DType kType, int I>
 constexpr KernelRef RefOf() {
   constexpr GemmChoice c = kConfigs[I];
-  return KernelRef{&gemm_host::Launch<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp>,
-                   &gemm_host::SetUp<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp>};
+  return KernelRef{&gemm_host::Launch<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp, c.ss != 0>,
+                   &gemm_host::SetUp<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp, c.ss != 0>};
 }
 // The kernels by dtype and configuration (kConfigs' order).
 constexpr gemm_host::KernelTable<sizeof(kConfigs) / sizeof(kConfigs[0])> kKernelTable = {
     {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(), RefOf<DType::kF16, 3>(),
-     RefOf<DType::kF16, 4>(), RefOf<DType::kF16, 5>(), RefOf<DType::kF16, 6>(), RefOf<DType::kF16, 7>()},
+     RefOf<DType::kF16, 4>(), RefOf<DType::kF16, 5>(), RefOf<DType::kF16, 6>(), RefOf<DType::kF16, 7>(),
+     RefOf<DType::kF16, 8>()},
     {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(), RefOf<DType::kBF16, 3>(),
-     RefOf<DType::kBF16, 4>(), RefOf<DType::kBF16, 5>(), RefOf<DType::kBF16, 6>(), RefOf<DType::kBF16, 7>()}};
+     RefOf<DType::kBF16, 4>(), RefOf<DType::kBF16, 5>(), RefOf<DType::kBF16, 6>(), RefOf<DType::kBF16, 7>(),
+     RefOf<DType::kBF16, 8>()}};
 static_assert(kKernelTable.Full(), "a kernel per configuration");
 #endif
 
 std::string Name(const GemmChoice& c) {
   char buf[48];
-  std::snprintf(buf, sizeof(buf), "s24g_m%d_n%d_s%d%s%s", 128 * c.sp, c.n_tile, c.stages, c.cluster == 2 ? "_c2" : "",
+  std::snprintf(buf, sizeof(buf), "s24g_m%d_n%d_s%d%s%s%s", 128 * c.sp, c.n_tile, c.stages, c.cluster == 2 ? "_c2" : "",
+                c.ss ? "_ss1" : "",
                 c.stream_k == 1 ? "_sk1" : c.stream_k == 2 ? "_sk2" : c.stream_k == 3 ? "_sk3" : "");
   return buf;
 }
@@ -156,9 +181,11 @@ bool ParseGemmFamily(const char* name, SpmmChoice* ch) {
   if (std::sscanf(name, "s24g_m%d_n%d_s%d%n", &rows, &cols, &stages, &used) != 3) return false;
   const char* rest = name + used;
   const int cluster = std::strcmp(rest, "_c2") == 0 ? 2 : 1;  // (no stream-K with clusters)
-  const int sk = cluster == 2 ? 0 : StreamKSuffix(rest, 3);
-  if (sk < 0 || (rows != 128 && rows != 256)) return false;
-  const GemmChoice c{rows / 128, cols, stages, sk, cluster};
+  const int ss = std::strncmp(rest, "_ss1", 4) == 0 ? 1 : 0;
+  const int sk = cluster == 2 ? 0 : StreamKSuffix(rest + 4 * ss, 3);
+  // (`_ss1` whole or with the ragged wave's owner split: the decompositions its workbench form ran)
+  if (sk < 0 || (ss && sk != 0 && sk != 2) || (rows != 128 && rows != 256)) return false;
+  const GemmChoice c{rows / 128, cols, stages, sk, cluster, ss};
   if (Name(c) != name) return false;  // no leading zeros or signs
   ch->Set(c);
   return true;
@@ -175,13 +202,13 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
 }
 
 // Every configuration with each decomposition (whole tiles, hybrid stream-K, tail split, the
-// cooperative tail split; the clusters whole tiles only). The first three's GPU tests passed on
+// cooperative tail split; the clusters whole tiles only, `_ss1` whole or the owner's split). The first three's GPU tests passed on
 // the H200 (v12, calls 1, 5 and 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"),
 // _sk3's on an H100 (v38 call 1).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (const GemmChoice& base : kConfigs)
     for (int sk : {0, 1, 2, 3}) {
-      if (base.cluster > 1 && sk > 0) continue;
+      if ((base.cluster > 1 && sk > 0) || (base.ss && sk != 0 && sk != 2)) continue;
       GemmChoice c = base;
       c.stream_k = sk;
       SpmmChoice ch;
@@ -232,13 +259,15 @@ bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   return true;
 }
 
-cudaError_t GemmPrepare(const SpmmProblem& p, const SpmmChoice&, cudaStream_t stream,
+// The operand holds the form the choice's kernel reads (the staged tiles, or for `_ss1` the
+// compressed rows and metadata).
+cudaError_t GemmPrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t stream,
                         std::unique_ptr<SpmmOperand>* out, std::string* why) {
 #if defined(SPARSE_SM90A)
   const cudaError_t e = kKernelTable.SetUp();
   if (e != cudaSuccess) return e;
 #endif
-  return PrepareStreamOperand<Sp24GemmMatrix>(p, stream, BuildSp24Tiles, out, why);
+  return PrepareStreamOperand<Sp24GemmMatrix>(p, stream, BuildSp24Tiles, out, why, ch.Get<GemmChoice>().ss != 0);
 }
 
 cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int sm_count,
@@ -246,11 +275,12 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
   if (!GemmFamilyCanRun(p, ch) || op == nullptr) return cudaErrorInvalidValue;
 #if defined(SPARSE_SM90A)
   const Sp24GemmMatrix& a = *static_cast<const Sp24GemmMatrix*>(op);
-  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype) return cudaErrorInvalidValue;
   const GemmChoice c = ch.Get<GemmChoice>();
+  if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype || a.ss() != (c.ss != 0)) return cudaErrorInvalidValue;
   cuda::gemm::Params params{};
-  cudaError_t e = gemm_host::MakeParams(&params, a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm_host::kRasterGroup,
-                                        a.ws().partials(), a.ws().flags(), a.ws().slots(), c.sp);
+  cudaError_t e = gemm_host::MakeParams(&params, c.ss ? a.rows() : a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile,
+                                        gemm_host::kRasterGroup, a.ws().partials(), a.ws().flags(), a.ws().slots(), c.sp,
+                                        c.ss ? a.meta() : nullptr);
   if (e != cudaSuccess) return e;
   return a.ws().Launch(kKernelTable.For(p.dtype, ConfigIndex(c)), params, sm_count, c.stream_k, stream);
 #else
@@ -261,7 +291,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
 
 // Rank 8, before the streaming engine (9) and the mma.sp kernel (10).
 const SpmmFamily kSp24GemmFamily = {
-    "s24g",          "s24g_m(128|256)_n(64|128|256)_s\\d+(_c2|_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
+    "s24g",          "s24g_m(128|256)_n(64|128|256)_s\\d+(_c2|_ss1(_sk2)?|_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
     GemmFamilyCanRun, GemmFamilyVariants, "2:4 tiles, staged (GEMM engine)", GemmPrepare, GemmLaunch,
 };
 
