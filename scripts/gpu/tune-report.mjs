@@ -32,9 +32,7 @@ if (mode === '--sddmm') {
     // (cuSPARSELt's time where the bench ran it: --baseline dense,cusparselt)
     const lt = c.baselines?.cusparselt
     const ratio = (ms) =>
-      (dense && Number.isFinite(ms) ? ` (${(dense / ms).toFixed(3)}x` : '') +
-      (dense && Number.isFinite(ms) && lt ? `, cuSPARSELt ${(lt / ms).toFixed(3)}x` : '') +
-      (dense && Number.isFinite(ms) ? ')' : '')
+      dense && Number.isFinite(ms) ? ` (${(dense / ms).toFixed(3)}x${lt ? `, cuSPARSELt ${(lt / ms).toFixed(3)}x` : ''})` : ''
     const names = Object.keys(t.candidates).filter((v) => v.startsWith(prefix) && v !== t.defaultVariant)
     console.log(`${tail(c.file)} ${c.dtype} m=${c.m} k=${c.k} n=${c.n} sparsity=${c.sparsity}: selection ${t.defaultVariant} ${us(t.defaultMs)}us${ratio(t.defaultMs)}; tuned ${t.variant}`)
     for (const v of names) {

@@ -195,10 +195,10 @@ std::string GemmFamilyName(const SpmmChoice& ch) { return Name(ch.Get<GemmChoice
 // 2:4 f16/bf16 on compute capability 9.0; N a multiple of 8 (B's and C's tensor maps step
 // rows of 16 bytes); B and C 16-byte aligned; an instantiated configuration.
 bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
+  const GemmChoice c = ch.Get<GemmChoice>();
   return p.structure == SpmmProblem::k24 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 &&
-         p.k >= 1 && p.n >= 8 && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) &&
-         ConfigIndex(ch.Get<GemmChoice>()) >= 0 &&
-         (ch.Get<GemmChoice>().cluster == 1 || ch.Get<GemmChoice>().stream_k == 0) && SPARSE_SM90A_CAN_RUN();
+         p.k >= 1 && p.n >= 8 && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) && ConfigIndex(c) >= 0 &&
+         (c.cluster == 1 || c.stream_k == 0) && SPARSE_SM90A_CAN_RUN();
 }
 
 // Every listed configuration with each decomposition (whole tiles, hybrid stream-K, tail split,

@@ -84,11 +84,11 @@ struct Variant {
       SPARSE_GEMM_VARIANT_MN(T, TN, 128, 5), SPARSE_GEMM_VARIANT_MN(T, TN, 128, 6), SPARSE_GEMM_VARIANT_MN(T, TN, 256, 3)
 // 2:4 A (wgmma.mma_async.sp): _sp tiles of 128 rows, _sp2 of 256 (two m-slices per consumer
 // warpgroup); the rest of the name as above.
-#define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) \
-  Variant { #TN "_sp" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, 1, MS>, MS }
-// _mc: clusters of 2 along M, B multicast (v54).
-#define SPARSE_GEMM_SPMC_VARIANT(T, TN, MS, NT, S, TMA, SUFFIX) \
-  Variant { #TN "_sp" SUFFIX "_n" #NT "_s" #S, DType::T, NT, false, &gemm_host::Launch<DType::T, NT, S, TMA, 2, MS>, MS }
+// CL: blocks a cluster (2: _mc, clusters along M, B multicast; v54, whole tiles only).
+#define SPARSE_GEMM_SP_CL_VARIANT(T, TN, MS, NT, S, TMA, CL, SK, SUFFIX) \
+  Variant { #TN "_sp" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL, MS>, MS }
+#define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) SPARSE_GEMM_SP_CL_VARIANT(T, TN, MS, NT, S, TMA, 1, SK, SUFFIX)
+#define SPARSE_GEMM_SPMC_VARIANT(T, TN, MS, NT, S, TMA, SUFFIX) SPARSE_GEMM_SP_CL_VARIANT(T, TN, MS, NT, S, TMA, 2, false, SUFFIX)
 #define SPARSE_GEMM_SP_VARIANTS(T, TN)                                                                          \
   SPARSE_GEMM_SPMC_VARIANT(T, TN, 2, 128, 4, true, "2_tma_mc"), SPARSE_GEMM_SPMC_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_mc"), \
   SPARSE_GEMM_SPMC_VARIANT(T, TN, 1, 128, 6, true, "_tma_mc"), \
@@ -110,13 +110,13 @@ struct Variant {
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 64, 12, true, 3, "_tma_ck"), SPARSE_GEMM_SP_VARIANT(T, TN, 2, 64, 8, true, false, "2_tma"), \
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 64, 8, true, 2, "2_tma_tk"), SPARSE_GEMM_SP_VARIANT(T, TN, 2, 64, 8, true, 3, "2_tma_ck")
 // 2:4 A from shared memory: _ss2 tiles of 256 rows, _ss3 of 384; the rest as above.
-#define SPARSE_GEMM_SS_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) \
-  Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, true, 1, MS, true>, MS, true }
-// _tma2: C staged in halves of its columns (room for a fourth stage of 128 x 256).
-#define SPARSE_GEMM_SS2_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) \
-  Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, 2, 1, MS, true>, MS, true }
-#define SPARSE_GEMM_SSMC_VARIANT(T, TN, MS, NT, S, TMA, SUFFIX) \
-  Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, false, &gemm_host::Launch<DType::T, NT, S, TMA, 2, MS, true>, MS, true }
+// TMA 2 (_tma2): C staged in halves of its columns (room for a fourth stage of 128 x 256); CL as
+// for _sp.
+#define SPARSE_GEMM_SS_AT_VARIANT(T, TN, MS, NT, S, TMA, CL, SK, SUFFIX) \
+  Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL, MS, true>, MS, true }
+#define SPARSE_GEMM_SS_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) SPARSE_GEMM_SS_AT_VARIANT(T, TN, MS, NT, S, true, 1, SK, SUFFIX)
+#define SPARSE_GEMM_SS2_VARIANT(T, TN, MS, NT, S, SK, SUFFIX) SPARSE_GEMM_SS_AT_VARIANT(T, TN, MS, NT, S, 2, 1, SK, SUFFIX)
+#define SPARSE_GEMM_SSMC_VARIANT(T, TN, MS, NT, S, TMA, SUFFIX) SPARSE_GEMM_SS_AT_VARIANT(T, TN, MS, NT, S, TMA, 2, false, SUFFIX)
 #define SPARSE_GEMM_SS_VARIANTS(T, TN)                                                                      \
   SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_mc"), SPARSE_GEMM_SSMC_VARIANT(T, TN, 2, 128, 5, true, "_tma_mc"), \
   SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, false, "_tma2"), SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_tk"), \
@@ -166,9 +166,14 @@ const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_
 #undef SPARSE_GEMM_UNW_VARIANT
 #undef SPARSE_GEMM_UN_VARIANT
 #undef SPARSE_GEMM_SS_VARIANTS
+#undef SPARSE_GEMM_SSMC_VARIANT
+#undef SPARSE_GEMM_SS2_VARIANT
 #undef SPARSE_GEMM_SS_VARIANT
+#undef SPARSE_GEMM_SS_AT_VARIANT
 #undef SPARSE_GEMM_SP_VARIANTS
+#undef SPARSE_GEMM_SPMC_VARIANT
 #undef SPARSE_GEMM_SP_VARIANT
+#undef SPARSE_GEMM_SP_CL_VARIANT
 #undef SPARSE_GEMM_VARIANTS
 #undef SPARSE_GEMM_VARIANT
 
