@@ -425,8 +425,10 @@ build_workbench() {
 }
 
 # engine MODE [ARGS]: the streaming engine's workbench (scripts/gpu/probe/engine_probe.cu;
-# docs/stream-engine.md), built on the GPU machine with nvcc for sm_90a into $GPU_TMP/eb (again
-# only when its sources changed), then run. MODE: the workbench's own (check, checksmall, list,
+# docs/stream-engine.md): $GPU_DIR/engine_probe.xz where it was built here and carried (bash
+# scripts/gpu/probe/engine_build.sh DIR; xz -c DIR/engine_probe > $GPU_DIR/engine_probe.xz), else
+# built on the GPU machine with nvcc for sm_90a into $GPU_TMP/eb (again only when its sources
+# changed), then run. MODE: the workbench's own (check, checksmall, list,
 # time FILTER [MxK ...], timeall FILTER [MxK ...], one|trace|stages VARIANT M K N, launch), or
 #   memcheck            checksmall under compute-sanitizer memcheck
 #   ncu VARIANT M K N   Nsight Compute --set full on the variant's second launch (clocks left
@@ -443,9 +445,13 @@ task_engine() {
   workbench_mode engine "$mode" "$ENGINE_MODES" || return 2
   mode_envs engine "$mode" "$@" || return 2
   set -- "${ARGS[@]}"
-  build_workbench "$eb" engine_probe scripts/gpu/probe/engine_build.sh native/cuda/spmm/*.cuh native/cuda/spmm/*.h \
-    native/common/sparse24.* native/common/stream_plan.h scripts/gpu/probe/engine_* scripts/gpu/probe/probe_util.h \
-    scripts/gpu/probe/stage_report.h || return 1
+  if [ -f "$GPU_DIR/engine_probe.xz" ]; then
+    unpack_workbench "$eb" engine_probe || return 3
+  else
+    build_workbench "$eb" engine_probe scripts/gpu/probe/engine_build.sh native/cuda/spmm/*.cuh native/cuda/spmm/*.h \
+      native/common/sparse24.* native/common/stream_plan.h scripts/gpu/probe/engine_* scripts/gpu/probe/probe_util.h \
+      scripts/gpu/probe/stage_report.h || return 1
+  fi
   case $mode in
     memcheck) step "$(task_timeout 300)" memcheck env "${ENVS[@]}" compute-sanitizer --tool memcheck "$eb/engine_probe" checksmall ;;
     ncu) ncu_full StreamKernel env "${ENVS[@]}" "$eb/engine_probe" one "$@" ;;

@@ -347,6 +347,23 @@ case "$out" in *${binary}) printf '%s' '${linked.replace(/'/g, "'\\''")}' > "$ou
     expect(readFileSync(join(w.out, 'summary.txt'), 'utf8')).to.include("engine: unknown mode 'bogus'")
   })
 
+  it('engine and gemm: a workbench carried as $GPU_DIR/<binary>.xz runs unpacked, with no build there', () => {
+    const w = engineWorld('echo "built there"')
+    mkdirSync(join(w.repo, '.gpu'), {recursive: true})
+    for (const bin of ['engine_probe', 'gemm_probe']) {
+      const body = stub(bin, `echo "${bin} carried $*"`)
+      const xz = spawnSync('xz', ['-c'], {input: body})
+      writeFileSync(join(w.repo, '.gpu', `${bin}.xz`), xz.stdout)
+    }
+    const r = runner(w, ['engine', 'stages', 's24_f16_k1', '4096', '4096', '1', 'gemm', 'list'])
+    expect(r.code, r.stderr + r.stdout).to.equal(0)
+    expect(r.calls.filter((c) => c.startsWith('nvcc '))).to.deep.equal([])
+    expect(r.calls).to.include.members(['engine_probe stages s24_f16_k1 4096 4096 1 |SWEEP=|', 'gemm_probe list |SWEEP=|'])
+    const summary = readFileSync(join(w.out, 'summary.txt'), 'utf8')
+    expect(summary).to.include('engine_probe carried stages s24_f16_k1 4096 4096 1')
+    expect(summary).to.not.include('built there')
+  })
+
   it('engine ncu: Nsight Compute --set full on the variant (NCU_OPTS added), the details and SASS pages kept', () => {
     const w = engineWorld('true')
     const r = runner(w, ['engine', 'ncu', 'ENGINE_PUSH=1', 's24_f16_v', '4096', '4096', '1'], {NCU_OPTS: '--warp-sampling-interval 0'})
