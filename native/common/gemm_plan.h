@@ -76,11 +76,16 @@ struct Gemm24Model {
   // The stage cycles of 64-column tiles of 128 and 256 rows (v53); 0: those tiles are not
   // candidates (the model weighs 128 columns only).
   double s128_n64 = 0, s256_n64 = 0;
+  // The stage cycles of the 128 x 256 tile with A read by wgmma from shared memory (`_ss1`, v55;
+  // whole or the owner's split); 0: not a candidate.
+  double s128_n256 = 0;
   bool On() const {
     return s128 > 0 && s256 > 0 && bytes_per_cycle > 0 && l2_bytes_per_cycle > 0 && fixed_us >= 0 && split_us >= 0;
   }
   bool Narrow() const { return s128_n64 > 0 && s256_n64 > 0; }
+  bool Wide() const { return s128_n256 > 0; }
   double Stage(int rows, int cols) const {
+    if (cols == 256) return s128_n256;
     return cols == 64 ? (rows == 256 ? s256_n64 : s128_n64) : (rows == 256 ? s256 : s128);
   }
 };
@@ -98,7 +103,7 @@ constexpr Gemm24Model kGemm24Fitted{551, 895, 25, 7.17, 2.49, 8230, 5.12, 455, 6
 struct Gemm24Shape {
   int rows;
   int stream_k;     // 0 whole tiles, 2 the ragged wave split (the owner adds), 3 the same reduced together
-  int cols = 128;   // 64 only where the model has those tiles' stage cycles (Narrow)
+  int cols = 128;   // 64 only where the model has those tiles' stage cycles (Narrow), 256 (128 rows) where Wide
 };
 inline double Gemm24Us(const Gemm24Model& md, long long m, long long n, long long k, int rows, int stream_k, int sms,
                        int cols = 128) {
@@ -127,8 +132,8 @@ inline int Gemm24Split(long long m, long long n, long long k, int rows, int sms,
   return TailSplit(Gemm24Tiles(m, n, rows, cols), sms, static_cast<int>((k + 63) / 64));
 }
 // The shapes the model weighs, in order: 128 columns, then (Narrow) 64; 256 rows then 128, each
-// whole, split (where the split splits) and, with coop_us set, split and reduced together.
-// f(shape) for each.
+// whole, split (where the split splits) and, with coop_us set, split and reduced together; then
+// (Wide) 128 x 256 whole and split with the owner adding. f(shape) for each.
 template <class F>
 inline void ForEachGemm24Shape(const Gemm24Model& md, long long m, long long n, long long k, int sms, F f) {
   for (int cols : {128, 64}) {
@@ -140,6 +145,9 @@ inline void ForEachGemm24Shape(const Gemm24Model& md, long long m, long long n, 
         f(Gemm24Shape{rows, sk, cols});
       }
   }
+  if (!md.Wide()) return;
+  f(Gemm24Shape{128, 0, 256});
+  if (Gemm24Split(m, n, k, 128, sms, 256) >= 2) f(Gemm24Shape{128, 2, 256});
 }
 // The cheapest of them; ties to the earlier.
 inline Gemm24Shape Gemm24Pick(const Gemm24Model& md, long long m, long long n, long long k, int sms) {

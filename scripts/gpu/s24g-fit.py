@@ -27,7 +27,10 @@ with kb = K stages of 64, S the stage cycles of the tile shape (one per shape), 
 store's bytes a cycle, FX0 and FX3 the fixed cost of a split of either kind, L2 the operands'
 bytes a cycle through L2. _sk3 is a candidate only where the reports timed it, the 64-column
 tiles (v53) only where they were timed (a fit) or PARAMS has both S_m128_n64 and S_m256_n64
-(--model).
+(--model), the 128 x 256 tile with A read by wgmma from shared memory (`_ss1`, v55; whole or
+_sk2) only where it was timed or PARAMS has S_m128_n256. Every other kernel a report times (the
+128 x 256 tiles of v41 and v54 through registers, the clusters of 2) is fitted for its own stage
+cycles with the rest fixed and reported against the rule's fastest, not a candidate.
 Fitted by relative least squares (Nelder-Mead, pure Python): on every case, then leaving each
 shape out in turn; for each left-out case, the measured time of the fitted model's pick and of the
 selection's variant over the fastest of the candidates the rule chooses from. `--model` writes,
@@ -43,7 +46,13 @@ import sys
 
 SMS = 132
 MAX_SPLIT = 4
-NAME = re.compile(r'^s24g_m(128|256)_n(64|128|256)_s\d+(?:_sk([123]))?$')
+NAME = re.compile(r'^s24g_(m(128|256)_n(64|128|256)_s(\d+)(_c2|_ss1)?)(?:_sk([123]))?$')
+# The kernels the selection runs, one per tile shape (spmm_24_gemm_sm90a.cu's SelectGemmFamily);
+# their stage cycles are the model's S_m<rows>_n<cols>. The 128 x 256 one is `_ss1`'s (v55: A read
+# by wgmma from shared memory); every other kernel timed gets S_<stem> of its own (reported, not
+# a candidate).
+SELECTED = {'m128_n128_s6': 'S_m128_n128', 'm256_n128_s4': 'S_m256_n128', 'm128_n64_s12': 'S_m128_n64',
+            'm256_n64_s8': 'S_m256_n64', 'm128_n256_s4_ss1': 'S_m128_n256'}
 PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 'L2', 'S_m128_n64', 'S_m256_n64']
 START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0, 380.0, 700.0]
 
@@ -54,16 +63,25 @@ def tail_split(tiles, k_blocks, sms=SMS):
 
 
 def shape_of(variant):
-    """(rows, cols, mode) of an s24g variant, mode 0 for whole tiles, 2 or 3 for _sk2 / _sk3;
-    None for the others (the hybrid _sk1 is not a shape the rule picks)."""
+    """(rows, cols, mode, key) of an s24g variant: mode 0 for whole tiles, 2 or 3 for _sk2 / _sk3,
+    key its stage cycles' parameter (SELECTED's, else S_<stem>); None for the others (the hybrid
+    _sk1 is not a shape the rule picks)."""
     m = NAME.match(variant)
-    if not m or m.group(3) == '1':
+    if not m or m.group(6) == '1':
         return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    return int(m.group(2)), int(m.group(3)), int(m.group(6) or 0), SELECTED.get(m.group(1), 'S_' + m.group(1))
+
+
+def shape(rows, cols, mode):
+    """A selection kernel's shape."""
+    return rows, cols, mode, 'S_m%d_n%d' % (rows, cols)
 
 
 def shape_name(s):
-    return 'm%d_n%d%s' % (s[0], s[1], '_sk%d' % s[2] if s[2] else '')
+    """The addon's estimate name (m<rows>_n<cols>[_sk<mode>]) of a selection kernel; S_<stem>'s
+    stem for the others."""
+    base = 'm%d_n%d' % (s[0], s[1]) if s[3] in SELECTED.values() else s[3][2:]
+    return base + ('_sk%d' % s[2] if s[2] else '')
 
 
 def splits(m, n, k, rows, cols, sms=SMS):
@@ -71,8 +89,8 @@ def splits(m, n, k, rows, cols, sms=SMS):
     return tail_split(tiles, -(-k // 64), sms)
 
 
-def estimate(p, m, k, n, rows, cols, mode, sms=SMS):
-    s_cycles = p['S_m%d_n%d' % (rows, cols)]
+def estimate(p, m, k, n, rows, cols, mode, key=None, sms=SMS):
+    s_cycles = p[key or 'S_m%d_n%d' % (rows, cols)]
     tiles = -(-m // rows) * -(-n // cols)
     kb = -(-k // 64)
     store = rows * cols * 2 / p['F']
@@ -92,16 +110,21 @@ def estimate(p, m, k, n, rows, cols, mode, sms=SMS):
     return fixed + max(cycles, l2) / 1980.0
 
 
-def shapes_for(m, n, k, coop=False, sms=SMS, narrow=False):
+def shapes_for(m, n, k, coop=False, sms=SMS, narrow=False, wide=False):
     """The rule's candidates: both 128-column heights whole, and split where the split splits
-    (with coop, both kinds of split); with narrow, the same of 64 columns after them;
+    (with coop, both kinds of split); with narrow, the same of 64 columns after them; with wide,
+    the 128 x 256 tile (`_ss1`) whole and split with the owner adding (it has no _sk3);
     Gemm24Pick's order."""
     out = []
     for cols in (128, 64) if narrow else (128,):
         for rows in (256, 128):
-            out.append((rows, cols, 0))
+            out.append(shape(rows, cols, 0))
             if splits(m, n, k, rows, cols, sms) >= 2:
-                out += [(rows, cols, 2)] + ([(rows, cols, 3)] if coop else [])
+                out += [shape(rows, cols, 2)] + ([shape(rows, cols, 3)] if coop else [])
+    if wide:
+        out.append(shape(128, 256, 0))
+        if splits(m, n, k, 128, 256, sms) >= 2:
+            out.append(shape(128, 256, 2))
     return out
 
 
@@ -110,8 +133,13 @@ def is_narrow(p):
     return p.get('S_m128_n64', 0) > 0 and p.get('S_m256_n64', 0) > 0
 
 
+def is_wide(p):
+    """Whether the 128 x 256 tile is a candidate: its stage cycles given above 0."""
+    return p.get('S_m128_n256', 0) > 0
+
+
 def pick(p, m, k, n, coop=False, sms=SMS):
-    cands = shapes_for(m, n, k, coop, sms, is_narrow(p))
+    cands = shapes_for(m, n, k, coop, sms, is_narrow(p), is_wide(p))
     return min(cands, key=lambda s: (estimate(p, m, k, n, *s, sms=sms), cands.index(s)))
 
 
@@ -151,7 +179,7 @@ def nelder_mead(f, x0, steps=3000):
 
 
 def fit(rows):
-    used = {'S_m%d_n%d' % r['shape'][:2] for r in rows}
+    used = {r['shape'][3] for r in rows}
 
     def f(x):
         p = dict(zip(PARAMS, x))
@@ -169,6 +197,29 @@ def fit(rows):
             if best is None or v < best[1]:
                 best = (x, v)
     return dict(zip(PARAMS, best[0])), best[1]
+
+
+def fit_one(p, key, rows):
+    """A kernel's own stage cycles with the shared constants of p fixed (golden-section search
+    of the rms over 1-20000 cycles); (cycles, rms)."""
+    def f(x):
+        return rms(dict(p, **{key: x}), rows)
+
+    lo, hi = 1.0, 20000.0
+    g = (math.sqrt(5) - 1) / 2
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+    fa, fb = f(a), f(b)
+    for _ in range(80):
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - g * (hi - lo)
+            fa = f(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = f(b)
+    x = (lo + hi) / 2
+    return x, f(x)
 
 
 def read_cases(paths):
@@ -196,36 +247,62 @@ def geomean(xs):
 
 
 def report(cases):
-    rows = [dict(m=c['m'], k=c['k'], n=c['n'], shape=s, us=t) for c in cases for s, t in c['cand'].items()]
+    every = [dict(m=c['m'], k=c['k'], n=c['n'], shape=s, us=t) for c in cases for s, t in c['cand'].items()]
+    # The model is fitted on the selection's kernels; each other kernel timed gets its own stage
+    # cycles with the shared constants fixed (how far it is from being worth a candidate).
+    rows = [r for r in every if r['shape'][3] in PARAMS]
+    extra = sorted({r['shape'][3] for r in every} - set(PARAMS))
     coop = any(r['shape'][2] == 3 for r in rows)
     narrow = any(r['shape'][1] == 64 for r in rows)
+    wide = any(r['shape'][3] == 'S_m128_n256' for r in rows)
+
+    def unfitted(q):
+        if not narrow:
+            q['S_m128_n64'] = q['S_m256_n64'] = 0.0
+        if not wide:
+            q['S_m128_n256'] = 0.0
+        return q
+
     p, err = fit(rows)
-    if not narrow:
-        p['S_m128_n64'] = p['S_m256_n64'] = 0.0
+    p = unfitted(p)
     print('%d cases, %d candidate times; fitted on all: rms %.3f' % (len(cases), len(rows), err))
-    shown = [k for k in PARAMS if (coop or k != 'FX3') and (narrow or not k.endswith('_n64'))]
+    shown = [k for k in PARAMS if (coop or k != 'FX3') and (narrow or not k.endswith('_n64')) and (wide or k != 'S_m128_n256')]
     print('  ' + ', '.join('%s %.4g' % (k, p[k]) for k in shown))
+    for key in extra:
+        mine = [r for r in every if r['shape'][3] == key]
+        x, e = fit_one(p, key, mine)
+        ratios = []
+        for c in cases:
+            rule = [t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, wide=wide)]
+            own = [t for s, t in c['cand'].items() if s[3] == key]
+            if rule and own:
+                ratios.append(min(own) / min(rule))
+        print('  other kernel %s: %.4g cycles a stage (rms %.3f over %d times); its best / the rule\'s fastest %.3f geomean '
+              '(%.3f-%.3f, faster in %d of %d cases)' % (key, x, e, len(mine), geomean(ratios), min(ratios, default=float('nan')),
+                                                        max(ratios, default=float('nan')), sum(1 for r in ratios if r < 1), len(ratios)))
     shapes = sorted({(c['m'], c['k']) for c in cases})
     picked, selected, speed_pick, speed_sel = [], [], {}, {}
     for held in shapes:
         train = [r for r in rows if (r['m'], r['k']) != held]
         q, qerr = fit(train)
-        if not narrow:
-            q['S_m128_n64'] = q['S_m256_n64'] = 0.0
+        q = unfitted(q)
         test = [r for r in rows if (r['m'], r['k']) == held]
         print('without %dx%d: rms %.3f on the rest, %.3f on it' % (held + (qerr, rms(q, test))))
         for c in cases:
             if (c['m'], c['k']) != held:
                 continue
-            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow)}
+            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, wide=wide)}
             if not rule:
                 continue
             fastest = min(rule.values())
             s = pick(q, c['m'], c['k'], c['n'], coop)
             got = c['cand'].get(s)
+            best = min(c['cand'], key=c['cand'].get)
             line = '  %s N %5d: fastest %.1f us; the fit picks %s %s; the selection %s %.1f us (%.3f)' % (
                 c['dtype'], c['n'], fastest, shape_name(s), '%.1f us (%.3f)' % (got, got / fastest) if got else 'untimed',
                 shape_name(c['sel']) if c['sel'] else '?', c['sel_us'], c['sel_us'] / fastest)
+            if c['cand'][best] < fastest:
+                line += '; of every kernel %s %.1f us (%.3f)' % (shape_name(best), c['cand'][best], c['cand'][best] / fastest)
             print(line)
             if got:
                 picked.append(got / fastest)
@@ -243,8 +320,9 @@ def report(cases):
     # Gemm24Model (S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64]]) for a measurement.
     print('PARAMS ' + json.dumps({k: round(p[k], 6) for k in shown}))
     print('SPARSE_S24G_MODEL=' + ','.join('%.6g' % p[k] for k in ('S_m128_n128', 'S_m256_n128', 'F', 'T0', 'FX0', 'L2')) +
-          (',%.6g' % (p['FX3'] if coop else -1) if coop or narrow else '') +
-          (',%.6g,%.6g' % (p['S_m128_n64'], p['S_m256_n64']) if narrow else ''))
+          (',%.6g' % (p['FX3'] if coop else -1) if coop or narrow or wide else '') +
+          (',%.6g,%.6g' % (p['S_m128_n64'], p['S_m256_n64']) if narrow or wide else '') +
+          (',%.6g' % p['S_m128_n256'] if wide else ''))
 
 
 def model(path):
@@ -255,7 +333,7 @@ def model(path):
         q = json.loads(line)
         m, k, n, sms = q['m'], q['k'], q['n'], q.get('sms', SMS)
         coop = 'FX3' in p
-        est = {shape_name(s): estimate(p, m, k, n, *s, sms=sms) for s in shapes_for(m, n, k, coop, sms, is_narrow(p))}
+        est = {shape_name(s): estimate(p, m, k, n, *s, sms=sms) for s in shapes_for(m, n, k, coop, sms, is_narrow(p), is_wide(p))}
         s = pick(p, m, k, n, coop, sms)
         print(json.dumps(dict(m=m, k=k, n=n, estimates=est, pick=dict(rows=s[0], cols=s[1], mode=s[2]))))
 

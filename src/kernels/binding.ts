@@ -170,6 +170,8 @@ export interface Gemm24ModelParams {
   /** The stage cycles of 64-column tiles (v53): with both, those tiles are candidates too. */
   S_m128_n64?: number
   S_m256_n64?: number
+  /** The stage cycles of the 128 x 256 tile with A read by wgmma from shared memory (`_ss1`, v55): given, it is a candidate too. */
+  S_m128_n256?: number
 }
 
 /** The kernel functions of the addon (src: native/binding/kernels_binding.cc and its per-op files). */
@@ -328,7 +330,7 @@ export interface NativeKernels {
    */
   gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number; model?: Gemm24ModelParams | 'off'}): {
     rows: number
-    /** 64 only where the model has the 64-column tiles' stage cycles. */
+    /** 64 only where the model has the 64-column tiles' stage cycles, 256 where it has the `_ss1` tile's. */
     cols: number
     split: number
     /** 0 whole tiles, 2 the split with the owner adding, 3 the split reduced together; 2 with model 'off'. */

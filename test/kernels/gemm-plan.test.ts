@@ -167,6 +167,8 @@ const S24G_MODEL = {S_m128_n128: 600, S_m256_n128: 1100, F: 60, T0: 1.1, FX0: 7.
 const S24G_COOP = {...S24G_MODEL, FX3: 3}
 /** The library's constants with the 64-column tiles as candidates (v53; stage cycles of the order the shared-memory bytes give). */
 const S24G_NARROW = {...S24G_MODEL, FX3: 7.2, S_m128_n64: 380, S_m256_n64: 700}
+/** With the 128 x 256 `_ss1` tile (v55) a candidate too: a stage a little cheaper than 256 x 128's for the same multiply-adds. */
+const S24G_WIDE = {...S24G_NARROW, S_m128_n256: 1000}
 
 describe('GEMM engine selection models (2:4, host)', () => {
   const addon = loadAddon()
@@ -180,7 +182,7 @@ describe('GEMM engine selection models (2:4, host)', () => {
         for (const sms of [132, 114, 78]) problems.push({m, k, n, sms})
     const kinds = new Set<string>()
     const differ: string[] = []
-    for (const model of [S24G_MODEL, S24G_COOP, S24G_NARROW]) {
+    for (const model of [S24G_MODEL, S24G_COOP, S24G_NARROW, S24G_WIDE]) {
       const params = join(dir, 'params.json')
       writeFileSync(params, JSON.stringify(model))
       const r = spawnSync('python3', ['scripts/gpu/s24g-fit.py', '--model', params], {input: problems.map((p) => JSON.stringify(p)).join('\n') + '\n', encoding: 'utf8'})
@@ -190,7 +192,7 @@ describe('GEMM engine selection models (2:4, host)', () => {
       for (const [i, p] of problems.entries()) {
         const py = JSON.parse(lines[i]) as {estimates: Record<string, number>; pick: {rows: number; cols: number; mode: number}}
         const cc = addon.gemm24Rows({...p, model})
-        const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}${'S_m128_n64' in model ? ' narrow' : ''}`
+        const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}${'S_m128_n64' in model ? ' narrow' : ''}${'S_m128_n256' in model ? ' wide' : ''}`
         if (py.pick.rows !== cc.rows || py.pick.cols !== cc.cols || py.pick.mode !== cc.streamK)
           differ.push(`${at}: pick ${JSON.stringify(py.pick)} against rows ${cc.rows} cols ${cc.cols} streamK ${cc.streamK}`)
         expect(Object.keys(cc.estimates!).sort(), at).to.deep.equal(Object.keys(py.estimates).sort())
@@ -201,9 +203,9 @@ describe('GEMM engine selection models (2:4, host)', () => {
       }
     }
     expect(differ.slice(0, 10), `${differ.length} differences`).to.deep.equal([])
-    // The grid reaches whole tiles and splits of both heights, the cooperative split, and
-    // 64-column tiles of both heights.
-    for (const k of ['128x128_0', '256x128_0', '128x128_2', '128x128_3', '128x64_0', '256x64_0']) expect([...kinds], k).to.include(k)
+    // The grid reaches whole tiles and splits of both heights, the cooperative split, 64-column
+    // tiles of both heights, and the 128 x 256 tile whole and split.
+    for (const k of ['128x128_0', '256x128_0', '128x128_2', '128x128_3', '128x64_0', '256x64_0', '128x256_0', '128x256_2']) expect([...kinds], k).to.include(k)
   })
 
   it('with the model off keeps Gemm24Rows and the owner\'s split; on, whole 128-row tiles where a split costs more', () => {
@@ -243,6 +245,19 @@ describe('GEMM engine selection models (2:4, host)', () => {
     const wide = addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132, model: S24G_COOP})
     expect(Object.keys(wide.estimates!).filter((s) => s.includes('_n64'))).to.deep.equal([])
     expect(wide.model).to.not.have.property('S_m128_n64')
+  })
+
+  it('weighs the 128 x 256 tile (`_ss1`) only where the model has its stage cycles, whole or with the owner adding', () => {
+    const wide = addon.gemm24Rows({m: 4096, k: 4096, n: 2048, sms: 132, model: S24G_WIDE})
+    expect(wide.model).to.deep.equal(S24G_WIDE)
+    expect(Object.keys(wide.estimates!).filter((s) => s.includes('_n256')).sort()).to.deep.equal(['m128_n256'])
+    // 4096^2 at N = 2048: 256 tiles either way; the cheaper stage wins.
+    expect(wide).to.deep.include({rows: 128, cols: 256, split: 1, streamK: 0})
+    expect(wide.estimates!.m128_n256).to.be.below(wide.estimates!.m256_n128)
+    // Where the ragged wave splits, the owner's split only (the `_ss1` tile has no cooperative one).
+    const ragged = addon.gemm24Rows({m: 6144, k: 4096, n: 1024, sms: 132, model: S24G_WIDE})
+    expect(Object.keys(ragged.estimates!).filter((s) => s.includes('_n256')).sort()).to.deep.equal(['m128_n256', 'm128_n256_sk2'])
+    expect(Object.keys(addon.gemm24Rows({m: 4096, k: 4096, n: 2048, sms: 132, model: S24G_NARROW}).estimates!).filter((s) => s.includes('_n256'))).to.deep.equal([])
   })
 
   it('refuses a bad model', () => {

@@ -37,12 +37,14 @@ describe('scripts/gpu/s24g-fit.py', () => {
     const rows = model.stdout.trim().split('\n').map((l) => JSON.parse(l) as {m: number; k: number; n: number; estimates: Record<string, number>; pick: {rows: number; mode: number}})
     expect(rows).to.have.length(problems.length)
     // The estimates' candidates: both heights whole, split both ways where the ragged wave splits
-    // (4096² at N = 128: 32 tiles of 128 rows, 16 of 256).
-    expect(Object.keys(rows[0].estimates).sort()).to.deep.equal(['m128_n128', 'm128_n128_sk2', 'm128_n128_sk3', 'm256_n128', 'm256_n128_sk2', 'm256_n128_sk3'])
+    // (4096² at N = 128: 32 tiles of 128 rows, 16 of 256), and the 128 x 256 tile (`_ss1`: whole
+    // or the owner's split).
+    expect(Object.keys(rows[0].estimates).sort()).to.deep.equal(['m128_n128', 'm128_n128_sk2', 'm128_n128_sk3', 'm128_n256', 'm128_n256_sk2', 'm256_n128', 'm256_n128_sk2', 'm256_n128_sk3'])
     // Times of the model itself, as a --tune report holds them (ms), with the s24g names; the
     // selection's variant is the 256-row split (as Gemm24Rows mostly picks), a hybrid one is
-    // listed and ignored.
-    const stages: Record<string, number> = {m128_n128: 6, m256_n128: 4}
+    // listed and ignored. Two kernels the rule does not run are timed beside them: the 128 x 256
+    // tile of 3 stages at 1.1x the `_ss1` one's time, and the 256 x 128 clusters of 2 at 1.05x.
+    const stages: Record<string, string> = {m128_n128: '6', m256_n128: '4', m128_n256: '4_ss1'}
     const name = (shape: string) => {
       const [, m, n, sk] = /^(m\d+)_(n\d+)(_sk\d)?$/.exec(shape)!
       return `s24g_${m}_${n}_s${stages[`${m}_${n}`]}${sk ?? ''}`
@@ -51,6 +53,8 @@ describe('scripts/gpu/s24g-fit.py', () => {
     const cases = rows.map((r) => {
       const candidates: Record<string, number> = {s24g_m128_n128_s6_sk1: 1}
       for (const [shape, us] of Object.entries(r.estimates)) candidates[name(shape)] = us / 1000
+      candidates.s24g_m128_n256_s3 = (r.estimates.m128_n256 * 1.1) / 1000
+      candidates.s24g_m256_n128_s4_c2 = (r.estimates.m256_n128 * 1.05) / 1000
       const sel = candidates.s24g_m256_n128_s4_sk2 !== undefined ? 's24g_m256_n128_s4_sk2' : 's24g_m256_n128_s4'
       picks.add(`${r.pick.rows}_${r.pick.mode}`)
       return {status: 'ok', op: 'spmm', m: r.m, k: r.k, n: r.n, dtype: 'f16', baselines: {cublas_f16: 0.02}, tuned: {candidates, defaultVariant: sel, defaultMs: candidates[sel]}}
@@ -61,7 +65,8 @@ describe('scripts/gpu/s24g-fit.py', () => {
     writeFileSync(report, JSON.stringify({cases: [...cases, {status: 'failed', op: 'spmm'}, {...cases[0], op: 'sddmm'}]}))
     const r = python([report])
     expect(r.status, r.stderr).to.equal(0)
-    // Every shape's time read (the hybrid, the failed case and the SDDMM case left out).
+    // Every selection shape's time read (the hybrid, the failed case and the SDDMM case left
+    // out; the other kernels apart).
     const times = rows.reduce((acc, x) => acc + Object.keys(x.estimates).length, 0)
     expect(r.stdout).to.match(new RegExp(`^${problems.length} cases, ${times} candidate times`, 'm'))
     const rmsAll = Number(/fitted on all: rms ([\d.]+)/.exec(r.stdout)![1])
@@ -69,7 +74,20 @@ describe('scripts/gpu/s24g-fit.py', () => {
     const held = /the fit's pick \/ the fastest ([\d.]+) geomean \(worst ([\d.]+)\)/.exec(r.stdout)!
     expect(Number(held[2]), r.stdout).to.be.at.most(1.01)
     const fitted = JSON.parse(/^PARAMS (.*)$/m.exec(r.stdout)![1]) as Record<string, number>
-    for (const k of ['S_m128_n128', 'S_m256_n128', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
+    for (const k of ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
+    // The other kernels: their own stage cycles, their times against the rule's fastest, never picked.
+    const other = (key: string) => new RegExp(`other kernel ${key}: [\\d.]+ cycles a stage .* its best / the rule's fastest ([\\d.]+) geomean`).exec(r.stdout)
+    expect(Number(other('S_m128_n256_s3')?.[1]), r.stdout).to.be.above(1)
+    expect(Number(other('S_m256_n128_s4_c2')?.[1]), r.stdout).to.be.above(1)
+    expect(r.stdout).to.not.match(/picks (m128_n256_s3|m256_n128_s4_c2)/)
+    expect(r.stdout).to.match(/^SPARSE_S24G_MODEL=([\d.e+-]+,){9}[\d.e+-]+$/m)
+    // Without the `_ss1` tile in the report, its stage cycles are not fitted, not printed, not a candidate.
+    const noWide = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.includes('_ss1')))}}))
+    writeFileSync(report, JSON.stringify({cases: noWide}))
+    const r1 = python([report])
+    expect(r1.status, r1.stderr).to.equal(0)
+    expect(JSON.parse(/^PARAMS (.*)$/m.exec(r1.stdout)![1])).to.not.have.property('S_m128_n256')
+    expect(r1.stdout).to.not.match(/picks m128_n256/)
     // Without _sk3 in the report, its fixed cost is not fitted, not printed, not a candidate.
     const no3 = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.endsWith('_sk3')))}}))
     writeFileSync(report, JSON.stringify({cases: no3}))
