@@ -592,7 +592,7 @@ describe('kernels on CUDA against the float64 reference', function () {
 
   // The 2:4 family's launch model (Gemm24Model, common/gemm_plan.h; v37, the library's since
   // v38 with kGemm24Fitted, refitted in v53): SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,
-  // S128N64,S256N64]]" replaces its constants and "off" turns it off (v12's Gemm24Rows and the
+  // S128N64,S256N64[,S128N256]]]" replaces its constants and "off" turns it off (v12's Gemm24Rows and the
   // owner's split; read once per process, so child processes run the selection). 6144 x 4096 at
   // N = 256: whole 128-row tiles with the model, the 256-row split without; 4096^2 at N = 256:
   // 128-row tiles in two pieces, the owner adding (the fitted FX3 costs more than FX0), whole
@@ -616,8 +616,13 @@ describe('kernels on CUDA against the float64 reference', function () {
     const narrow = run('600,1100,60,1.1,7.2,5300,7.2,380,700')
     expect(narrow[3], '64-column stages given: whole 128 x 64 tiles').to.equal('s24g_m128_n64_s12')
     expect(narrow[1], '4096^2 at N = 2048: still whole 256 x 128 tiles').to.equal('s24g_m256_n128_s4')
-    for (const picks of [off, fitted, on, narrow]) expect(picks[2], 'N = 64: the streaming engine either way').to.match(/^s24e_/)
-    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300', 'Off', '600,1100,60,1.1,7.2,5300,7.2,380', '600,1100,60,1.1,7.2,5300,7.2,380,0'])
+    // v55: a tenth number, the 128 x 256 `_ss1` tile's stage cycles (the 64-column ones 0: not
+    // candidates); cheaper than 256 x 128's, it takes 4096^2 at N = 2048 (256 tiles either way).
+    const wide = run('600,1100,60,1.1,7.2,5300,7.2,0,0,1000')
+    expect(wide[1], '128 x 256 stage given: whole `_ss1` tiles').to.equal('s24g_m128_n256_s4_ss1')
+    expect(wide[3], 'no 64-column tiles with their stages 0').to.not.match(/_n64_/)
+    for (const picks of [off, fitted, on, narrow, wide]) expect(picks[2], 'N = 64: the streaming engine either way').to.match(/^s24e_/)
+    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300', 'Off', '600,1100,60,1.1,7.2,5300,7.2,380', '600,1100,60,1.1,7.2,5300,7.2,380,0', '600,1100,60,1.1,7.2,5300,7.2,0,0', '600,1100,60,1.1,7.2,5300,7.2,0,0,0', '600,1100,60,1.1,7.2,5300,7.2,380,0,1000'])
       expect(run(bad), `SPARSE_S24G_MODEL=${bad}: ignored`).to.deep.equal(fitted)
   })
 
@@ -704,7 +709,7 @@ describe('kernels on CUDA against the float64 reference', function () {
   for (const dtype of ['f16', 'bf16'] as const) {
     it(`SpMM ${dtype}, 2:4: the GEMM engine's variants (s24g), forced`, async function () {
       const names = ['s24g_m128_n128_s6', 's24g_m128_n256_s3', 's24g_m256_n128_s4', 's24g_m128_n64_s12', 's24g_m256_n64_s8']
-      // --tune lists these twenty; v54's run only when forced, until this test has passed on a GPU:
+      // --tune lists these twenty and v54's eight (listed once this test had passed on an H100, v55):
       // 128 x 256 with C staged in halves, clusters of 2 along M (whole tiles; an odd count of row
       // blocks leaves the last pair's second block past M: M = 7 and 33 with either height, 257 and
       // 300 with 128 rows), and A read by wgmma from shared memory (whole tiles or the owner's
@@ -716,7 +721,7 @@ describe('kernels on CUDA against the float64 reference', function () {
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype, structure: '2:4'}).variants
-      expect(listed.filter((v) => v.startsWith('s24g_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...tuneList].sort() : [])
+      expect(listed.filter((v) => v.startsWith('s24g_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants].sort() : [])
       for (const [i, csr] of shapes.entries()) {
         const nnz = csr.columnIndices.length
         const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 60 + i), dtype), dtype}

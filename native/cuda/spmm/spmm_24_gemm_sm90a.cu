@@ -62,15 +62,19 @@ struct GemmChoice {
   int sp, n_tile, stages, stream_k, cluster = 1, ss = 0;
 };
 // The instantiated configurations (the tensor-store epilogue throughout: the register one was
-// slower in every cell measured). The last four (v54) run only when forced by name (the
-// selection and the --tune list take the first five): 128 x 256 with C staged in halves (room for a fourth stage),
+// slower in every cell measured). The selection picks from kSelected's; --tune lists every one.
+// The last four (v54): 128 x 256 with C staged in halves (room for a fourth stage),
 // clusters of 2 of the 256 x 128 and 128 x 256 tiles, and 128 x 256 with A from shared memory
 // (on the H200's workbench the fastest tile at N = 1024-2048 in 5 of 8 cells, 0.94x the time of
-// 256 x 128 over them: docs/gemm-engine.md "v54").
+// 256 x 128 over them: docs/gemm-engine.md "v54"; in the addon on an H100, 1.026x: "v55").
 constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0},    {1, 64, 12, 0},
                                    {2, 64, 8, 0},  {1, 256, 4, 0}, {2, 128, 4, 0, 2}, {1, 256, 4, 0, 2},
                                    {1, 256, 4, 0, 1, 1}};
-constexpr int kSelectable = 5;  // kConfigs' first entries, the ones the selection picks from
+// The entries the selection picks from, one per tile shape: 128 x 128, 256 x 128, the 64-column
+// ones, and 128 x 256 with A from shared memory (the model weighs it where it has its stage
+// cycles: Gemm24Model::Wide). --tune lists every entry.
+constexpr int kSelected[] = {0, 2, 3, 4, 8};
+constexpr int kListed = sizeof(kConfigs) / sizeof(kConfigs[0]);
 // How a configuration stages C for its tensor stores: whole, or (2) half its columns at a time,
 // where a whole 128 x 256 C tile would leave room for only 3 stages.
 constexpr int TmaStoreOf(const GemmChoice& c) { return c.n_tile == 256 && c.stages >= 4 ? 2 : 1; }
@@ -140,7 +144,6 @@ namespace {
 using gemm24::ConfigIndex;
 using gemm24::GemmChoice;
 using gemm24::kConfigs;
-using gemm24::kSelectable;
 using gemm24::TmaStoreOf;
 using gemm24::kGemm24MinN;
 using gemm24::Sp24GemmMatrix;
@@ -198,17 +201,17 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
   const GemmChoice c = ch.Get<GemmChoice>();
   return p.structure == SpmmProblem::k24 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.m >= 1 &&
          p.k >= 1 && p.n >= 8 && p.n % 8 == 0 && Aligned(p.b, 16) && Aligned(p.c, 16) && ConfigIndex(c) >= 0 &&
-         (c.cluster == 1 || c.stream_k == 0) && SPARSE_SM90A_CAN_RUN();
+         (c.cluster == 1 || c.stream_k == 0) && (c.ss == 0 || c.stream_k == 0 || c.stream_k == 2) &&
+         SPARSE_SM90A_CAN_RUN();
 }
 
 // Every listed configuration with each decomposition (whole tiles, hybrid stream-K, tail split,
 // the cooperative tail split). The first three's GPU tests passed on the H200 (v12, calls 1, 5
 // and 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"), _sk3's on an H100 (v38
-// call 1). The v54 configurations (past kSelectable) are left out of the list until their GPU
-// test has passed (--tune checks no candidate's output); forced by name they run (the clusters
-// whole tiles only, `_ss1` whole or with the owner's split).
+// call 1), the v54 configurations' on an H100 (v55: with the workbench's check and `verify`). The clusters run whole tiles only,
+// `_ss1` whole or with the owner's split (GemmFamilyCanRun).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  for (int i = 0; i < kSelectable; ++i)
+  for (int i = 0; i < gemm24::kListed; ++i)
     for (int sk : {0, 1, 2, 3}) {
       const GemmChoice& base = kConfigs[i];
       GemmChoice c = base;
@@ -220,19 +223,21 @@ void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 }
 
 // The model of Gemm24Pick (common/gemm_plan.h) with its constants, kGemm24Fitted (v53).
-// SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64]]" (the line
-// scripts/gpu/s24g-fit.py prints; FX3 below 0 leaves the cooperative split out, the last two
-// add the 64-column tiles) replaces them and "off" turns the model off (v12's Gemm24Rows and
+// SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64[,S128N256]]]" (the line
+// scripts/gpu/s24g-fit.py prints; FX3 below 0 leaves the cooperative split out, S128N64 and
+// S256N64 above 0 add the 64-column tiles (both 0 with S128N256: not), S128N256 the 128 x 256
+// `_ss1` tile) replaces them and "off" turns the model off (v12's Gemm24Rows and
 // the owner's split), for a measurement; anything else is ignored. Read once.
 const Gemm24Model& S24gModel() {
   static const Gemm24Model model = [] {
     if (EnvIs("SPARSE_S24G_MODEL", "off")) return Gemm24Model{};
     Gemm24Model md = kGemm24Fitted;
-    double x[9] = {0, 0, 0, 0, 0, 0, -1, 0, 0};
-    const int got = EnvNumbers("SPARSE_S24G_MODEL", x, 9);
-    if (got == 6 || (got == 7 && x[6] >= 0) || (got == 9 && x[7] > 0 && x[8] > 0)) {
+    double x[10] = {0, 0, 0, 0, 0, 0, -1, 0, 0, 0};
+    const int got = EnvNumbers("SPARSE_S24G_MODEL", x, 10);
+    const bool narrow_ok = (x[7] > 0 && x[8] > 0) || (got == 10 && x[7] == 0 && x[8] == 0);
+    if (got == 6 || (got == 7 && x[6] >= 0) || (got == 9 && narrow_ok) || (got == 10 && narrow_ok && x[9] > 0)) {
       Gemm24Model m{x[0], x[1], x[2], x[3], x[4], x[5], x[6] >= 0 ? x[6] : -1};
-      m.s128_n64 = x[7], m.s256_n64 = x[8];
+      m.s128_n64 = x[7], m.s256_n64 = x[8], m.s128_n256 = x[9];
       if (m.On()) md = m;
     }
     return md;
@@ -250,8 +255,8 @@ bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
   if (p.n < kGemm24MinN || !DenseWorkPays(p.m, p.k, p.nnz)) return false;
   const int sms = sm_count > 0 ? sm_count : SmCount();
   const Gemm24Shape shape = Gemm24Choose(S24gModel(), p.m, p.n, p.k, sms);
-  GemmChoice c{};  // kConfigs' selectable entry of that height and width
-  for (int i = 0; i < kSelectable; ++i)
+  GemmChoice c{};  // kConfigs' selected entry of that height and width
+  for (const int i : gemm24::kSelected)
     if (kConfigs[i].sp == shape.rows / 128 && kConfigs[i].n_tile == shape.cols) c = kConfigs[i];
   c.stream_k = shape.stream_k;
   SpmmChoice mine;
