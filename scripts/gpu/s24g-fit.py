@@ -89,8 +89,8 @@ def splits(m, n, k, rows, cols, sms=SMS):
     return tail_split(tiles, -(-k // 64), sms)
 
 
-def estimate(p, m, k, n, rows, cols, mode, key=None, sms=SMS):
-    s_cycles = p[key or 'S_m%d_n%d' % (rows, cols)]
+def estimate(p, m, k, n, rows, cols, mode, key, sms=SMS):
+    s_cycles = p[key]
     tiles = -(-m // rows) * -(-n // cols)
     kb = -(-k // 64)
     store = rows * cols * 2 / p['F']

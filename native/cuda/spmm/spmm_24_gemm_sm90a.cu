@@ -74,7 +74,6 @@ constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0
 // ones, and 128 x 256 with A from shared memory (the model weighs it where it has its stage
 // cycles: Gemm24Model::Wide). --tune lists every entry.
 constexpr int kSelected[] = {0, 2, 3, 4, 8};
-constexpr int kListed = sizeof(kConfigs) / sizeof(kConfigs[0]);
 // How a configuration stages C for its tensor stores: whole, or (2) half its columns at a time,
 // where a whole 128 x 256 C tile would leave room for only 3 stages.
 constexpr int TmaStoreOf(const GemmChoice& c) { return c.n_tile == 256 && c.stages >= 4 ? 2 : 1; }
@@ -211,9 +210,8 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
 // call 1), the v54 configurations' on an H100 (v55: with the workbench's check and `verify`). The clusters run whole tiles only,
 // `_ss1` whole or with the owner's split (GemmFamilyCanRun).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  for (int i = 0; i < gemm24::kListed; ++i)
+  for (const GemmChoice& base : kConfigs)
     for (int sk : {0, 1, 2, 3}) {
-      const GemmChoice& base = kConfigs[i];
       GemmChoice c = base;
       c.stream_k = sk;
       SpmmChoice ch;
