@@ -258,8 +258,9 @@ bool IsOff(const Napi::Value& v) { return v.IsString() && v.As<Napi::String>().U
 // m k, the 2:4 pattern full). Synchronous; pure C++.
 // The pick is Gemm24Pick's with the library's constants (kGemm24Fitted: what the selection runs
 // unless SPARSE_S24G_MODEL is set), or with `model`'s ({S_m128_n128, S_m256_n128, F, T0, FX0, L2,
-// FX3?, S_m128_n64?, S_m256_n64?, S_m128_n256?}: scripts/gpu/s24g-fit.py's PARAMS; the 64-column
-// tiles are candidates where both of theirs are given, the 128 x 256 `_ss1` tile where its is),
+// FX3?, S_m128_n64?, S_m256_n64?, S_m128_n256?, S_m256_n192?}: scripts/gpu/s24g-fit.py's PARAMS;
+// the 64-column tiles are candidates where both of theirs are given, the 128 x 256 and 256 x 192
+// `_ss1` tiles where theirs is),
 // with its tile width (cols) and decomposition
 // (streamK: 0 whole tiles, 2 or 3), `estimates` (us, Gemm24Us) of every shape it weighed, named
 // as the script names them (m256_n128, m256_n128_sk2, m128_n64, ...), and `model`, the constants
@@ -293,6 +294,7 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
       md.s128_n64 = std::max(0.0, get("S_m128_n64", true));
       md.s256_n64 = std::max(0.0, get("S_m256_n64", true));
       md.s128_n256 = std::max(0.0, get("S_m128_n256", true));
+      md.s256_n192 = std::max(0.0, get("S_m256_n192", true));
       if (!md.On()) a.RangeFail("model: stage cycles, F and L2 must be above 0, T0 and FX0 at least 0");
       if ((md.s128_n64 > 0) != (md.s256_n64 > 0)) a.RangeFail("model: give both S_m128_n64 and S_m256_n64 above 0, or neither");
     }
@@ -320,6 +322,7 @@ Napi::Value Gemm24RowsJs(const Napi::CallbackInfo& info) {
     if (md.coop_us >= 0) used.Set("FX3", md.coop_us);
     if (md.Narrow()) used.Set("S_m128_n64", md.s128_n64), used.Set("S_m256_n64", md.s256_n64);
     if (md.Wide()) used.Set("S_m128_n256", md.s128_n256);
+    if (md.Wide192()) used.Set("S_m256_n192", md.s256_n192);
     o.Set("model", used);
   } else {
     o.Set("model", info.Env().Null());

@@ -79,13 +79,20 @@ struct Gemm24Model {
   // The stage cycles of the 128 x 256 tile with A read by wgmma from shared memory (`_ss1`, v55;
   // whole or the owner's split); 0: not a candidate.
   double s128_n256 = 0;
+  // The stage cycles of the 256 x 192 tile with A read by wgmma from shared memory (`_ss1`, v56:
+  // per multiply-add the fewest bytes through shared memory and from L2 of any tile, 192
+  // accumulators a consumer thread; on the H200's workbench the fastest where its waves fill,
+  // v54; whole or the owner's split); 0: not a candidate.
+  double s256_n192 = 0;
   bool On() const {
     return s128 > 0 && s256 > 0 && bytes_per_cycle > 0 && l2_bytes_per_cycle > 0 && fixed_us >= 0 && split_us >= 0;
   }
   bool Narrow() const { return s128_n64 > 0 && s256_n64 > 0; }
   bool Wide() const { return s128_n256 > 0; }
+  bool Wide192() const { return s256_n192 > 0; }
   double Stage(int rows, int cols) const {
     if (cols == 256) return s128_n256;
+    if (cols == 192) return s256_n192;
     return cols == 64 ? (rows == 256 ? s256_n64 : s128_n64) : (rows == 256 ? s256 : s128);
   }
 };
@@ -103,7 +110,8 @@ constexpr Gemm24Model kGemm24Fitted{551, 895, 25, 7.17, 2.49, 8230, 5.12, 455, 6
 struct Gemm24Shape {
   int rows;
   int stream_k;     // 0 whole tiles, 2 the ragged wave split (the owner adds), 3 the same reduced together
-  int cols = 128;   // 64 only where the model has those tiles' stage cycles (Narrow), 256 (128 rows) where Wide
+  int cols = 128;   // 64 only where the model has those tiles' stage cycles (Narrow), 256 (128 rows) where Wide,
+                    // 192 (256 rows) where Wide192
 };
 inline double Gemm24Us(const Gemm24Model& md, long long m, long long n, long long k, int rows, int stream_k, int sms,
                        int cols = 128) {
@@ -133,7 +141,8 @@ inline int Gemm24Split(long long m, long long n, long long k, int rows, int sms,
 }
 // The shapes the model weighs, in order: 128 columns, then (Narrow) 64; 256 rows then 128, each
 // whole, split (where the split splits) and, with coop_us set, split and reduced together; then
-// (Wide) 128 x 256 whole and split with the owner adding. f(shape) for each.
+// (Wide) 128 x 256 whole and split with the owner adding, and (Wide192) 256 x 192 the same.
+// f(shape) for each.
 template <class F>
 inline void ForEachGemm24Shape(const Gemm24Model& md, long long m, long long n, long long k, int sms, F f) {
   for (int cols : {128, 64}) {
@@ -145,9 +154,14 @@ inline void ForEachGemm24Shape(const Gemm24Model& md, long long m, long long n, 
         f(Gemm24Shape{rows, sk, cols});
       }
   }
-  if (!md.Wide()) return;
-  f(Gemm24Shape{128, 0, 256});
-  if (Gemm24Split(m, n, k, 128, sms, 256) >= 2) f(Gemm24Shape{128, 2, 256});
+  if (md.Wide()) {
+    f(Gemm24Shape{128, 0, 256});
+    if (Gemm24Split(m, n, k, 128, sms, 256) >= 2) f(Gemm24Shape{128, 2, 256});
+  }
+  if (md.Wide192()) {
+    f(Gemm24Shape{256, 0, 192});
+    if (Gemm24Split(m, n, k, 256, sms, 192) >= 2) f(Gemm24Shape{256, 2, 192});
+  }
 }
 // The cheapest of them; ties to the earlier.
 inline Gemm24Shape Gemm24Pick(const Gemm24Model& md, long long m, long long n, long long k, int sms) {

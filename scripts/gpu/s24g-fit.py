@@ -28,7 +28,8 @@ store's bytes a cycle, FX0 and FX3 the fixed cost of a split of either kind, L2 
 bytes a cycle through L2. _sk3 is a candidate only where the reports timed it, the 64-column
 tiles (v53) only where they were timed (a fit) or PARAMS has both S_m128_n64 and S_m256_n64
 (--model), the 128 x 256 tile with A read by wgmma from shared memory (`_ss1`, v55; whole or
-_sk2) only where it was timed or PARAMS has S_m128_n256. Every other kernel a report times (the
+_sk2) only where it was timed or PARAMS has S_m128_n256, and the 256 x 192 `_ss1` tile (v56; the
+same) only where it was timed or PARAMS has S_m256_n192. Every other kernel a report times (the
 128 x 256 tiles of v41 and v54 through registers, the clusters of 2) is fitted for its own stage
 cycles with the rest fixed and reported against the rule's fastest, not a candidate.
 Fitted by relative least squares (Nelder-Mead, pure Python): on every case, then leaving each
@@ -46,15 +47,16 @@ import sys
 
 SMS = 132
 MAX_SPLIT = 4
-NAME = re.compile(r'^s24g_(m(128|256)_n(64|128|256)_s(\d+)(_c2|_ss1)?)(?:_sk([123]))?$')
+NAME = re.compile(r'^s24g_(m(128|256)_n(64|128|192|256)_s(\d+)(_c2|_ss1)?)(?:_sk([123]))?$')
 # The kernels the selection runs, one per tile shape (spmm_24_gemm_sm90a.cu's SelectGemmFamily);
 # their stage cycles are the model's S_m<rows>_n<cols>. The 128 x 256 one is `_ss1`'s (v55: A read
-# by wgmma from shared memory); every other kernel timed gets S_<stem> of its own (reported, not
+# by wgmma from shared memory), as the 256 x 192 one (v56); every other kernel timed gets S_<stem> of its own (reported, not
 # a candidate).
 SELECTED = {'m128_n128_s6': 'S_m128_n128', 'm256_n128_s4': 'S_m256_n128', 'm128_n64_s12': 'S_m128_n64',
-            'm256_n64_s8': 'S_m256_n64', 'm128_n256_s4_ss1': 'S_m128_n256'}
-PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 'L2', 'S_m128_n64', 'S_m256_n64']
-START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0, 380.0, 700.0]
+            'm256_n64_s8': 'S_m256_n64', 'm128_n256_s4_ss1': 'S_m128_n256', 'm256_n192_s4_ss1': 'S_m256_n192'}
+PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 'L2', 'S_m128_n64', 'S_m256_n64',
+          'S_m256_n192']
+START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0, 380.0, 700.0, 1400.0]
 
 
 def tail_split(tiles, k_blocks, sms=SMS):
@@ -110,11 +112,11 @@ def estimate(p, m, k, n, rows, cols, mode, key, sms=SMS):
     return fixed + max(cycles, l2) / 1980.0
 
 
-def shapes_for(m, n, k, coop=False, sms=SMS, narrow=False, wide=False):
+def shapes_for(m, n, k, coop=False, sms=SMS, narrow=False, wide=False, wide192=False):
     """The rule's candidates: both 128-column heights whole, and split where the split splits
     (with coop, both kinds of split); with narrow, the same of 64 columns after them; with wide,
-    the 128 x 256 tile (`_ss1`) whole and split with the owner adding (it has no _sk3);
-    Gemm24Pick's order."""
+    the 128 x 256 tile (`_ss1`) whole and split with the owner adding (it has no _sk3); with
+    wide192 the 256 x 192 `_ss1` tile the same; Gemm24Pick's order."""
     out = []
     for cols in (128, 64) if narrow else (128,):
         for rows in (256, 128):
@@ -125,6 +127,10 @@ def shapes_for(m, n, k, coop=False, sms=SMS, narrow=False, wide=False):
         out.append(shape(128, 256, 0))
         if splits(m, n, k, 128, 256, sms) >= 2:
             out.append(shape(128, 256, 2))
+    if wide192:
+        out.append(shape(256, 192, 0))
+        if splits(m, n, k, 256, 192, sms) >= 2:
+            out.append(shape(256, 192, 2))
     return out
 
 
@@ -138,8 +144,13 @@ def is_wide(p):
     return p.get('S_m128_n256', 0) > 0
 
 
+def is_wide192(p):
+    """Whether the 256 x 192 tile is a candidate: its stage cycles given above 0."""
+    return p.get('S_m256_n192', 0) > 0
+
+
 def pick(p, m, k, n, coop=False, sms=SMS):
-    cands = shapes_for(m, n, k, coop, sms, is_narrow(p), is_wide(p))
+    cands = shapes_for(m, n, k, coop, sms, is_narrow(p), is_wide(p), is_wide192(p))
     return min(cands, key=lambda s: (estimate(p, m, k, n, *s, sms=sms), cands.index(s)))
 
 
@@ -255,25 +266,29 @@ def report(cases):
     coop = any(r['shape'][2] == 3 for r in rows)
     narrow = any(r['shape'][1] == 64 for r in rows)
     wide = any(r['shape'][3] == 'S_m128_n256' for r in rows)
+    wide192 = any(r['shape'][3] == 'S_m256_n192' for r in rows)
 
     def unfitted(q):
         if not narrow:
             q['S_m128_n64'] = q['S_m256_n64'] = 0.0
         if not wide:
             q['S_m128_n256'] = 0.0
+        if not wide192:
+            q['S_m256_n192'] = 0.0
         return q
 
     p, err = fit(rows)
     p = unfitted(p)
     print('%d cases, %d candidate times; fitted on all: rms %.3f' % (len(cases), len(rows), err))
-    shown = [k for k in PARAMS if (coop or k != 'FX3') and (narrow or not k.endswith('_n64')) and (wide or k != 'S_m128_n256')]
+    shown = [k for k in PARAMS if (coop or k != 'FX3') and (narrow or not k.endswith('_n64')) and (wide or k != 'S_m128_n256')
+             and (wide192 or k != 'S_m256_n192')]
     print('  ' + ', '.join('%s %.4g' % (k, p[k]) for k in shown))
     for key in extra:
         mine = [r for r in every if r['shape'][3] == key]
         x, e = fit_one(p, key, mine)
         ratios = []
         for c in cases:
-            rule = [t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, wide=wide)]
+            rule = [t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, wide=wide, wide192=wide192)]
             own = [t for s, t in c['cand'].items() if s[3] == key]
             if rule and own:
                 ratios.append(min(own) / min(rule))
@@ -291,7 +306,7 @@ def report(cases):
         for c in cases:
             if (c['m'], c['k']) != held:
                 continue
-            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, wide=wide)}
+            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, wide=wide, wide192=wide192)}
             if not rule:
                 continue
             fastest = min(rule.values())
@@ -317,12 +332,15 @@ def report(cases):
         print('x cuBLAS at %s: the fit\'s picks %.3f geomean, the selection %.3f' % (g, geomean(speed_pick[g]), geomean(speed_sel[g])))
     # FX3 only where _sk3 was timed, the 64-column stages only where those tiles were (else
     # --model would weigh them unfitted). The same as the environment variable that sets
-    # Gemm24Model (S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64]]) for a measurement.
+    # Gemm24Model (S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64[,S128N256[,S256N192]]]]) for a
+    # measurement (an unfitted tile's stage cycles 0 where later numbers follow).
     print('PARAMS ' + json.dumps({k: round(p[k], 6) for k in shown}))
+    more = coop or narrow or wide or wide192
     print('SPARSE_S24G_MODEL=' + ','.join('%.6g' % p[k] for k in ('S_m128_n128', 'S_m256_n128', 'F', 'T0', 'FX0', 'L2')) +
-          (',%.6g' % (p['FX3'] if coop else -1) if coop or narrow or wide else '') +
-          (',%.6g,%.6g' % (p['S_m128_n64'], p['S_m256_n64']) if narrow or wide else '') +
-          (',%.6g' % p['S_m128_n256'] if wide else ''))
+          (',%.6g' % (p['FX3'] if coop else -1) if more else '') +
+          (',%.6g,%.6g' % (p['S_m128_n64'], p['S_m256_n64']) if narrow or wide or wide192 else '') +
+          (',%.6g' % p['S_m128_n256'] if wide or wide192 else '') +
+          (',%.6g' % p['S_m256_n192'] if wide192 else ''))
 
 
 def model(path):
@@ -333,7 +351,8 @@ def model(path):
         q = json.loads(line)
         m, k, n, sms = q['m'], q['k'], q['n'], q.get('sms', SMS)
         coop = 'FX3' in p
-        est = {shape_name(s): estimate(p, m, k, n, *s, sms=sms) for s in shapes_for(m, n, k, coop, sms, is_narrow(p), is_wide(p))}
+        est = {shape_name(s): estimate(p, m, k, n, *s, sms=sms)
+               for s in shapes_for(m, n, k, coop, sms, is_narrow(p), is_wide(p), is_wide192(p))}
         s = pick(p, m, k, n, coop, sms)
         print(json.dumps(dict(m=m, k=k, n=n, estimates=est, pick=dict(rows=s[0], cols=s[1], mode=s[2]))))
 

@@ -172,6 +172,8 @@ export interface Gemm24ModelParams {
   S_m256_n64?: number
   /** The stage cycles of the 128 x 256 tile with A read by wgmma from shared memory (`_ss1`, v55): given, it is a candidate too. */
   S_m128_n256?: number
+  /** The stage cycles of the 256 x 192 tile with A read by wgmma from shared memory (`_ss1`, v56): given, it is a candidate too. */
+  S_m256_n192?: number
 }
 
 /** The kernel functions of the addon (src: native/binding/kernels_binding.cc and its per-op files). */
@@ -330,7 +332,7 @@ export interface NativeKernels {
    */
   gemm24Rows(args: {m: number; k: number; n: number; sms: number; nnz?: number; model?: Gemm24ModelParams | 'off'}): {
     rows: number
-    /** 64 only where the model has the 64-column tiles' stage cycles, 256 where it has the `_ss1` tile's. */
+    /** 64 only where the model has the 64-column tiles' stage cycles, 256 or 192 where it has those `_ss1` tiles'. */
     cols: number
     split: number
     /** 0 whole tiles, 2 the split with the owner adding, 3 the split reduced together; 2 with model 'off'. */

@@ -169,6 +169,9 @@ const S24G_COOP = {...S24G_MODEL, FX3: 3}
 const S24G_NARROW = {...S24G_MODEL, FX3: 7.2, S_m128_n64: 380, S_m256_n64: 700}
 /** With the 128 x 256 `_ss1` tile (v55) a candidate too: a stage a little cheaper than 256 x 128's for the same multiply-adds. */
 const S24G_WIDE = {...S24G_NARROW, S_m128_n256: 1000}
+/** With the 256 x 192 `_ss1` tile (v56) a candidate: 1.5x 256 x 128's work a stage for 1.2x its cycles; alone, and beside 128 x 256. */
+const S24G_W192 = {...S24G_NARROW, S_m256_n192: 1300}
+const S24G_BOTH = {...S24G_WIDE, S_m256_n192: 1300}
 
 describe('GEMM engine selection models (2:4, host)', () => {
   const addon = loadAddon()
@@ -182,7 +185,7 @@ describe('GEMM engine selection models (2:4, host)', () => {
         for (const sms of [132, 114, 78]) problems.push({m, k, n, sms})
     const kinds = new Set<string>()
     const differ: string[] = []
-    for (const model of [S24G_MODEL, S24G_COOP, S24G_NARROW, S24G_WIDE]) {
+    for (const model of [S24G_MODEL, S24G_COOP, S24G_NARROW, S24G_WIDE, S24G_W192, S24G_BOTH]) {
       const params = join(dir, 'params.json')
       writeFileSync(params, JSON.stringify(model))
       const r = spawnSync('python3', ['scripts/gpu/s24g-fit.py', '--model', params], {input: problems.map((p) => JSON.stringify(p)).join('\n') + '\n', encoding: 'utf8'})
@@ -192,7 +195,7 @@ describe('GEMM engine selection models (2:4, host)', () => {
       for (const [i, p] of problems.entries()) {
         const py = JSON.parse(lines[i]) as {estimates: Record<string, number>; pick: {rows: number; cols: number; mode: number}}
         const cc = addon.gemm24Rows({...p, model})
-        const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}${'S_m128_n64' in model ? ' narrow' : ''}${'S_m128_n256' in model ? ' wide' : ''}`
+        const at = `${p.m}x${p.k} N=${p.n} sms=${p.sms}${'FX3' in model ? ' coop' : ''}${'S_m128_n64' in model ? ' narrow' : ''}${'S_m128_n256' in model ? ' wide' : ''}${'S_m256_n192' in model ? ' w192' : ''}`
         if (py.pick.rows !== cc.rows || py.pick.cols !== cc.cols || py.pick.mode !== cc.streamK)
           differ.push(`${at}: pick ${JSON.stringify(py.pick)} against rows ${cc.rows} cols ${cc.cols} streamK ${cc.streamK}`)
         expect(Object.keys(cc.estimates!).sort(), at).to.deep.equal(Object.keys(py.estimates).sort())
@@ -204,8 +207,9 @@ describe('GEMM engine selection models (2:4, host)', () => {
     }
     expect(differ.slice(0, 10), `${differ.length} differences`).to.deep.equal([])
     // The grid reaches whole tiles and splits of both heights, the cooperative split, 64-column
-    // tiles of both heights, and the 128 x 256 tile whole and split.
-    for (const k of ['128x128_0', '256x128_0', '128x128_2', '128x128_3', '128x64_0', '256x64_0', '128x256_0', '128x256_2']) expect([...kinds], k).to.include(k)
+    // tiles of both heights, and the 128 x 256 and 256 x 192 tiles whole and split.
+    for (const k of ['128x128_0', '256x128_0', '128x128_2', '128x128_3', '128x64_0', '256x64_0', '128x256_0', '128x256_2', '256x192_0', '256x192_2'])
+      expect([...kinds], k).to.include(k)
   })
 
   it('with the model off keeps Gemm24Rows and the owner\'s split; on, whole 128-row tiles where a split costs more', () => {
@@ -258,6 +262,26 @@ describe('GEMM engine selection models (2:4, host)', () => {
     const ragged = addon.gemm24Rows({m: 6144, k: 4096, n: 1024, sms: 132, model: S24G_WIDE})
     expect(Object.keys(ragged.estimates!).filter((s) => s.includes('_n256')).sort()).to.deep.equal(['m128_n256', 'm128_n256_sk2'])
     expect(Object.keys(addon.gemm24Rows({m: 4096, k: 4096, n: 2048, sms: 132, model: S24G_NARROW}).estimates!).filter((s) => s.includes('_n256'))).to.deep.equal([])
+  })
+
+  it('weighs the 256 x 192 tile (`_ss1`) only where the model has its stage cycles, whole or with the owner adding, its last column of tiles ragged', () => {
+    // 11008 x 4096 at N = 2048: 43 x 11 = 473 tiles of 256 x 192 (the last column 128 wide, a
+    // whole tile's work), 3.6 waves, against 43 x 16 = 688 of 256 x 128 (5.2 waves).
+    const big = addon.gemm24Rows({m: 11008, k: 4096, n: 2048, sms: 132, model: S24G_W192})
+    expect(big.model).to.deep.equal(S24G_W192)
+    expect(big).to.deep.include({rows: 256, cols: 192, streamK: 0})
+    expect(Object.keys(big.estimates!).filter((s) => s.includes('_n192')).sort()).to.deep.equal(['m256_n192'])
+    expect(big.estimates!.m256_n192).to.be.below(big.estimates!.m256_n128)
+    expect(Object.keys(big.estimates!).filter((s) => s.includes('_n256'))).to.deep.equal([])
+    // 4096^2 at N = 256: 16 x 2 tiles, half of the second column empty, for 132 SMs: the ragged
+    // wave's split and narrower tiles win; the 192-column estimate is there and higher.
+    const small = addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132, model: S24G_BOTH})
+    expect(small.cols).to.not.equal(192)
+    expect(Object.keys(small.estimates!).filter((s) => s.includes('_n192')).sort()).to.deep.equal(['m256_n192', 'm256_n192_sk2'])
+    expect(small.estimates!.m256_n192_sk2).to.be.above(small.estimates![`m${small.rows}_n${small.cols}${small.streamK ? `_sk${small.streamK}` : ''}`])
+    expect(small.model).to.deep.equal(S24G_BOTH)
+    // Without its stage cycles, no 192-column estimate.
+    expect(Object.keys(addon.gemm24Rows({m: 11008, k: 4096, n: 2048, sms: 132, model: S24G_WIDE}).estimates!).filter((s) => s.includes('_n192'))).to.deep.equal([])
   })
 
   it('refuses a bad model', () => {

@@ -592,7 +592,7 @@ describe('kernels on CUDA against the float64 reference', function () {
 
   // The 2:4 family's launch model (Gemm24Model, common/gemm_plan.h; v37, the library's since
   // v38 with kGemm24Fitted, refitted in v53): SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,
-  // S128N64,S256N64[,S128N256]]]" replaces its constants and "off" turns it off (v12's Gemm24Rows and the
+  // S128N64,S256N64[,S128N256[,S256N192]]]]" replaces its constants and "off" turns it off (v12's Gemm24Rows and the
   // owner's split; read once per process, so child processes run the selection). 6144 x 4096 at
   // N = 256: whole 128-row tiles with the model, the 256-row split without; 4096^2 at N = 256:
   // 128-row tiles in two pieces, the owner adding (the fitted FX3 costs more than FX0), whole
@@ -601,7 +601,8 @@ describe('kernels on CUDA against the float64 reference', function () {
   it('SpMM f16, 2:4, the GEMM engine: the launch model\'s pick, SPARSE_S24G_MODEL (a child process)', function () {
     if (cudaInfo().computeCapability !== '9.0') this.skip()
     const two4 = "{structure: '2:4'}"
-    const calls = [`pick(6144, 4096, 256, 0.5, ${two4})`, `pick(4096, 4096, 2048, 0.5, ${two4})`, `pick(4096, 4096, 64, 0.5, ${two4})`, `pick(4096, 4096, 256, 0.5, ${two4})`]
+    const calls = [`pick(6144, 4096, 256, 0.5, ${two4})`, `pick(4096, 4096, 2048, 0.5, ${two4})`, `pick(4096, 4096, 64, 0.5, ${two4})`, `pick(4096, 4096, 256, 0.5, ${two4})`,
+      `pick(11008, 4096, 2048, 0.5, ${two4})`]
     const run = (value: string | undefined) => picksWith('SPARSE_S24G_MODEL', value, calls)
     const off = run('off')
     expect(off[0], 'off: Gemm24Rows, the split').to.equal('s24g_m256_n128_s4_sk2')
@@ -621,8 +622,16 @@ describe('kernels on CUDA against the float64 reference', function () {
     const wide = run('600,1100,60,1.1,7.2,5300,7.2,0,0,1000')
     expect(wide[1], '128 x 256 stage given: whole `_ss1` tiles').to.equal('s24g_m128_n256_s4_ss1')
     expect(wide[3], 'no 64-column tiles with their stages 0').to.not.match(/_n64_/)
-    for (const picks of [off, fitted, on, narrow, wide]) expect(picks[2], 'N = 64: the streaming engine either way').to.match(/^s24e_/)
-    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300', 'Off', '600,1100,60,1.1,7.2,5300,7.2,380', '600,1100,60,1.1,7.2,5300,7.2,380,0', '600,1100,60,1.1,7.2,5300,7.2,0,0', '600,1100,60,1.1,7.2,5300,7.2,0,0,0', '600,1100,60,1.1,7.2,5300,7.2,380,0,1000'])
+    // v56: an eleventh, the 256 x 192 `_ss1` tile's (the 128 x 256 one's 0: not a candidate); at
+    // 1.2x 256 x 128's stage for 1.5x its work it takes 11008 x 4096 at N = 2048 (473 tiles, 3.6
+    // waves, against 688 of 256 x 128).
+    const w192 = run('600,1100,60,1.1,7.2,5300,7.2,0,0,0,1300')
+    expect(w192[4], '256 x 192 stage given: whole `_ss1` tiles').to.equal('s24g_m256_n192_s4_ss1')
+    expect(w192[1], 'no 128 x 256 tiles with their stage 0').to.not.match(/_n256_/)
+    expect(fitted[4], 'the library: no 192-column tiles').to.not.match(/_n192_/)
+    for (const picks of [off, fitted, on, narrow, wide, w192]) expect(picks[2], 'N = 64: the streaming engine either way').to.match(/^s24e_/)
+    for (const bad of ['', '600,1100,60,1.1,7.2', '600,1100,60,1.1,7.2,5300x', '600,1100,0,1.1,7.2,5300', '600,1100,60,1.1,7.2,5300,-1', 'nan,1100,60,1.1,7.2,5300', 'Off', '600,1100,60,1.1,7.2,5300,7.2,380', '600,1100,60,1.1,7.2,5300,7.2,380,0', '600,1100,60,1.1,7.2,5300,7.2,0,0', '600,1100,60,1.1,7.2,5300,7.2,0,0,0', '600,1100,60,1.1,7.2,5300,7.2,380,0,1000',
+      '600,1100,60,1.1,7.2,5300,7.2,0,0,0,0', '600,1100,60,1.1,7.2,5300,7.2,0,0,-1,1300', '600,1100,60,1.1,7.2,5300,7.2,0,0,0,1300,1'])
       expect(run(bad), `SPARSE_S24G_MODEL=${bad}: ignored`).to.deep.equal(fitted)
   })
 
@@ -717,7 +726,10 @@ describe('kernels on CUDA against the float64 reference', function () {
       const tuneList = [...names, ...names.map((v) => `${v}_sk1`), ...names.map((v) => `${v}_sk2`), ...names.map((v) => `${v}_sk3`)]
       const v54 = ['s24g_m128_n256_s4', 's24g_m128_n256_s4_sk1', 's24g_m128_n256_s4_sk2', 's24g_m128_n256_s4_sk3', 's24g_m256_n128_s4_c2',
         's24g_m128_n256_s4_c2', 's24g_m128_n256_s4_ss1', 's24g_m128_n256_s4_ss1_sk2']
-      const variants = [...tuneList, ...v54]
+      // v56: 256 x 192 with A read by wgmma from shared memory (whole or the owner's split; N = 8
+      // and 136 leave most of its one column of tiles empty, 256 a second column 64 wide)
+      const v56 = ['s24g_m256_n192_s4_ss1', 's24g_m256_n192_s4_ss1_sk2']
+      const variants = [...tuneList, ...v54, ...v56]
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype, structure: '2:4'}).variants

@@ -17,7 +17,7 @@ import {tempDirs} from '../helpers/temp.js'
 const tempDir = tempDirs('sparse-s24g-')
 
 const SCRIPT = 'scripts/gpu/s24g-fit.py'
-const TRUE = {S_m128_n128: 600, S_m256_n128: 1100, S_m128_n256: 1150, F: 40, T0: 2.5, FX0: 6, FX3: 3, L2: 5000}
+const TRUE = {S_m128_n128: 600, S_m256_n128: 1100, S_m128_n256: 1150, S_m256_n192: 1500, F: 40, T0: 2.5, FX0: 6, FX3: 3, L2: 5000}
 
 function python(args: string[], input?: string) {
   return spawnSync('python3', [SCRIPT, ...args], {input, encoding: 'utf8', timeout: 120_000})
@@ -34,17 +34,19 @@ describe('scripts/gpu/s24g-fit.py', () => {
     const problems = shapes.flatMap(([m, k]) => [128, 256, 1024, 2048].map((n) => ({m, k, n})))
     const model = python(['--model', params], problems.map((p) => JSON.stringify(p)).join('\n'))
     expect(model.status, model.stderr).to.equal(0)
-    const rows = model.stdout.trim().split('\n').map((l) => JSON.parse(l) as {m: number; k: number; n: number; estimates: Record<string, number>; pick: {rows: number; mode: number}})
+    const rows = model.stdout.trim().split('\n').map((l) => JSON.parse(l) as {m: number; k: number; n: number; estimates: Record<string, number>; pick: {rows: number; cols: number; mode: number}})
     expect(rows).to.have.length(problems.length)
     // The estimates' candidates: both heights whole, split both ways where the ragged wave splits
-    // (4096² at N = 128: 32 tiles of 128 rows, 16 of 256), and the 128 x 256 tile (`_ss1`: whole
-    // or the owner's split).
-    expect(Object.keys(rows[0].estimates).sort()).to.deep.equal(['m128_n128', 'm128_n128_sk2', 'm128_n128_sk3', 'm128_n256', 'm128_n256_sk2', 'm256_n128', 'm256_n128_sk2', 'm256_n128_sk3'])
+    // (4096² at N = 128: 32 tiles of 128 rows, 16 of 256), and the 128 x 256 and 256 x 192 tiles
+    // (`_ss1`: whole or the owner's split).
+    expect(Object.keys(rows[0].estimates).sort()).to.deep.equal([
+      'm128_n128', 'm128_n128_sk2', 'm128_n128_sk3', 'm128_n256', 'm128_n256_sk2', 'm256_n128', 'm256_n128_sk2', 'm256_n128_sk3', 'm256_n192', 'm256_n192_sk2',
+    ])
     // Times of the model itself, as a --tune report holds them (ms), with the s24g names; the
     // selection's variant is the 256-row split (as Gemm24Rows mostly picks), a hybrid one is
     // listed and ignored. Two kernels the rule does not run are timed beside them: the 128 x 256
     // tile of 3 stages at 1.1x the `_ss1` one's time, and the 256 x 128 clusters of 2 at 1.05x.
-    const stages: Record<string, string> = {m128_n128: '6', m256_n128: '4', m128_n256: '4_ss1'}
+    const stages: Record<string, string> = {m128_n128: '6', m256_n128: '4', m128_n256: '4_ss1', m256_n192: '4_ss1'}
     const name = (shape: string) => {
       const [, m, n, sk] = /^(m\d+)_(n\d+)(_sk\d)?$/.exec(shape)!
       return `s24g_${m}_${n}_s${stages[`${m}_${n}`]}${sk ?? ''}`
@@ -56,7 +58,7 @@ describe('scripts/gpu/s24g-fit.py', () => {
       candidates.s24g_m128_n256_s3 = (r.estimates.m128_n256 * 1.1) / 1000
       candidates.s24g_m256_n128_s4_c2 = (r.estimates.m256_n128 * 1.05) / 1000
       const sel = candidates.s24g_m256_n128_s4_sk2 !== undefined ? 's24g_m256_n128_s4_sk2' : 's24g_m256_n128_s4'
-      picks.add(`${r.pick.rows}_${r.pick.mode}`)
+      picks.add(`${r.pick.rows}x${r.pick.cols}_${r.pick.mode}`)
       return {status: 'ok', op: 'spmm', m: r.m, k: r.k, n: r.n, dtype: 'f16', baselines: {cublas_f16: 0.02}, tuned: {candidates, defaultVariant: sel, defaultMs: candidates[sel]}}
     })
     // The grid reaches more than one kind of pick (else it would not test the choice).
@@ -74,20 +76,31 @@ describe('scripts/gpu/s24g-fit.py', () => {
     const held = /the fit's pick \/ the fastest ([\d.]+) geomean \(worst ([\d.]+)\)/.exec(r.stdout)!
     expect(Number(held[2]), r.stdout).to.be.at.most(1.01)
     const fitted = JSON.parse(/^PARAMS (.*)$/m.exec(r.stdout)![1]) as Record<string, number>
-    for (const k of ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
+    for (const k of ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'S_m256_n192', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
+    // The 256 x 192 tile is picked somewhere (it is the cheapest a multiply-add where its waves fill).
+    expect(picks, [...picks].join(' ')).to.include('256x192_0')
     // The other kernels: their own stage cycles, their times against the rule's fastest, never picked.
     const other = (key: string) => new RegExp(`other kernel ${key}: [\\d.]+ cycles a stage .* its best / the rule's fastest ([\\d.]+) geomean`).exec(r.stdout)
     expect(Number(other('S_m128_n256_s3')?.[1]), r.stdout).to.be.above(1)
     expect(Number(other('S_m256_n128_s4_c2')?.[1]), r.stdout).to.be.above(1)
     expect(r.stdout).to.not.match(/picks (m128_n256_s3|m256_n128_s4_c2)/)
-    expect(r.stdout).to.match(/^SPARSE_S24G_MODEL=([\d.e+-]+,){9}[\d.e+-]+$/m)
-    // Without the `_ss1` tile in the report, its stage cycles are not fitted, not printed, not a candidate.
+    expect(r.stdout).to.match(/^SPARSE_S24G_MODEL=([\d.e+-]+,){10}[\d.e+-]+$/m)
+    // Without the `_ss1` tiles in the report, their stage cycles are not fitted, not printed, not candidates.
     const noWide = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.includes('_ss1')))}}))
     writeFileSync(report, JSON.stringify({cases: noWide}))
     const r1 = python([report])
     expect(r1.status, r1.stderr).to.equal(0)
     expect(JSON.parse(/^PARAMS (.*)$/m.exec(r1.stdout)![1])).to.not.have.property('S_m128_n256')
-    expect(r1.stdout).to.not.match(/picks m128_n256/)
+    expect(JSON.parse(/^PARAMS (.*)$/m.exec(r1.stdout)![1])).to.not.have.property('S_m256_n192')
+    expect(r1.stdout).to.not.match(/picks m(128_n256|256_n192)/)
+    expect(r1.stdout).to.match(/^SPARSE_S24G_MODEL=([\d.e+-]+,){6}[\d.e+-]+$/m)
+    // With the 256 x 192 tile and not the 128 x 256 one: the line's tenth number 0, its eleventh the tile's.
+    const only192 = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.includes('m128_n256_s4_ss1')))}}))
+    writeFileSync(report, JSON.stringify({cases: only192}))
+    const r192 = python([report])
+    expect(r192.status, r192.stderr).to.equal(0)
+    expect(r192.stdout).to.match(/^SPARSE_S24G_MODEL=([\d.e+-]+,){9}0,[\d.e+-]+$/m)
+    expect(JSON.parse(/^PARAMS (.*)$/m.exec(r192.stdout)![1])).to.have.property('S_m256_n192')
     // Without _sk3 in the report, its fixed cost is not fitted, not printed, not a candidate.
     const no3 = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.endsWith('_sk3')))}}))
     writeFileSync(report, JSON.stringify({cases: no3}))

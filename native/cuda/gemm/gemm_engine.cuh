@@ -840,13 +840,20 @@ __device__ __forceinline__ bool CompleteTile(const Params& p, const Segment& sg,
 // Lets the producers refill ring slot `slot`: alone, every consumer thread arrives (count
 // 256); in a cluster, lane 0 of each consumer warp arrives on the slot's barrier in every
 // block of the cluster (count 8 kCluster), since every block's producer writes into this one.
+// The warp synchronises first: lane 0's arrival releases the slot for its whole warp, and the
+// 2:4 consumers' lanes read A's fragments and the metadata from the slot with ld.shared (v56:
+// without it racecheck reported those reads against the producer's next copy into the slot, in
+// every 2:4 cluster variant; the dense consumers' slots are read by wgmma alone).
 template <int kCluster>
 __device__ __forceinline__ void Release(uint32_t empty) {
   if (kCluster == 1) {
     engine::MbarArrive(empty);
-  } else if ((threadIdx.x & 31) == 0) {
+  } else {
+    __syncwarp();
+    if ((threadIdx.x & 31) == 0) {
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r) MbarArriveCluster(empty, r);
+      for (int r = 0; r < kCluster; ++r) MbarArriveCluster(empty, r);
+    }
   }
 }
 

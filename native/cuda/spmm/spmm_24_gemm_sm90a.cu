@@ -66,14 +66,17 @@ struct GemmChoice {
 // The last four (v54): 128 x 256 with C staged in halves (room for a fourth stage),
 // clusters of 2 of the 256 x 128 and 128 x 256 tiles, and 128 x 256 with A from shared memory
 // (on the H200's workbench the fastest tile at N = 1024-2048 in 5 of 8 cells, 0.94x the time of
-// 256 x 128 over them: docs/gemm-engine.md "v54"; in the addon on an H100, 1.026x: "v55").
+// 256 x 128 over them: docs/gemm-engine.md "v54"; in the addon on an H100, 1.026x: "v55"), and
+// (v56) 256 x 192 with A from shared memory (the workbench's `ss2_tma_n192_s4`: the fewest bytes a
+// multiply-add through shared memory and from L2; on the H200 0.87-0.91x the time of 256 x 128
+// where its waves fill, 1.28-1.39x where they do not: "v54").
 constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0},    {1, 64, 12, 0},
                                    {2, 64, 8, 0},  {1, 256, 4, 0}, {2, 128, 4, 0, 2}, {1, 256, 4, 0, 2},
-                                   {1, 256, 4, 0, 1, 1}};
+                                   {1, 256, 4, 0, 1, 1}, {2, 192, 4, 0, 1, 1}};
 // The entries the selection picks from, one per tile shape: 128 x 128, 256 x 128, the 64-column
-// ones, and 128 x 256 with A from shared memory (the model weighs it where it has its stage
-// cycles: Gemm24Model::Wide). --tune lists every entry.
-constexpr int kSelected[] = {0, 2, 3, 4, 8};
+// ones, and 128 x 256 and 256 x 192 with A from shared memory (the model weighs them where it has
+// their stage cycles: Gemm24Model::Wide, Wide192). --tune lists every entry.
+constexpr int kSelected[] = {0, 2, 3, 4, 8, 9};
 // How a configuration stages C for its tensor stores: whole, or (2) half its columns at a time,
 // where a whole 128 x 256 C tile would leave room for only 3 stages.
 constexpr int TmaStoreOf(const GemmChoice& c) { return c.n_tile == 256 && c.stages >= 4 ? 2 : 1; }
@@ -163,10 +166,10 @@ constexpr KernelRef RefOf() {
 constexpr gemm_host::KernelTable<sizeof(kConfigs) / sizeof(kConfigs[0])> kKernelTable = {
     {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(), RefOf<DType::kF16, 3>(),
      RefOf<DType::kF16, 4>(), RefOf<DType::kF16, 5>(), RefOf<DType::kF16, 6>(), RefOf<DType::kF16, 7>(),
-     RefOf<DType::kF16, 8>()},
+     RefOf<DType::kF16, 8>(), RefOf<DType::kF16, 9>()},
     {RefOf<DType::kBF16, 0>(), RefOf<DType::kBF16, 1>(), RefOf<DType::kBF16, 2>(), RefOf<DType::kBF16, 3>(),
      RefOf<DType::kBF16, 4>(), RefOf<DType::kBF16, 5>(), RefOf<DType::kBF16, 6>(), RefOf<DType::kBF16, 7>(),
-     RefOf<DType::kBF16, 8>()}};
+     RefOf<DType::kBF16, 8>(), RefOf<DType::kBF16, 9>()}};
 static_assert(kKernelTable.Full(), "a kernel per configuration");
 #endif
 
@@ -221,21 +224,23 @@ void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
 }
 
 // The model of Gemm24Pick (common/gemm_plan.h) with its constants, kGemm24Fitted (v53).
-// SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64[,S128N256]]]" (the line
-// scripts/gpu/s24g-fit.py prints; FX3 below 0 leaves the cooperative split out, S128N64 and
-// S256N64 above 0 add the 64-column tiles (both 0 with S128N256: not), S128N256 the 128 x 256
-// `_ss1` tile) replaces them and "off" turns the model off (v12's Gemm24Rows and
-// the owner's split), for a measurement; anything else is ignored. Read once.
+// SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64[,S128N256[,S256N192]]]]" (the
+// line scripts/gpu/s24g-fit.py prints; FX3 below 0 leaves the cooperative split out, S128N64 and
+// S256N64 above 0 add the 64-column tiles (both 0 with more numbers after them: not), S128N256
+// the 128 x 256 `_ss1` tile and S256N192 the 256 x 192 one (S128N256 0 before it: not that one))
+// replaces them and "off" turns the model off (v12's Gemm24Rows and the owner's split), for a
+// measurement; anything else is ignored. Read once.
 const Gemm24Model& S24gModel() {
   static const Gemm24Model model = [] {
     if (EnvIs("SPARSE_S24G_MODEL", "off")) return Gemm24Model{};
     Gemm24Model md = kGemm24Fitted;
-    double x[10] = {0, 0, 0, 0, 0, 0, -1, 0, 0, 0};
-    const int got = EnvNumbers("SPARSE_S24G_MODEL", x, 10);
-    const bool narrow_ok = (x[7] > 0 && x[8] > 0) || (got == 10 && x[7] == 0 && x[8] == 0);
-    if (got == 6 || (got == 7 && x[6] >= 0) || (got == 9 && narrow_ok) || (got == 10 && narrow_ok && x[9] > 0)) {
+    double x[11] = {0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0};
+    const int got = EnvNumbers("SPARSE_S24G_MODEL", x, 11);
+    const bool narrow_ok = (x[7] > 0 && x[8] > 0) || (got >= 10 && x[7] == 0 && x[8] == 0);
+    if (got == 6 || (got == 7 && x[6] >= 0) || (got == 9 && narrow_ok) || (got == 10 && narrow_ok && x[9] > 0) ||
+        (got == 11 && narrow_ok && x[9] >= 0 && x[10] > 0)) {
       Gemm24Model m{x[0], x[1], x[2], x[3], x[4], x[5], x[6] >= 0 ? x[6] : -1};
-      m.s128_n64 = x[7], m.s256_n64 = x[8], m.s128_n256 = x[9];
+      m.s128_n64 = x[7], m.s256_n64 = x[8], m.s128_n256 = x[9], m.s256_n192 = x[10];
       if (m.On()) md = m;
     }
     return md;
@@ -244,7 +249,7 @@ const Gemm24Model& S24gModel() {
 }
 
 // N >= 128 (below, the streaming engine and the mma.sp kernel): Gemm24Pick's tile (128 columns,
-// or 64 where the model has their stage cycles), height and decomposition (whole tiles, the
+// or 64, 256 or 192 where the model has their stage cycles), height and decomposition (whole tiles, the
 // owner's split or the split reduced together) on this GPU's SMs (kConfigs' entry of that
 // height and width); with SPARSE_S24G_MODEL=off, Gemm24Rows' height, 128 columns and the
 // owner's split. Not below 2.5 % dense
@@ -296,7 +301,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
 
 // Rank 8, before the streaming engine (9) and the mma.sp kernel (10).
 const SpmmFamily kSp24GemmFamily = {
-    "s24g",          "s24g_m(128|256)_n(64|128|256)_s\\d+(_c2|_ss1(_sk2)?|_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
+    "s24g",          "s24g_m(128|256)_n(64|128|192|256)_s\\d+(_c2|_ss1(_sk2)?|_sk[123])?", 8, SelectGemmFamily, ParseGemmFamily, GemmFamilyName,
     GemmFamilyCanRun, GemmFamilyVariants, "2:4 tiles, staged (GEMM engine)", GemmPrepare, GemmLaunch,
 };
 
