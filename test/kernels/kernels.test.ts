@@ -727,13 +727,14 @@ describe('kernels on CUDA against the float64 reference', function () {
       const v54 = ['s24g_m128_n256_s4', 's24g_m128_n256_s4_sk1', 's24g_m128_n256_s4_sk2', 's24g_m128_n256_s4_sk3', 's24g_m256_n128_s4_c2',
         's24g_m128_n256_s4_c2', 's24g_m128_n256_s4_ss1', 's24g_m128_n256_s4_ss1_sk2']
       // v56: 256 x 192 with A read by wgmma from shared memory (whole or the owner's split; N = 8
-      // and 136 leave most of its one column of tiles empty, 256 a second column 64 wide)
+      // and 136 leave most of its one column of tiles empty, 256 a second column 64 wide): forced
+      // by name only until this test has passed on a GPU (kForcedOnly)
       const v56 = ['s24g_m256_n192_s4_ss1', 's24g_m256_n192_s4_ss1_sk2']
       const variants = [...tuneList, ...v54, ...v56]
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype, structure: '2:4'}).variants
-      expect(listed.filter((v) => v.startsWith('s24g_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...variants].sort() : [])
+      expect(listed.filter((v) => v.startsWith('s24g_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...tuneList, ...v54].sort() : [])
       for (const [i, csr] of shapes.entries()) {
         const nnz = csr.columnIndices.length
         const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 60 + i), dtype), dtype}
