@@ -80,8 +80,8 @@ struct Gemm24Model {
   // whole or the owner's split); 0: not a candidate.
   double s128_n256 = 0;
   // The stage cycles of the 256 x 192 tile with A read by wgmma from shared memory (`_ss1`, v56:
-  // per multiply-add the fewest bytes through shared memory and from L2 of any tile, 192
-  // accumulators a consumer thread; on the H200's workbench the fastest where its waves fill,
+  // per multiply-add the fewest bytes from L2 of any tile and, with 128 x 256's `_ss1`, the
+  // fewest through shared memory; 192 accumulators a consumer thread; on the H200's workbench the fastest where its waves fill,
   // v54; whole or the owner's split); 0: not a candidate.
   double s256_n192 = 0;
   bool On() const {

@@ -69,7 +69,7 @@ struct GemmChoice {
 // (on the H200's workbench the fastest tile at N = 1024-2048 in 5 of 8 cells, 0.94x the time of
 // 256 x 128 over them: docs/gemm-engine.md "v54"; in the addon on an H100, 1.026x: "v55"), and
 // (v56) 256 x 192 with A from shared memory (the workbench's `ss2_tma_n192_s4`: the fewest bytes a
-// multiply-add through shared memory and from L2; on the H200 0.87-0.91x the time of 256 x 128
+// multiply-add from L2, and with 128 x 256's `_ss1` the fewest through shared memory; on the H200 0.87-0.91x the time of 256 x 128
 // where its waves fill, 1.28-1.39x where they do not: "v54").
 constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0},    {1, 64, 12, 0},
                                    {2, 64, 8, 0},  {1, 256, 4, 0}, {2, 128, 4, 0, 2}, {1, 256, 4, 0, 2},
@@ -221,18 +221,20 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
 // Every listed configuration with each decomposition (whole tiles, hybrid stream-K, tail split,
 // the cooperative tail split). The first three's GPU tests passed on the H200 (v12, calls 1, 5
 // and 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"), _sk3's on an H100 (v38
-// call 1), the v54 configurations' on an H100 (v55: with the workbench's check and `verify`). The clusters run whole tiles only,
-// `_ss1` whole or with the owner's split (GemmFamilyCanRun).
+// call 1), the v54 configurations' on an H100 (v55: with the workbench's check and `verify`);
+// kForcedOnly's entries are left out. The clusters run whole tiles only, `_ss1` whole or with the
+// owner's split (GemmFamilyCanRun).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  for (int i = 0; i < static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); ++i)
+  for (int i = 0; i < static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); ++i) {
+    if (!gemm24::Listed(i)) continue;
     for (int sk : {0, 1, 2, 3}) {
-      if (!gemm24::Listed(i)) continue;
       GemmChoice c = kConfigs[i];
       c.stream_k = sk;
       SpmmChoice ch;
       ch.Set(c);
       if (GemmFamilyCanRun(p, ch)) out->push_back(Name(c));
     }
+  }
 }
 
 // The model of Gemm24Pick (common/gemm_plan.h) with its constants, kGemm24Fitted (v53).
