@@ -154,13 +154,10 @@ inline void ForEachGemm24Shape(const Gemm24Model& md, long long m, long long n, 
         f(Gemm24Shape{rows, sk, cols});
       }
   }
-  if (md.Wide()) {
-    f(Gemm24Shape{128, 0, 256});
-    if (Gemm24Split(m, n, k, 128, sms, 256) >= 2) f(Gemm24Shape{128, 2, 256});
-  }
-  if (md.Wide192()) {
-    f(Gemm24Shape{256, 0, 192});
-    if (Gemm24Split(m, n, k, 256, sms, 192) >= 2) f(Gemm24Shape{256, 2, 192});
+  for (const Gemm24Shape ss1 : {Gemm24Shape{128, 0, 256}, Gemm24Shape{256, 0, 192}}) {
+    if (md.Stage(ss1.rows, ss1.cols) <= 0) continue;
+    f(ss1);
+    if (Gemm24Split(m, n, k, ss1.rows, sms, ss1.cols) >= 2) f(Gemm24Shape{ss1.rows, 2, ss1.cols});
   }
 }
 // The cheapest of them; ties to the earlier.

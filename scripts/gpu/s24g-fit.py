@@ -57,6 +57,9 @@ SELECTED = {'m128_n128_s6': 'S_m128_n128', 'm256_n128_s4': 'S_m256_n128', 'm128_
 PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 'L2', 'S_m128_n64', 'S_m256_n64',
           'S_m256_n192']
 START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0, 380.0, 700.0, 1400.0]
+# The `_ss1` tiles (rows, cols), in Gemm24Pick's order and SPARSE_S24G_MODEL's: each a candidate,
+# whole or with the owner's split, where its stage cycles S_m<rows>_n<cols> are known.
+SS1 = ((128, 256), (256, 192))
 
 
 def tail_split(tiles, k_blocks, sms=SMS):
@@ -112,25 +115,21 @@ def estimate(p, m, k, n, rows, cols, mode, key, sms=SMS):
     return fixed + max(cycles, l2) / 1980.0
 
 
-def shapes_for(m, n, k, coop=False, sms=SMS, narrow=False, wide=False, wide192=False):
+def shapes_for(m, n, k, coop=False, sms=SMS, narrow=False, ss1=()):
     """The rule's candidates: both 128-column heights whole, and split where the split splits
-    (with coop, both kinds of split); with narrow, the same of 64 columns after them; with wide,
-    the 128 x 256 tile (`_ss1`) whole and split with the owner adding (it has no _sk3); with
-    wide192 the 256 x 192 `_ss1` tile the same; Gemm24Pick's order."""
+    (with coop, both kinds of split); with narrow, the same of 64 columns after them; then each
+    `_ss1` tile of ss1 (SS1's (rows, cols)) whole and split with the owner adding (they have no
+    _sk3); Gemm24Pick's order."""
     out = []
     for cols in (128, 64) if narrow else (128,):
         for rows in (256, 128):
             out.append(shape(rows, cols, 0))
             if splits(m, n, k, rows, cols, sms) >= 2:
                 out += [shape(rows, cols, 2)] + ([shape(rows, cols, 3)] if coop else [])
-    if wide:
-        out.append(shape(128, 256, 0))
-        if splits(m, n, k, 128, 256, sms) >= 2:
-            out.append(shape(128, 256, 2))
-    if wide192:
-        out.append(shape(256, 192, 0))
-        if splits(m, n, k, 256, 192, sms) >= 2:
-            out.append(shape(256, 192, 2))
+    for rows, cols in ss1:
+        out.append(shape(rows, cols, 0))
+        if splits(m, n, k, rows, cols, sms) >= 2:
+            out.append(shape(rows, cols, 2))
     return out
 
 
@@ -139,18 +138,13 @@ def is_narrow(p):
     return p.get('S_m128_n64', 0) > 0 and p.get('S_m256_n64', 0) > 0
 
 
-def is_wide(p):
-    """Whether the 128 x 256 tile is a candidate: its stage cycles given above 0."""
-    return p.get('S_m128_n256', 0) > 0
-
-
-def is_wide192(p):
-    """Whether the 256 x 192 tile is a candidate: its stage cycles given above 0."""
-    return p.get('S_m256_n192', 0) > 0
+def ss1_of(p):
+    """The `_ss1` tiles that are candidates: those whose stage cycles p gives above 0."""
+    return tuple(t for t in SS1 if p.get(shape(*t, 0)[3], 0) > 0)
 
 
 def pick(p, m, k, n, coop=False, sms=SMS):
-    cands = shapes_for(m, n, k, coop, sms, is_narrow(p), is_wide(p), is_wide192(p))
+    cands = shapes_for(m, n, k, coop, sms, is_narrow(p), ss1_of(p))
     return min(cands, key=lambda s: (estimate(p, m, k, n, *s, sms=sms), cands.index(s)))
 
 
@@ -265,30 +259,28 @@ def report(cases):
     extra = sorted({r['shape'][3] for r in every} - set(PARAMS))
     coop = any(r['shape'][2] == 3 for r in rows)
     narrow = any(r['shape'][1] == 64 for r in rows)
-    wide = any(r['shape'][3] == 'S_m128_n256' for r in rows)
-    wide192 = any(r['shape'][3] == 'S_m256_n192' for r in rows)
+    timed = {r['shape'][3] for r in rows}
+    ss1 = tuple(t for t in SS1 if shape(*t, 0)[3] in timed)
+    untimed_ss1 = {shape(*t, 0)[3] for t in SS1 if t not in ss1}
 
     def unfitted(q):
         if not narrow:
             q['S_m128_n64'] = q['S_m256_n64'] = 0.0
-        if not wide:
-            q['S_m128_n256'] = 0.0
-        if not wide192:
-            q['S_m256_n192'] = 0.0
+        for key in untimed_ss1:
+            q[key] = 0.0
         return q
 
     p, err = fit(rows)
     p = unfitted(p)
     print('%d cases, %d candidate times; fitted on all: rms %.3f' % (len(cases), len(rows), err))
-    shown = [k for k in PARAMS if (coop or k != 'FX3') and (narrow or not k.endswith('_n64')) and (wide or k != 'S_m128_n256')
-             and (wide192 or k != 'S_m256_n192')]
+    shown = [k for k in PARAMS if (coop or k != 'FX3') and (narrow or not k.endswith('_n64')) and k not in untimed_ss1]
     print('  ' + ', '.join('%s %.4g' % (k, p[k]) for k in shown))
     for key in extra:
         mine = [r for r in every if r['shape'][3] == key]
         x, e = fit_one(p, key, mine)
         ratios = []
         for c in cases:
-            rule = [t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, wide=wide, wide192=wide192)]
+            rule = [t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, ss1=ss1)]
             own = [t for s, t in c['cand'].items() if s[3] == key]
             if rule and own:
                 ratios.append(min(own) / min(rule))
@@ -306,7 +298,7 @@ def report(cases):
         for c in cases:
             if (c['m'], c['k']) != held:
                 continue
-            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, wide=wide, wide192=wide192)}
+            rule = {s: t for s, t in c['cand'].items() if s in shapes_for(c['m'], c['n'], c['k'], coop, narrow=narrow, ss1=ss1)}
             if not rule:
                 continue
             fastest = min(rule.values())
@@ -335,12 +327,12 @@ def report(cases):
     # Gemm24Model (S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64[,S128N256[,S256N192]]]]) for a
     # measurement (an unfitted tile's stage cycles 0 where later numbers follow).
     print('PARAMS ' + json.dumps({k: round(p[k], 6) for k in shown}))
-    more = coop or narrow or wide or wide192
+    # (the `_ss1` tiles' numbers up to the last one timed, 0 for one untimed before it)
+    tail = SS1[:max(SS1.index(t) for t in ss1) + 1] if ss1 else ()
     print('SPARSE_S24G_MODEL=' + ','.join('%.6g' % p[k] for k in ('S_m128_n128', 'S_m256_n128', 'F', 'T0', 'FX0', 'L2')) +
-          (',%.6g' % (p['FX3'] if coop else -1) if more else '') +
-          (',%.6g,%.6g' % (p['S_m128_n64'], p['S_m256_n64']) if narrow or wide or wide192 else '') +
-          (',%.6g' % p['S_m128_n256'] if wide or wide192 else '') +
-          (',%.6g' % p['S_m256_n192'] if wide192 else ''))
+          (',%.6g' % (p['FX3'] if coop else -1) if coop or narrow or ss1 else '') +
+          (',%.6g,%.6g' % (p['S_m128_n64'], p['S_m256_n64']) if narrow or ss1 else '') +
+          ''.join(',%.6g' % p[shape(*t, 0)[3]] for t in tail))
 
 
 def model(path):
@@ -352,7 +344,7 @@ def model(path):
         m, k, n, sms = q['m'], q['k'], q['n'], q.get('sms', SMS)
         coop = 'FX3' in p
         est = {shape_name(s): estimate(p, m, k, n, *s, sms=sms)
-               for s in shapes_for(m, n, k, coop, sms, is_narrow(p), is_wide(p), is_wide192(p))}
+               for s in shapes_for(m, n, k, coop, sms, is_narrow(p), ss1_of(p))}
         s = pick(p, m, k, n, coop, sms)
         print(json.dumps(dict(m=m, k=k, n=n, estimates=est, pick=dict(rows=s[0], cols=s[1], mode=s[2]))))
 

@@ -74,6 +74,7 @@ struct GemmChoice {
 constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0},    {1, 64, 12, 0},
                                    {2, 64, 8, 0},  {1, 256, 4, 0}, {2, 128, 4, 0, 2}, {1, 256, 4, 0, 2},
                                    {1, 256, 4, 0, 1, 1}, {2, 192, 4, 0, 1, 1}};
+constexpr int kConfigCount = static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0]));
 // The entries the selection picks from, one per tile shape: 128 x 128, 256 x 128, the 64-column
 // ones, and 128 x 256 and 256 x 192 with A from shared memory (the model weighs them where it has
 // their stage cycles: Gemm24Model::Wide, Wide192). --tune lists every entry but kForcedOnly's.
@@ -96,7 +97,7 @@ constexpr int kSsStripMultiple = 48;  // gemm_engine.cuh's kSsStripMultiple (che
 constexpr int kGemm24MinN = 128;  // the selection's smallest N (the streaming engine's largest is 64)
 
 inline int ConfigIndex(const GemmChoice& c) {
-  for (int i = 0; i < static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); ++i)
+  for (int i = 0; i < kConfigCount; ++i)
     if (kConfigs[i].sp == c.sp && kConfigs[i].n_tile == c.n_tile && kConfigs[i].stages == c.stages &&
         kConfigs[i].cluster == c.cluster && kConfigs[i].ss == c.ss)
       return i;
@@ -156,6 +157,7 @@ namespace {
 
 using gemm24::ConfigIndex;
 using gemm24::GemmChoice;
+using gemm24::kConfigCount;
 using gemm24::kConfigs;
 using gemm24::TmaStoreOf;
 using gemm24::kGemm24MinN;
@@ -174,7 +176,7 @@ constexpr KernelRef RefOf() {
                    &gemm_host::SetUp<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp, c.ss != 0>};
 }
 // The kernels by dtype and configuration (kConfigs' order).
-constexpr gemm_host::KernelTable<sizeof(kConfigs) / sizeof(kConfigs[0])> kKernelTable = {
+constexpr gemm_host::KernelTable<kConfigCount> kKernelTable = {
     {RefOf<DType::kF16, 0>(), RefOf<DType::kF16, 1>(), RefOf<DType::kF16, 2>(), RefOf<DType::kF16, 3>(),
      RefOf<DType::kF16, 4>(), RefOf<DType::kF16, 5>(), RefOf<DType::kF16, 6>(), RefOf<DType::kF16, 7>(),
      RefOf<DType::kF16, 8>(), RefOf<DType::kF16, 9>()},
@@ -225,7 +227,7 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
 // kForcedOnly's entries are left out. The clusters run whole tiles only, `_ss1` whole or with the
 // owner's split (GemmFamilyCanRun).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  for (int i = 0; i < static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); ++i) {
+  for (int i = 0; i < kConfigCount; ++i) {
     if (!gemm24::Listed(i)) continue;
     for (int sk : {0, 1, 2, 3}) {
       GemmChoice c = kConfigs[i];
