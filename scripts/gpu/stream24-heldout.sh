@@ -14,12 +14,8 @@ D=$(mktemp -d /tmp/stream24-heldout.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 python3 scripts/gpu/stream24-weights.py "$D" 27 w14336x4096 w4096x14336 w6144x4096 p1000x1000 p77x3008 p4096x1024
 rc=0
-for v in s24e_w8_k256 s24e_w4_k256; do
-  SPARSE_SPMM_VARIANT=$v node bin/run.js verify "$D/p1000x1000.npy" "$D/p77x3008.npy" "$D/p4096x1024.npy" \
-    --op spmm --dtype f16,bf16 --n 1,5,8,13,24,29,40,48,56,63,64 --device cuda --json >"$W/verify_$v.json" 2>"$W/verify_$v.err" || rc=1
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], 'verify', d['passed'], 'passed', d['failed'], 'failed')" \
-    "$W/verify_$v.json" "$v" || rc=1
-done
+bash scripts/gpu/verify-forced.sh 1,5,8,13,24,29,40,48,56,63,64 "s24e_w8_k256 s24e_w4_k256" \
+  "$D/p1000x1000.npy" "$D/p77x3008.npy" "$D/p4096x1024.npy" || rc=1
 node bin/run.js bench "$D/w14336x4096.npy" "$D/w4096x14336.npy" "$D/w6144x4096.npy" --n 1,8,16,32,64 --pattern 2:4 \
   --dtype f16 --baseline dense,cusparselt --max-reps 100 --min-ms 10 --jsonl "$W/heldout.jsonl" >"$W/heldout.txt" 2>&1 || rc=1
 grep -m3 -E "geomean|cases ok" "$W/heldout.txt"

@@ -6,22 +6,11 @@
 # machine by run.sh's sh task:
 #   GPU_DIR=.gpu/packNN bash scripts/gpu/run.sh sh 'bash scripts/gpu/verify-s24g.sh'
 # Writes $W/verify_<variant>.json; prints a line per variant, then the failures' count (exit 1
-# when any variant failed a case or did not run).
+# when any variant failed a case or did not run). The loop is scripts/gpu/verify-forced.sh's.
 set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
 VARIANTS=${VARIANTS:-s24g_m128_n64_s12_sk2 s24g_m256_n64_s8_sk3 s24g_m128_n64_s12 s24g_m256_n64_s8_sk1 s24g_m128_n128_s6_sk3}
 D=$(mktemp -d /tmp/verify-s24g.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 python3 scripts/gpu/stream24-weights.py "$D" 31 p1000x1000 p77x3008 p4096x1024 || exit 1
-fails=0
-for v in $VARIANTS; do
-  SPARSE_SPMM_VARIANT=$v node bin/run.js verify "$D/p1000x1000.npy" "$D/p77x3008.npy" "$D/p4096x1024.npy" \
-    --op spmm --dtype f16,bf16 --n 128,136,200,256,1032 --device cuda --json >"$W/verify_$v.json" 2>"$W/verify_$v.err"
-  rc=$?
-  line=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['passed'], 'passed', d['failed'], 'failed')" \
-    "$W/verify_$v.json" 2>/dev/null) || line="no report: $(head -c 300 "$W/verify_$v.err")"
-  echo "$v rc=$rc $line"
-  [ $rc -eq 0 ] || fails=$((fails + 1))
-done
-echo "verify-s24g failures: $fails"
-[ $fails -eq 0 ]
+bash scripts/gpu/verify-forced.sh 128,136,200,256,1032 "$VARIANTS" "$D/p1000x1000.npy" "$D/p77x3008.npy" "$D/p4096x1024.npy"
