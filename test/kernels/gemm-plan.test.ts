@@ -216,10 +216,11 @@ describe('GEMM engine selection models (2:4, host)', () => {
     const off = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: 'off'})
     expect(off).to.deep.include({rows: 256, split: 2, streamK: 2, model: null})
     expect(off).to.not.have.property('estimates')
-    // The library's default: the model with the constants fitted in v53 (kGemm24Fitted), the
-    // cooperative split and the 64-column tiles candidates.
+    // The library's default: the model with the constants fitted in v57 (kGemm24Fitted), the
+    // cooperative split, the 64-column tiles and both `_ss1` tiles candidates.
     const fitted = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})
-    expect(fitted.model).to.deep.equal({S_m128_n128: 551, S_m256_n128: 895, F: 25, T0: 7.17, FX0: 2.49, L2: 8230, FX3: 5.12, S_m128_n64: 455, S_m256_n64: 645})
+    expect(fitted.model).to.deep.equal({S_m128_n128: 565, S_m256_n128: 956, F: 19.3, T0: 5.79, FX0: 1.43, L2: 5489, FX3: 4.09, S_m128_n64: 468, S_m256_n64: 685,
+      S_m128_n256: 1000, S_m256_n192: 1247})
     expect(fitted).to.deep.include({rows: 128, cols: 128, split: 1, streamK: 0})
     expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: fitted.model!})).to.deep.equal(fitted)
     // v53 (H100, --tune): 4096^2 at N = 256 in 128-row tiles, two pieces, the owner adding (20.5 us
@@ -235,6 +236,24 @@ describe('GEMM engine selection models (2:4, host)', () => {
     expect(picked.estimates!.m128_n128).to.be.below(picked.estimates!.m256_n128_sk2)
     // Large problems: 256-row tiles (fewer shared-memory bytes a multiply-add).
     expect(addon.gemm24Rows({m: 4096, k: 4096, n: 2048, sms: 132, model: S24G_MODEL})).to.deep.include({rows: 256, streamK: 0})
+  })
+
+  it('with the library\'s constants (v57) runs whole 256 x 192 tiles where their waves fill, and keeps v53\'s picks at N = 128', () => {
+    const lib = (m: number, k: number, n: number) => addon.gemm24Rows({m, k, n, sms: 132})
+    // v57 (H100, --tune): 6144 x 4096 at N = 2048 in 0.90x the time of the 256 x 128 tile (96 tiles
+    // of 256 x 192 in one wave against 264 of 256 x 128 in two), 11008 x 4096 at N = 1024 0.90x.
+    for (const [m, k, n] of [[6144, 4096, 2048], [11008, 4096, 1024], [11008, 4096, 2048], [14336, 4096, 2048]])
+      expect(lib(m, k, n), `${m} x ${k}, N = ${n}`).to.deep.include({rows: 256, cols: 192, streamK: 0})
+    // Where they do not fill: 256 x 128 (4096^2 at N = 1024: 16 x 6 = 96 tiles of 256 x 192 for 128
+    // of 256 x 128, the same one wave, each a 1.3x longer stage).
+    expect(lib(4096, 4096, 1024)).to.deep.include({rows: 256, cols: 128, streamK: 0})
+    // N = 128 and 256: v53's picks (the 64-column tiles on 4096^2 at N = 128).
+    expect(lib(4096, 4096, 128)).to.deep.include({rows: 128, cols: 64, streamK: 2})
+    expect(lib(4096, 4096, 256)).to.deep.include({rows: 128, cols: 128, streamK: 2})
+    expect(lib(11008, 4096, 256)).to.deep.include({rows: 256, cols: 128, streamK: 0})
+    // The old constants, as SPARSE_S24G_MODEL gives them: 256 x 128 at 6144 x 4096, N = 2048.
+    const v53 = {S_m128_n128: 551, S_m256_n128: 895, F: 25, T0: 7.17, FX0: 2.49, L2: 8230, FX3: 5.12, S_m128_n64: 455, S_m256_n64: 645}
+    expect(addon.gemm24Rows({m: 6144, k: 4096, n: 2048, sms: 132, model: v53})).to.deep.include({rows: 256, cols: 128})
   })
 
   it('weighs 64-column tiles only where the model has both of their stage cycles', () => {

@@ -837,25 +837,27 @@ __device__ __forceinline__ bool CompleteTile(const Params& p, const Segment& sg,
   return true;
 }
 
-// Lets the producers refill ring slot `slot`: alone, every consumer thread arrives (count
-// 256); in a cluster, lane 0 of each consumer warp arrives on the slot's barrier in every
-// block of the cluster (count 8 kCluster), since every block's producer writes into this one.
-// The warp synchronises first: lane 0's arrival releases the slot for its whole warp, and the
-// 2:4 consumers' lanes read A's fragments and the metadata from the slot with ld.shared (v56:
-// without it racecheck reported those reads against the producer's next copy into the slot, in
-// every 2:4 cluster variant; the dense consumers' slots are read by wgmma alone).
+// Lets the producers refill ring slot `slot`: every consumer thread arrives on its own block's
+// barrier (256 arrivals), and in a cluster lane 0 of each consumer warp also on the slot's barrier
+// in every other block of the cluster (8 (kCluster - 1) more), since every block's producer writes
+// B into this one. The local arrivals are each thread's own release: the 2:4 consumers' lanes read
+// A's fragments and the metadata from the slot with ld.shared, and the own block's producer copies
+// A into it next. v56 had lane 0 alone arrive for its warp on every block's barrier, its own
+// included, through the cluster address (mapa), after a __syncwarp; racecheck reported the 2:4
+// cluster variants' reads against the next copy into the slot with and without the __syncwarp
+// (v57, an H100: the same counts), the plain variants, whose threads all arrive, none.
 template <int kCluster>
-__device__ __forceinline__ void Release(uint32_t empty) {
-  if (kCluster == 1) {
-    engine::MbarArrive(empty);
-  } else {
-    __syncwarp();
-    if ((threadIdx.x & 31) == 0) {
+__device__ __forceinline__ void Release(uint32_t empty, int rank) {
+  engine::MbarArrive(empty);
+  if (kCluster > 1 && (threadIdx.x & 31) == 0) {
 #pragma unroll
-      for (int r = 0; r < kCluster; ++r) MbarArriveCluster(empty, r);
-    }
+    for (int r = 0; r < kCluster; ++r)
+      if (r != rank) MbarArriveCluster(empty, r);
   }
 }
+// The empty barriers' count: Release's arrivals a slot.
+template <int kCluster>
+constexpr uint32_t kEmptyArrivals = 2 * 128 + 8 * (kCluster - 1);
 
 // Dense A that holds a sparse matrix (the addon's family und: the zeros stored) and CSR's
 // semantics for Inf and NaN in B (kDenseResum): a zero weight times an Inf of B is NaN in the
@@ -940,13 +942,13 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
       // The previous stage's group is complete: its slot can be refilled.
       wg::Wait<1>();
       wg::Pin<kAcc>(d);
-      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev);
+      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
       prev = stage;
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
     wg::Wait<0>();
     wg::Pin<kAcc>(d);
-    Release<kCluster>(empty0 + 8 * prev);
+    Release<kCluster>(empty0 + 8 * prev, rank);
     SPARSE_GEMM_TRACE_AT(2, TraceClock());
     SPARSE_GEMM_TRACE_AT(6, waits);
     int lo, hi;
@@ -1190,7 +1192,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
       wg::Wait<1>();
 #pragma unroll
       for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev);
+      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
       prev = stage;
       if (++stage == kStages) stage = 0, phase ^= 1;
       if (i + 1 < len) {
@@ -1212,7 +1214,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     wg::Wait<0>();
 #pragma unroll
     for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-    Release<kCluster>(empty0 + 8 * prev);
+    Release<kCluster>(empty0 + 8 * prev, rank);
     SPARSE_GEMM_TRACE_AT(2, TraceClock());
     SPARSE_GEMM_TRACE_AT(6, waits);
     int lo, hi;
@@ -1262,7 +1264,7 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       engine::MbarInit(full0 + 8 * s, 1);
-      engine::MbarInit(empty0 + 8 * s, kCluster == 1 ? 2 * 128 : 8 * kCluster);
+      engine::MbarInit(empty0 + 8 * s, kEmptyArrivals<kCluster>);
     }
     engine::FenceBarrierInit();
   }
