@@ -39,6 +39,10 @@ for problems {m, k, n, sms?} as JSON lines, each shape's estimate and the pick (
 PARAMS has FX3), as Gemm24Us and Gemm24Pick (native/common/gemm_plan.h) give them through the
 addon's gemm24Rows with a model: test/kernels/gemm-plan.test.ts keeps the two in step. A report's
 fit also prints SPARSE_S24G_MODEL=..., which replaces the library's constants in `sparse bench`.
+Where the reports hold the bench's own median and baselines (cuBLAS; cuSPARSELt with
+BASELINE=dense,cusparselt), it prints the held-out picks and the selection against each in the
+bench's times (v57): the selection's median as measured, a pick's scaled by its --tune time over
+the selection's, since --tune's and the bench's timings differ by a few per cent.
 """
 import json
 import math
@@ -241,9 +245,12 @@ def read_cases(paths):
                     cand[s] = min(cand.get(s, math.inf), ms * 1000)
             if not cand:
                 continue
-            dense = c.get('baselines', {}).get('cublas_' + c['dtype'])
+            base = c.get('baselines', {})
+            dense, lt = base.get('cublas_' + c['dtype']), base.get('cusparselt')
+            bench = c.get('ms', {}).get('median')
             cases.append(dict(m=c['m'], k=c['k'], n=c['n'], dtype=c['dtype'], cand=cand, sel=shape_of(t['defaultVariant']),
-                              sel_us=t['defaultMs'] * 1000, cublas=dense * 1000 if dense else None))
+                              sel_us=t['defaultMs'] * 1000, cublas=dense * 1000 if dense else None,
+                              lt=lt * 1000 if lt else None, bench_us=bench * 1000 if bench else None))
     return cases
 
 
@@ -289,6 +296,10 @@ def report(cases):
                                                         max(ratios, default=float('nan')), sum(1 for r in ratios if r < 1), len(ratios)))
     shapes = sorted({(c['m'], c['k']) for c in cases})
     picked, selected, speed_pick, speed_sel = [], [], {}, {}
+    # In the bench's own times (its median for the selection, beside its baselines of the same
+    # run): the pick's time is that median scaled by the pick's --tune time over the selection's.
+    # (group, baseline) -> [(baseline / pick, baseline / selection)]
+    bench = {}
     for held in shapes:
         train = [r for r in rows if (r['m'], r['k']) != held]
         q, qerr = fit(train)
@@ -314,14 +325,24 @@ def report(cases):
             if got:
                 picked.append(got / fastest)
                 selected.append(c['sel_us'] / fastest)
+                group = 'N=128' if c['n'] < 256 else 'N>=256'
                 if c['cublas']:
-                    group = 'N=128' if c['n'] < 256 else 'N>=256'
                     speed_pick.setdefault(group, []).append(c['cublas'] / got)
                     speed_sel.setdefault(group, []).append(c['cublas'] / c['sel_us'])
+                if c['bench_us']:
+                    scaled = c['bench_us'] * got / c['sel_us']
+                    for name in ('cublas', 'lt'):
+                        if c[name]:
+                            bench.setdefault((group, name), []).append((c[name] / scaled, c[name] / c['bench_us']))
     print('held out by shape, over %d cases: the fit\'s pick / the fastest %.3f geomean (worst %.3f); the selection\'s %.3f (worst %.3f)'
           % (len(picked), geomean(picked), max(picked, default=float('nan')), geomean(selected), max(selected, default=float('nan'))))
     for g in sorted(speed_pick):
         print('x cuBLAS at %s: the fit\'s picks %.3f geomean, the selection %.3f' % (g, geomean(speed_pick[g]), geomean(speed_sel[g])))
+    for g, name in sorted(bench):
+        xs = bench[(g, name)]
+        print('in the bench\'s times, x %s at %s: the fit\'s picks %.3f geomean (min %.3f), the selection %.3f (min %.3f)' % (
+            'cuBLAS' if name == 'cublas' else 'cuSPARSELt', g, geomean([a for a, _ in xs]), min(a for a, _ in xs),
+            geomean([b for _, b in xs]), min(b for _, b in xs)))
     # FX3 only where _sk3 was timed, the 64-column stages only where those tiles were (else
     # --model would weigh them unfitted). The same as the environment variable that sets
     # Gemm24Model (S128,S256,F,T0,FX0,L2[,FX3[,S128N64,S256N64[,S128N256[,S256N192]]]]) for a

@@ -19,5 +19,5 @@ rc=$?
 reports=()
 for part in $PARTS; do reports+=("$W/s24g-$part.json"); done
 python3 scripts/gpu/s24g-fit.py "${reports[@]}" >"$W/s24g-fit.txt" 2>&1 || rc=1
-grep -E '^(held out|x cuBLAS|PARAMS)' "$W/s24g-fit.txt"
+grep -E '^(held out|x cuBLAS|in the bench|PARAMS)' "$W/s24g-fit.txt"
 exit $rc

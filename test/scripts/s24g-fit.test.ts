@@ -59,7 +59,9 @@ describe('scripts/gpu/s24g-fit.py', () => {
       candidates.s24g_m256_n128_s4_c2 = (r.estimates.m256_n128 * 1.05) / 1000
       const sel = candidates.s24g_m256_n128_s4_sk2 !== undefined ? 's24g_m256_n128_s4_sk2' : 's24g_m256_n128_s4'
       picks.add(`${r.pick.rows}x${r.pick.cols}_${r.pick.mode}`)
-      return {status: 'ok', op: 'spmm', m: r.m, k: r.k, n: r.n, dtype: 'f16', baselines: {cublas_f16: 0.02}, tuned: {candidates, defaultVariant: sel, defaultMs: candidates[sel]}}
+      // The bench's own median 1.1x the --tune time (another timing), cuSPARSELt beside cuBLAS.
+      return {status: 'ok', op: 'spmm', m: r.m, k: r.k, n: r.n, dtype: 'f16', ms: {median: candidates[sel] * 1.1}, baselines: {cublas_f16: 0.02, cusparselt: 0.015},
+        tuned: {candidates, defaultVariant: sel, defaultMs: candidates[sel]}}
     })
     // The grid reaches more than one kind of pick (else it would not test the choice).
     expect(picks.size, [...picks].join(' ')).to.be.at.least(3)
@@ -75,6 +77,18 @@ describe('scripts/gpu/s24g-fit.py', () => {
     expect(rmsAll, r.stdout).to.be.below(0.01)
     const held = /the fit's pick \/ the fastest ([\d.]+) geomean \(worst ([\d.]+)\)/.exec(r.stdout)!
     expect(Number(held[2]), r.stdout).to.be.at.most(1.01)
+    // Against the baselines in the bench's times: the selection's median as measured, the pick's
+    // scaled by its --tune time over the selection's (so 1.1x its --tune time here).
+    const geo = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length)
+    const wide = cases.filter((c) => c.n >= 256)
+    const fastest = wide.map((c) => Math.min(...Object.entries(c.tuned.candidates).filter(([v]) => !/_sk1$|_s3$|_c2$/.test(v)).map(([, ms]) => ms)))
+    for (const [label, base] of [['cuBLAS', 0.02], ['cuSPARSELt', 0.015]] as const) {
+      const line = new RegExp(`^in the bench's times, x ${label} at N>=256: the fit's picks ([\\d.]+) geomean \\(min ([\\d.]+)\\), the selection ([\\d.]+) \\(min ([\\d.]+)\\)$`, 'm').exec(r.stdout)
+      expect(line, r.stdout).to.not.equal(null)
+      expect(Number(line![3]), `${label}: the selection`).to.be.closeTo(geo(wide.map((c) => base / c.ms.median)), 0.0006)
+      expect(Number(line![1]), `${label}: the picks`).to.be.closeTo(geo(fastest.map((t) => base / (1.1 * t))), geo(fastest.map((t) => base / (1.1 * t))) * 0.01)
+      expect(Number(line![1]), `${label}: the picks beat the 256-row split`).to.be.above(Number(line![3]))
+    }
     const fitted = JSON.parse(/^PARAMS (.*)$/m.exec(r.stdout)![1]) as Record<string, number>
     for (const k of ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'S_m256_n192', 'T0'] as const) expect(fitted[k], k).to.be.closeTo(TRUE[k], TRUE[k] * 0.05)
     // The 256 x 192 tile is picked somewhere (it is the cheapest a multiply-add where its waves fill).
@@ -94,6 +108,12 @@ describe('scripts/gpu/s24g-fit.py', () => {
     expect(JSON.parse(/^PARAMS (.*)$/m.exec(r1.stdout)![1])).to.not.have.property('S_m256_n192')
     expect(r1.stdout).to.not.match(/picks m(128_n256|256_n192)/)
     expect(r1.stdout).to.match(/^SPARSE_S24G_MODEL=([\d.e+-]+,){6}[\d.e+-]+$/m)
+    // A report without the bench's median or cuSPARSELt: no line for what it lacks.
+    writeFileSync(report, JSON.stringify({cases: cases.map((c) => ({...c, ms: undefined}))}))
+    const r0 = python([report])
+    expect(r0.status, r0.stderr).to.equal(0)
+    expect(r0.stdout).to.not.match(/in the bench's times/)
+    expect(r0.stdout).to.match(/^x cuBLAS at N>=256/m)
     // With the 256 x 192 tile and not the 128 x 256 one: the line's tenth number 0, its eleventh the tile's.
     const only192 = cases.map((c) => ({...c, tuned: {...c.tuned, candidates: Object.fromEntries(Object.entries(c.tuned.candidates).filter(([v]) => !v.includes('m128_n256_s4_ss1')))}}))
     writeFileSync(report, JSON.stringify({cases: only192}))
