@@ -6,6 +6,7 @@
 // (spmm_24_gemm_sm90a.cu, spmm_unst_gemm_sm90a.cu, spmm_und_gemm_sm90a.cu) and a CPU test share it.
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 namespace sparse {
 
