@@ -323,8 +323,8 @@ struct Layout {
   // 2:4 tiles of 256 rows stage one 64-row m-slice per warpgroup at a time, and kTmaStore = 2
   // half its columns at a time (StoreTileTma waits for the previous piece's stores to have read
   // the buffer), so every variant stages 128 rows.
-  static_assert(kTmaStore >= 0 && kTmaStore <= 2 && kNTile % ((kTmaStore > 0 ? kTmaStore : 1) * kAtomN) == 0,
-                "C staged whole or in halves of whole boxes");
+  static_assert(kTmaStore >= 0 && kTmaStore <= 4 && kNTile % ((kTmaStore > 0 ? kTmaStore : 1) * kAtomN) == 0,
+                "C staged whole or in pieces of whole boxes");
   static constexpr int kCBytes = kTmaStore > 0 ? kMTile * kNTile * 2 / (kTmaStore > 0 ? kTmaStore : 1) : 0;
   // The ring, the C tile, the full and empty barriers, and room to align the dynamic shared memory.
   static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
