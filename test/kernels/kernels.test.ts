@@ -732,7 +732,10 @@ describe('kernels on CUDA against the float64 reference', function () {
       // and 136 leave most of its one column of tiles empty, 256 a second column 64 wide): listed
       // since this test passed on a GPU under compute-sanitizer (v57)
       const v56 = ['s24g_m256_n192_s4_ss1', 's24g_m256_n192_s4_ss1_sk2']
-      const variants = [...tuneList, ...v54, ...v56]
+      // v58: 128 x 256 with A from shared memory on a ring of 5 stages, C staged in quarters:
+      // forced only (left out of --tune) until this test has passed on a GPU
+      const v58 = ['s24g_m128_n256_s5_ss1', 's24g_m128_n256_s5_ss1_sk2']
+      const variants = [...tuneList, ...v54, ...v56, ...v58]
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype, structure: '2:4'}).variants

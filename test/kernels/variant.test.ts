@@ -104,7 +104,7 @@ describe('kernel variant names: parsed and written back by their family', functi
 
   it("the GEMM engine's 2:4 names (s24g): 128 or 256 rows, 64, 128, 192 or 256 columns, _c2 (clusters, v54: whole tiles), _ss1 (A from shared memory, v54: whole or _sk2) or _sk1, _sk2, _sk3 or none", () => {
     const good = ['s24g_m128_n128_s6', 's24g_m256_n64_s8_sk3', 's24g_m128_n256_s4', 's24g_m128_n256_s4_c2', 's24g_m256_n128_s4_c2', 's24g_m128_n256_s4_ss1', 's24g_m128_n256_s4_ss1_sk2',
-      's24g_m256_n192_s4_ss1', 's24g_m256_n192_s4_ss1_sk2']
+      's24g_m256_n192_s4_ss1', 's24g_m256_n192_s4_ss1_sk2', 's24g_m128_n256_s5_ss1', 's24g_m128_n256_s5_ss1_sk2']
     const bad = ['s24g_m192_n128_s4', 's24g_m256_n128_s4_sk4', 's24g_m256_n128_s4_c2_sk2', 's24g_m256_n128_s4_sk2_c2', 's24g_m256_n128_s4_c3', 's24g_m256_n128_s4_c',
       's24g_m128_n256_s4_ss1_sk1', 's24g_m128_n256_s4_ss1_sk3', 's24g_m128_n256_s4_sk2_ss1', 's24g_m128_n256_s4_ss2', 's24g_m128_n256_s4_c2_ss1',
       's24g_m256_n192_s4_ss1_sk3', 's24g_m256_n0192_s4_ss1']
