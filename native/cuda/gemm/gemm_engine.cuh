@@ -327,7 +327,13 @@ struct Layout {
                 "C staged whole or in pieces of whole boxes");
   static constexpr int kCBytes = kTmaStore > 0 ? kMTile * kNTile * 2 / (kTmaStore > 0 ? kTmaStore : 1) : 0;
   // The ring, the C tile, the full and empty barriers, and room to align the dynamic shared memory.
-  static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + 2 * kStages * 8 + 1024;
+  // Where that passes the limit (v58: 256 x 192 on 5 stages, C staged in thirds, 80 bytes over),
+  // the barriers take the alignment's room instead: before the ring where the room there holds
+  // them, else after the C tile, where the rest of it is (at least 512 bytes either way).
+  static constexpr int kBarrierBytes = 2 * kStages * 8;
+  static constexpr bool kBarriersInPad = kStages * kStageBytes + kCBytes + kBarrierBytes + 1024 > 227 * 1024;
+  static_assert(kBarrierBytes <= 512, "the barriers fit the alignment's room on one side of the ring");
+  static constexpr int kSmemBytes = kStages * kStageBytes + kCBytes + (kBarriersInPad ? 0 : kBarrierBytes) + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "the ring and the C tile fit in one SM's shared memory");
 };
 
@@ -1260,7 +1266,10 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.
   unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  const uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes + L::kCBytes), empty0 = full0 + 8 * kStages;
+  uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes + L::kCBytes);
+  if constexpr (L::kBarriersInPad)
+    if (ring - smem_raw >= L::kBarrierBytes) full0 = SmemAddr(smem_raw);  // (the same offset in every block)
+  const uint32_t empty0 = full0 + 8 * kStages;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       engine::MbarInit(full0 + 8 * s, 1);

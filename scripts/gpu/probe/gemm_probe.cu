@@ -111,8 +111,9 @@ struct Variant {
       SPARSE_GEMM_SP_VARIANT(T, TN, 2, 64, 8, true, 2, "2_tma_tk"), SPARSE_GEMM_SP_VARIANT(T, TN, 2, 64, 8, true, 3, "2_tma_ck")
 // 2:4 A from shared memory: _ss2 tiles of 256 rows, _ss3 of 384; the rest as above.
 // TMA 2 (_tma2): C staged in halves of its columns (room for a fourth stage of 128 x 256), 4 (_tma4)
-// in quarters (a fifth); no _tma: C stored from registers (v58: a fifth stage of 128 x 256 and
-// of 256 x 192 without the C tile in shared memory); CL as
+// in quarters (a fifth), 3 (_tma3) in thirds (a fifth stage of 256 x 192, its barriers in the
+// alignment's room: Layout::kBarriersInPad); no _tma: C stored from registers (v58: a fifth stage
+// of 128 x 256 and of 256 x 192 without the C tile in shared memory); CL as
 // for _sp.
 #define SPARSE_GEMM_SS_AT_VARIANT(T, TN, MS, NT, S, TMA, CL, SK, SUFFIX) \
   Variant { #TN "_ss" #MS SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL, MS, true>, MS, true }
@@ -123,7 +124,8 @@ struct Variant {
   SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_mc"), SPARSE_GEMM_SSMC_VARIANT(T, TN, 2, 128, 5, true, "_tma_mc"), \
   SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, false, "_tma2"), SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_tk"), \
   SPARSE_GEMM_SS_AT_VARIANT(T, TN, 1, 256, 5, 4, 1, false, "_tma4"), SPARSE_GEMM_SS_AT_VARIANT(T, TN, 1, 256, 5, 0, 1, false, ""), \
-  SPARSE_GEMM_SS_AT_VARIANT(T, TN, 2, 192, 5, 0, 1, false, ""), \
+  SPARSE_GEMM_SS_AT_VARIANT(T, TN, 2, 192, 5, 0, 1, false, ""), SPARSE_GEMM_SS_AT_VARIANT(T, TN, 2, 192, 5, 3, 1, false, "_tma3"), \
+  SPARSE_GEMM_SS_AT_VARIANT(T, TN, 2, 192, 5, 3, 1, 2, "_tma3_tk"), \
   SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, false, "_tma"), \
       SPARSE_GEMM_SS_VARIANT(T, TN, 2, 128, 5, true, "_tma_sk"),                                            \
       SPARSE_GEMM_SS_VARIANT(T, TN, 2, 192, 4, false, "_tma"), SPARSE_GEMM_SS_VARIANT(T, TN, 2, 192, 4, true, "_tma_sk"), \
