@@ -10,7 +10,8 @@
 # GemmKernel; cuSPARSELt: its sparse GEMM) with its duration only, to count them; then --set full
 # on the last launch but one (the timed loop's). Writes $W/<case>_<lib>.launches.csv (duration in
 # ns, then the name, of every launch), $W/<case>_<lib>.details.txt (ncu's details page) and
-# $W/<case>.jsonl (the plain run), and prints a few lines of each.
+# $W/<case>.jsonl (the plain run), and prints a few lines of each, then the pair side by side
+# (scripts/gpu/s24g-ncu-pair.py).
 set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
 CASES=${CASES:-"4096x4096:256 11008x4096:1024"}
@@ -56,5 +57,8 @@ EOF
       "$W/$tag.details.txt" | sort -u | sed 's/^ */  /'
   done
   unset SPARSE_CUSPARSELT_ALG
+  # Side by side (v58's reading, by hand before): the work each kernel gives the tensor and the
+  # shared-memory pipes, and how much of its SM active cycles they are busy.
+  python3 scripts/gpu/s24g-ncu-pair.py "$W/${shape}_n${n}_ours.details.txt" "$W/${shape}_n${n}_cusparselt.details.txt" || rc=1
 done
 exit $rc
