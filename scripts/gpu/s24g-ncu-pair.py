@@ -3,11 +3,12 @@
 
     python3 scripts/gpu/s24g-ncu-pair.py OURS.details.txt THEIRS.details.txt
 
-For each: elapsed cycles, SM active cycles, the tensor pipe's and the shared-memory pipe's busy
-share of the elapsed cycles (ncu's percentages) and of the SM active cycles, the work each pipe
-did (busy share x elapsed cycles, in cycles a unit), and the three commonest stall reasons of
-the warp samples. Where two kernels do the same work in different times, the pipes' busy share
-of the active cycles says how much of the difference is idle time (docs/gemm-engine.md "v58").
+For each: elapsed cycles, SM active cycles, the busy share of the tensor pipe and of the L1 data
+pipe (its LSU wavefronts: in these kernels nearly all shared memory's) over the elapsed cycles
+(ncu's percentages) and over the SM active cycles, the work each did (busy share x elapsed
+cycles, in cycles a unit), and the three commonest stall reasons of the warp samples. Where two
+kernels do the same work in different times, the busy share of the active cycles says how much
+of the difference is idle time (docs/gemm-engine.md "v58").
 Exit status 1 when a page lacks one of the figures (ncu failed, or another section set).
 """
 import re
@@ -17,7 +18,7 @@ FIGURES = {
     'elapsed': r'^\s+Elapsed Cycles\s+cycle\s+([\d,.]+)',
     'active': r'^\s+SM Active Cycles\s+cycle\s+([\d,.]+)',
     'tensor': r'^\s+SM: Pipe Tensor Cycles Active\s+%\s+([\d,.]+)',
-    'shared': r'^\s+L1: Data Pipe Lsu Wavefronts\s+%\s+([\d,.]+)',
+    'l1': r'^\s+L1: Data Pipe Lsu Wavefronts\s+%\s+([\d,.]+)',
 }
 STALL = re.compile(r'^\s+smsp__pcsamp_warps_issue_stalled_([a-z_]+)\s+\S+\s+([\d,]+)\s*$')
 
@@ -48,7 +49,7 @@ def read(path):
 def row(name, f):
     el, act = f['elapsed'], f['active']
     cells = [name, '%.0f' % el, '%.0f' % act]
-    for pipe in ('tensor', 'shared'):
+    for pipe in ('tensor', 'l1'):
         pct = f[pipe] / 100
         cells += ['%.1f %%' % f[pipe], '%.1f %%' % (100 * pct * el / act), '%.0f' % (pct * el)]
     cells.append(', '.join('%s %.0f %%' % (k, 100 * v) for v, k in f['stalls']))
@@ -67,15 +68,15 @@ def main(argv):
             return 1
         figures.append(f)
     print('| kernel | elapsed cycles | SM active cycles | tensor pipe | of active | tensor work | '
-          'shared pipe | of active | shared work | stalls |')
+          'L1 data pipe | of active | L1 work | stalls |')
     print('|---|---|---|---|---|---|---|---|---|---|')
     for name, f in zip(('ours', 'theirs'), figures):
         print(row(name, f))
     ours, theirs = figures
-    print('ours / theirs: elapsed %.3f, SM active %.3f, tensor work %.3f, shared work %.3f' % (
+    print('ours / theirs: elapsed %.3f, SM active %.3f, tensor work %.3f, L1 work %.3f' % (
         ours['elapsed'] / theirs['elapsed'], ours['active'] / theirs['active'],
         ours['tensor'] * ours['elapsed'] / (theirs['tensor'] * theirs['elapsed']),
-        ours['shared'] * ours['elapsed'] / (theirs['shared'] * theirs['elapsed'])))
+        ours['l1'] * ours['elapsed'] / (theirs['l1'] * theirs['elapsed'])))
     return 0
 
 

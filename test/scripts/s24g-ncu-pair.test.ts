@@ -61,7 +61,7 @@ describe('scripts/gpu/s24g-ncu-pair.py (synthetic details pages)', function () {
     const theirs = rows[1].split('|').map((c) => c.trim())
     expect(theirs.slice(4, 7)).to.deep.equal(['55.2 %', '64.0 %', '32000'])
     expect(theirs[10]).to.equal('barrier 50 %, long_scoreboard 40 %, wait 10 %')
-    expect(r.stdout).to.contain('ours / theirs: elapsed 1.103, SM active 1.120, tensor work 1.000, shared work 1.000')
+    expect(r.stdout).to.contain('ours / theirs: elapsed 1.103, SM active 1.120, tensor work 1.000, L1 work 1.000')
   })
 
   it('refuses a page without one of the figures, naming it (exit 1)', function () {

@@ -176,6 +176,8 @@ using gemm_host::KernelRef;
 template <DType kType, int I>
 constexpr KernelRef RefOf() {
   constexpr GemmChoice c = kConfigs[I];
+  static_assert(!cuda::gemm::Layout<c.n_tile, c.stages, TmaStoreOf(c), c.sp, c.ss != 0>::kBarriersInPad,
+                "v58: the barriers in the alignment's room run on the workbench only, until measured there");
   return KernelRef{&gemm_host::Launch<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp, c.ss != 0>,
                    &gemm_host::SetUp<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp, c.ss != 0>};
 }
