@@ -54,10 +54,10 @@ MAX_SPLIT = 4
 NAME = re.compile(r'^s24g_(m(128|256)_n(64|128|192|256)_s(\d+)(_c2|_ss1)?)(?:_sk([123]))?$')
 # The kernels the selection runs, one per tile shape (spmm_24_gemm_sm90a.cu's SelectGemmFamily);
 # their stage cycles are the model's S_m<rows>_n<cols>. The 128 x 256 one is `_ss1`'s (v55: A read
-# by wgmma from shared memory), as the 256 x 192 one (v56); every other kernel timed gets S_<stem> of its own (reported, not
-# a candidate).
+# by wgmma from shared memory; since v59 on 5 stages), as the 256 x 192 one (v56); every other
+# kernel timed gets S_<stem> of its own (reported, not a candidate).
 SELECTED = {'m128_n128_s6': 'S_m128_n128', 'm256_n128_s4': 'S_m256_n128', 'm128_n64_s12': 'S_m128_n64',
-            'm256_n64_s8': 'S_m256_n64', 'm128_n256_s4_ss1': 'S_m128_n256', 'm256_n192_s4_ss1': 'S_m256_n192'}
+            'm256_n64_s8': 'S_m256_n64', 'm128_n256_s5_ss1': 'S_m128_n256', 'm256_n192_s4_ss1': 'S_m256_n192'}
 PARAMS = ['S_m128_n128', 'S_m256_n128', 'S_m128_n256', 'F', 'T0', 'FX0', 'FX3', 'L2', 'S_m128_n64', 'S_m256_n64',
           'S_m256_n192']
 START = [600.0, 1100.0, 1100.0, 40.0, 2.0, 6.0, 3.0, 5000.0, 380.0, 700.0, 1400.0]

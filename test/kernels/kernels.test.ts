@@ -620,7 +620,7 @@ describe('kernels on CUDA against the float64 reference', function () {
     // v55: a tenth number, the 128 x 256 `_ss1` tile's stage cycles (the 64-column ones 0: not
     // candidates); cheaper than 256 x 128's, it takes 4096^2 at N = 2048 (256 tiles either way).
     const wide = run('600,1100,60,1.1,7.2,5300,7.2,0,0,1000')
-    expect(wide[1], '128 x 256 stage given: whole `_ss1` tiles').to.equal('s24g_m128_n256_s4_ss1')
+    expect(wide[1], '128 x 256 stage given: whole `_ss1` tiles (v59: the 5-stage ring)').to.equal('s24g_m128_n256_s5_ss1')
     expect(wide[3], 'no 64-column tiles with their stages 0').to.not.match(/_n64_/)
     // v56: an eleventh, the 256 x 192 `_ss1` tile's (the 128 x 256 one's 0: not a candidate); at
     // 1.2x 256 x 128's stage for 1.5x its work it takes 11008 x 4096 at N = 2048 (473 tiles, 3.6
@@ -733,13 +733,13 @@ describe('kernels on CUDA against the float64 reference', function () {
       // since this test passed on a GPU under compute-sanitizer (v57)
       const v56 = ['s24g_m256_n192_s4_ss1', 's24g_m256_n192_s4_ss1_sk2']
       // v58: 128 x 256 with A from shared memory on a ring of 5 stages, C staged in quarters:
-      // forced only (left out of --tune) until this test has passed on a GPU
+      // listed since this test passed on a GPU under compute-sanitizer (v59)
       const v58 = ['s24g_m128_n256_s5_ss1', 's24g_m128_n256_s5_ss1_sk2']
       const variants = [...tuneList, ...v54, ...v56, ...v58]
       const shapes = [twoFourShapes()[4].csr, twoFourShapes()[0].csr, twoFourShapes()[2].csr, twoFourShapes()[1].csr]
       const hopper = cudaInfo().computeCapability === '9.0'
       const listed = spmmVariants({m: 4096, k: 4096, n: 256, nnz: 4096 * 2048, dtype, structure: '2:4'}).variants
-      expect(listed.filter((v) => v.startsWith('s24g_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? [...tuneList, ...v54, ...v56].sort() : [])
+      expect(listed.filter((v) => v.startsWith('s24g_')).sort(), 'listed for --tune on 9.0').to.deep.equal(hopper ? variants.slice().sort() : [])
       for (const [i, csr] of shapes.entries()) {
         const nnz = csr.columnIndices.length
         const a: CsrMatrix = {...csr, values: encode(uniform(nnz, 60 + i), dtype), dtype}

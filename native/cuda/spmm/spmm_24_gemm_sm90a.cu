@@ -62,8 +62,7 @@ struct GemmChoice {
   int sp, n_tile, stages, stream_k, cluster = 1, ss = 0;
 };
 // The instantiated configurations (the tensor-store epilogue throughout: the register one was
-// slower in every cell measured). The selection picks from kSelected's; --tune lists every one
-// but kForcedOnly's.
+// slower in every cell measured). The selection picks from kSelected's; --tune lists every one.
 // The v54 four: 128 x 256 with C staged in halves (room for a fourth stage),
 // clusters of 2 of the 256 x 128 and 128 x 256 tiles, and 128 x 256 with A from shared memory
 // (on the H200's workbench the fastest tile at N = 1024-2048 in 5 of 8 cells, 0.94x the time of
@@ -81,18 +80,10 @@ constexpr GemmChoice kConfigs[] = {{1, 128, 6, 0}, {1, 256, 3, 0}, {2, 128, 4, 0
 constexpr int kConfigCount = static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0]));
 // The entries the selection picks from, one per tile shape: 128 x 128, 256 x 128, the 64-column
 // ones, and 128 x 256 and 256 x 192 with A from shared memory (the model weighs them where it has
-// their stage cycles: Gemm24Model::Wide, Wide192). --tune lists every entry but kForcedOnly's.
-constexpr int kSelected[] = {0, 2, 3, 4, 8, 9};
-// The entries --tune leaves out, run only when forced by name: --tune checks no candidate's
-// output, so an entry is listed once its GPU test has passed (test/kernels/kernels.test.ts, "the
-// GEMM engine's variants (s24g)"). v58's 5-stage 128 x 256 `_ss1` tile: checked on an H100's
-// workbench (racecheck and memcheck clean), not yet run through the addon on a GPU.
-constexpr int kForcedOnly[] = {10};
-constexpr bool Listed(int index) {
-  for (const int i : kForcedOnly)
-    if (i == index) return false;
-  return true;
-}
+// their stage cycles: Gemm24Model::Wide, Wide192). The 128 x 256 one is v58's 5-stage tile since
+// v59 (its GPU test, verify and compute-sanitizer passed on an H100: docs/gemm-engine.md "v59");
+// the 4-stage one stays listed for --tune. --tune lists every entry.
+constexpr int kSelected[] = {0, 2, 3, 4, 9, 10};
 // How a configuration stages C for its tensor stores: whole, or (2) half its columns at a time,
 // where a whole 128 x 256 C tile would leave room for only 3 stages, or (4) a quarter, for a fifth.
 constexpr int TmaStoreOf(const GemmChoice& c) { return c.n_tile != 256 || c.stages < 4 ? 1 : c.stages >= 5 ? 4 : 2; }
@@ -176,8 +167,6 @@ using gemm_host::KernelRef;
 template <DType kType, int I>
 constexpr KernelRef RefOf() {
   constexpr GemmChoice c = kConfigs[I];
-  static_assert(!cuda::gemm::Layout<c.n_tile, c.stages, TmaStoreOf(c), c.sp, c.ss != 0>::kBarriersInPad,
-                "v58: the barriers in the alignment's room run on the workbench only, until measured there");
   return KernelRef{&gemm_host::Launch<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp, c.ss != 0>,
                    &gemm_host::SetUp<kType, c.n_tile, c.stages, TmaStoreOf(c), c.cluster, c.sp, c.ss != 0>};
 }
@@ -231,11 +220,10 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
 // and 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"), _sk3's on an H100 (v38
 // call 1), the v54 configurations' on an H100 (v55: with the workbench's check and `verify`), the
 // 256 x 192 one's on an H100 (v57; until then it ran only when forced by name, since --tune
-// checks no candidate's output); kForcedOnly's entries are left out. The clusters run whole
+// checks no candidate's output), v58's 5-stage 128 x 256 one's on an H100 (v59). The clusters run whole
 // tiles only, `_ss1` whole or with the owner's split (GemmFamilyCanRun).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
   for (int i = 0; i < kConfigCount; ++i) {
-    if (!gemm24::Listed(i)) continue;
     for (int sk : {0, 1, 2, 3}) {
       GemmChoice c = kConfigs[i];
       c.stream_k = sk;
