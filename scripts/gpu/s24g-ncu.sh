@@ -11,7 +11,10 @@
 # on the last launch but one (the timed loop's). Writes $W/<case>_<lib>.launches.csv (duration in
 # ns, then the name, of every launch), $W/<case>_<lib>.details.txt (ncu's details page) and
 # $W/<case>.jsonl (the plain run), and prints a few lines of each, then the pair side by side
-# (scripts/gpu/s24g-ncu-pair.py).
+# (scripts/gpu/s24g-ncu-pair.py). NCU_SOURCE=1 (v59) also writes $W/<case>_<lib>.sass.csv, the
+# source page of the same profile: each SASS instruction with its executions and its warp-state
+# samples by stall reason, summed up by scripts/gpu/sass-stalls.py (where in the loop each kernel
+# waits: for data at an mbarrier, or for the tensor cores).
 set -uo pipefail
 : "${W:?set by run.sh: run this through its sh task}"
 CASES=${CASES:-"4096x4096:256 11008x4096:1024"}
@@ -53,6 +56,10 @@ EOF
       -o "$D/$tag" node bin/run.js bench "$D/w$shape.npy" --n "$n" --baseline "$base" "${BENCH[@]}" \
       >"$W/$tag.ncu.log" 2>&1 || rc=1
     ncu --import "$D/$tag.ncu-rep" --page details --print-details all --print-summary none >"$W/$tag.details.txt" 2>&1 || rc=1
+    if [ "${NCU_SOURCE:-0}" = 1 ]; then
+      ncu --import "$D/$tag.ncu-rep" --page source --print-source sass --csv >"$W/$tag.sass.csv" 2>&1 || rc=1
+      python3 scripts/gpu/sass-stalls.py "$W/$tag.sass.csv" --top 6 || rc=1
+    fi
     grep -E '^ +(Duration|SM Frequency|DRAM Throughput|Compute \(SM\) Throughput|SM: Pipe Tensor|L1/TEX Cache Throughput|Warp Cycles Per Issued|Registers Per Thread|Grid Size|Block Size|Cluster Size|Dynamic Shared)' \
       "$W/$tag.details.txt" | sort -u | sed 's/^ */  /'
   done
