@@ -38,4 +38,29 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
       rmSync(dir, {recursive: true, force: true})
     }
   })
+
+  // v59's workbench-only switches (gemm_engine.cuh: an L2 cache policy on the tensor copies, the
+  // 2:4 consumers' loop unrolled by two) compile, through GEMM_DEFS, into the 2:4 workbench; a
+  // misspelt flag fails the build. What they change in time needs the GPU (gemm-engine.md "v59").
+  it('builds the 2:4 workbench with the A/B switches (GEMM_DEFS), and refuses a hint out of range', function () {
+    const nvcc = findNvcc()
+    if (!nvcc) this.skip()
+    this.timeout(600000)
+    const dir = mkdtempSync(join(tmpdir(), 'sparse-gemm-ab-'))
+    try {
+      const env = {...process.env, NVCC: nvcc, SP24: '1'}
+      const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
+        encoding: 'utf8',
+        env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=1 -DSPARSE_GEMM_SP_UNROLL2'},
+      })
+      expect(build.status, build.stdout + build.stderr).to.equal(0)
+      const r = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8'})
+      expect(r.stdout, r.stderr).to.match(/f16_ss1_tma4_n256_s5/)
+      const bad = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', join(dir, 'bad')], {encoding: 'utf8', env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=4'}})
+      expect(bad.status).to.not.equal(0)
+      expect(bad.stdout + bad.stderr).to.match(/SPARSE_GEMM_TMA_HINT: 0-3/)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
 })

@@ -59,6 +59,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/dtype.h"
 #include "common/sparse24.h"
@@ -111,6 +112,25 @@ __device__ __forceinline__ unsigned long long TraceGlobal() {
 constexpr bool kGemmPdl = true;
 #else
 constexpr bool kGemmPdl = false;
+#endif
+
+// Workbench-only switches (v59, for an A/B of builds; the addon defines neither, so its kernels
+// are unchanged). SPARSE_GEMM_TMA_HINT: an L2 cache policy on the producer's tensor copies of A and
+// B (cuSPARSELt's 2:4 kernel passes one; ncu, v59): 1 A evict_first and B evict_last, 2 B
+// evict_last only, 3 both evict_last; 0 (or undefined) none. SPARSE_GEMM_SP_UNROLL2: the 2:4 and
+// unstructured consumers' main loop unrolled by two, so that each fragment buffer has its own
+// loads (v59's SASS: one load, then predicated moves into the buffer the stage's parity picks,
+// 10 % of the warps' samples waiting on those moves).
+#if defined(SPARSE_GEMM_TMA_HINT)
+constexpr int kGemmTmaHint = SPARSE_GEMM_TMA_HINT;
+#else
+constexpr int kGemmTmaHint = 0;
+#endif
+static_assert(kGemmTmaHint >= 0 && kGemmTmaHint <= 3, "SPARSE_GEMM_TMA_HINT: 0-3");
+#if defined(SPARSE_GEMM_SP_UNROLL2)
+constexpr bool kGemmSpUnroll2 = true;
+#else
+constexpr bool kGemmSpUnroll2 = false;
 #endif
 
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
@@ -475,6 +495,21 @@ __device__ __forceinline__ void TensorCopy2dMulticast(uint32_t dst, const CUtens
       : "memory");
 }
 
+// A tensor copy with an L2 cache policy (createpolicy's), completing on `bar` (kGemmTmaHint).
+__device__ __forceinline__ void TensorCopy2dHint(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar,
+                                                 uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, "
+      "%3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ uint64_t EvictLastPolicy() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+
 __device__ __forceinline__ void PrefetchTensorMap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
@@ -553,13 +588,21 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   PrefetchTensorMap(&p.b_map);
   int stage = 0;
   uint32_t phase = 0;
+  // (kGemmTmaHint: the policies of A's and B's copies)
+  uint64_t a_policy = 0, b_policy = 0;
+  if constexpr (kGemmTmaHint > 0) {
+    b_policy = EvictLastPolicy();
+    a_policy = kGemmTmaHint == 1 ? engine::EvictFirstPolicy() : b_policy;
+  }
   // B's copies for column block nb, K stage kb into the stage buffer at `st`.
   auto copy_b = [&](uint32_t st, int nb, int kb, uint32_t full) {
 #pragma unroll
     for (int i = 0; i < kAtomsPerBlock; ++i) {
       const int j = (kAlongN ? 0 : rank * kAtomsPerBlock) + i;
       const uint32_t dst = st + L::kABytes + j * kKTile * 128;
-      if (kCluster == 1 || kAlongN)
+      if (kGemmTmaHint > 0 && (kCluster == 1 || kAlongN))
+        TensorCopy2dHint(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full, b_policy);
+      else if (kCluster == 1 || kAlongN)
         engine::TensorCopy2d(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full);
       else
         TensorCopy2dMulticast(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
@@ -604,7 +647,11 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       } else if constexpr (kSpSs) {
 #pragma unroll
         for (int h = 0; h < L::kRows / kMTile; ++h)
-          engine::TensorCopy2d(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full);
+          if constexpr (kGemmTmaHint == 1 || kGemmTmaHint == 3)
+            TensorCopy2dHint(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full,
+                             a_policy);
+          else
+            engine::TensorCopy2d(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full);
         engine::BulkCopy(st + L::kABytes + L::kBBytes,
                          static_cast<const unsigned char*>(p.a_meta) + SsMetaOffset(p.meta_strips, L::kRows, amb, kb),
                          L::kMetaBytes, full);
@@ -1188,33 +1235,65 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     LoadSpFragments<kSpMS, kSpSs, kUn, 0, kUnWhole>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta,
                                                     cw, af, e);
     int prev = -1;
-    for (int i = 0; i < len; ++i) {
-      const uint32_t st = ring0 + stage * L::kStageBytes, b0 = st + L::kABytes;
-      if ((i & 1) == 0)
-        IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 0>(st + a_cw, b0, d, af, e);
-      else
-        IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 1>(st + a_cw, b0, d, af, e);
-      // Stage i - 1's group is complete: its slot and its fragment buffer are free.
-      wg::Wait<1>();
+    if constexpr (kGemmSpUnroll2) {
+      // (workbench only, v59) stage i from fragment buffer kB (i's parity), then the next
+      // stage's fragments into the other; the loop unrolled by two, so each buffer has its loads.
+      auto step = [&](auto buf, int i) {
+        constexpr int kB = decltype(buf)::value;
+        const uint32_t st = ring0 + stage * L::kStageBytes;
+        IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, kB>(st + a_cw, st + L::kABytes, d, af, e);
+        wg::Wait<1>();
 #pragma unroll
-      for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
-      prev = stage;
-      if (++stage == kStages) stage = 0, phase ^= 1;
-      if (i + 1 < len) {
+        for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
+        if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
+        prev = stage;
+        if (++stage == kStages) stage = 0, phase ^= 1;
+        if (i + 1 < len) {
 #if defined(SPARSE_GEMM_TRACE)
-        const unsigned long long t_wait = TraceClock();
+          const unsigned long long t_wait = TraceClock();
 #endif
-        engine::MbarWait(full0 + 8 * stage, phase);
+          engine::MbarWait(full0 + 8 * stage, phase);
 #if defined(SPARSE_GEMM_TRACE)
-        waits += TraceClock() - t_wait;
+          waits += TraceClock() - t_wait;
 #endif
-        __syncwarp();
-        const uint32_t next = ring0 + stage * L::kStageBytes;
+          __syncwarp();
+          const uint32_t next = ring0 + stage * L::kStageBytes;
+          LoadSpFragments<kSpMS, kSpSs, kUn, 1 - kB, kUnWhole>(next, next + kMeta, cw, af, e);
+        }
+      };
+      for (int i = 0; i < len; i += 2) {
+        step(std::integral_constant<int, 0>{}, i);
+        if (i + 1 < len) step(std::integral_constant<int, 1>{}, i + 1);
+      }
+    } else {
+      for (int i = 0; i < len; ++i) {
+        const uint32_t st = ring0 + stage * L::kStageBytes, b0 = st + L::kABytes;
         if ((i & 1) == 0)
-          LoadSpFragments<kSpMS, kSpSs, kUn, 1, kUnWhole>(next, next + kMeta, cw, af, e);
+          IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 0>(st + a_cw, b0, d, af, e);
         else
-          LoadSpFragments<kSpMS, kSpSs, kUn, 0, kUnWhole>(next, next + kMeta, cw, af, e);
+          IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 1>(st + a_cw, b0, d, af, e);
+        // Stage i - 1's group is complete: its slot and its fragment buffer are free.
+        wg::Wait<1>();
+#pragma unroll
+        for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
+        if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
+        prev = stage;
+        if (++stage == kStages) stage = 0, phase ^= 1;
+        if (i + 1 < len) {
+#if defined(SPARSE_GEMM_TRACE)
+          const unsigned long long t_wait = TraceClock();
+#endif
+          engine::MbarWait(full0 + 8 * stage, phase);
+#if defined(SPARSE_GEMM_TRACE)
+          waits += TraceClock() - t_wait;
+#endif
+          __syncwarp();
+          const uint32_t next = ring0 + stage * L::kStageBytes;
+          if ((i & 1) == 0)
+            LoadSpFragments<kSpMS, kSpSs, kUn, 1, kUnWhole>(next, next + kMeta, cw, af, e);
+          else
+            LoadSpFragments<kSpMS, kSpSs, kUn, 0, kUnWhole>(next, next + kMeta, cw, af, e);
+        }
       }
     }
     wg::Wait<0>();

@@ -11,9 +11,11 @@ cd "$(dirname "$0")/../../.."
 out=${1:-.gpu}
 mkdir -p "$out"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-# SP24=1: the 2:4 f16 variants alone (GEMM_PROBE_SP24 in gemm_probe.cu).
+# SP24=1: the 2:4 f16 variants alone (GEMM_PROBE_SP24 in gemm_probe.cu). GEMM_DEFS: more -D flags
+# for an A/B of builds (v59: "-DSPARSE_GEMM_TMA_HINT=1", "-DSPARSE_GEMM_SP_UNROLL2"; gemm_engine.cuh).
 extra=()
 [ "${SP24:-0}" = 1 ] && extra+=(-DGEMM_PROBE_SP24)
+for d in ${GEMM_DEFS:-}; do extra+=("$d"); done
 "$NVCC" -std=c++17 -O3 -I. -Inative -DSPARSE_WITH_CUDA=1 -DSPARSE_GEMM_TRACE -DSPARSE_GEMM_PDL "${extra[@]}" -gencode arch=compute_90a,code=sm_90a \
   --expt-relaxed-constexpr -lineinfo -Xptxas -v scripts/gpu/probe/gemm_probe.cu native/common/sparse24.cc native/common/unstructured_stream.cc \
   -o "$out/gemm_probe" -ldl \
