@@ -41,8 +41,9 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
 
   // v59's workbench-only switches (gemm_engine.cuh: an L2 cache policy on the tensor copies, the
   // 2:4 consumers' loop unrolled by two) compile, through GEMM_DEFS, into the 2:4 workbench; a
-  // misspelt flag fails the build. What they change in time needs the GPU (gemm-engine.md "v59").
-  it('builds the 2:4 workbench with the A/B switches (GEMM_DEFS), and refuses a hint out of range', function () {
+  // hint out of range fails the build. The maps' L2 promotion is read at run time. What they
+  // change in time needs the GPU (gemm-engine.md "v59").
+  it('builds the 2:4 workbench with the A/B switches (GEMM_DEFS), refuses a hint out of range, reads GEMM_L2_PROMO_*', function () {
     const nvcc = findNvcc()
     if (!nvcc) this.skip()
     this.timeout(600000)
@@ -56,6 +57,14 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
       expect(build.status, build.stdout + build.stderr).to.equal(0)
       const r = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8'})
       expect(r.stdout, r.stderr).to.match(/f16_ss1_tma4_n256_s5/)
+      // The maps' L2 promotion (GEMM_L2_PROMO_A / _B): a value it knows is taken and said, any
+      // other refused before any work (exit 2).
+      const promo = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8', env: {...process.env, GEMM_L2_PROMO_A: '0', GEMM_L2_PROMO_B: '128'}})
+      expect(promo.status).to.equal(0)
+      expect(promo.stdout).to.match(/^GEMM_L2_PROMO_A: 0 bytes\nGEMM_L2_PROMO_B: 128 bytes\n/)
+      const badPromo = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8', env: {...process.env, GEMM_L2_PROMO_B: '512'}})
+      expect(badPromo.status).to.equal(2)
+      expect(badPromo.stdout).to.equal('GEMM_L2_PROMO_B=512: 0, 64, 128 or 256\n')
       const bad = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', join(dir, 'bad')], {encoding: 'utf8', env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=4'}})
       expect(bad.status).to.not.equal(0)
       expect(bad.stdout + bad.stderr).to.match(/SPARSE_GEMM_TMA_HINT: 0-3/)

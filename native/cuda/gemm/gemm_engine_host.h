@@ -23,11 +23,20 @@ inline bool CanImplement(int m, int n, int k, const void* a, const void* b, cons
   return m >= 1 && n >= 8 && k >= 8 && n % 8 == 0 && k % 8 == 0 && aligned(a) && aligned(b) && aligned(c);
 }
 
+// The L2 promotion of the operands' tensor maps (0: A's, 1: B's): 256 bytes. Only the GEMM
+// workbench changes it, for an A/B (v59: its GEMM_L2_PROMO_A and GEMM_L2_PROMO_B); the addon
+// never does.
+inline CUtensorMapL2promotion& OperandPromotion(int which) {
+  static CUtensorMapL2promotion promotion[2] = {CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
+  return promotion[which];
+}
+
 // A 2-D tensor map over 16-bit elements: `inner` x `outer` elements, rows of `inner`
-// contiguous, box box_inner x box_outer, 128-byte swizzle (or `swizzle`); reads past the edges
-// give zeros.
+// contiguous, box box_inner x box_outer, 128-byte swizzle (or `swizzle`), L2 promotion of 256
+// bytes (or `promotion`); reads past the edges give zeros.
 inline cudaError_t Map2d(CUtensorMap* map, const void* base, int inner, int outer, int box_inner, int box_outer,
-                         CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B) {
+                         CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B,
+                         CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   PFN_cuTensorMapEncodeTiled_v12000 encode = engine_host::EncodeTiled();
   if (!encode) return cudaErrorInvalidValue;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(inner), static_cast<cuuint64_t>(outer)};
@@ -35,8 +44,7 @@ inline cudaError_t Map2d(CUtensorMap* map, const void* base, int inner, int oute
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner), static_cast<cuuint32_t>(box_outer)};
   const cuuint32_t estr[2] = {1, 1};
   const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(base), dims, strides, box, estr,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
@@ -89,10 +97,11 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   p->grid = 1, p->dp_tiles = p->m_blocks * p->n_blocks, p->sk_tiles = 0;  // Decompose sets these per launch
   // (2:4 tiles: no tensor map of A; the stages are plain bulk copies. `_ss`: a map of the
   // compressed values, boxes of one K stage's 32.)
-  cudaError_t e = ss ? Map2d(&p->a_map, a, g::SsColumns(k), m, g::kKTile / 2, g::kMTile, CU_TENSOR_MAP_SWIZZLE_64B)
+  cudaError_t e = ss ? Map2d(&p->a_map, a, g::SsColumns(k), m, g::kKTile / 2, g::kMTile, CU_TENSOR_MAP_SWIZZLE_64B,
+                             OperandPromotion(0))
                   : sp_ms > 0 ? cudaSuccess
-                              : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile);
-  if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile);
+                              : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile, CU_TENSOR_MAP_SWIZZLE_128B, OperandPromotion(0));
+  if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile, CU_TENSOR_MAP_SWIZZLE_128B, OperandPromotion(1));
   if (e == cudaSuccess) e = Map2d(&p->c_map, c, n, m, g::kAtomN, g::kMTile / 2);
   return e;
 }

@@ -18,7 +18,9 @@
 // The `_un_w1` / `_un_w2` variants read a stream whose tiles of WHOLE_MIN registers or more
 // (default 80 of 128) are stored whole, in `check`, `time`, `one` and `trace` alike.
 // GEMM_GROUP sets the raster's row blocks per group (default 8). GEMM_PDL=1 launches every
-// kernel with programmatic dependent launch (Params::pdl), in every mode.
+// kernel with programmatic dependent launch (Params::pdl), in every mode. GEMM_L2_PROMO_A and
+// GEMM_L2_PROMO_B (0, 64, 128, 256; v59) set the L2 promotion of A's and B's tensor maps
+// (default 256 bytes, the addon's), in every mode.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -1081,10 +1083,33 @@ int Trace(const char* name, int m, int k, int n) {
 
 }  // namespace
 
+// GEMM_L2_PROMO_A, GEMM_L2_PROMO_B (v59): the L2 promotion of A's and B's tensor maps, 0 (none),
+// 64, 128 or 256 bytes (the default, the addon's); false for any other value.
+bool SetPromotions() {
+  const char* names[2] = {"GEMM_L2_PROMO_A", "GEMM_L2_PROMO_B"};
+  for (int which = 0; which < 2; ++which) {
+    const char* v = std::getenv(names[which]);
+    if (!v) continue;
+    const std::string s = v;
+    CUtensorMapL2promotion& p = gemm_host::OperandPromotion(which);
+    if (s == "0") p = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    else if (s == "64") p = CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    else if (s == "128") p = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    else if (s == "256") p = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    else {
+      std::printf("%s=%s: 0, 64, 128 or 256\n", names[which], v);
+      return false;
+    }
+    std::printf("%s: %s bytes\n", names[which], v);
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
   // Line by line, so that what ran before a hang or a kill is in the log.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::string mode = argc > 1 ? argv[1] : "check";
+  if (!SetPromotions()) return 2;
   if (mode == "selftest") return SelfTest();
   if (mode == "check") return Check();
   if (mode == "list") {
