@@ -1235,6 +1235,26 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     LoadSpFragments<kSpMS, kSpSs, kUn, 0, kUnWhole>(ring0 + stage * L::kStageBytes, ring0 + stage * L::kStageBytes + kMeta,
                                                     cw, af, e);
     int prev = -1;
+    // After stage i's issue: stage i - 1's group is complete, so its slot and its fragment buffer
+    // are free; then the wait for stage i + 1, if any (true: it is in, at ring0 + stage's bytes).
+    auto advance = [&](int i) {
+      wg::Wait<1>();
+#pragma unroll
+      for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
+      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
+      prev = stage;
+      if (++stage == kStages) stage = 0, phase ^= 1;
+      if (i + 1 >= len) return false;
+#if defined(SPARSE_GEMM_TRACE)
+      const unsigned long long t_wait = TraceClock();
+#endif
+      engine::MbarWait(full0 + 8 * stage, phase);
+#if defined(SPARSE_GEMM_TRACE)
+      waits += TraceClock() - t_wait;
+#endif
+      __syncwarp();
+      return true;
+    };
     if constexpr (kGemmSpUnroll2) {
       // (workbench only, v59) stage i from fragment buffer kB (i's parity), then the next
       // stage's fragments into the other; the loop unrolled by two, so each buffer has its loads.
@@ -1242,21 +1262,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
         constexpr int kB = decltype(buf)::value;
         const uint32_t st = ring0 + stage * L::kStageBytes;
         IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, kB>(st + a_cw, st + L::kABytes, d, af, e);
-        wg::Wait<1>();
-#pragma unroll
-        for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-        if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
-        prev = stage;
-        if (++stage == kStages) stage = 0, phase ^= 1;
-        if (i + 1 < len) {
-#if defined(SPARSE_GEMM_TRACE)
-          const unsigned long long t_wait = TraceClock();
-#endif
-          engine::MbarWait(full0 + 8 * stage, phase);
-#if defined(SPARSE_GEMM_TRACE)
-          waits += TraceClock() - t_wait;
-#endif
-          __syncwarp();
+        if (advance(i)) {
           const uint32_t next = ring0 + stage * L::kStageBytes;
           LoadSpFragments<kSpMS, kSpSs, kUn, 1 - kB, kUnWhole>(next, next + kMeta, cw, af, e);
         }
@@ -1272,22 +1278,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
           IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 0>(st + a_cw, b0, d, af, e);
         else
           IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 1>(st + a_cw, b0, d, af, e);
-        // Stage i - 1's group is complete: its slot and its fragment buffer are free.
-        wg::Wait<1>();
-#pragma unroll
-        for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-        if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
-        prev = stage;
-        if (++stage == kStages) stage = 0, phase ^= 1;
-        if (i + 1 < len) {
-#if defined(SPARSE_GEMM_TRACE)
-          const unsigned long long t_wait = TraceClock();
-#endif
-          engine::MbarWait(full0 + 8 * stage, phase);
-#if defined(SPARSE_GEMM_TRACE)
-          waits += TraceClock() - t_wait;
-#endif
-          __syncwarp();
+        if (advance(i)) {
           const uint32_t next = ring0 + stage * L::kStageBytes;
           if ((i & 1) == 0)
             LoadSpFragments<kSpMS, kSpSs, kUn, 1, kUnWhole>(next, next + kMeta, cw, af, e);
