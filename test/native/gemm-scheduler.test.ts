@@ -9,11 +9,12 @@
  * Needs nvcc (the workbench is CUDA source); skipped without one.
  */
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, rmSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {expect} from 'chai'
+
+import {tempDirs} from '../helpers/temp.js'
 
 function findNvcc(): string | undefined {
   const candidates = [process.env.NVCC, process.env.CUDA_HOME && join(process.env.CUDA_HOME, 'bin', 'nvcc'), '/usr/local/cuda/bin/nvcc']
@@ -22,21 +23,25 @@ function findNvcc(): string | undefined {
   return which.status === 0 ? which.stdout.trim() : undefined
 }
 
+/** nvcc for a test that builds the workbench (a long limit), or the test skipped without one. */
+function nvccOrSkip(ctx: Mocha.Context): string {
+  const nvcc = findNvcc()
+  if (!nvcc) ctx.skip()
+  ctx.timeout(600000)
+  return nvcc as string
+}
+
 describe('GEMM engine schedule (host, through the workbench)', () => {
+  const tmp = tempDirs('sparse-gemm-')
+
   it("covers every tile's K stages once, in an order without wait cycles", function () {
-    const nvcc = findNvcc()
-    if (!nvcc) this.skip()
-    this.timeout(600000)
-    const dir = mkdtempSync(join(tmpdir(), 'sparse-gemm-'))
-    try {
-      const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {encoding: 'utf8', env: {...process.env, NVCC: nvcc}})
-      expect(build.status, build.stdout + build.stderr).to.equal(0)
-      const r = spawnSync(join(dir, 'gemm_probe'), ['selftest'], {encoding: 'utf8'})
-      expect(r.stdout, r.stderr).to.match(/selftest: [1-9]\d* cases, 0 failures/)
-      expect(r.status).to.equal(0)
-    } finally {
-      rmSync(dir, {recursive: true, force: true})
-    }
+    const nvcc = nvccOrSkip(this)
+    const dir = tmp()
+    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {encoding: 'utf8', env: {...process.env, NVCC: nvcc}})
+    expect(build.status, build.stdout + build.stderr).to.equal(0)
+    const r = spawnSync(join(dir, 'gemm_probe'), ['selftest'], {encoding: 'utf8'})
+    expect(r.stdout, r.stderr).to.match(/selftest: [1-9]\d* cases, 0 failures/)
+    expect(r.status).to.equal(0)
   })
 
   // v59's workbench-only switches (gemm_engine.cuh: an L2 cache policy on the tensor copies, the
@@ -44,32 +49,26 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
   // hint out of range fails the build. The maps' L2 promotion is read at run time. What they
   // change in time needs the GPU (gemm-engine.md "v59").
   it('builds the 2:4 workbench with the A/B switches (GEMM_DEFS), refuses a hint out of range, reads GEMM_L2_PROMO_*', function () {
-    const nvcc = findNvcc()
-    if (!nvcc) this.skip()
-    this.timeout(600000)
-    const dir = mkdtempSync(join(tmpdir(), 'sparse-gemm-ab-'))
-    try {
-      const env = {...process.env, NVCC: nvcc, SP24: '1'}
-      const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
-        encoding: 'utf8',
-        env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=1 -DSPARSE_GEMM_SP_UNROLL2'},
-      })
-      expect(build.status, build.stdout + build.stderr).to.equal(0)
-      const r = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8'})
-      expect(r.stdout, r.stderr).to.match(/f16_ss1_tma4_n256_s5/)
-      // The maps' L2 promotion (GEMM_L2_PROMO_A / _B): a value it knows is taken and said, any
-      // other refused before any work (exit 2).
-      const promo = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8', env: {...process.env, GEMM_L2_PROMO_A: '0', GEMM_L2_PROMO_B: '128'}})
-      expect(promo.status).to.equal(0)
-      expect(promo.stdout).to.match(/^GEMM_L2_PROMO_A: 0 bytes\nGEMM_L2_PROMO_B: 128 bytes\n/)
-      const badPromo = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8', env: {...process.env, GEMM_L2_PROMO_B: '512'}})
-      expect(badPromo.status).to.equal(2)
-      expect(badPromo.stdout).to.equal('GEMM_L2_PROMO_B=512: 0, 64, 128 or 256\n')
-      const bad = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', join(dir, 'bad')], {encoding: 'utf8', env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=4'}})
-      expect(bad.status).to.not.equal(0)
-      expect(bad.stdout + bad.stderr).to.match(/SPARSE_GEMM_TMA_HINT: 0-3/)
-    } finally {
-      rmSync(dir, {recursive: true, force: true})
-    }
+    const nvcc = nvccOrSkip(this)
+    const dir = tmp()
+    const env = {...process.env, NVCC: nvcc, SP24: '1'}
+    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
+      encoding: 'utf8',
+      env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=1 -DSPARSE_GEMM_SP_UNROLL2'},
+    })
+    expect(build.status, build.stdout + build.stderr).to.equal(0)
+    const r = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8'})
+    expect(r.stdout, r.stderr).to.match(/f16_ss1_tma4_n256_s5/)
+    // The maps' L2 promotion (GEMM_L2_PROMO_A / _B): a value it knows is taken and said, any
+    // other refused before any work (exit 2).
+    const promo = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8', env: {...process.env, GEMM_L2_PROMO_A: '0', GEMM_L2_PROMO_B: '128'}})
+    expect(promo.status).to.equal(0)
+    expect(promo.stdout).to.match(/^GEMM_L2_PROMO_A: 0 bytes\nGEMM_L2_PROMO_B: 128 bytes\n/)
+    const badPromo = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8', env: {...process.env, GEMM_L2_PROMO_B: '512'}})
+    expect(badPromo.status).to.equal(2)
+    expect(badPromo.stdout).to.equal('GEMM_L2_PROMO_B=512: 0, 64, 128 or 256\n')
+    const bad = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', join(dir, 'bad')], {encoding: 'utf8', env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=4'}})
+    expect(bad.status).to.not.equal(0)
+    expect(bad.stdout + bad.stderr).to.match(/SPARSE_GEMM_TMA_HINT: 0-3/)
   })
 })

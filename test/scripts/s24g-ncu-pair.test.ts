@@ -6,12 +6,12 @@
  */
 import {expect} from 'chai'
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {ROOT} from '../helpers/cli.js'
 import {requirePython3} from '../helpers/python.js'
+import {tempDirs} from '../helpers/temp.js'
 
 // A details page's lines as ncu prints them (the metric tables, then the sampled stalls: all
 // samples first, then the not-issued ones, which the script leaves out).
@@ -31,13 +31,10 @@ function page(elapsed: string, active: string, tensor: string, shared: string, s
 
 describe('scripts/gpu/s24g-ncu-pair.py (synthetic details pages)', function () {
   this.timeout(30_000)
-  let dir = ''
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'ncu-pair-'))
-  })
-  afterEach(() => rmSync(dir, {recursive: true, force: true}))
+  const tmp = tempDirs('ncu-pair-')
 
   function run(ours: string, theirs: string) {
+    const dir = tmp()
     writeFileSync(join(dir, 'ours.txt'), ours)
     writeFileSync(join(dir, 'theirs.txt'), theirs)
     const r = spawnSync('python3', [join(ROOT, 'scripts', 'gpu', 's24g-ncu-pair.py'), join(dir, 'ours.txt'), join(dir, 'theirs.txt')], {encoding: 'utf8'})

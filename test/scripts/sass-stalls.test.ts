@@ -7,12 +7,12 @@
  */
 import {expect} from 'chai'
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
-import {tmpdir} from 'node:os'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {ROOT} from '../helpers/cli.js'
 import {requirePython3} from '../helpers/python.js'
+import {tempDirs} from '../helpers/temp.js'
 
 const HEAD = ['Address', 'Source', 'Warp Stall Sampling (All Samples)', 'Warp Stall Sampling (Not-issued Samples)', 'Instructions Executed',
   'stall_long_sb', 'stall_barrier', 'stall_wait', 'stall_long_sb (Not Issued)']
@@ -30,14 +30,10 @@ function page(rows: Row[]): string {
 
 describe('scripts/gpu/sass-stalls.py (a synthetic source page)', function () {
   this.timeout(30_000)
-  let dir = ''
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'sass-stalls-'))
-  })
-  afterEach(() => rmSync(dir, {recursive: true, force: true}))
+  const tmp = tempDirs('sass-stalls-')
 
   function run(text: string, ...args: string[]) {
-    const file = join(dir, 'k.sass.csv')
+    const file = join(tmp(), 'k.sass.csv')
     writeFileSync(file, text)
     const r = spawnSync('python3', [join(ROOT, 'scripts', 'gpu', 'sass-stalls.py'), file, ...args], {encoding: 'utf8'})
     return {code: r.status, stdout: r.stdout, stderr: r.stderr}
