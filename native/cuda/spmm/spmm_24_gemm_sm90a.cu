@@ -220,18 +220,17 @@ bool GemmFamilyCanRun(const SpmmProblem& p, const SpmmChoice& ch) {
 // and 7: test/kernels/kernels.test.ts, "the GEMM engine's variants"), _sk3's on an H100 (v38
 // call 1), the v54 configurations' on an H100 (v55: with the workbench's check and `verify`), the
 // 256 x 192 one's on an H100 (v57; until then it ran only when forced by name, since --tune
-// checks no candidate's output), v58's 5-stage 128 x 256 one's on an H100 (v59). The clusters run whole
-// tiles only, `_ss1` whole or with the owner's split (GemmFamilyCanRun).
+// checks no candidate's output), v58's 5-stage 128 x 256 one's on an H100 (v59). The clusters
+// run whole tiles only, `_ss1` whole or with the owner's split (GemmFamilyCanRun).
 void GemmFamilyVariants(const SpmmProblem& p, std::vector<std::string>* out) {
-  for (int i = 0; i < kConfigCount; ++i) {
+  for (const GemmChoice& base : kConfigs)
     for (int sk : {0, 1, 2, 3}) {
-      GemmChoice c = kConfigs[i];
+      GemmChoice c = base;
       c.stream_k = sk;
       SpmmChoice ch;
       ch.Set(c);
       if (GemmFamilyCanRun(p, ch)) out->push_back(Name(c));
     }
-  }
 }
 
 // The model of Gemm24Pick (common/gemm_plan.h) with its constants, kGemm24Fitted (v53).
