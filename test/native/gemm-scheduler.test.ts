@@ -44,17 +44,18 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
     expect(r.status).to.equal(0)
   })
 
-  // v59's workbench-only switches (gemm_engine.cuh: an L2 cache policy on the tensor copies, the
-  // 2:4 consumers' loop unrolled by two) compile, through GEMM_DEFS, into the 2:4 workbench; a
-  // hint out of range fails the build. The maps' L2 promotion is read at run time. What they
-  // change in time needs the GPU (gemm-engine.md "v59").
+  // The workbench-only switches (gemm_engine.cuh: v59's L2 cache policy on the tensor copies and
+  // the 2:4 consumers' loop unrolled by two; v60's `_ss` A and metadata as contiguous runs, B's
+  // stage as one 3-D box) compile, through GEMM_DEFS, into the 2:4 workbench; a hint out of range
+  // fails the build. The maps' L2 promotion is read at run time. What they change in time needs
+  // the GPU (gemm-engine.md "v59", "v60").
   it('builds the 2:4 workbench with the A/B switches (GEMM_DEFS), refuses a hint out of range, reads GEMM_L2_PROMO_*', function () {
     const nvcc = nvccOrSkip(this)
     const dir = tmp()
     const env = {...process.env, NVCC: nvcc, SP24: '1'}
     const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
       encoding: 'utf8',
-      env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=1 -DSPARSE_GEMM_SP_UNROLL2'},
+      env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_TMA_HINT=1 -DSPARSE_GEMM_SP_UNROLL2 -DSPARSE_GEMM_SS_RUN -DSPARSE_GEMM_B3D'},
     })
     expect(build.status, build.stdout + build.stderr).to.equal(0)
     const r = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8'})

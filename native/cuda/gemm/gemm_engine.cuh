@@ -132,12 +132,34 @@ constexpr bool kGemmSpUnroll2 = true;
 #else
 constexpr bool kGemmSpUnroll2 = false;
 #endif
+// SPARSE_GEMM_SS_RUN (v60, workbench only): the `_ss` kernels' A and metadata from one contiguous
+// run per 128 rows and K stage (SsRunOffset: A's 8 KB already in the 64-byte swizzle's order, then
+// its 1 KB of metadata), two bulk copies each, instead of a tensor copy of a 128-row box of 64-byte
+// rows (128 rows 4 KB apart in memory) and the metadata's bulk copy. Params::a_tiles holds the runs.
+#if defined(SPARSE_GEMM_SS_RUN)
+constexpr bool kGemmSsRun = true;
+#else
+constexpr bool kGemmSsRun = false;
+#endif
+// SPARSE_GEMM_B3D (v60, workbench only): B's stage in one tensor copy of a 3-D box (64 columns x
+// 64 K rows x the tile's atoms, Params::b3_map: the atoms as the outer dimension, 128 bytes apart)
+// instead of one 2-D copy per atom (cuSPARSELt's kernel copies 4-D boxes; ncu, v59). Blocks
+// without clusters, and tiles whose columns hold no partial atom (N % 64: that atom's columns
+// past N would be read from the next row; those tiles keep the 2-D copies).
+#if defined(SPARSE_GEMM_B3D)
+constexpr bool kGemmB3d = true;
+#else
+constexpr bool kGemmB3d = false;
+#endif
 
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
 struct Params {
   CUtensorMap a_map;  // A as a K x M tensor (K innermost), box 64 x 128, 128-byte swizzle
   CUtensorMap b_map;  // B as an N x K tensor (N innermost), box 64 x 64, 128-byte swizzle
   CUtensorMap c_map;  // C as an N x M tensor, box 64 x 64, 128-byte swizzle (kTmaStore only)
+#if defined(SPARSE_GEMM_B3D)
+  CUtensorMap b3_map;  // (workbench only) B as 64 x K x N / 64 (whole atoms), box 64 x 64 x the tile's atoms
+#endif
   void* c;            // M x N, row-major, on the device
   const void* b;      // K x N, row-major, on the device (read directly only by UnResum)
   // 2:4 variants (kSpMS > 0) read A from its staged tiles instead of a_map: StageSp24Tiles
@@ -295,6 +317,15 @@ constexpr int kSsStripMultiple = 48;
 // words). Shared by the producer and the workbench's selftest.
 __host__ __device__ constexpr int64_t SsMetaOffset(int meta_strips, int rows, int mb, int kb) {
   return (static_cast<int64_t>(kb) * meta_strips + static_cast<int64_t>(mb) * (rows / 16)) * 128;
+}
+// The runs of kGemmSsRun: unit u (rows 128 u..) at K stage kb is kSsRunBytes at
+// (u k_blocks + kb) kSsRunBytes: row r's 64 bytes of compressed values at 64 r, their 16-byte
+// chunk c at 16 (c ^ ((r >> 1) & 3)) (the 64-byte swizzle, as the tensor copy writes them), then
+// the unit's 8 strips' metadata (128 bytes each, as SsMetaOffset's). SsMetaStrips(m) / 8 units
+// (a multiple of 6: tiles of 128, 256 and 384 rows read whole runs).
+constexpr int kSsRunBytes = kMTile * 64 + kMTile * 8;
+__host__ __device__ constexpr int64_t SsRunOffset(int k_blocks, int unit, int kb) {
+  return (static_cast<int64_t>(unit) * k_blocks + kb) * kSsRunBytes;
 }
 // The `_ss` form's strips per K stage for M rows (Params::meta_strips), and its compressed
 // values' columns for K (K / 2, padded to whole k-steps of 16): the sizes StageSp24Meta and
@@ -586,6 +617,9 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   static_assert(!kAlongN || (kCluster == 2 && kSpMS == 0 && kUn == 0), "clusters along N: pairs, dense A");
   if constexpr (kSpMS == 0 || kSpSs) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
   PrefetchTensorMap(&p.b_map);
+#if defined(SPARSE_GEMM_B3D)
+  PrefetchTensorMap(&p.b3_map);
+#endif
   int stage = 0;
   uint32_t phase = 0;
   // (kGemmTmaHint: the policies of A's and B's copies)
@@ -596,6 +630,16 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   }
   // B's copies for column block nb, K stage kb into the stage buffer at `st`.
   auto copy_b = [&](uint32_t st, int nb, int kb, uint32_t full) {
+#if defined(SPARSE_GEMM_B3D)
+    if (kCluster == 1 && (nb + 1) * kNTile <= p.n / kAtomN * kAtomN) {
+      asm volatile(
+          "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+              st + L::kABytes),
+          "l"(reinterpret_cast<uint64_t>(&p.b3_map)), "r"(0), "r"(kb * kKTile), "r"(nb * (kNTile / kAtomN)), "r"(full)
+          : "memory");
+      return;
+    }
+#endif
 #pragma unroll
     for (int i = 0; i < kAtomsPerBlock; ++i) {
       const int j = (kAlongN ? 0 : rank * kAtomsPerBlock) + i;
@@ -644,6 +688,14 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       if constexpr (kUn) {
         engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + 16 * static_cast<int64_t>(run0), run_bytes,
                          full);
+      } else if constexpr (kSpSs && kGemmSsRun) {
+#pragma unroll
+        for (int h = 0; h < L::kRows / kMTile; ++h) {
+          const unsigned char* run = static_cast<const unsigned char*>(p.a_tiles) +
+                                     SsRunOffset(p.k_blocks, amb * (L::kRows / kMTile) + h, kb);
+          engine::BulkCopy(st + h * kMTile * 64, run, kMTile * 64, full);
+          engine::BulkCopy(st + L::kABytes + L::kBBytes + h * kMTile * 8, run + kMTile * 64, kMTile * 8, full);
+        }
       } else if constexpr (kSpSs) {
 #pragma unroll
         for (int h = 0; h < L::kRows / kMTile; ++h)

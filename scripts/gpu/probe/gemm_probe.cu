@@ -281,11 +281,39 @@ struct Forms24 {
   std::vector<uint8_t> staged;
   std::vector<uint16_t> rows;
   std::vector<uint32_t> meta;
+  std::vector<uint8_t> ssrun;  // (a build with SPARSE_GEMM_SS_RUN: the `_ss` kernels' runs)
 };
+// The runs of SPARSE_GEMM_SS_RUN (gm::SsRunOffset) from the compressed rows (m x SsColumns(k))
+// and their metadata (StageSp24Meta with kSsStripMultiple): rows past M and columns past the
+// rows' end zero, the metadata as StageSp24Meta pads it.
+std::vector<uint8_t> SsRuns(const std::vector<uint16_t>& rows, const std::vector<uint32_t>& meta, int m, int k) {
+  const int kc = gm::SsColumns(k), strips = gm::SsMetaStrips(m), units = strips / 8, k_blocks = (k + 63) / 64;
+  std::vector<uint8_t> out(static_cast<size_t>(units) * k_blocks * gm::kSsRunBytes, 0);
+  for (int u = 0; u < units; ++u)
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      uint8_t* run = out.data() + gm::SsRunOffset(k_blocks, u, kb);
+      for (int r = 0; r < gm::kMTile; ++r) {
+        const int row = u * gm::kMTile + r;
+        if (row >= m) break;
+        for (int col = 0; col < 32; ++col) {
+          const int at = kb * 32 + col;
+          if (at >= kc) break;
+          const int c = col / 8, chunk = c ^ ((r >> 1) & 3);
+          std::memcpy(run + r * 64 + chunk * 16 + (col % 8) * 2, &rows[static_cast<size_t>(row) * kc + at], 2);
+        }
+      }
+      std::memcpy(run + gm::kMTile * 64,
+                  reinterpret_cast<const uint8_t*>(meta.data()) + gm::SsMetaOffset(strips, gm::kMTile, u, kb),
+                  gm::kMTile * 8);
+    }
+  return out;
+}
 Forms24 Forms(const std::vector<uint16_t>& a, int m, int k) {
   const Sp24Tiles tiles = Tiles24(a, m, k);
-  return Forms24{StageSp24Tiles(tiles, gm::kSpStageStrips, 2), Sp24CompressedRows(tiles),
-                 StageSp24Meta(tiles, gm::kSsStripMultiple, 2)};
+  Forms24 f{StageSp24Tiles(tiles, gm::kSpStageStrips, 2), Sp24CompressedRows(tiles),
+            StageSp24Meta(tiles, gm::kSsStripMultiple, 2), {}};
+  if (gm::kGemmSsRun) f.ssrun = SsRuns(f.rows, f.meta, m, k);
+  return f;
 }
 
 // A random unstructured matrix: each weight kept with probability 1 - sparsity; with `awkward`,
@@ -617,6 +645,30 @@ int SelfTest() {
           });
         ok = ok && DecodedIs(back, m_blocks * rows, k_blocks * 64, a, sh.m, sh.k);
         if (!ok && ++failures <= 5) std::printf("FAIL 2:4 ss form sp %d M %d K %d\n", sp, sh.m, sh.k);
+        // The same form as SPARSE_GEMM_SS_RUN's runs (SsRuns): every 128-row unit of every tile
+        // height's blocks present, its values un-swizzled and its metadata the form's.
+        ++cases;
+        const std::vector<uint8_t> runs = SsRuns(f.rows, f.meta, sh.m, sh.k);
+        const int units = meta_strips / 8;
+        bool run_ok = units % 6 == 0 && m_blocks * sp <= units &&
+                      runs.size() == static_cast<size_t>(units) * k_blocks * gm::kSsRunBytes;
+        for (int u = 0; u < units && run_ok; ++u)
+          for (int kb = 0; kb < k_blocks && run_ok; ++kb) {
+            const uint8_t* run = runs.data() + gm::SsRunOffset(k_blocks, u, kb);
+            for (int r = 0; r < gm::kMTile; ++r)
+              for (int col = 0; col < 32; ++col) {
+                const int row = u * gm::kMTile + r, at = kb * 32 + col;
+                uint16_t got;
+                std::memcpy(&got, run + r * 64 + 16 * ((col / 8) ^ ((r >> 1) & 3)) + 2 * (col % 8), 2);
+                const uint16_t want = row < sh.m && at < kc ? f.rows[static_cast<size_t>(row) * kc + at] : 0;
+                run_ok = run_ok && got == want;
+              }
+            run_ok = run_ok && std::memcmp(run + gm::kMTile * 64,
+                                           reinterpret_cast<const uint8_t*>(f.meta.data()) +
+                                               gm::SsMetaOffset(meta_strips, gm::kMTile, u, kb),
+                                           gm::kMTile * 8) == 0;
+          }
+        if (!run_ok && ++failures <= 5) std::printf("FAIL 2:4 ss runs sp %d M %d K %d\n", sp, sh.m, sh.k);
       }
   }
   // Unstructured: what the consumers decode from the pair stream (run (mb, kb) at the offset
@@ -763,7 +815,8 @@ int Check() {
       std::printf("M %5d K %5d: pair stream %zu bytes; with whole tiles (%d registers or more) %zu bytes, %lld whole tiles\n",
                   s.m, s.k, un.Bytes(), WholeMin(), unw.Bytes(), unw.stats.whole_tiles);
       DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size()), drows(f24.rows.size() * 2),
-          dmeta(f24.meta.size() * 4);
+          dmeta(f24.meta.size() * 4), dssrun(f24.ssrun.size() + 16);
+      if (!f24.ssrun.empty()) CK(cudaMemcpy(dssrun.p, f24.ssrun.data(), f24.ssrun.size(), cudaMemcpyHostToDevice));
       CK(cudaMemcpy(drows.p, f24.rows.data(), drows.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(dmeta.p, f24.meta.data(), dmeta.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
@@ -780,6 +833,7 @@ int Check() {
                                  ws.blocks, v.sp, v.ss ? dmeta.p : nullptr,
                                  v.un ? static_cast<const uint32_t*>(v.whole ? drunsw.p : druns.p) : nullptr, run_max));
         p.pdl = Pdl();
+        if (v.ss && gm::kGemmSsRun) p.a_tiles = dssrun.p;
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
         // across tiles (and for stream-K: whole-tile rounds, then runs of many stages).
         if (v.un && run_max > gm::UnStageBytes(v.un)) {
@@ -827,7 +881,7 @@ int Check() {
 enum class AForm { kDense, kSp24, kUnst };
 AForm FormOf(const Variant& v) { return v.un ? AForm::kUnst : v.sp ? AForm::kSp24 : AForm::kDense; }
 struct Operands {
-  std::vector<DevBuf*> a, b, staged, rows, meta, runs;
+  std::vector<DevBuf*> a, b, staged, rows, meta, runs, ssrun;
   DevBuf c;
   int m, k, n;
   int run_max = 0;  // (unstructured) the pair stream's longest run
@@ -864,6 +918,7 @@ struct Operands {
         upload(&staged, f.staged.data(), f.staged.size());
         upload(&rows, f.rows.data(), f.rows.size() * 2);
         upload(&meta, f.meta.data(), f.meta.size() * 4);
+        if (!f.ssrun.empty()) upload(&ssrun, f.ssrun.data(), f.ssrun.size());
       }
       if (form == AForm::kUnst) {
         upload(&staged, un.data.data(), un.data.size());
@@ -872,7 +927,7 @@ struct Operands {
     }
   }
   ~Operands() {
-    for (auto* v : {&a, &b, &staged, &rows, &meta, &runs})
+    for (auto* v : {&a, &b, &staged, &rows, &meta, &runs, &ssrun})
       for (DevBuf* x : *v) delete x;
   }
   std::vector<gm::Params> Launches(const Variant& v, int group, const Workspace& ws) const {
@@ -883,6 +938,7 @@ struct Operands {
                                ws.blocks, v.sp, v.ss ? meta.at(i)->p : nullptr,
                                v.un ? static_cast<const uint32_t*>(runs.at(i)->p) : nullptr, run_max));
       ps[i].pdl = Pdl();
+      if (v.ss && gm::kGemmSsRun) ps[i].a_tiles = ssrun.at(i)->p;
     }
     return ps;
   }
