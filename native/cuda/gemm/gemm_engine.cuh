@@ -141,6 +141,16 @@ constexpr bool kGemmSsRun = true;
 #else
 constexpr bool kGemmSsRun = false;
 #endif
+// SPARSE_GEMM_SP_DIRECT (v60, workbench only): the register-A 2:4 kernels (`_sp`) read A's fragments
+// and metadata from global memory straight into registers (ConsumeSpDirect, two stages ahead, three
+// fragment buffers) instead of from a bulk copy into the stage; the stage holds B alone, and the
+// producer only prefetches A's run into L2. What it tests: whether shared memory's bandwidth
+// (the tensor copies' writes and wgmma's reads of B, A's writes and ld.shared) bounds the 2:4 tiles.
+#if defined(SPARSE_GEMM_SP_DIRECT)
+constexpr bool kGemmSpDirect = true;
+#else
+constexpr bool kGemmSpDirect = false;
+#endif
 // SPARSE_GEMM_B3D (v60, workbench only): B's stage in one tensor copy of a 3-D box (64 columns x
 // 64 K rows x the tile's atoms, Params::b3_map: the atoms as the outer dimension, 128 bytes apart)
 // instead of one 2-D copy per atom (cuSPARSELt's kernel copies 4-D boxes; ncu, v59). Blocks
@@ -363,7 +373,7 @@ struct Layout {
   // (kSpSs) kRows rows of 32 compressed values; then B; then (kSpSs) the metadata.
   static constexpr int kABytes = kUn    ? UnStageBytes(kUn)
                                  : kSpSs ? kRows * 64
-                                 : kSpMS > 0 ? kSpStageBytes / 2 * kSpMS
+                                 : kSpMS > 0 ? (kGemmSpDirect ? 0 : kSpStageBytes / 2 * kSpMS)
                                              : kMTile * kKTile * 2;
   static constexpr int kBBytes = kKTile * kNTile * 2;
   static constexpr int kMetaBytes = kSpSs ? kRows * 8 : 0;
@@ -707,7 +717,10 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
         engine::BulkCopy(st + L::kABytes + L::kBBytes,
                          static_cast<const unsigned char*>(p.a_meta) + SsMetaOffset(p.meta_strips, L::kRows, amb, kb),
                          L::kMetaBytes, full);
-      } else if constexpr (kSpMS > 0)
+      } else if constexpr (kSpMS > 0 && kGemmSpDirect)
+        engine::BulkPrefetchL2(static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, amb, kb),
+                               kSpStageBytes / 2 * kSpMS);
+      else if constexpr (kSpMS > 0)
         engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, amb, kb),
                          L::kABytes, full);
       else if constexpr (kAlongN)  // (rows 64 rank.. of the tile: a_map's box is 64 rows here)
@@ -1376,6 +1389,111 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
 // kDenseResum: dense A holding a sparse matrix, with CSR's semantics for Inf and NaN in B
 // (DenseResum; no clusters).
+// kGemmSpDirect (workbench only): a register-A 2:4 consumer warpgroup whose fragments and
+// metadata come from global memory (the staged tiles, as LoadSpFragments reads them from a stage)
+// two stages ahead into three buffers; B from the ring as in ConsumeSp, and its epilogue.
+template <int kSpMS, int kBuf>
+__device__ __forceinline__ void LoadSpFragmentsGlobal(const unsigned char* run, int cw, uint32_t (&af)[3][kSpMS][2][4],
+                                                      uint32_t (&e)[3][kSpMS][2]) {
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
+#pragma unroll
+  for (int ms = 0; ms < kSpMS; ++ms)
+#pragma unroll
+    for (int kt = 0; kt < 2; ++kt) {
+      const unsigned char* tile = run + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * kSp24StagedTileBytes;
+      uint32_t(&f)[4] = af[kBuf][ms][kt];
+      asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
+                   : "l"(tile + 16 * lane));
+      asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n"
+                   : "=r"(e[kBuf][ms][kt])
+                   : "l"(tile + 512 + 4 * engine::Sp24MetaWord(lane)));
+    }
+}
+template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, int kCluster = 1>
+__device__ __forceinline__ void ConsumeSpDirect(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
+                                                int cw, int rank = 0) {
+  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, false, 0>;
+  static_assert(L::kABytes == 0, "the stage holds B alone");
+  if constexpr (kGemmPdl) engine::GridDependencyWait();
+  constexpr int kAcc = kNTile / 2;
+  const uint32_t ring0 = SmemAddr(ring);
+  const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * (L::kCBytes / 2);
+  const unsigned char* tiles = static_cast<const unsigned char*>(p.a_tiles);
+  float d[kSpMS][kAcc];
+  uint32_t af[3][kSpMS][2][4], e[3][kSpMS][2];
+  int stage = 0;
+  uint32_t phase = 0;
+  Cursor cursor(p, blockIdx.x / kCluster);
+  Segment sg;
+  while (cursor.Next(p, &sg)) {
+    const Tile tile = ClusterTile(TileOf(sg.tile, p.m_units, p.n_units, p.group), rank, kCluster, false);
+    const int amb = tile.mb < p.m_blocks ? tile.mb : p.m_blocks - 1;
+#pragma unroll
+    for (int ms = 0; ms < kSpMS; ++ms)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) d[ms][i] = 0.f;
+    const int len = sg.kb1 - sg.kb0;
+    auto load = [&](auto buf, int i) {
+      if (i < len)
+        LoadSpFragmentsGlobal<kSpMS, decltype(buf)::value>(tiles + SpStageOffset(kSpMS, p.k_blocks, amb, sg.kb0 + i),
+                                                           cw, af, e);
+    };
+    load(std::integral_constant<int, 0>{}, 0);
+    load(std::integral_constant<int, 1>{}, 1);
+    int prev = -1;
+    // Stage i from buffer kB (i % 3): its B's wait, its wgmma; then stage i - 1's group is done,
+    // so its slot is released and its buffer takes stage i + 2's fragments.
+    auto step = [&](auto buf, int i) {
+      constexpr int kB = decltype(buf)::value;
+      if (i >= len) return;
+      engine::MbarWait(full0 + 8 * stage, phase);
+      const uint32_t b0 = ring0 + stage * L::kStageBytes;
+#pragma unroll
+      for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
+      wg::Fence();
+#pragma unroll
+      for (int kt = 0; kt < 2; ++kt) {
+        const uint64_t desc = wg::Desc(kBDesc, b0 + 4096 * kt);
+#pragma unroll
+        for (int ms = 0; ms < kSpMS; ++ms) wg::WgmmaSp<kType, kNTile>::Run(d[ms], af[kB][ms][kt], desc, e[kB][ms][kt]);
+      }
+      wg::Commit();
+      wg::Wait<1>();
+#pragma unroll
+      for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
+      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
+      prev = stage;
+      if (++stage == kStages) stage = 0, phase ^= 1;
+      load(std::integral_constant<int, (kB + 2) % 3>{}, i + 2);
+    };
+    for (int i = 0; i < len; i += 3) {
+      step(std::integral_constant<int, 0>{}, i);
+      step(std::integral_constant<int, 1>{}, i + 1);
+      step(std::integral_constant<int, 2>{}, i + 2);
+    }
+    wg::Wait<0>();
+#pragma unroll
+    for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
+    Release<kCluster>(empty0 + 8 * prev, rank);
+    int lo, hi;
+    const bool whole = CompleteTile<kAcc, kSpMS>(p, sg, cw, &d[0][0], &lo, &hi);
+    if (whole) {
+#pragma unroll
+      for (int ms = 0; ms < kSpMS; ++ms) {
+        const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
+        const int shift = ms * (kAcc / 32);
+        if constexpr (kTmaStore > 0)
+          StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf, lo - shift, hi - shift);
+        else
+          StoreTile<kType, kNTile>(p, row0, col0, d[ms], lo - shift, hi - shift);
+      }
+    }
+    if (p.coop > 0 && sg.tile >= p.dp_tiles) CoopDone(p, cw);
+  }
+  if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
+}
+
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
           int kUn = 0, int kUnWhole = 0, bool kDenseResum = false, bool kAlongN = false>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
@@ -1413,7 +1531,9 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
       Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kAlongN>(p, ring, full0, empty0, rank);
   } else {
     RegsInc<kConsumerRegs>();
-    if constexpr (kSpMS > 0)
+    if constexpr (kSpMS > 0 && !kSpSs && kUn == 0 && kGemmSpDirect)
+      ConsumeSpDirect<kType, kNTile, kStages, kTmaStore, kSpMS, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
+    else if constexpr (kSpMS > 0)
       ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kUnWhole, kCluster>(p, ring, full0, empty0, wgi - 1,
                                                                                       rank);
     else
