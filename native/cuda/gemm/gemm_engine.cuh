@@ -114,19 +114,13 @@ constexpr bool kGemmPdl = true;
 constexpr bool kGemmPdl = false;
 #endif
 
-// Workbench-only switches (v59, for an A/B of builds; the addon defines neither, so its kernels
-// are unchanged). SPARSE_GEMM_TMA_HINT: an L2 cache policy on the producer's tensor copies of A and
-// B (cuSPARSELt's 2:4 kernel passes one; ncu, v59): 1 A evict_first and B evict_last, 2 B
-// evict_last only, 3 both evict_last; 0 (or undefined) none. SPARSE_GEMM_SP_UNROLL2: the 2:4 and
-// unstructured consumers' main loop unrolled by two, so that each fragment buffer has its own
-// loads (v59's SASS: one load, then predicated moves into the buffer the stage's parity picks,
-// 10 % of the warps' samples waiting on those moves).
-#if defined(SPARSE_GEMM_TMA_HINT)
-constexpr int kGemmTmaHint = SPARSE_GEMM_TMA_HINT;
-#else
-constexpr int kGemmTmaHint = 0;
-#endif
-static_assert(kGemmTmaHint >= 0 && kGemmTmaHint <= 3, "SPARSE_GEMM_TMA_HINT: 0-3");
+// Workbench-only switches, for an A/B of builds (the addon defines neither, so its kernels are
+// unchanged). SPARSE_GEMM_SP_UNROLL2 (v59): the 2:4 and unstructured consumers' main loop unrolled
+// by two, so that each fragment buffer has its own loads (v59's SASS: one load, then predicated
+// moves into the buffer the stage's parity picks, 10 % of the warps' samples waiting on those
+// moves; v60, an H100: 0.961x the 128 x 256 `_ss1` tile's time). v59's L2 cache policies on the
+// tensor copies, v60's B in one 3-D box and A's fragments loaded from global memory were measured
+// (v60: no change, no change, 1.15-1.38x slower) and removed (in git at 82b75d1).
 #if defined(SPARSE_GEMM_SP_UNROLL2)
 constexpr bool kGemmSpUnroll2 = true;
 #else
@@ -136,30 +130,11 @@ constexpr bool kGemmSpUnroll2 = false;
 // run per 128 rows and K stage (SsRunOffset: A's 8 KB already in the 64-byte swizzle's order, then
 // its 1 KB of metadata), two bulk copies each, instead of a tensor copy of a 128-row box of 64-byte
 // rows (128 rows 4 KB apart in memory) and the metadata's bulk copy. Params::a_tiles holds the runs.
+// (v60, an H100: 0.974x the 128 x 256 `_ss1` tile's time.)
 #if defined(SPARSE_GEMM_SS_RUN)
 constexpr bool kGemmSsRun = true;
 #else
 constexpr bool kGemmSsRun = false;
-#endif
-// SPARSE_GEMM_SP_DIRECT (v60, workbench only): the register-A 2:4 kernels (`_sp`) read A's fragments
-// and metadata from global memory straight into registers (ConsumeSpDirect, two stages ahead, three
-// fragment buffers) instead of from a bulk copy into the stage; the stage holds B alone, and the
-// producer only prefetches A's run into L2. What it tests: whether shared memory's bandwidth
-// (the tensor copies' writes and wgmma's reads of B, A's writes and ld.shared) bounds the 2:4 tiles.
-#if defined(SPARSE_GEMM_SP_DIRECT)
-constexpr bool kGemmSpDirect = true;
-#else
-constexpr bool kGemmSpDirect = false;
-#endif
-// SPARSE_GEMM_B3D (v60, workbench only): B's stage in one tensor copy of a 3-D box (64 columns x
-// 64 K rows x the tile's atoms, Params::b3_map: the atoms as the outer dimension, 128 bytes apart)
-// instead of one 2-D copy per atom (cuSPARSELt's kernel copies 4-D boxes; ncu, v59). Blocks
-// without clusters, and tiles whose columns hold no partial atom (N % 64: that atom's columns
-// past N would be read from the next row; those tiles keep the 2-D copies).
-#if defined(SPARSE_GEMM_B3D)
-constexpr bool kGemmB3d = true;
-#else
-constexpr bool kGemmB3d = false;
 #endif
 
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
@@ -167,9 +142,6 @@ struct Params {
   CUtensorMap a_map;  // A as a K x M tensor (K innermost), box 64 x 128, 128-byte swizzle
   CUtensorMap b_map;  // B as an N x K tensor (N innermost), box 64 x 64, 128-byte swizzle
   CUtensorMap c_map;  // C as an N x M tensor, box 64 x 64, 128-byte swizzle (kTmaStore only)
-#if defined(SPARSE_GEMM_B3D)
-  CUtensorMap b3_map;  // (workbench only) B as 64 x K x N / 64 (whole atoms), box 64 x 64 x the tile's atoms
-#endif
   void* c;            // M x N, row-major, on the device
   const void* b;      // K x N, row-major, on the device (read directly only by UnResum)
   // 2:4 variants (kSpMS > 0) read A from its staged tiles instead of a_map: StageSp24Tiles
@@ -373,7 +345,7 @@ struct Layout {
   // (kSpSs) kRows rows of 32 compressed values; then B; then (kSpSs) the metadata.
   static constexpr int kABytes = kUn    ? UnStageBytes(kUn)
                                  : kSpSs ? kRows * 64
-                                 : kSpMS > 0 ? (kGemmSpDirect ? 0 : kSpStageBytes / 2 * kSpMS)
+                                 : kSpMS > 0 ? kSpStageBytes / 2 * kSpMS
                                              : kMTile * kKTile * 2;
   static constexpr int kBBytes = kKTile * kNTile * 2;
   static constexpr int kMetaBytes = kSpSs ? kRows * 8 : 0;
@@ -536,21 +508,6 @@ __device__ __forceinline__ void TensorCopy2dMulticast(uint32_t dst, const CUtens
       : "memory");
 }
 
-// A tensor copy with an L2 cache policy (createpolicy's), completing on `bar` (kGemmTmaHint).
-__device__ __forceinline__ void TensorCopy2dHint(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar,
-                                                 uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, "
-      "%3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "l"(policy)
-      : "memory");
-}
-__device__ __forceinline__ uint64_t EvictLastPolicy() {
-  uint64_t p;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
-  return p;
-}
-
 __device__ __forceinline__ void PrefetchTensorMap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
@@ -627,36 +584,15 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   static_assert(!kAlongN || (kCluster == 2 && kSpMS == 0 && kUn == 0), "clusters along N: pairs, dense A");
   if constexpr (kSpMS == 0 || kSpSs) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
   PrefetchTensorMap(&p.b_map);
-#if defined(SPARSE_GEMM_B3D)
-  PrefetchTensorMap(&p.b3_map);
-#endif
   int stage = 0;
   uint32_t phase = 0;
-  // (kGemmTmaHint: the policies of A's and B's copies)
-  uint64_t a_policy = 0, b_policy = 0;
-  if constexpr (kGemmTmaHint > 0) {
-    b_policy = EvictLastPolicy();
-    a_policy = kGemmTmaHint == 1 ? engine::EvictFirstPolicy() : b_policy;
-  }
   // B's copies for column block nb, K stage kb into the stage buffer at `st`.
   auto copy_b = [&](uint32_t st, int nb, int kb, uint32_t full) {
-#if defined(SPARSE_GEMM_B3D)
-    if (kCluster == 1 && (nb + 1) * kNTile <= p.n / kAtomN * kAtomN) {
-      asm volatile(
-          "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
-              st + L::kABytes),
-          "l"(reinterpret_cast<uint64_t>(&p.b3_map)), "r"(0), "r"(kb * kKTile), "r"(nb * (kNTile / kAtomN)), "r"(full)
-          : "memory");
-      return;
-    }
-#endif
 #pragma unroll
     for (int i = 0; i < kAtomsPerBlock; ++i) {
       const int j = (kAlongN ? 0 : rank * kAtomsPerBlock) + i;
       const uint32_t dst = st + L::kABytes + j * kKTile * 128;
-      if (kGemmTmaHint > 0 && (kCluster == 1 || kAlongN))
-        TensorCopy2dHint(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full, b_policy);
-      else if (kCluster == 1 || kAlongN)
+      if (kCluster == 1 || kAlongN)
         engine::TensorCopy2d(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full);
       else
         TensorCopy2dMulticast(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
@@ -709,18 +645,11 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       } else if constexpr (kSpSs) {
 #pragma unroll
         for (int h = 0; h < L::kRows / kMTile; ++h)
-          if constexpr (kGemmTmaHint == 1 || kGemmTmaHint == 3)
-            TensorCopy2dHint(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full,
-                             a_policy);
-          else
-            engine::TensorCopy2d(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full);
+          engine::TensorCopy2d(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full);
         engine::BulkCopy(st + L::kABytes + L::kBBytes,
                          static_cast<const unsigned char*>(p.a_meta) + SsMetaOffset(p.meta_strips, L::kRows, amb, kb),
                          L::kMetaBytes, full);
-      } else if constexpr (kSpMS > 0 && kGemmSpDirect)
-        engine::BulkPrefetchL2(static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, amb, kb),
-                               kSpStageBytes / 2 * kSpMS);
-      else if constexpr (kSpMS > 0)
+      } else if constexpr (kSpMS > 0)
         engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, amb, kb),
                          L::kABytes, full);
       else if constexpr (kAlongN)  // (rows 64 rank.. of the tile: a_map's box is 64 rows here)
@@ -1389,111 +1318,6 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 // Layout::kSmemBytes of dynamic shared memory; K >= 8 (k_blocks >= 1).
 // kDenseResum: dense A holding a sparse matrix, with CSR's semantics for Inf and NaN in B
 // (DenseResum; no clusters).
-// kGemmSpDirect (workbench only): a register-A 2:4 consumer warpgroup whose fragments and
-// metadata come from global memory (the staged tiles, as LoadSpFragments reads them from a stage)
-// two stages ahead into three buffers; B from the ring as in ConsumeSp, and its epilogue.
-template <int kSpMS, int kBuf>
-__device__ __forceinline__ void LoadSpFragmentsGlobal(const unsigned char* run, int cw, uint32_t (&af)[3][kSpMS][2][4],
-                                                      uint32_t (&e)[3][kSpMS][2]) {
-  const int lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
-#pragma unroll
-  for (int ms = 0; ms < kSpMS; ++ms)
-#pragma unroll
-    for (int kt = 0; kt < 2; ++kt) {
-      const unsigned char* tile = run + (SpStrip(kSpMS, cw, ms, warp) * 2 + kt) * kSp24StagedTileBytes;
-      uint32_t(&f)[4] = af[kBuf][ms][kt];
-      asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                   : "=r"(f[0]), "=r"(f[1]), "=r"(f[2]), "=r"(f[3])
-                   : "l"(tile + 16 * lane));
-      asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];\n"
-                   : "=r"(e[kBuf][ms][kt])
-                   : "l"(tile + 512 + 4 * engine::Sp24MetaWord(lane)));
-    }
-}
-template <DType kType, int kNTile, int kStages, int kTmaStore, int kSpMS, int kCluster = 1>
-__device__ __forceinline__ void ConsumeSpDirect(const Params& p, unsigned char* ring, uint32_t full0, uint32_t empty0,
-                                                int cw, int rank = 0) {
-  using L = Layout<kNTile, kStages, kTmaStore, kSpMS, false, 0>;
-  static_assert(L::kABytes == 0, "the stage holds B alone");
-  if constexpr (kGemmPdl) engine::GridDependencyWait();
-  constexpr int kAcc = kNTile / 2;
-  const uint32_t ring0 = SmemAddr(ring);
-  const uint32_t cbuf = ring0 + kStages * L::kStageBytes + cw * (L::kCBytes / 2);
-  const unsigned char* tiles = static_cast<const unsigned char*>(p.a_tiles);
-  float d[kSpMS][kAcc];
-  uint32_t af[3][kSpMS][2][4], e[3][kSpMS][2];
-  int stage = 0;
-  uint32_t phase = 0;
-  Cursor cursor(p, blockIdx.x / kCluster);
-  Segment sg;
-  while (cursor.Next(p, &sg)) {
-    const Tile tile = ClusterTile(TileOf(sg.tile, p.m_units, p.n_units, p.group), rank, kCluster, false);
-    const int amb = tile.mb < p.m_blocks ? tile.mb : p.m_blocks - 1;
-#pragma unroll
-    for (int ms = 0; ms < kSpMS; ++ms)
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) d[ms][i] = 0.f;
-    const int len = sg.kb1 - sg.kb0;
-    auto load = [&](auto buf, int i) {
-      if (i < len)
-        LoadSpFragmentsGlobal<kSpMS, decltype(buf)::value>(tiles + SpStageOffset(kSpMS, p.k_blocks, amb, sg.kb0 + i),
-                                                           cw, af, e);
-    };
-    load(std::integral_constant<int, 0>{}, 0);
-    load(std::integral_constant<int, 1>{}, 1);
-    int prev = -1;
-    // Stage i from buffer kB (i % 3): its B's wait, its wgmma; then stage i - 1's group is done,
-    // so its slot is released and its buffer takes stage i + 2's fragments.
-    auto step = [&](auto buf, int i) {
-      constexpr int kB = decltype(buf)::value;
-      if (i >= len) return;
-      engine::MbarWait(full0 + 8 * stage, phase);
-      const uint32_t b0 = ring0 + stage * L::kStageBytes;
-#pragma unroll
-      for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-      wg::Fence();
-#pragma unroll
-      for (int kt = 0; kt < 2; ++kt) {
-        const uint64_t desc = wg::Desc(kBDesc, b0 + 4096 * kt);
-#pragma unroll
-        for (int ms = 0; ms < kSpMS; ++ms) wg::WgmmaSp<kType, kNTile>::Run(d[ms], af[kB][ms][kt], desc, e[kB][ms][kt]);
-      }
-      wg::Commit();
-      wg::Wait<1>();
-#pragma unroll
-      for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-      if (prev >= 0) Release<kCluster>(empty0 + 8 * prev, rank);
-      prev = stage;
-      if (++stage == kStages) stage = 0, phase ^= 1;
-      load(std::integral_constant<int, (kB + 2) % 3>{}, i + 2);
-    };
-    for (int i = 0; i < len; i += 3) {
-      step(std::integral_constant<int, 0>{}, i);
-      step(std::integral_constant<int, 1>{}, i + 1);
-      step(std::integral_constant<int, 2>{}, i + 2);
-    }
-    wg::Wait<0>();
-#pragma unroll
-    for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
-    Release<kCluster>(empty0 + 8 * prev, rank);
-    int lo, hi;
-    const bool whole = CompleteTile<kAcc, kSpMS>(p, sg, cw, &d[0][0], &lo, &hi);
-    if (whole) {
-#pragma unroll
-      for (int ms = 0; ms < kSpMS; ++ms) {
-        const int row0 = tile.mb * L::kRows + SpSliceRow(kSpMS, cw, ms), col0 = tile.nb * kNTile;
-        const int shift = ms * (kAcc / 32);
-        if constexpr (kTmaStore > 0)
-          StoreTileTma<kType, kNTile, kTmaStore>(p, cw, row0, col0, d[ms], cbuf, lo - shift, hi - shift);
-        else
-          StoreTile<kType, kNTile>(p, row0, col0, d[ms], lo - shift, hi - shift);
-      }
-    }
-    if (p.coop > 0 && sg.tile >= p.dp_tiles) CoopDone(p, cw);
-  }
-  if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
-}
-
 template <DType kType, int kNTile, int kStages, int kTmaStore, int kCluster, int kSpMS = 0, bool kSpSs = false,
           int kUn = 0, int kUnWhole = 0, bool kDenseResum = false, bool kAlongN = false>
 __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant__ Params p) {
@@ -1531,9 +1355,7 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
       Produce<kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kAlongN>(p, ring, full0, empty0, rank);
   } else {
     RegsInc<kConsumerRegs>();
-    if constexpr (kSpMS > 0 && !kSpSs && kUn == 0 && kGemmSpDirect)
-      ConsumeSpDirect<kType, kNTile, kStages, kTmaStore, kSpMS, kCluster>(p, ring, full0, empty0, wgi - 1, rank);
-    else if constexpr (kSpMS > 0)
+    if constexpr (kSpMS > 0)
       ConsumeSp<kType, kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn, kUnWhole, kCluster>(p, ring, full0, empty0, wgi - 1,
                                                                                       rank);
     else

@@ -102,24 +102,6 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
                   : sp_ms > 0 ? cudaSuccess
                               : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile, CU_TENSOR_MAP_SWIZZLE_128B, OperandPromotion(0));
   if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile, CU_TENSOR_MAP_SWIZZLE_128B, OperandPromotion(1));
-#if defined(SPARSE_GEMM_B3D)
-  // (workbench only, gemm_engine.cuh's kGemmB3d) B's whole atoms as a 3-D tensor: 64 columns,
-  // K rows N x 2 bytes apart, N / 64 atoms 128 bytes apart; a box is one tile's atoms.
-  if (e == cudaSuccess && n >= g::kAtomN) {
-    PFN_cuTensorMapEncodeTiled_v12000 encode = engine_host::EncodeTiled();
-    const cuuint64_t dims[3] = {static_cast<cuuint64_t>(g::kAtomN), static_cast<cuuint64_t>(k),
-                                static_cast<cuuint64_t>(n / g::kAtomN)};
-    const cuuint64_t strides[2] = {static_cast<cuuint64_t>(n) * 2, static_cast<cuuint64_t>(g::kAtomN) * 2};
-    const cuuint32_t box[3] = {static_cast<cuuint32_t>(g::kAtomN), static_cast<cuuint32_t>(g::kKTile),
-                               static_cast<cuuint32_t>(n_tile / g::kAtomN)};
-    const cuuint32_t estr[3] = {1, 1, 1};
-    const CUresult r = encode ? encode(&p->b3_map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(b), dims, strides,
-                                       box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                       OperandPromotion(1), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
-                              : CUDA_ERROR_NOT_FOUND;
-    if (r != CUDA_SUCCESS) e = cudaErrorInvalidValue;
-  }
-#endif
   if (e == cudaSuccess) e = Map2d(&p->c_map, c, n, m, g::kAtomN, g::kMTile / 2);
   return e;
 }
@@ -196,8 +178,10 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
   const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole,
                                              kDenseResum, kAlongN>;
   // A's form must match the kernel's (and the rows its parameters were made for).
-  if ((kSpMS > 0 && (!kSpSs || cuda::gemm::kGemmSsRun)) != (params.a_tiles != nullptr) || kSpSs != (params.a_meta != nullptr) ||
-      (kUn > 0) != (params.a_runs != nullptr) || (kUn > 0 && params.a_run_max > L::kABytes) ||
+  // (The workbench's kGemmSsRun: the `_ss` kernels read their runs from a_tiles too.)
+  if ((kSpMS > 0 && (!kSpSs || cuda::gemm::kGemmSsRun)) != (params.a_tiles != nullptr) ||
+      kSpSs != (params.a_meta != nullptr) || (kUn > 0) != (params.a_runs != nullptr) ||
+      (kUn > 0 && params.a_run_max > L::kABytes) ||
       (kDenseResum && params.a_dense == nullptr) || params.m_blocks != (params.m + L::kRows - 1) / L::kRows)
     return cudaErrorInvalidValue;
   const cudaError_t attr =

@@ -162,13 +162,7 @@ struct Variant {
       SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 3, 1, "_w1_tma_ck"), SPARSE_GEMM_UNW_VARIANT(T, TN, 256, 3, 1, 3, 2, "_w2_tma_ck")
 // GEMM_PROBE_SP24 (gemm_build.sh's SP24=1): the 2:4 f16 variants alone (A in registers, _sp, and from shared memory, _ss), a build of minutes for
 // an A/B of 2:4 tiles.
-#if defined(GEMM_PROBE_SP24) && defined(SPARSE_GEMM_SP_DIRECT)
-// (v60: A's fragments from global memory, the stage B alone: room for more stages)
-const Variant kVariants[] = {SPARSE_GEMM_SP_VARIANTS(kF16, f16), SPARSE_GEMM_SS_VARIANTS(kF16, f16),
-                             SPARSE_GEMM_SP_VARIANT(kF16, f16, 2, 128, 6, true, false, "2_tma"),
-                             SPARSE_GEMM_SP_VARIANT(kF16, f16, 2, 128, 8, true, false, "2_tma"),
-                             SPARSE_GEMM_SP_VARIANT(kF16, f16, 1, 256, 6, 2, false, "_tma2")};
-#elif defined(GEMM_PROBE_SP24)
+#if defined(GEMM_PROBE_SP24)
 const Variant kVariants[] = {SPARSE_GEMM_SP_VARIANTS(kF16, f16), SPARSE_GEMM_SS_VARIANTS(kF16, f16)};
 #else
 const Variant kVariants[] = {SPARSE_GEMM_VARIANTS(kF16, f16),       SPARSE_GEMM_VARIANTS(kBF16, bf16),
