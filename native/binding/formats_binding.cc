@@ -100,6 +100,20 @@ Napi::Value Sp24StagedJs(const Napi::CallbackInfo& info) {
   return CopyToJs<Napi::Uint8Array>(info.Env(), staged.data(), staged.size());
 }
 
+// sp24Runs({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> Uint8Array: the runs the
+// GEMM engine's `_ss` kernels read (StageSp24Runs in common/sparse24.h: one run of
+// kSp24RunBytes per 128 rows and K stage of 64 columns, the compressed values 64-byte swizzled,
+// then their metadata), units padded as the addon pads them (48 strips). Synchronous; pure C++.
+Napi::Value Sp24RunsJs(const Napi::CallbackInfo& info) {
+  Args a(info, "sp24Runs");
+  const Csr16Args c = ParseCsr16(a);
+  Sp24Tiles t;
+  const std::string err = BuildSp24Tiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
+  if (!err.empty()) a.RangeFail(err);
+  const std::vector<uint8_t> runs = StageSp24Runs(t, kSp24RunStripMultiple);
+  return CopyToJs<Napi::Uint8Array>(info.Env(), runs.data(), runs.size());
+}
+
 // The `resident` argument (Int32Array(8): clusters of c blocks that run at once, c = 1..8)
 // of streamPlan and stream24Rows; a RangeError on a negative count.
 void ReadResident(Args& a, int (&resident)[kMaxStreamCluster]) {
@@ -440,6 +454,7 @@ void InitFormats(Napi::Env env, Napi::Object exports) {
                    {"bitmapFormat", BitmapFormatJs},
                    {"sp24Format", Sp24FormatJs},
                    {"sp24Staged", Sp24StagedJs},
+                   {"sp24Runs", Sp24RunsJs},
                    {"streamPlan", StreamPlanJs},
                    {"stream24Wins", Stream24WinsJs},
                    {"stream24Rows", Stream24RowsJs},

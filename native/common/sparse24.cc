@@ -195,4 +195,24 @@ std::vector<uint32_t> StageSp24Meta(const Sp24Tiles& t, int strip_multiple, int 
   return out;
 }
 
+std::vector<uint8_t> StageSp24Runs(const Sp24Tiles& t, int strip_multiple) {
+  if (strip_multiple < 8 || strip_multiple % 8 != 0) return {};
+  const std::vector<uint16_t> rows = Sp24CompressedRows(t);
+  const std::vector<uint32_t> meta = StageSp24Meta(t, strip_multiple, 2);
+  const int64_t cols = static_cast<int64_t>(t.ksteps) * 16, kst = (t.ksteps + 1) / 2;
+  const int64_t strips = (t.strips + strip_multiple - 1) / strip_multiple * strip_multiple, units = strips / 8;
+  std::vector<uint8_t> out(static_cast<size_t>(units * kst * kSp24RunBytes), 0);
+  for (int64_t u = 0; u < units; ++u)
+    for (int64_t ks = 0; ks < kst; ++ks) {
+      uint8_t* run = out.data() + (u * kst + ks) * kSp24RunBytes;
+      for (int r = 0; r < kSp24RunRows && u * kSp24RunRows + r < t.m; ++r)
+        for (int col = 0; col < 32 && ks * 32 + col < cols; ++col)
+          std::memcpy(run + r * 64 + 16 * ((col / 8) ^ ((r >> 1) & 3)) + 2 * (col % 8),
+                      &rows[static_cast<size_t>((u * kSp24RunRows + r) * cols + ks * 32 + col)], 2);
+      // The unit's 8 strips are contiguous in StageSp24Meta's K stage ks (8 x 2 x 16 words).
+      std::memcpy(run + kSp24RunRows * 64, meta.data() + (ks * strips + 8 * u) * 32, kSp24RunRows * 8);
+    }
+  return out;
+}
+
 }  // namespace sparse

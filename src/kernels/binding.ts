@@ -251,6 +251,14 @@ export interface NativeKernels {
     steps: number
   }): Uint8Array
   /**
+   * The 2:4 runs the GEMM engine's `_ss` kernels read (native/common/sparse24.h, StageSp24Runs):
+   * one run of 9216 bytes per 128 rows and K stage of 64 columns, run (u, ks) at
+   * (u * ceil(ksteps / 2) + ks) * 9216; in it row r's 32 compressed values at 64 r, 16-byte chunk
+   * c at 16 (c ^ ((r >> 1) & 3)), then the 8 strips' metadata (2 k-steps of 16 words each). The
+   * strips are padded to a multiple of 48 (6 runs). Throws a RangeError as sp24Format does.
+   */
+  sp24Runs(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array}): Uint8Array
+  /**
    * The streaming engine's launch plan (native/common/stream_plan.h) for a list of rowBlocks x
    * kstages on a device holding resident[c - 1] clusters of c blocks at once (c = 1..8):
    * cluster > 1 split-K in clusters (grid = rowBlocks x cluster), else stream-K over grid

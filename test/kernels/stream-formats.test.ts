@@ -169,6 +169,70 @@ describe('bitmap and 2:4 formats (built on the host)', () => {
     })
   }
 
+  // The GEMM engine's `_ss` runs (v61), decoded here from their documented layout
+  // (native/common/sparse24.h, StageSp24Runs) back to the CSR matrix; every byte outside the
+  // matrix checked to be padding (values zero, metadata 0x44444444).
+  for (const [m, k, seed, label, keep] of [
+    [16, 32, 1, 'one tile, exactly two per group', () => 2],
+    [45, 300, 2, 'M and K not multiples of 16 and 64', (r: number, g: number) => (r * 7 + g) % 3],
+    [130, 70, 3, 'two units; an odd number of k-steps (the last stage half padding)', () => 2],
+    [800, 96, 4, 'strips past 48: padded to 96 (12 units)', (r: number, g: number) => (r + g) % 3],
+    [1, 1, 5, 'one element', () => 1],
+  ] as const) {
+    it(`2:4 runs for the GEMM engine's _ss kernels decode to the CSR matrix: ${label}`, () => {
+      const csr = random24(m, k, seed, keep)
+      const runs = addon.sp24Runs({m, k, ...csr})
+      const ksteps = Math.ceil(k / 32)
+      const kstages = Math.ceil(ksteps / 2)
+      const units = (Math.ceil(Math.ceil(m / 16) / 48) * 48) / 8
+      const runBytes = 128 * 64 + 128 * 8
+      expect(runs.length).to.equal(units * kstages * runBytes)
+      const view = new DataView(runs.buffer, runs.byteOffset, runs.byteLength)
+      const got: number[][] = Array.from({length: m}, () => [])
+      for (let u = 0; u < units; u++)
+        for (let ks = 0; ks < kstages; ks++) {
+          const run = (u * kstages + ks) * runBytes
+          for (let r = 0; r < 128; r++) {
+            const row = 128 * u + r
+            for (let kt = 0; kt < 2; kt++) {
+              const inside = row < m && 2 * ks + kt < ksteps
+              const meta = run + 128 * 64 + Math.floor(r / 16) * 128 + kt * 64
+              for (let cc = 0; cc < 16; cc++) {
+                const c = 16 * kt + cc
+                const v = view.getUint16(run + 64 * r + 16 * ((c >> 3) ^ ((r >> 1) & 3)) + 2 * (c & 7), true)
+                const g = cc >> 1
+                const word = view.getUint32(meta + 4 * (2 * (r & 7) + (g >> 2)), true)
+                const nib = (word >>> (16 * ((r & 15) >> 3) + 4 * (g & 3))) & 15
+                if (!inside) {
+                  expect(v, `padding value at row ${row}`).to.equal(0)
+                  if (Math.floor(row / 16) * 16 >= m || 2 * ks + kt >= ksteps) expect(word, 'padding metadata').to.equal(0x44444444)
+                  continue
+                }
+                expect(nib & 3, 'indices ascend within a group').to.be.lessThan(nib >> 2)
+                if ((v & 0x7fff) === 0) continue
+                got[row].push(64 * ks + 32 * kt + 4 * g + ((nib >> (2 * (cc & 1))) & 3), v)
+              }
+            }
+          }
+        }
+      const flat: number[] = []
+      for (let row = 0; row < m; row++) for (let i = csr.rowOffsets[row]; i < csr.rowOffsets[row + 1]; i++) flat.push(row, csr.columnIndices[i], csr.values[i])
+      const back: number[] = []
+      got.forEach((pairs, row) => {
+        const order = Array.from({length: pairs.length / 2}, (_, i) => i).sort((a, b) => pairs[2 * a] - pairs[2 * b])
+        for (const i of order) back.push(row, pairs[2 * i], pairs[2 * i + 1])
+      })
+      expect(back).to.deep.equal(flat)
+    })
+  }
+
+  it('sp24Runs refuses a matrix that is not 2:4', () => {
+    const rowOffsets = Int32Array.from([0, 3])
+    const columnIndices = Int32Array.from([0, 1, 2])
+    const values = Uint16Array.from([0x3c00, 0x3c00, 0x3c00])
+    expect(() => addon.sp24Runs({m: 1, k: 4, rowOffsets, columnIndices, values})).to.throw(RangeError, /not 2:4/)
+  })
+
   it('2:4: a matrix that is not 2:4 is refused, naming the first offending group', () => {
     // Row 1 has three nonzeros in columns 4..7.
     const rowOffsets = Int32Array.from([0, 2, 5])

@@ -44,18 +44,16 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
     expect(r.status).to.equal(0)
   })
 
-  // The workbench-only switches (gemm_engine.cuh: v59's 2:4 consumer loop unrolled by two, v60's
-  // `_ss` A and metadata as contiguous runs) compile, through GEMM_DEFS, into the 2:4 workbench,
-  // whose selftest then passes; a -D the build cannot take fails it. The maps' L2 promotion is
-  // read at run time. What they change in time needs the GPU (gemm-engine.md "v59", "v60").
-  it('builds the 2:4 workbench with the A/B switches (GEMM_DEFS), fails on a bad one, reads GEMM_L2_PROMO_*', function () {
+  // The 2:4 workbench alone (SP24=1: the engine's 2:4 consumer loop unrolled by two and the `_ss`
+  // runs, the workbench switches of v59-v60 that are the engine's own since v61) builds and its
+  // selftest passes, the `_ss` runs (StageSp24Runs) checked against the compressed rows and
+  // metadata they are built from; GEMM_DEFS reaches the compiler (a -D the build cannot take fails
+  // it). The maps' L2 promotion is read at run time. Times need the GPU (gemm-engine.md "v61").
+  it('builds the 2:4 workbench (SP24, GEMM_DEFS), fails on a bad -D, reads GEMM_L2_PROMO_*', function () {
     const nvcc = nvccOrSkip(this)
     const dir = tmp()
     const env = {...process.env, NVCC: nvcc, SP24: '1'}
-    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
-      encoding: 'utf8',
-      env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_SP_UNROLL2 -DSPARSE_GEMM_SS_RUN'},
-    })
+    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {encoding: 'utf8', env})
     expect(build.status, build.stdout + build.stderr).to.equal(0)
     const r = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8'})
     expect(r.stdout, r.stderr).to.match(/f16_ss1_tma4_n256_s5/)

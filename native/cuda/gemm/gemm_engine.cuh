@@ -38,9 +38,10 @@
 //     wgmma.mma_async.sp (ConsumeSp), tiles of 128 kSpMS rows; clusters of 2 along M as for
 //     dense A (v54, workbench: each block copies its own A and half of B, multicast).
 //   - 2:4 A read from shared memory (kSpSs, the `_ss` variants): A's stage is the compressed
-//     values (a plain row-major matrix of K / 2 columns, Sp24CompressedRows) cut by the tensor
-//     copies like dense A but 64-byte swizzled, and the stage's metadata (StageSp24Meta, one
-//     bulk copy); consumer warps load only the metadata words, and wgmma.mma_async.sp reads A
+//     values, already in the 64-byte swizzle's order, and their metadata, one contiguous run per
+//     128 rows (StageSp24Runs, SsRunOffset; v61: a tensor copy of a plain row-major matrix of
+//     K / 2 columns before), two bulk copies per run; consumer warps load only the metadata
+//     words, and wgmma.mma_async.sp reads A
 //     through a descriptor, so no registers hold A and tiles reach 256 x 192 and 384 x 128
 //     (fewer bytes per multiply: the 2:4 kernels are limited by what an SM takes in).
 //   - unstructured A (kUn, issue 25 step 3): A's stage is one run of the pair stream
@@ -114,28 +115,15 @@ constexpr bool kGemmPdl = true;
 constexpr bool kGemmPdl = false;
 #endif
 
-// Workbench-only switches, for an A/B of builds (the addon defines neither, so its kernels are
-// unchanged). SPARSE_GEMM_SP_UNROLL2 (v59): the 2:4 and unstructured consumers' main loop unrolled
-// by two, so that each fragment buffer has its own loads (v59's SASS: one load, then predicated
-// moves into the buffer the stage's parity picks, 10 % of the warps' samples waiting on those
-// moves; v60, an H100: 0.961x the 128 x 256 `_ss1` tile's time). v59's L2 cache policies on the
-// tensor copies, v60's B in one 3-D box and A's fragments loaded from global memory were measured
-// (v60: no change, no change, 1.15-1.38x slower) and removed (in git at 82b75d1).
-#if defined(SPARSE_GEMM_SP_UNROLL2)
-constexpr bool kGemmSpUnroll2 = true;
-#else
-constexpr bool kGemmSpUnroll2 = false;
-#endif
-// SPARSE_GEMM_SS_RUN (v60, workbench only): the `_ss` kernels' A and metadata from one contiguous
-// run per 128 rows and K stage (SsRunOffset: A's 8 KB already in the 64-byte swizzle's order, then
-// its 1 KB of metadata), two bulk copies each, instead of a tensor copy of a 128-row box of 64-byte
-// rows (128 rows 4 KB apart in memory) and the metadata's bulk copy. Params::a_tiles holds the runs.
-// (v60, an H100: 0.974x the 128 x 256 `_ss1` tile's time.)
-#if defined(SPARSE_GEMM_SS_RUN)
-constexpr bool kGemmSsRun = true;
-#else
-constexpr bool kGemmSsRun = false;
-#endif
+// (v61) Two workbench switches of v59-v60 are the engine's own now: the 2:4 consumers' main loop
+// unrolled by two, so that each fragment buffer has its own loads (ConsumeSp), and the `_ss`
+// kernels' A and metadata from one contiguous run per 128 rows and K stage (SsRunOffset), in two
+// bulk copies, instead of a tensor copy of 128 rows of 64 bytes lying K bytes apart. On an H100's
+// workbench (v61, one call, against three runs of the old build): the 128 x 256 `_ss1` tile 0.938x
+// and 0.919x its time with both (unroll2 alone 0.956x, the runs alone 0.979x), 256 x 192 `_ss2`
+// 0.967-0.983x, 256 x 128 `sp2` unchanged (docs/gemm-engine.md "v61"). v59's L2 cache policies on
+// the tensor copies, v60's B in one 3-D box and A's fragments loaded from global memory were
+// measured (v60: no change, no change, 1.15-1.38x slower) and removed (in git at 82b75d1).
 
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
 struct Params {
@@ -148,11 +136,9 @@ struct Params {
   // (common/sparse24.h) with kSpStageStrips (16) strips and 2 k-steps per stage, one form for
   // both tile heights (SpStageOffset: a tile's stage is one contiguous run).
   const void* a_tiles;
-  // 2:4 variants with A from shared memory (kSpSs): a_map is over the compressed values
-  // (Sp24CompressedRows: K / 2 innermost, box 32 x 128, 64-byte swizzle), a_meta their
-  // metadata (StageSp24Meta(t, kSsStripMultiple, 2)) with meta_strips strips per K stage.
-  const void* a_meta;
-  int meta_strips;
+  // 2:4 variants with A from shared memory (kSpSs): a_tiles holds the runs instead
+  // (StageSp24Runs(t, kSsStripMultiple), common/sparse24.h; SsRunOffset), and ss is 1.
+  int ss;
   // Unstructured variants (kUn): a_tiles holds the pair stream's runs and a_runs its offset
   // table (m_blocks k_blocks + 1 entries in 16-byte units: run (mb, kb) is entry mb k_blocks + kb);
   // a_run_max the longest run's bytes (a kernel whose slot is shorter refuses the launch).
@@ -291,27 +277,29 @@ __host__ __device__ constexpr int64_t SpStageOffset(int sp, int k_blocks, int mb
          static_cast<int64_t>(mb % (2 / sp)) * (kSpStageBytes / 2);
 }
 
-// The `_ss` form's strips per K stage are padded to a multiple of this (48 strips: 768 rows),
-// so tiles of 128, 256 and 384 rows read whole runs of it.
-constexpr int kSsStripMultiple = 48;
-// Where the metadata of tile row block mb (tiles of `rows` rows), K stage kb starts in the
-// `_ss` form (bytes): its rows / 16 strips are contiguous, 128 bytes each (2 k-steps of 16
-// words). Shared by the producer and the workbench's selftest.
+// The `_ss` form's strips are padded to a multiple of this (48 strips: 768 rows, 6 runs of 128
+// rows), so tiles of 128, 256 and 384 rows read whole runs of it.
+constexpr int kSsStripMultiple = kSp24RunStripMultiple;
+// Where the metadata of tile row block mb (tiles of `rows` rows), K stage kb starts in
+// StageSp24Meta's form with meta_strips strips per K stage (bytes): its rows / 16 strips are
+// contiguous, 128 bytes each (2 k-steps of 16 words). The workbench's selftest reads the runs'
+// metadata against it.
 __host__ __device__ constexpr int64_t SsMetaOffset(int meta_strips, int rows, int mb, int kb) {
   return (static_cast<int64_t>(kb) * meta_strips + static_cast<int64_t>(mb) * (rows / 16)) * 128;
 }
-// The runs of kGemmSsRun: unit u (rows 128 u..) at K stage kb is kSsRunBytes at
+// The `_ss` kernels' runs (StageSp24Runs): unit u (rows 128 u..) at K stage kb is kSsRunBytes at
 // (u k_blocks + kb) kSsRunBytes: row r's 64 bytes of compressed values at 64 r, their 16-byte
-// chunk c at 16 (c ^ ((r >> 1) & 3)) (the 64-byte swizzle, as the tensor copy writes them), then
-// the unit's 8 strips' metadata (128 bytes each, as SsMetaOffset's). SsMetaStrips(m) / 8 units
+// chunk c at 16 (c ^ ((r >> 1) & 3)) (the 64-byte swizzle wgmma's descriptor reads), then the
+// unit's 8 strips' metadata (128 bytes each, as SsMetaOffset's). SsMetaStrips(m) / 8 units
 // (a multiple of 6: tiles of 128, 256 and 384 rows read whole runs).
 constexpr int kSsRunBytes = kMTile * 64 + kMTile * 8;
+static_assert(kSsRunBytes == kSp24RunBytes && kMTile == kSp24RunRows, "one `_ss` run form (common/sparse24.h)");
 __host__ __device__ constexpr int64_t SsRunOffset(int k_blocks, int unit, int kb) {
   return (static_cast<int64_t>(unit) * k_blocks + kb) * kSsRunBytes;
 }
-// The `_ss` form's strips per K stage for M rows (Params::meta_strips), and its compressed
-// values' columns for K (K / 2, padded to whole k-steps of 16): the sizes StageSp24Meta and
-// Sp24CompressedRows give, which MakeParams and the workbench's selftest address.
+// The strips per K stage of StageSp24Meta(t, kSsStripMultiple, 2) for M rows (8 times the runs'
+// units), and the compressed values' columns for K (K / 2, padded to whole k-steps of 16): the
+// sizes StageSp24Meta and Sp24CompressedRows give, which the workbench's selftest addresses.
 __host__ __device__ constexpr int SsMetaStrips(int m) {
   return ((m + 15) / 16 + kSsStripMultiple - 1) / kSsStripMultiple * kSsStripMultiple;
 }
@@ -582,7 +570,7 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   constexpr int kAtomsPerBlock = kNTile / kAtomN / kBSplit;
   static_assert(kNTile / kAtomN % kBSplit == 0, "the B stage splits into whole atoms per cluster block");
   static_assert(!kAlongN || (kCluster == 2 && kSpMS == 0 && kUn == 0), "clusters along N: pairs, dense A");
-  if constexpr (kSpMS == 0 || kSpSs) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
+  if constexpr (kSpMS == 0) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
   PrefetchTensorMap(&p.b_map);
   int stage = 0;
   uint32_t phase = 0;
@@ -634,7 +622,8 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
       if constexpr (kUn) {
         engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + 16 * static_cast<int64_t>(run0), run_bytes,
                          full);
-      } else if constexpr (kSpSs && kGemmSsRun) {
+      } else if constexpr (kSpSs) {
+        // Each 128-row unit's run: its values into the stage's A, its metadata after B.
 #pragma unroll
         for (int h = 0; h < L::kRows / kMTile; ++h) {
           const unsigned char* run = static_cast<const unsigned char*>(p.a_tiles) +
@@ -642,13 +631,6 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
           engine::BulkCopy(st + h * kMTile * 64, run, kMTile * 64, full);
           engine::BulkCopy(st + L::kABytes + L::kBBytes + h * kMTile * 8, run + kMTile * 64, kMTile * 8, full);
         }
-      } else if constexpr (kSpSs) {
-#pragma unroll
-        for (int h = 0; h < L::kRows / kMTile; ++h)
-          engine::TensorCopy2d(st + h * kMTile * 64, &p.a_map, kb * (kKTile / 2), mb * L::kRows + h * kMTile, full);
-        engine::BulkCopy(st + L::kABytes + L::kBBytes,
-                         static_cast<const unsigned char*>(p.a_meta) + SsMetaOffset(p.meta_strips, L::kRows, amb, kb),
-                         L::kMetaBytes, full);
       } else if constexpr (kSpMS > 0)
         engine::BulkCopy(st, static_cast<const unsigned char*>(p.a_tiles) + SpStageOffset(kSpMS, p.k_blocks, amb, kb),
                          L::kABytes, full);
@@ -1249,9 +1231,10 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
       __syncwarp();
       return true;
     };
-    if constexpr (kGemmSpUnroll2) {
-      // (workbench only, v59) stage i from fragment buffer kB (i's parity), then the next
-      // stage's fragments into the other; the loop unrolled by two, so each buffer has its loads.
+    if constexpr (kUn == 0) {
+      // 2:4: stage i from fragment buffer kB (i's parity), then the next stage's fragments into
+      // the other; the loop unrolled by two, so each buffer has its own loads (v59's SASS of the
+      // loop below: one load, then predicated moves into the buffer the parity picks; v61).
       auto step = [&](auto buf, int i) {
         constexpr int kB = decltype(buf)::value;
         const uint32_t st = ring0 + stage * L::kStageBytes;
@@ -1266,6 +1249,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
         if (i + 1 < len) step(std::integral_constant<int, 1>{}, i + 1);
       }
     } else {
+      // Unstructured A: the same loop, not unrolled (the unrolled one is unmeasured there).
       for (int i = 0; i < len; ++i) {
         const uint32_t st = ring0 + stage * L::kStageBytes, b0 = st + L::kABytes;
         if ((i & 1) == 0)

@@ -63,30 +63,27 @@ inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 // sp_ms > 0: A is 2:4, `a` its staged tiles (StageSp24Tiles(tiles, kSpStageStrips, 2): device,
 // 16-byte aligned) for the kSpMS = sp_ms kernels, tiles of 128 sp_ms rows; K need not be a
 // multiple of 8 then (no tensor map of A).
-// a_meta non-null: the `_ss` kernels' form instead (sp_ms 1 to 3): `a` the compressed values
-// (Sp24CompressedRows), a_meta their metadata (StageSp24Meta(tiles, kSsStripMultiple, 2)), both
-// on the device, 16-byte aligned.
+// ss: the `_ss` kernels' form instead (sp_ms 1 to 3): `a` the runs of the compressed values
+// and their metadata (StageSp24Runs(tiles, kSsStripMultiple)), on the device, 16-byte aligned.
 // a_runs non-null: unstructured A (the kUn kernels, sp_ms 1): `a` the pair stream's runs and
 // a_runs its offset table (BuildUnstStream with kUnStrips strips, kKTile columns a stage,
 // UnstLayout::kPairFrag), both on the device, `a` 16-byte aligned; a_run_max its longest run in
 // bytes (UnRunMax, common/gemm_plan.h: a kernel whose slots are shorter refuses it).
 inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
                               int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0,
-                              int sp_ms = 0, const void* a_meta = nullptr, const uint32_t* a_runs = nullptr,
+                              int sp_ms = 0, bool ss = false, const uint32_t* a_runs = nullptr,
                               int a_run_max = 0) {
   namespace g = cuda::gemm;
-  const bool ss = a_meta != nullptr;
   if (!CanImplement(m, n, sp_ms > 0 ? 8 : k, a, b, c) || k < 1 || group < 1 || sp_ms < 0 || sp_ms > (ss ? 3 : 2) ||
-      (ss && (sp_ms == 0 || (reinterpret_cast<uintptr_t>(a_meta) & 15) != 0)) || (a_runs && (ss || sp_ms != 1)))
+      (ss && sp_ms == 0) || (a_runs && (ss || sp_ms != 1)))
     return cudaErrorInvalidValue;
   p->c = c, p->b = b, p->m = m, p->n = n, p->k = k, p->group = group;
   p->pdl = 0;  // (the workbench's GEMM_PDL sets it after)
-  p->a_tiles = sp_ms > 0 && !ss ? a : nullptr;
-  p->a_meta = a_meta;
+  p->a_tiles = sp_ms > 0 ? a : nullptr;
+  p->ss = ss ? 1 : 0;
   p->a_runs = a_runs;
   p->a_run_max = a_run_max;
   p->a_dense = sp_ms == 0 ? a : nullptr;
-  p->meta_strips = g::SsMetaStrips(m);
   p->partials = partials, p->flags = flags, p->slots = slots;
   const int rows = sp_ms > 0 ? g::kMTile * sp_ms : g::kMTile;
   p->m_blocks = (m + rows - 1) / rows;
@@ -95,12 +92,9 @@ inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* 
   p->m_units = p->m_blocks;  // Launch pairs them for clusters
   p->n_units = p->n_blocks;  // (or the column blocks, for clusters along N)
   p->grid = 1, p->dp_tiles = p->m_blocks * p->n_blocks, p->sk_tiles = 0;  // Decompose sets these per launch
-  // (2:4 tiles: no tensor map of A; the stages are plain bulk copies. `_ss`: a map of the
-  // compressed values, boxes of one K stage's 32.)
-  cudaError_t e = ss ? Map2d(&p->a_map, a, g::SsColumns(k), m, g::kKTile / 2, g::kMTile, CU_TENSOR_MAP_SWIZZLE_64B,
-                             OperandPromotion(0))
-                  : sp_ms > 0 ? cudaSuccess
-                              : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile, CU_TENSOR_MAP_SWIZZLE_128B, OperandPromotion(0));
+  // (2:4 tiles, `_ss` runs included: no tensor map of A; the stages are plain bulk copies.)
+  cudaError_t e = sp_ms > 0 ? cudaSuccess
+                            : Map2d(&p->a_map, a, k, m, g::kKTile, g::kMTile, CU_TENSOR_MAP_SWIZZLE_128B, OperandPromotion(0));
   if (e == cudaSuccess) e = Map2d(&p->b_map, b, n, k, g::kAtomN, g::kKTile, CU_TENSOR_MAP_SWIZZLE_128B, OperandPromotion(1));
   if (e == cudaSuccess) e = Map2d(&p->c_map, c, n, m, g::kAtomN, g::kMTile / 2);
   return e;
@@ -178,9 +172,7 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
   const auto kernel = cuda::gemm::GemmKernel<kType, kNTile, kStages, kTmaStore, kCluster, kSpMS, kSpSs, kUn, kUnWhole,
                                              kDenseResum, kAlongN>;
   // A's form must match the kernel's (and the rows its parameters were made for).
-  // (The workbench's kGemmSsRun: the `_ss` kernels read their runs from a_tiles too.)
-  if ((kSpMS > 0 && (!kSpSs || cuda::gemm::kGemmSsRun)) != (params.a_tiles != nullptr) ||
-      kSpSs != (params.a_meta != nullptr) || (kUn > 0) != (params.a_runs != nullptr) ||
+  if ((kSpMS > 0) != (params.a_tiles != nullptr) || kSpSs != (params.ss != 0) || (kUn > 0) != (params.a_runs != nullptr) ||
       (kUn > 0 && params.a_run_max > L::kABytes) ||
       (kDenseResum && params.a_dense == nullptr) || params.m_blocks != (params.m + L::kRows - 1) / L::kRows)
     return cudaErrorInvalidValue;

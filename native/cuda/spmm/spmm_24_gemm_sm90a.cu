@@ -56,8 +56,9 @@ namespace gemm24 {
 
 // One configuration: tile rows (128 sp), tile columns, ring stages, stream-K, cluster size (2:
 // clusters of 2 along M, B multicast; no stream-K).
-// ss 1: A read by wgmma from shared memory (the `_ss` form: the compressed rows through a tensor
-// map and the staged metadata; v54), not the staged tiles through registers.
+// ss 1: A read by wgmma from shared memory (the `_ss` form: since v61 the compressed rows and
+// their metadata as one run per 128 rows and K stage, StageSp24Runs; v54-v60 the rows through a
+// tensor map and the staged metadata), not the staged tiles through registers.
 struct GemmChoice {
   int sp, n_tile, stages, stream_k, cluster = 1, ss = 0;
 };
@@ -88,7 +89,7 @@ constexpr int kSelected[] = {0, 2, 3, 4, 9, 10};
 // where a whole 128 x 256 C tile would leave room for only 3 stages, or (4) a quarter, for a fifth.
 constexpr int TmaStoreOf(const GemmChoice& c) { return c.n_tile != 256 || c.stages < 4 ? 1 : c.stages >= 5 ? 4 : 2; }
 constexpr int kStageStrips = 16;  // gemm_engine.cuh's kSpStageStrips (checked there)
-constexpr int kSsStripMultiple = 48;  // gemm_engine.cuh's kSsStripMultiple (checked there)
+constexpr int kSsStripMultiple = kSp24RunStripMultiple;  // gemm_engine.cuh's kSsStripMultiple (checked there)
 constexpr int kGemm24MinN = 128;  // the selection's smallest N (the streaming engine's largest is 64)
 
 inline int ConfigIndex(const GemmChoice& c) {
@@ -99,8 +100,8 @@ inline int ConfigIndex(const GemmChoice& c) {
   return -1;
 }
 
-// The staged tiles, or (ss, the `_ss1` variants) the compressed rows and their metadata staged by
-// K stage, and the stream-K workspace (partial sums and flags for `slots` blocks; the flags are
+// The staged tiles, or (ss, the `_ss1` variants) the runs of the compressed rows and their
+// metadata, one per 128 rows and K stage (StageSp24Runs; v61), and the stream-K workspace (partial sums and flags for `slots` blocks; the flags are
 // zero between launches).
 class Sp24GemmMatrix : public SpmmOperand {
  public:
@@ -108,10 +109,8 @@ class Sp24GemmMatrix : public SpmmOperand {
     m_ = t.m, k_ = t.k, dtype_ = dtype;
     cudaError_t e = cudaSuccess;
     if (ss) {
-      const std::vector<uint16_t> rows = Sp24CompressedRows(t);
-      const std::vector<uint32_t> meta = StageSp24Meta(t, kSsStripMultiple, 2);
-      e = rows_.Upload(rows.data(), rows.size() * sizeof(uint16_t), stream);
-      if (e == cudaSuccess) e = meta_.Upload(meta.data(), meta.size() * sizeof(uint32_t), stream);
+      const std::vector<uint8_t> runs = StageSp24Runs(t, kSsStripMultiple);
+      e = runs_.Upload(runs.data(), runs.size(), stream);
     } else {
       const std::vector<uint8_t> staged = StageSp24Tiles(t, kStageStrips, 2);
       e = staged_.Upload(staged.data(), staged.size(), stream);
@@ -122,25 +121,24 @@ class Sp24GemmMatrix : public SpmmOperand {
   }
   cudaError_t CopyFrom(const Sp24GemmMatrix& o, cudaStream_t stream) {
     m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_;
-    cudaError_t e = CopyParts({{&staged_, &o.staged_}, {&rows_, &o.rows_}, {&meta_, &o.meta_}}, stream);
+    cudaError_t e = CopyParts({{&staged_, &o.staged_}, {&runs_, &o.runs_}}, stream);
     if (e == cudaSuccess) e = ws_.Allocate(stream);
     return e;
   }
-  size_t Bytes() const override { return staged_.bytes() + rows_.bytes() + meta_.bytes() + ws_.Bytes(); }
+  size_t Bytes() const override { return staged_.bytes() + runs_.bytes() + ws_.Bytes(); }
   cudaError_t Clone(std::unique_ptr<SpmmOperand>* out, cudaStream_t stream) const override {
     return CloneOperand(*this, out, stream);
   }
   const void* staged() const { return staged_.get(); }
-  const void* rows() const { return rows_.get(); }  // (ss; else null, as meta)
-  const void* meta() const { return meta_.get(); }
-  bool ss() const { return meta_.bytes() > 0; }
+  const void* runs() const { return runs_.get(); }  // (ss; else null)
+  bool ss() const { return runs_.bytes() > 0; }
   const GemmWorkspace& ws() const { return ws_; }
   int m() const { return m_; }
   int k() const { return k_; }
   DType dtype() const { return dtype_; }
 
  private:
-  DeviceBuffer staged_, rows_, meta_;
+  DeviceBuffer staged_, runs_;
   GemmWorkspace ws_;
   int m_ = 0, k_ = 0;
   DType dtype_ = DType::kF16;
@@ -280,7 +278,7 @@ bool SelectGemmFamily(const SpmmProblem& p, int sm_count, SpmmChoice* ch) {
 }
 
 // The operand holds the form the choice's kernel reads (the staged tiles, or for `_ss1` the
-// compressed rows and metadata).
+// runs of compressed rows and metadata).
 cudaError_t GemmPrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t stream,
                         std::unique_ptr<SpmmOperand>* out, std::string* why) {
 #if defined(SPARSE_SM90A)
@@ -298,9 +296,9 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
   const GemmChoice c = ch.Get<GemmChoice>();
   if (a.m() != p.m || a.k() != p.k || a.dtype() != p.dtype || a.ss() != (c.ss != 0)) return cudaErrorInvalidValue;
   cuda::gemm::Params params{};
-  cudaError_t e = gemm_host::MakeParams(&params, c.ss ? a.rows() : a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile,
+  cudaError_t e = gemm_host::MakeParams(&params, c.ss ? a.runs() : a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile,
                                         gemm_host::kRasterGroup, a.ws().partials(), a.ws().flags(), a.ws().slots(), c.sp,
-                                        c.ss ? a.meta() : nullptr);
+                                        c.ss != 0);
   if (e != cudaSuccess) return e;
   return a.ws().Launch(kKernelTable.For(p.dtype, ConfigIndex(c)), params, sm_count, c.stream_k, stream);
 #else

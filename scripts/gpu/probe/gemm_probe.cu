@@ -275,45 +275,19 @@ Sp24Tiles Tiles24(const std::vector<uint16_t>& a, int m, int k) {
 }
 
 // The forms the 2:4 kernels read: the staged tiles of every `_sp` kernel (StageSp24Tiles with
-// kSpStageStrips strips and 2 k-steps per stage), and the `_ss` kernels' compressed rows and
-// metadata (StageSp24Meta with kSsStripMultiple).
+// kSpStageStrips strips and 2 k-steps per stage) and the `_ss` kernels' runs (StageSp24Runs with
+// kSsStripMultiple); and, for the selftest's reference of the runs, the compressed rows and their
+// metadata by K stage (Sp24CompressedRows, StageSp24Meta), which the runs are built from.
 struct Forms24 {
   std::vector<uint8_t> staged;
   std::vector<uint16_t> rows;
   std::vector<uint32_t> meta;
-  std::vector<uint8_t> ssrun;  // (a build with SPARSE_GEMM_SS_RUN: the `_ss` kernels' runs)
+  std::vector<uint8_t> runs;
 };
-// The runs of SPARSE_GEMM_SS_RUN (gm::SsRunOffset) from the compressed rows (m x SsColumns(k))
-// and their metadata (StageSp24Meta with kSsStripMultiple): rows past M and columns past the
-// rows' end zero, the metadata as StageSp24Meta pads it.
-std::vector<uint8_t> SsRuns(const std::vector<uint16_t>& rows, const std::vector<uint32_t>& meta, int m, int k) {
-  const int kc = gm::SsColumns(k), strips = gm::SsMetaStrips(m), units = strips / 8, k_blocks = (k + 63) / 64;
-  std::vector<uint8_t> out(static_cast<size_t>(units) * k_blocks * gm::kSsRunBytes, 0);
-  for (int u = 0; u < units; ++u)
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      uint8_t* run = out.data() + gm::SsRunOffset(k_blocks, u, kb);
-      for (int r = 0; r < gm::kMTile; ++r) {
-        const int row = u * gm::kMTile + r;
-        if (row >= m) break;
-        for (int col = 0; col < 32; ++col) {
-          const int at = kb * 32 + col;
-          if (at >= kc) break;
-          const int c = col / 8, chunk = c ^ ((r >> 1) & 3);
-          std::memcpy(run + r * 64 + chunk * 16 + (col % 8) * 2, &rows[static_cast<size_t>(row) * kc + at], 2);
-        }
-      }
-      std::memcpy(run + gm::kMTile * 64,
-                  reinterpret_cast<const uint8_t*>(meta.data()) + gm::SsMetaOffset(strips, gm::kMTile, u, kb),
-                  gm::kMTile * 8);
-    }
-  return out;
-}
 Forms24 Forms(const std::vector<uint16_t>& a, int m, int k) {
   const Sp24Tiles tiles = Tiles24(a, m, k);
-  Forms24 f{StageSp24Tiles(tiles, gm::kSpStageStrips, 2), Sp24CompressedRows(tiles),
-            StageSp24Meta(tiles, gm::kSsStripMultiple, 2), {}};
-  if (gm::kGemmSsRun) f.ssrun = SsRuns(f.rows, f.meta, m, k);
-  return f;
+  return Forms24{StageSp24Tiles(tiles, gm::kSpStageStrips, 2), Sp24CompressedRows(tiles),
+                 StageSp24Meta(tiles, gm::kSsStripMultiple, 2), StageSp24Runs(tiles, gm::kSsStripMultiple)};
 }
 
 // A random unstructured matrix: each weight kept with probability 1 - sparsity; with `awkward`,
@@ -645,10 +619,10 @@ int SelfTest() {
           });
         ok = ok && DecodedIs(back, m_blocks * rows, k_blocks * 64, a, sh.m, sh.k);
         if (!ok && ++failures <= 5) std::printf("FAIL 2:4 ss form sp %d M %d K %d\n", sp, sh.m, sh.k);
-        // The same form as SPARSE_GEMM_SS_RUN's runs (SsRuns): every 128-row unit of every tile
-        // height's blocks present, its values un-swizzled and its metadata the form's.
+        // The runs the `_ss` kernels read (StageSp24Runs) hold that form: every 128-row unit of
+        // every tile height's blocks present, its values un-swizzled and its metadata the form's.
         ++cases;
-        const std::vector<uint8_t> runs = SsRuns(f.rows, f.meta, sh.m, sh.k);
+        const std::vector<uint8_t>& runs = f.runs;
         const int units = meta_strips / 8;
         bool run_ok = units % 6 == 0 && m_blocks * sp <= units &&
                       runs.size() == static_cast<size_t>(units) * k_blocks * gm::kSsRunBytes;
@@ -814,11 +788,8 @@ int Check() {
       CK(cudaMemcpy(drunsw.p, unw.offsets.data(), drunsw.bytes, cudaMemcpyHostToDevice));
       std::printf("M %5d K %5d: pair stream %zu bytes; with whole tiles (%d registers or more) %zu bytes, %lld whole tiles\n",
                   s.m, s.k, un.Bytes(), WholeMin(), unw.Bytes(), unw.stats.whole_tiles);
-      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size()), drows(f24.rows.size() * 2),
-          dmeta(f24.meta.size() * 4), dssrun(f24.ssrun.size() + 16);
-      if (!f24.ssrun.empty()) CK(cudaMemcpy(dssrun.p, f24.ssrun.data(), f24.ssrun.size(), cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(drows.p, f24.rows.data(), drows.bytes, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(dmeta.p, f24.meta.data(), dmeta.bytes, cudaMemcpyHostToDevice));
+      DevBuf da(a.size() * 2), db(b.size() * 2), dc(ref_dense.size() * 2), ds(staged.size()), dss(f24.runs.size());
+      CK(cudaMemcpy(dss.p, f24.runs.data(), dss.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(da.p, a.data(), da.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(db.p, b.data(), db.bytes, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(ds.p, staged.data(), ds.bytes, cudaMemcpyHostToDevice));
@@ -826,14 +797,13 @@ int Check() {
       for (const Variant& v : kVariants) {
         if (v.type != t || !Picked(v, false) || (v.sp == 0 && s.k % 8 != 0)) continue;
         const std::vector<double>& ref = v.un ? refun : v.sp ? ref24 : ref_dense;
-        const void* a_dev = v.un ? (v.whole ? dunw.p : dun.p) : v.sp == 0 ? da.p : v.ss ? drows.p : ds.p;
+        const void* a_dev = v.un ? (v.whole ? dunw.p : dun.p) : v.sp == 0 ? da.p : v.ss ? dss.p : ds.p;
         const int run_max = v.whole ? unw_max : un_max;
         gm::Params p;
         CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                                 ws.blocks, v.sp, v.ss ? dmeta.p : nullptr,
+                                 ws.blocks, v.sp, v.ss,
                                  v.un ? static_cast<const uint32_t*>(v.whole ? drunsw.p : druns.p) : nullptr, run_max));
         p.pdl = Pdl();
-        if (v.ss && gm::kGemmSsRun) p.a_tiles = dssrun.p;
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
         // across tiles (and for stream-K: whole-tile rounds, then runs of many stages).
         if (v.un && run_max > gm::UnStageBytes(v.un)) {
@@ -881,7 +851,7 @@ int Check() {
 enum class AForm { kDense, kSp24, kUnst };
 AForm FormOf(const Variant& v) { return v.un ? AForm::kUnst : v.sp ? AForm::kSp24 : AForm::kDense; }
 struct Operands {
-  std::vector<DevBuf*> a, b, staged, rows, meta, runs, ssrun;
+  std::vector<DevBuf*> a, b, staged, runs, ss;
   DevBuf c;
   int m, k, n;
   int run_max = 0;  // (unstructured) the pair stream's longest run
@@ -916,9 +886,7 @@ struct Operands {
       upload(&b, hb.data(), hb.size() * 2);
       if (sparse) {
         upload(&staged, f.staged.data(), f.staged.size());
-        upload(&rows, f.rows.data(), f.rows.size() * 2);
-        upload(&meta, f.meta.data(), f.meta.size() * 4);
-        if (!f.ssrun.empty()) upload(&ssrun, f.ssrun.data(), f.ssrun.size());
+        upload(&ss, f.runs.data(), f.runs.size());
       }
       if (form == AForm::kUnst) {
         upload(&staged, un.data.data(), un.data.size());
@@ -927,18 +895,17 @@ struct Operands {
     }
   }
   ~Operands() {
-    for (auto* v : {&a, &b, &staged, &rows, &meta, &runs, &ssrun})
+    for (auto* v : {&a, &b, &staged, &runs, &ss})
       for (DevBuf* x : *v) delete x;
   }
   std::vector<gm::Params> Launches(const Variant& v, int group, const Workspace& ws) const {
     std::vector<gm::Params> ps(a.size());
     for (size_t i = 0; i < a.size(); ++i) {
-      const void* a_dev = v.sp == 0 ? a[i]->p : v.ss ? rows.at(i)->p : staged.at(i)->p;
+      const void* a_dev = v.sp == 0 ? a[i]->p : v.ss ? ss.at(i)->p : staged.at(i)->p;
       CK(gemm_host::MakeParams(&ps[i], a_dev, b[i]->p, c.p, m, n, k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                               ws.blocks, v.sp, v.ss ? meta.at(i)->p : nullptr,
+                               ws.blocks, v.sp, v.ss,
                                v.un ? static_cast<const uint32_t*>(runs.at(i)->p) : nullptr, run_max));
       ps[i].pdl = Pdl();
-      if (v.ss && gm::kGemmSsRun) ps[i].a_tiles = ssrun.at(i)->p;
     }
     return ps;
   }
