@@ -138,7 +138,10 @@ struct Params {
   const void* a_tiles;
   // 2:4 variants with A from shared memory (kSpSs): a_tiles holds the runs instead
   // (StageSp24Runs(t, kSsStripMultiple), common/sparse24.h; SsRunOffset), and ss is 1.
+  // (v61: ss and reserved take the 16 bytes of the two fields the runs replaced, so that the
+  // fields below keep their offsets and the other kernels' code is unchanged.)
   int ss;
+  int reserved[3];
   // Unstructured variants (kUn): a_tiles holds the pair stream's runs and a_runs its offset
   // table (m_blocks k_blocks + 1 entries in 16-byte units: run (mb, kb) is entry mb k_blocks + kb);
   // a_run_max the longest run's bytes (a kernel whose slot is shorter refuses the launch).
