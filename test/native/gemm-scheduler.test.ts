@@ -44,19 +44,23 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
     expect(r.status).to.equal(0)
   })
 
-  // The 2:4 workbench alone (SP24=1: the engine's 2:4 consumer loop unrolled by two and the `_ss`
-  // runs, the workbench switches of v59-v60 that are the engine's own since v61) builds and its
+  // The 2:4 workbench alone (SP24=1) with the workbench switch through GEMM_DEFS (v61's early test
+  // of the next stage's barrier; v59-v60's two are the engine's own since v61) builds and its
   // selftest passes, the `_ss` runs (StageSp24Runs) checked against the compressed rows and
-  // metadata they are built from; GEMM_DEFS reaches the compiler (a -D the build cannot take fails
-  // it). The maps' L2 promotion is read at run time. Times need the GPU (gemm-engine.md "v61").
-  it('builds the 2:4 workbench (SP24, GEMM_DEFS), fails on a bad -D, reads GEMM_L2_PROMO_*', function () {
+  // metadata they are built from; a -D the build cannot take fails it. The maps' L2 promotion is
+  // read at run time. Times need the GPU (gemm-engine.md "v61").
+  it('builds the 2:4 workbench with the A/B switch (GEMM_DEFS), fails on a bad -D, reads GEMM_L2_PROMO_*', function () {
     const nvcc = nvccOrSkip(this)
     const dir = tmp()
     const env = {...process.env, NVCC: nvcc, SP24: '1'}
-    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {encoding: 'utf8', env})
+    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
+      encoding: 'utf8',
+      env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_EARLY_TEST'},
+    })
     expect(build.status, build.stdout + build.stderr).to.equal(0)
     const r = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8'})
-    expect(r.stdout, r.stderr).to.match(/f16_ss1_tma4_n256_s5/)
+    expect(r.stdout, r.stderr).to.match(/f16_ss1_tma4_n256_s5\n/)
+    expect(r.stdout, 'v61: the 5-stage 128 x 256 tile in clusters').to.match(/f16_ss1_tma4_mc_n256_s5\n/)
     const self = spawnSync(join(dir, 'gemm_probe'), ['selftest'], {encoding: 'utf8'})
     expect(self.stdout, self.stderr).to.match(/selftest: [1-9]\d* cases, 0 failures/)
     // The maps' L2 promotion (GEMM_L2_PROMO_A / _B): a value it knows is taken and said, any

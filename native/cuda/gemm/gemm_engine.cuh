@@ -125,6 +125,16 @@ constexpr bool kGemmPdl = false;
 // the tensor copies, v60's B in one 3-D box and A's fragments loaded from global memory were
 // measured (v60: no change, no change, 1.15-1.38x slower) and removed (in git at 82b75d1).
 
+// SPARSE_GEMM_EARLY_TEST (v61, workbench only, for an A/B of builds; the addon does not define
+// it): the 2:4 consumers test the next stage's full barrier (mbarrier.test_wait, which does not
+// block) before their wait on the tensor cores, and skip the blocking wait after it when the
+// stage was in, as cuSPARSELt's consumers issue that check (v59's source page).
+#if defined(SPARSE_GEMM_EARLY_TEST)
+constexpr bool kGemmEarlyTest = true;
+#else
+constexpr bool kGemmEarlyTest = false;
+#endif
+
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
 struct Params {
   CUtensorMap a_map;  // A as a K x M tensor (K innermost), box 64 x 128, 128-byte swizzle
@@ -1077,6 +1087,17 @@ __device__ __forceinline__ void DecodeUnTile(uint32_t rec, uint32_t vals, uint32
   }
 }
 
+// Whether the barrier's phase with this parity is complete, without waiting (kGemmEarlyTest);
+// acquire, as MbarWait's try_wait.
+__device__ __forceinline__ uint32_t MbarTest(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(bar), "r"(parity)
+               : "memory");
+  return done;
+}
+
 template <int kSpMS, bool kSpSs, int kUn, int kBuf, int kUnWhole = 0>
 __device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int cw,
                                                 uint32_t (&af)[2][kSpMS][kFragSteps<kUn>][4],
@@ -1217,6 +1238,10 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     // After stage i's issue: stage i - 1's group is complete, so its slot and its fragment buffer
     // are free; then the wait for stage i + 1, if any (true: it is in, at ring0 + stage's bytes).
     auto advance = [&](int i) {
+      uint32_t in = 0;  // (kGemmEarlyTest) stage i + 1 found complete before the wait below
+      if constexpr (kGemmEarlyTest) {
+        if (i + 1 < len) in = MbarTest(full0 + 8 * (stage + 1 == kStages ? 0 : stage + 1), stage + 1 == kStages ? phase ^ 1 : phase);
+      }
       wg::Wait<1>();
 #pragma unroll
       for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
@@ -1227,7 +1252,7 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 #if defined(SPARSE_GEMM_TRACE)
       const unsigned long long t_wait = TraceClock();
 #endif
-      engine::MbarWait(full0 + 8 * stage, phase);
+      if (!in) engine::MbarWait(full0 + 8 * stage, phase);
 #if defined(SPARSE_GEMM_TRACE)
       waits += TraceClock() - t_wait;
 #endif
