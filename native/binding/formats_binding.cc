@@ -100,17 +100,20 @@ Napi::Value Sp24StagedJs(const Napi::CallbackInfo& info) {
   return CopyToJs<Napi::Uint8Array>(info.Env(), staged.data(), staged.size());
 }
 
-// sp24Runs({m, k, rowOffsets, columnIndices, values: Uint16Array}) -> Uint8Array: the runs the
-// GEMM engine's `_ss` kernels read (StageSp24Runs in common/sparse24.h: one run of
+// sp24Runs({m, k, rowOffsets, columnIndices, values: Uint16Array, unitMultiple}) -> Uint8Array:
+// the runs the GEMM engine's `_ss` kernels read (StageSp24Runs in common/sparse24.h: one run of
 // kSp24RunBytes per 128 rows and K stage of 64 columns, the compressed values 64-byte swizzled,
-// then their metadata), units padded as the addon pads them (48 strips). Synchronous; pure C++.
+// then their metadata), ceil(m / 128) units a K stage padded to a multiple of unitMultiple (1-8;
+// the addon pads to its tile's 1 or 2). Synchronous; pure C++.
 Napi::Value Sp24RunsJs(const Napi::CallbackInfo& info) {
   Args a(info, "sp24Runs");
   const Csr16Args c = ParseCsr16(a);
+  const int unit_multiple = a.Dim("unitMultiple");
+  if (unit_multiple < 1 || unit_multiple > 8) a.RangeFail("unitMultiple must be in [1, 8]");
   Sp24Tiles t;
   const std::string err = BuildSp24Tiles(c.m, c.k, c.c.row_offsets, c.c.column_indices, c.values, &t);
   if (!err.empty()) a.RangeFail(err);
-  const std::vector<uint8_t> runs = StageSp24Runs(t, kSp24RunStripMultiple);
+  const std::vector<uint8_t> runs = StageSp24Runs(t, unit_multiple);
   return CopyToJs<Napi::Uint8Array>(info.Env(), runs.data(), runs.size());
 }
 

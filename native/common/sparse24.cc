@@ -195,8 +195,9 @@ std::vector<uint32_t> StageSp24Meta(const Sp24Tiles& t, int strip_multiple, int 
   return out;
 }
 
-std::vector<uint8_t> StageSp24Runs(const Sp24Tiles& t, int strip_multiple) {
-  if (strip_multiple < 8 || strip_multiple % 8 != 0) return {};
+std::vector<uint8_t> StageSp24Runs(const Sp24Tiles& t, int unit_multiple) {
+  if (unit_multiple < 1) return {};
+  const int strip_multiple = 8 * unit_multiple;
   const std::vector<uint16_t> rows = Sp24CompressedRows(t);
   const std::vector<uint32_t> meta = StageSp24Meta(t, strip_multiple, 2);
   const int64_t cols = static_cast<int64_t>(t.ksteps) * 16, kst = (t.ksteps + 1) / 2;

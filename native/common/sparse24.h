@@ -77,13 +77,13 @@ std::vector<uint32_t> StageSp24Meta(const Sp24Tiles& t, int strip_multiple, int 
 // comes in two bulk copies per unit. In a run: row r's 32 compressed values (Sp24CompressedRows'
 // columns 32 ks..) at 64 r, their 16-byte chunk c at 16 (c ^ ((r >> 1) & 3)) (the 64-byte
 // swizzle wgmma's descriptor reads), then the unit's 8 strips' metadata, 128 bytes each
-// (StageSp24Meta's 2 k-steps of 16 words). Units: the strips padded to a multiple of
-// `strip_multiple` (a multiple of 8), / 8; rows and columns past the matrix zero, their
-// metadata 0x44444444. Empty when strip_multiple is not a positive multiple of 8.
+// (StageSp24Meta's 2 k-steps of 16 words). Units: ceil(m / 128) padded to a multiple of
+// `unit_multiple` (a tile of 128 u rows reads u units, so the addon pads to its tile's u and the
+// workbench to 6 for every height); rows and columns past the matrix zero, their metadata
+// 0x44444444. Empty when unit_multiple is below 1.
 constexpr int kSp24RunRows = 128;
-constexpr int kSp24RunStripMultiple = 48;  // the addon's (gemm_engine.cuh's kSsStripMultiple)
 constexpr int kSp24RunBytes = kSp24RunRows * 64 + kSp24RunRows * 8;
-std::vector<uint8_t> StageSp24Runs(const Sp24Tiles& t, int strip_multiple);
+std::vector<uint8_t> StageSp24Runs(const Sp24Tiles& t, int unit_multiple);
 
 // The CSR of the tiles' nonzeros (rows in order, columns ascending; zeros left out).
 void Sp24TilesToCsr(const Sp24Tiles& t, std::vector<int>* row_offsets, std::vector<int>* column_indices,

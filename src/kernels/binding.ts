@@ -255,9 +255,17 @@ export interface NativeKernels {
    * one run of 9216 bytes per 128 rows and K stage of 64 columns, run (u, ks) at
    * (u * ceil(ksteps / 2) + ks) * 9216; in it row r's 32 compressed values at 64 r, 16-byte chunk
    * c at 16 (c ^ ((r >> 1) & 3)), then the 8 strips' metadata (2 k-steps of 16 words each). The
-   * strips are padded to a multiple of 48 (6 runs). Throws a RangeError as sp24Format does.
+   * units, ceil(m / 128), are padded to a multiple of unitMultiple (1-8; the addon pads to its
+   * tile's 1 or 2). Throws a RangeError as sp24Format does, or for unitMultiple out of range.
    */
-  sp24Runs(args: {m: number; k: number; rowOffsets: Int32Array; columnIndices: Int32Array; values: Uint16Array}): Uint8Array
+  sp24Runs(args: {
+    m: number
+    k: number
+    rowOffsets: Int32Array
+    columnIndices: Int32Array
+    values: Uint16Array
+    unitMultiple: number
+  }): Uint8Array
   /**
    * The streaming engine's launch plan (native/common/stream_plan.h) for a list of rowBlocks x
    * kstages on a device holding resident[c - 1] clusters of c blocks at once (c = 1..8):

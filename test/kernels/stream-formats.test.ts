@@ -172,19 +172,20 @@ describe('bitmap and 2:4 formats (built on the host)', () => {
   // The GEMM engine's `_ss` runs (v61), decoded here from their documented layout
   // (native/common/sparse24.h, StageSp24Runs) back to the CSR matrix; every byte outside the
   // matrix checked to be padding (values zero, metadata 0x44444444).
-  for (const [m, k, seed, label, keep] of [
-    [16, 32, 1, 'one tile, exactly two per group', () => 2],
-    [45, 300, 2, 'M and K not multiples of 16 and 64', (r: number, g: number) => (r * 7 + g) % 3],
-    [130, 70, 3, 'two units; an odd number of k-steps (the last stage half padding)', () => 2],
-    [800, 96, 4, 'strips past 48: padded to 96 (12 units)', (r: number, g: number) => (r + g) % 3],
-    [1, 1, 5, 'one element', () => 1],
+  for (const [m, k, unitMultiple, seed, label, keep] of [
+    [16, 32, 1, 1, 'one tile, exactly two per group', () => 2],
+    [45, 300, 1, 2, 'M and K not multiples of 16 and 64', (r: number, g: number) => (r * 7 + g) % 3],
+    [130, 70, 1, 3, 'two units; an odd number of k-steps (the last stage half padding)', () => 2],
+    [800, 96, 2, 4, '7 units padded to 8 (tiles of 256 rows)', (r: number, g: number) => (r + g) % 3],
+    [800, 96, 6, 5, '7 units padded to 12 (the workbench: tiles of 128, 256 and 384 rows)', () => 2],
+    [1, 1, 1, 6, 'one element', () => 1],
   ] as const) {
     it(`2:4 runs for the GEMM engine's _ss kernels decode to the CSR matrix: ${label}`, () => {
       const csr = random24(m, k, seed, keep)
-      const runs = addon.sp24Runs({m, k, ...csr})
+      const runs = addon.sp24Runs({m, k, ...csr, unitMultiple})
       const ksteps = Math.ceil(k / 32)
       const kstages = Math.ceil(ksteps / 2)
-      const units = (Math.ceil(Math.ceil(m / 16) / 48) * 48) / 8
+      const units = Math.ceil(Math.ceil(m / 128) / unitMultiple) * unitMultiple
       const runBytes = 128 * 64 + 128 * 8
       expect(runs.length).to.equal(units * kstages * runBytes)
       const view = new DataView(runs.buffer, runs.byteOffset, runs.byteLength)
@@ -226,11 +227,14 @@ describe('bitmap and 2:4 formats (built on the host)', () => {
     })
   }
 
-  it('sp24Runs refuses a matrix that is not 2:4', () => {
+  it('sp24Runs refuses a matrix that is not 2:4, and a unit multiple out of range', () => {
     const rowOffsets = Int32Array.from([0, 3])
     const columnIndices = Int32Array.from([0, 1, 2])
     const values = Uint16Array.from([0x3c00, 0x3c00, 0x3c00])
-    expect(() => addon.sp24Runs({m: 1, k: 4, rowOffsets, columnIndices, values})).to.throw(RangeError, /not 2:4/)
+    expect(() => addon.sp24Runs({m: 1, k: 4, rowOffsets, columnIndices, values, unitMultiple: 1})).to.throw(RangeError, /not 2:4/)
+    const csr = random24(16, 32, 7, () => 2)
+    expect(() => addon.sp24Runs({m: 16, k: 32, ...csr, unitMultiple: 0})).to.throw(RangeError, /unitMultiple/)
+    expect(() => addon.sp24Runs({m: 16, k: 32, ...csr, unitMultiple: 9})).to.throw(RangeError, /unitMultiple/)
   })
 
   it('2:4: a matrix that is not 2:4 is refused, naming the first offending group', () => {

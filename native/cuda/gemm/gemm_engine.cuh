@@ -147,7 +147,7 @@ struct Params {
   // both tile heights (SpStageOffset: a tile's stage is one contiguous run).
   const void* a_tiles;
   // 2:4 variants with A from shared memory (kSpSs): a_tiles holds the runs instead
-  // (StageSp24Runs(t, kSsStripMultiple), common/sparse24.h; SsRunOffset), and ss is 1.
+  // (StageSp24Runs(t, u) with u a multiple of kSpMS, common/sparse24.h; SsRunOffset), and ss is 1.
   // (v61: ss and reserved take the 16 bytes of the two fields the runs replaced, so that the
   // fields below keep their offsets and the other kernels' code is unchanged.)
   int ss;
@@ -290,9 +290,10 @@ __host__ __device__ constexpr int64_t SpStageOffset(int sp, int k_blocks, int mb
          static_cast<int64_t>(mb % (2 / sp)) * (kSpStageBytes / 2);
 }
 
-// The `_ss` form's strips are padded to a multiple of this (48 strips: 768 rows, 6 runs of 128
-// rows), so tiles of 128, 256 and 384 rows read whole runs of it.
-constexpr int kSsStripMultiple = kSp24RunStripMultiple;
+// The workbench's `_ss` runs and its selftest's reference pad the strips to a multiple of this
+// (48 strips: 768 rows, 6 runs of 128 rows), so tiles of 128, 256 and 384 rows read whole runs
+// of one form; the addon pads its runs to its tile's height alone (StageSp24Runs' unit_multiple).
+constexpr int kSsStripMultiple = 48;
 // Where the metadata of tile row block mb (tiles of `rows` rows), K stage kb starts in
 // StageSp24Meta's form with meta_strips strips per K stage (bytes): its rows / 16 strips are
 // contiguous, 128 bytes each (2 k-steps of 16 words). The workbench's selftest reads the runs'
@@ -303,8 +304,8 @@ __host__ __device__ constexpr int64_t SsMetaOffset(int meta_strips, int rows, in
 // The `_ss` kernels' runs (StageSp24Runs): unit u (rows 128 u..) at K stage kb is kSsRunBytes at
 // (u k_blocks + kb) kSsRunBytes: row r's 64 bytes of compressed values at 64 r, their 16-byte
 // chunk c at 16 (c ^ ((r >> 1) & 3)) (the 64-byte swizzle wgmma's descriptor reads), then the
-// unit's 8 strips' metadata (128 bytes each, as SsMetaOffset's). SsMetaStrips(m) / 8 units
-// (a multiple of 6: tiles of 128, 256 and 384 rows read whole runs).
+// unit's 8 strips' metadata (128 bytes each, as SsMetaOffset's). A tile of 128 kSpMS rows reads
+// units kSpMS mb.. (so there are at least kSpMS m_blocks of them: MakeParams' `ss_units`).
 constexpr int kSsRunBytes = kMTile * 64 + kMTile * 8;
 static_assert(kSsRunBytes == kSp24RunBytes && kMTile == kSp24RunRows, "one `_ss` run form (common/sparse24.h)");
 __host__ __device__ constexpr int64_t SsRunOffset(int k_blocks, int unit, int kb) {

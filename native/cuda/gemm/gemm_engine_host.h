@@ -63,19 +63,22 @@ inline size_t FlagInts(int blocks) { return static_cast<size_t>(blocks) * 2; }
 // sp_ms > 0: A is 2:4, `a` its staged tiles (StageSp24Tiles(tiles, kSpStageStrips, 2): device,
 // 16-byte aligned) for the kSpMS = sp_ms kernels, tiles of 128 sp_ms rows; K need not be a
 // multiple of 8 then (no tensor map of A).
-// ss: the `_ss` kernels' form instead (sp_ms 1 to 3): `a` the runs of the compressed values
-// and their metadata (StageSp24Runs(tiles, kSsStripMultiple)), on the device, 16-byte aligned.
+// ss_units > 0: the `_ss` kernels' form instead (sp_ms 1 to 3): `a` the runs of the compressed
+// values and their metadata (StageSp24Runs), ss_units of them per K stage (at least the tiles'
+// sp_ms units each: the launch is refused otherwise), on the device, 16-byte aligned.
 // a_runs non-null: unstructured A (the kUn kernels, sp_ms 1): `a` the pair stream's runs and
 // a_runs its offset table (BuildUnstStream with kUnStrips strips, kKTile columns a stage,
 // UnstLayout::kPairFrag), both on the device, `a` 16-byte aligned; a_run_max its longest run in
 // bytes (UnRunMax, common/gemm_plan.h: a kernel whose slots are shorter refuses it).
 inline cudaError_t MakeParams(cuda::gemm::Params* p, const void* a, const void* b, void* c, int m, int n, int k,
                               int n_tile, int group, float* partials = nullptr, int* flags = nullptr, int slots = 0,
-                              int sp_ms = 0, bool ss = false, const uint32_t* a_runs = nullptr,
+                              int sp_ms = 0, int ss_units = 0, const uint32_t* a_runs = nullptr,
                               int a_run_max = 0) {
   namespace g = cuda::gemm;
+  const bool ss = ss_units > 0;
   if (!CanImplement(m, n, sp_ms > 0 ? 8 : k, a, b, c) || k < 1 || group < 1 || sp_ms < 0 || sp_ms > (ss ? 3 : 2) ||
-      (ss && sp_ms == 0) || (a_runs && (ss || sp_ms != 1)))
+      ss_units < 0 || (ss && (sp_ms == 0 || ss_units < (m + g::kMTile * sp_ms - 1) / (g::kMTile * sp_ms) * sp_ms)) ||
+      (a_runs && (ss || sp_ms != 1)))
     return cudaErrorInvalidValue;
   p->c = c, p->b = b, p->m = m, p->n = n, p->k = k, p->group = group;
   p->pdl = 0;  // (the workbench's GEMM_PDL sets it after)

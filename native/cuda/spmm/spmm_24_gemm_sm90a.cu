@@ -89,7 +89,6 @@ constexpr int kSelected[] = {0, 2, 3, 4, 9, 10};
 // where a whole 128 x 256 C tile would leave room for only 3 stages, or (4) a quarter, for a fifth.
 constexpr int TmaStoreOf(const GemmChoice& c) { return c.n_tile != 256 || c.stages < 4 ? 1 : c.stages >= 5 ? 4 : 2; }
 constexpr int kStageStrips = 16;  // gemm_engine.cuh's kSpStageStrips (checked there)
-constexpr int kSsStripMultiple = kSp24RunStripMultiple;  // gemm_engine.cuh's kSsStripMultiple (checked there)
 constexpr int kGemm24MinN = 128;  // the selection's smallest N (the streaming engine's largest is 64)
 
 inline int ConfigIndex(const GemmChoice& c) {
@@ -100,16 +99,18 @@ inline int ConfigIndex(const GemmChoice& c) {
   return -1;
 }
 
-// The staged tiles, or (ss, the `_ss1` variants) the runs of the compressed rows and their
-// metadata, one per 128 rows and K stage (StageSp24Runs; v61), and the stream-K workspace (partial sums and flags for `slots` blocks; the flags are
-// zero between launches).
+// The staged tiles, or (the `_ss1` variants) the runs of the compressed rows and their metadata,
+// one per 128 rows and K stage (StageSp24Runs; v61), their count padded to a multiple of the
+// tile's 128-row units (ss_units: 1 or 2), and the stream-K workspace (partial sums and flags for
+// `slots` blocks; the flags are zero between launches).
 class Sp24GemmMatrix : public SpmmOperand {
  public:
-  cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream, bool ss) {
+  cudaError_t Upload(const Sp24Tiles& t, DType dtype, cudaStream_t stream, int ss_units) {
     m_ = t.m, k_ = t.k, dtype_ = dtype;
     cudaError_t e = cudaSuccess;
-    if (ss) {
-      const std::vector<uint8_t> runs = StageSp24Runs(t, kSsStripMultiple);
+    if (ss_units > 0) {
+      const std::vector<uint8_t> runs = StageSp24Runs(t, ss_units);
+      units_ = static_cast<int>(runs.size() / kSp24RunBytes / ((t.ksteps + 1) / 2));
       e = runs_.Upload(runs.data(), runs.size(), stream);
     } else {
       const std::vector<uint8_t> staged = StageSp24Tiles(t, kStageStrips, 2);
@@ -120,7 +121,7 @@ class Sp24GemmMatrix : public SpmmOperand {
     return e;
   }
   cudaError_t CopyFrom(const Sp24GemmMatrix& o, cudaStream_t stream) {
-    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_;
+    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_, units_ = o.units_;
     cudaError_t e = CopyParts({{&staged_, &o.staged_}, {&runs_, &o.runs_}}, stream);
     if (e == cudaSuccess) e = ws_.Allocate(stream);
     return e;
@@ -132,6 +133,7 @@ class Sp24GemmMatrix : public SpmmOperand {
   const void* staged() const { return staged_.get(); }
   const void* runs() const { return runs_.get(); }  // (ss; else null)
   bool ss() const { return runs_.bytes() > 0; }
+  int units() const { return units_; }  // (ss) the runs per K stage
   const GemmWorkspace& ws() const { return ws_; }
   int m() const { return m_; }
   int k() const { return k_; }
@@ -140,7 +142,7 @@ class Sp24GemmMatrix : public SpmmOperand {
  private:
   DeviceBuffer staged_, runs_;
   GemmWorkspace ws_;
-  int m_ = 0, k_ = 0;
+  int m_ = 0, k_ = 0, units_ = 0;
   DType dtype_ = DType::kF16;
 };
 
@@ -158,7 +160,6 @@ using gemm24::Sp24GemmMatrix;
 
 #if defined(SPARSE_SM90A)
 static_assert(gemm24::kStageStrips == cuda::gemm::kSpStageStrips, "one staged form");
-static_assert(gemm24::kSsStripMultiple == cuda::gemm::kSsStripMultiple, "one staged metadata");
 
 using gemm_host::KernelRef;
 // The kernel of kConfigs[I].
@@ -285,7 +286,8 @@ cudaError_t GemmPrepare(const SpmmProblem& p, const SpmmChoice& ch, cudaStream_t
   const cudaError_t e = kKernelTable.SetUp();
   if (e != cudaSuccess) return e;
 #endif
-  return PrepareStreamOperand<Sp24GemmMatrix>(p, stream, BuildSp24Tiles, out, why, ch.Get<GemmChoice>().ss != 0);
+  const GemmChoice c = ch.Get<GemmChoice>();
+  return PrepareStreamOperand<Sp24GemmMatrix>(p, stream, BuildSp24Tiles, out, why, c.ss ? c.sp : 0);
 }
 
 cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOperand* op, int sm_count,
@@ -298,7 +300,7 @@ cudaError_t GemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmOpe
   cuda::gemm::Params params{};
   cudaError_t e = gemm_host::MakeParams(&params, c.ss ? a.runs() : a.staged(), p.b, p.c, p.m, p.n, p.k, c.n_tile,
                                         gemm_host::kRasterGroup, a.ws().partials(), a.ws().flags(), a.ws().slots(), c.sp,
-                                        c.ss != 0);
+                                        c.ss ? a.units() : 0);
   if (e != cudaSuccess) return e;
   return a.ws().Launch(kKernelTable.For(p.dtype, ConfigIndex(c)), params, sm_count, c.stream_k, stream);
 #else

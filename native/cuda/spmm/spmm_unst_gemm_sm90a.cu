@@ -246,7 +246,7 @@ cudaError_t UnGemmLaunch(const SpmmProblem& p, const SpmmChoice& ch, const SpmmO
   if (index < 0) return cudaErrorInvalidValue;
   cuda::gemm::Params params{};
   cudaError_t e = gemm_host::MakeParams(&params, a.data(), p.b, p.c, p.m, p.n, p.k, c.n_tile, gemm_host::kRasterGroup,
-                                        a.ws().partials(), a.ws().flags(), a.ws().slots(), 1, false, a.offsets(),
+                                        a.ws().partials(), a.ws().flags(), a.ws().slots(), 1, 0, a.offsets(),
                                         a.run_max());
   if (e != cudaSuccess) return e;
   return a.ws().Launch(kKernelTable.For(p.dtype, index), params, sm_count, c.stream_k, stream);

@@ -289,7 +289,7 @@ struct Forms24 {
 Forms24 Forms(const std::vector<uint16_t>& a, int m, int k) {
   const Sp24Tiles tiles = Tiles24(a, m, k);
   return Forms24{StageSp24Tiles(tiles, gm::kSpStageStrips, 2), Sp24CompressedRows(tiles),
-                 StageSp24Meta(tiles, gm::kSsStripMultiple, 2), StageSp24Runs(tiles, gm::kSsStripMultiple)};
+                 StageSp24Meta(tiles, gm::kSsStripMultiple, 2), StageSp24Runs(tiles, gm::kSsStripMultiple / 8)};
 }
 
 // A random unstructured matrix: each weight kept with probability 1 - sparsity; with `awkward`,
@@ -803,7 +803,7 @@ int Check() {
         const int run_max = v.whole ? unw_max : un_max;
         gm::Params p;
         CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                                 ws.blocks, v.sp, v.ss,
+                                 ws.blocks, v.sp, v.ss ? gm::SsMetaStrips(s.m) / 8 : 0,
                                  v.un ? static_cast<const uint32_t*>(v.whole ? drunsw.p : druns.p) : nullptr, run_max));
         p.pdl = Pdl();
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
@@ -905,7 +905,7 @@ struct Operands {
     for (size_t i = 0; i < a.size(); ++i) {
       const void* a_dev = v.sp == 0 ? a[i]->p : v.ss ? ss.at(i)->p : staged.at(i)->p;
       CK(gemm_host::MakeParams(&ps[i], a_dev, b[i]->p, c.p, m, n, k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                               ws.blocks, v.sp, v.ss,
+                               ws.blocks, v.sp, v.ss ? gm::SsMetaStrips(m) / 8 : 0,
                                v.un ? static_cast<const uint32_t*>(runs.at(i)->p) : nullptr, run_max));
       ps[i].pdl = Pdl();
     }
