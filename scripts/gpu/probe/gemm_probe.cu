@@ -277,8 +277,9 @@ Sp24Tiles Tiles24(const std::vector<uint16_t>& a, int m, int k) {
 }
 
 // The forms the 2:4 kernels read: the staged tiles of every `_sp` kernel (StageSp24Tiles with
-// kSpStageStrips strips and 2 k-steps per stage) and the `_ss` kernels' runs (StageSp24Runs with
-// kSsStripMultiple); and, for the selftest's reference of the runs, the compressed rows and their
+// kSpStageStrips strips and 2 k-steps per stage) and the `_ss` kernels' runs (StageSp24Runs padded
+// to kSsStripMultiple / 8 = 6 units, whole for every tile height); and, for the selftest's
+// reference of the runs, the compressed rows and their
 // metadata by K stage (Sp24CompressedRows, StageSp24Meta), which the runs are built from.
 struct Forms24 {
   std::vector<uint8_t> staged;
