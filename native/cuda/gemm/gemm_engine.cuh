@@ -1241,7 +1241,8 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     auto advance = [&](int i) {
       uint32_t in = 0;  // (kGemmEarlyTest) stage i + 1 found complete before the wait below
       if constexpr (kGemmEarlyTest) {
-        if (i + 1 < len) in = MbarTest(full0 + 8 * (stage + 1 == kStages ? 0 : stage + 1), stage + 1 == kStages ? phase ^ 1 : phase);
+        const bool wrap = stage + 1 == kStages;  // (as the advance below)
+        if (i + 1 < len) in = MbarTest(full0 + 8 * (wrap ? 0 : stage + 1), wrap ? phase ^ 1 : phase);
       }
       wg::Wait<1>();
 #pragma unroll

@@ -110,7 +110,6 @@ class Sp24GemmMatrix : public SpmmOperand {
     cudaError_t e = cudaSuccess;
     if (ss_units > 0) {
       const std::vector<uint8_t> runs = StageSp24Runs(t, ss_units);
-      units_ = static_cast<int>(runs.size() / kSp24RunBytes / ((t.ksteps + 1) / 2));
       e = runs_.Upload(runs.data(), runs.size(), stream);
     } else {
       const std::vector<uint8_t> staged = StageSp24Tiles(t, kStageStrips, 2);
@@ -121,7 +120,7 @@ class Sp24GemmMatrix : public SpmmOperand {
     return e;
   }
   cudaError_t CopyFrom(const Sp24GemmMatrix& o, cudaStream_t stream) {
-    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_, units_ = o.units_;
+    m_ = o.m_, k_ = o.k_, dtype_ = o.dtype_;
     cudaError_t e = CopyParts({{&staged_, &o.staged_}, {&runs_, &o.runs_}}, stream);
     if (e == cudaSuccess) e = ws_.Allocate(stream);
     return e;
@@ -133,7 +132,8 @@ class Sp24GemmMatrix : public SpmmOperand {
   const void* staged() const { return staged_.get(); }
   const void* runs() const { return runs_.get(); }  // (ss; else null)
   bool ss() const { return runs_.bytes() > 0; }
-  int units() const { return units_; }  // (ss) the runs per K stage
+  // (ss) the runs per K stage: the buffer holds that many for each of K's ceil(K / 64) stages.
+  int units() const { return static_cast<int>(runs_.bytes() / kSp24RunBytes / ((k_ + 63) / 64)); }
   const GemmWorkspace& ws() const { return ws_; }
   int m() const { return m_; }
   int k() const { return k_; }
@@ -142,7 +142,7 @@ class Sp24GemmMatrix : public SpmmOperand {
  private:
   DeviceBuffer staged_, runs_;
   GemmWorkspace ws_;
-  int m_ = 0, k_ = 0, units_ = 0;
+  int m_ = 0, k_ = 0;
   DType dtype_ = DType::kF16;
 };
 
