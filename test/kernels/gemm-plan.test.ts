@@ -216,17 +216,18 @@ describe('GEMM engine selection models (2:4, host)', () => {
     const off = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: 'off'})
     expect(off).to.deep.include({rows: 256, split: 2, streamK: 2, model: null})
     expect(off).to.not.have.property('estimates')
-    // The library's default: the model with the constants fitted in v57 (kGemm24Fitted), the
+    // The library's default: the model with the constants fitted in v62 (kGemm24Fitted), the
     // cooperative split, the 64-column tiles and both `_ss1` tiles candidates.
     const fitted = addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132})
-    expect(fitted.model).to.deep.equal({S_m128_n128: 565, S_m256_n128: 956, F: 19.3, T0: 5.79, FX0: 1.43, L2: 5489, FX3: 4.09, S_m128_n64: 468, S_m256_n64: 685,
-      S_m128_n256: 1000, S_m256_n192: 1247})
+    expect(fitted.model).to.deep.equal({S_m128_n128: 545, S_m256_n128: 980, F: 26.2, T0: 4.73, FX0: 1.78, L2: 5716, FX3: 4.07, S_m128_n64: 415, S_m256_n64: 622,
+      S_m128_n256: 880, S_m256_n192: 1234})
     expect(fitted).to.deep.include({rows: 128, cols: 128, split: 1, streamK: 0})
     expect(addon.gemm24Rows({m: 6144, k: 4096, n: 256, sms: 132, model: fitted.model!})).to.deep.equal(fitted)
     // v53 (H100, --tune): 4096^2 at N = 256 in 128-row tiles, two pieces, the owner adding (20.5 us
-    // against 20.9 reduced together and 21.9 for whole 128 x 64 tiles); at N = 128 in 128 x 64
-    // tiles, two pieces (18.6 us against 20.0 for v38's pick).
-    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132})).to.deep.include({rows: 128, cols: 128, split: 2, streamK: 2})
+    // against 20.9 reduced together and 21.9 for whole 128 x 64 tiles; v62's constants take the
+    // whole 128 x 64 tiles there, the next test); at N = 128 in 128 x 64 tiles, two pieces (18.6 us
+    // against 20.0 for v38's pick).
+    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132, model: S24G_MODEL})).to.deep.include({rows: 128, cols: 128, split: 2, streamK: 2})
     expect(addon.gemm24Rows({m: 4096, k: 4096, n: 128, sms: 132})).to.deep.include({rows: 128, cols: 64, split: 2, streamK: 2})
     expect(addon.gemm24Rows({m: 4096, k: 4096, n: 256, sms: 132, model: 'off'})).to.deep.include({rows: 256, split: 4, streamK: 2})
     // 6144 x 4096 at N = 256: 96 tiles of 128 rows fill most of a wave, whole (v12: 23.9 us
@@ -238,22 +239,37 @@ describe('GEMM engine selection models (2:4, host)', () => {
     expect(addon.gemm24Rows({m: 4096, k: 4096, n: 2048, sms: 132, model: S24G_MODEL})).to.deep.include({rows: 256, streamK: 0})
   })
 
-  it('with the library\'s constants (v57) runs whole 256 x 192 tiles where their waves fill, and keeps v53\'s picks at N = 128', () => {
+  it('with the library\'s constants (v62) runs whole 256 x 192 tiles where their waves fill and 128 x 256 ones where they do not', () => {
     const lib = (m: number, k: number, n: number) => addon.gemm24Rows({m, k, n, sms: 132})
+    const pick = (m: number, k: number, n: number) => {
+      const r = lib(m, k, n)
+      return `${r.rows}x${r.cols}${r.streamK ? `_sk${r.streamK}` : ''}`
+    }
     // v57 (H100, --tune): 6144 x 4096 at N = 2048 in 0.90x the time of the 256 x 128 tile (96 tiles
     // of 256 x 192 in one wave against 264 of 256 x 128 in two), 11008 x 4096 at N = 1024 0.90x.
     for (const [m, k, n] of [[6144, 4096, 2048], [11008, 4096, 1024], [11008, 4096, 2048], [14336, 4096, 2048]])
-      expect(lib(m, k, n), `${m} x ${k}, N = ${n}`).to.deep.include({rows: 256, cols: 192, streamK: 0})
-    // Where they do not fill: 256 x 128 (4096^2 at N = 1024: 16 x 6 = 96 tiles of 256 x 192 for 128
-    // of 256 x 128, the same one wave, each a 1.3x longer stage).
-    expect(lib(4096, 4096, 1024)).to.deep.include({rows: 256, cols: 128, streamK: 0})
-    // N = 128 and 256: v53's picks (the 64-column tiles on 4096^2 at N = 128).
-    expect(lib(4096, 4096, 128)).to.deep.include({rows: 128, cols: 64, streamK: 2})
-    expect(lib(4096, 4096, 256)).to.deep.include({rows: 128, cols: 128, streamK: 2})
-    expect(lib(11008, 4096, 256)).to.deep.include({rows: 256, cols: 128, streamK: 0})
-    // The old constants, as SPARSE_S24G_MODEL gives them: 256 x 128 at 6144 x 4096, N = 2048.
+      expect(pick(m, k, n), `${m} x ${k}, N = ${n}`).to.equal('256x192')
+    // v62 (H200, --tune, after v61's unrolled loop and `_ss` runs made the 128 x 256 stage 880
+    // cycles): where 256 x 192's waves do not fill, whole 128 x 256 tiles, not 256 x 128 ones:
+    // 4096^2 at N = 1024 35.2 us against 37.7, 4096 x 11008 83.6 against 91.5, 11008 x 4096 at
+    // N = 256 34.3 against 37.6, 14336 x 4096 at N = 256 35.1 against 38.7.
+    for (const [m, k, n] of [[4096, 4096, 1024], [4096, 4096, 2048], [4096, 11008, 1024], [4096, 14336, 1024], [11008, 4096, 256], [14336, 4096, 256]])
+      expect(pick(m, k, n), `${m} x ${k}, N = ${n}`).to.equal('128x256')
+    // Ragged waves of 128 x 256 tiles split, the owner adding (14336 x 4096 at N = 1024: 123.8 us
+    // against 130.0 for 256 x 128 reduced together).
+    expect(pick(14336, 4096, 1024)).to.equal('128x256_sk2')
+    // N = 128 and 256 on the narrow problems: 64-column tiles on 4096^2 (N = 128 split as in v53;
+    // N = 256 whole: 19.9 us against 19.3 for v53's split 128 x 128 tiles, the one pick of the six
+    // shapes at N = 256 over 1.03x the fastest), split 128 x 128 tiles where K is long.
+    expect(pick(4096, 4096, 128)).to.equal('128x64_sk2')
+    expect(pick(4096, 4096, 256)).to.equal('128x64')
+    expect(pick(4096, 11008, 256)).to.equal('128x128_sk2')
+    // The old constants, as SPARSE_S24G_MODEL gives them: 256 x 128 at 6144 x 4096, N = 2048, and
+    // v57's at 4096^2, N = 1024.
     const v53 = {S_m128_n128: 551, S_m256_n128: 895, F: 25, T0: 7.17, FX0: 2.49, L2: 8230, FX3: 5.12, S_m128_n64: 455, S_m256_n64: 645}
     expect(addon.gemm24Rows({m: 6144, k: 4096, n: 2048, sms: 132, model: v53})).to.deep.include({rows: 256, cols: 128})
+    const v57 = {S_m128_n128: 565, S_m256_n128: 956, F: 19.3, T0: 5.79, FX0: 1.43, L2: 5489, FX3: 4.09, S_m128_n64: 468, S_m256_n64: 685, S_m128_n256: 1000, S_m256_n192: 1247}
+    expect(addon.gemm24Rows({m: 4096, k: 4096, n: 1024, sms: 132, model: v57})).to.deep.include({rows: 256, cols: 128, streamK: 0})
   })
 
   it('weighs 64-column tiles only where the model has both of their stage cycles', () => {

@@ -591,13 +591,13 @@ describe('kernels on CUDA against the float64 reference', function () {
   })
 
   // The 2:4 family's launch model (Gemm24Model, common/gemm_plan.h; v37, the library's since
-  // v38 with kGemm24Fitted, refitted in v53 and v57): SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,
+  // v38 with kGemm24Fitted, refitted in v53, v57 and v62): SPARSE_S24G_MODEL="S128,S256,F,T0,FX0,L2[,FX3[,
   // S128N64,S256N64[,S128N256[,S256N192]]]]" replaces its constants and "off" turns it off (v12's Gemm24Rows and the
   // owner's split; read once per process, so child processes run the selection). 6144 x 4096 at
   // N = 256: whole 128-row tiles with the model, the 256-row split without; 4096^2 at N = 256:
-  // 128-row tiles in two pieces, the owner adding (the fitted FX3 costs more than FX0), whole
-  // 128 x 64 tiles with v38's constants and 64-column stages of 380 and 700 cycles; malformed
-  // values are ignored.
+  // whole 128 x 64 tiles with the library's constants (v62) and with v38's and 64-column stages
+  // of 380 and 700 cycles, 128-row tiles in two pieces with v38's alone; malformed values are
+  // ignored.
   it('SpMM f16, 2:4, the GEMM engine: the launch model\'s pick, SPARSE_S24G_MODEL (a child process)', function () {
     if (cudaInfo().computeCapability !== '9.0') this.skip()
     const two4 = "{structure: '2:4'}"
@@ -609,8 +609,8 @@ describe('kernels on CUDA against the float64 reference', function () {
     expect(off[3], 'off: Gemm24Rows, the split').to.equal('s24g_m256_n128_s4_sk2')
     const fitted = run(undefined)
     expect(fitted[0], 'fitted: whole 128-row tiles').to.equal('s24g_m128_n128_s6')
-    expect(fitted[1], '4096^2 at N = 2048: whole 256-row tiles').to.equal('s24g_m256_n128_s4')
-    expect(fitted[3], '4096^2 at N = 256: 128-row tiles, the owner adding').to.equal('s24g_m128_n128_s6_sk2')
+    expect(fitted[1], '4096^2 at N = 2048: whole 128 x 256 tiles (v62)').to.equal('s24g_m128_n256_s5_ss1')
+    expect(fitted[3], '4096^2 at N = 256: whole 128 x 64 tiles (v62)').to.equal('s24g_m128_n64_s12')
     const on = run('600,1100,60,1.1,7.2,5300')
     expect(on[0], 'no FX3: whole 128-row tiles').to.equal('s24g_m128_n128_s6')
     expect(on[3], 'no FX3: the owner adds').to.equal('s24g_m128_n128_s6_sk2')
@@ -791,13 +791,14 @@ describe('kernels on CUDA against the float64 reference', function () {
       expect(pick(4096, 4096, 65), 'past the engine N').to.match(/^s24_/)
       expect(pick(4096, 4096, 120), 'below the GEMM engine').to.match(/^s24_/)
       expect(pick(4096, 4096, 132), 'N % 8 != 0').to.match(/^s24_/)
-      // The launch model (Gemm24Pick, kGemm24Fitted; v53): on these, the ragged wave's pieces
-      // with the owner adding where a split pays, 128 x 64 tiles where 128 columns leave most SMs
-      // idle; whole where a split costs more.
-      expect(pick(4096, 4096, 256), '64 tiles of 128 rows, 2 pieces each').to.equal(hopper ? 's24g_m128_n128_s6_sk2' : pick(4096, 4096, 65))
+      // The launch model (Gemm24Pick, kGemm24Fitted; v53, refitted in v62): on these, the ragged
+      // wave's pieces with the owner adding where a split pays, 128 x 64 tiles where 128 columns
+      // leave most SMs idle; whole where a split costs more; 128 x 256 tiles (`_ss1`) where
+      // 256-row ones would leave a wave ragged.
+      expect(pick(4096, 4096, 256), '128 tiles of 128 x 64, whole').to.equal(hopper ? 's24g_m128_n64_s12' : pick(4096, 4096, 65))
       expect(pick(4096, 4096, 128), '64 tiles of 128 x 64, 2 pieces each').to.equal(hopper ? 's24g_m128_n64_s12_sk2' : pick(4096, 4096, 65))
       expect(pick(11008, 4096, 128), '86 tiles of 128 rows, whole').to.equal(hopper ? 's24g_m128_n128_s6' : pick(4096, 4096, 65))
-      expect(pick(11008, 4096, 256), '86 tiles of 256 rows, whole').to.equal(hopper ? 's24g_m256_n128_s4' : pick(4096, 4096, 65))
+      expect(pick(11008, 4096, 256), '86 tiles of 128 x 256, whole').to.equal(hopper ? 's24g_m128_n256_s5_ss1' : pick(4096, 4096, 65))
       expect(pick(14336, 4096, 2048)).to.match(hopper ? /^s24g_m256_/ : /^s24_/)
       // Below 2.5 % dense (DenseWorkPays) a matrix that fits 2:4 by chance goes to the kernels
       // of its nonzeros: DLMC's 64 x 256 ResNet-50 matrix at 98 % (327 nonzeros).
