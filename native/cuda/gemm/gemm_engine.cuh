@@ -125,14 +125,16 @@ constexpr bool kGemmPdl = false;
 // the tensor copies, v60's B in one 3-D box and A's fragments loaded from global memory were
 // measured (v60: no change, no change, 1.15-1.38x slower) and removed (in git at 82b75d1).
 
-// SPARSE_GEMM_EARLY_TEST (v61, workbench only, for an A/B of builds; the addon does not define
-// it): the 2:4 consumers test the next stage's full barrier (mbarrier.test_wait, which does not
-// block) before their wait on the tensor cores, and skip the blocking wait after it when the
-// stage was in, as cuSPARSELt's consumers issue that check (v59's source page).
-#if defined(SPARSE_GEMM_EARLY_TEST)
-constexpr bool kGemmEarlyTest = true;
+// SPARSE_GEMM_UN_UNROLL2 (v62, workbench only, for an A/B of builds; the addon does not define
+// it): the unstructured consumers (kUn) run the 2:4 loop unrolled by two (ConsumeSp), so that each
+// fragment buffer has its own decode, as v61 measured for 2:4 (0.956x the 128 x 256 tile's time
+// alone). v61's SPARSE_GEMM_EARLY_TEST (the next stage's barrier tested with mbarrier.test_wait
+// before the wait on the tensor cores) was measured on the H200 in v62 (0.983-0.990x, within the
+// base runs' spread) and removed (in git at 68d1a30).
+#if defined(SPARSE_GEMM_UN_UNROLL2)
+constexpr bool kGemmUnUnroll2 = true;
 #else
-constexpr bool kGemmEarlyTest = false;
+constexpr bool kGemmUnUnroll2 = false;
 #endif
 
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
@@ -1088,17 +1090,6 @@ __device__ __forceinline__ void DecodeUnTile(uint32_t rec, uint32_t vals, uint32
   }
 }
 
-// Whether the barrier's phase with this parity is complete, without waiting (kGemmEarlyTest);
-// acquire, as MbarWait's try_wait.
-__device__ __forceinline__ uint32_t MbarTest(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-               : "=r"(done)
-               : "r"(bar), "r"(parity)
-               : "memory");
-  return done;
-}
-
 template <int kSpMS, bool kSpSs, int kUn, int kBuf, int kUnWhole = 0>
 __device__ __forceinline__ void LoadSpFragments(uint32_t st, uint32_t meta, int cw,
                                                 uint32_t (&af)[2][kSpMS][kFragSteps<kUn>][4],
@@ -1239,11 +1230,6 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     // After stage i's issue: stage i - 1's group is complete, so its slot and its fragment buffer
     // are free; then the wait for stage i + 1, if any (true: it is in, at ring0 + stage's bytes).
     auto advance = [&](int i) {
-      uint32_t in = 0;  // (kGemmEarlyTest) stage i + 1 found complete before the wait below
-      if constexpr (kGemmEarlyTest) {
-        const bool wrap = stage + 1 == kStages;  // (as the advance below)
-        if (i + 1 < len) in = MbarTest(full0 + 8 * (wrap ? 0 : stage + 1), wrap ? phase ^ 1 : phase);
-      }
       wg::Wait<1>();
 #pragma unroll
       for (int ms = 0; ms < kSpMS; ++ms) wg::Pin<kAcc>(d[ms]);
@@ -1254,17 +1240,18 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
 #if defined(SPARSE_GEMM_TRACE)
       const unsigned long long t_wait = TraceClock();
 #endif
-      if (!in) engine::MbarWait(full0 + 8 * stage, phase);
+      engine::MbarWait(full0 + 8 * stage, phase);
 #if defined(SPARSE_GEMM_TRACE)
       waits += TraceClock() - t_wait;
 #endif
       __syncwarp();
       return true;
     };
-    if constexpr (kUn == 0) {
+    if constexpr (kUn == 0 || kGemmUnUnroll2) {
       // 2:4: stage i from fragment buffer kB (i's parity), then the next stage's fragments into
       // the other; the loop unrolled by two, so each buffer has its own loads (v59's SASS of the
       // loop below: one load, then predicated moves into the buffer the parity picks; v61).
+      // Unstructured A the same where SPARSE_GEMM_UN_UNROLL2 is defined (the workbench's A/B).
       auto step = [&](auto buf, int i) {
         constexpr int kB = decltype(buf)::value;
         const uint32_t st = ring0 + stage * L::kStageBytes;
