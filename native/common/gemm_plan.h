@@ -122,7 +122,8 @@ struct Gemm24Model {
 // constants' 1.037x (worst 1.103); in the bench's times, scaled by the pick's over the selection's,
 // 1.360x cuBLAS and 1.048x cuSPARSELt against 1.315x and 1.014x (docs/gemm-engine.md "v62"). The
 // 128 x 256 tile takes N = 1024 on 4096^2 and 4096 x 11008 and N = 256 on 11008 x 4096 and
-// 14336 x 4096 from the 256 x 128 one.
+// 14336 x 4096 from the 256 x 128 one; 4096^2 at N = 256 runs whole 128 x 64 tiles (1.032x the
+// fastest there, v57's split 128 x 128 tiles 1.000x; over all 18 cases 1.007x against 1.040x).
 constexpr Gemm24Model kGemm24Fitted{545, 980, 26.2, 4.73, 1.78, 5716, 4.07, 415, 622, 880, 1234};
 struct Gemm24Shape {
   int rows;
