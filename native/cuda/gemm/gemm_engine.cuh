@@ -292,34 +292,18 @@ __host__ __device__ constexpr int64_t SpStageOffset(int sp, int k_blocks, int mb
          static_cast<int64_t>(mb % (2 / sp)) * (kSpStageBytes / 2);
 }
 
-// The workbench's `_ss` runs and its selftest's reference pad the strips to a multiple of this
-// (48 strips: 768 rows, 6 runs of 128 rows), so tiles of 128, 256 and 384 rows read whole runs
-// of one form; the addon pads its runs to its tile's height alone (StageSp24Runs' unit_multiple).
-constexpr int kSsStripMultiple = 48;
-// Where the metadata of tile row block mb (tiles of `rows` rows), K stage kb starts in
-// StageSp24Meta's form with meta_strips strips per K stage (bytes): its rows / 16 strips are
-// contiguous, 128 bytes each (2 k-steps of 16 words). The workbench's selftest reads the runs'
-// metadata against it.
-__host__ __device__ constexpr int64_t SsMetaOffset(int meta_strips, int rows, int mb, int kb) {
-  return (static_cast<int64_t>(kb) * meta_strips + static_cast<int64_t>(mb) * (rows / 16)) * 128;
-}
-// The `_ss` kernels' runs (StageSp24Runs): unit u (rows 128 u..) at K stage kb is kSsRunBytes at
-// (u k_blocks + kb) kSsRunBytes: row r's 64 bytes of compressed values at 64 r, their 16-byte
-// chunk c at 16 (c ^ ((r >> 1) & 3)) (the 64-byte swizzle wgmma's descriptor reads), then the
-// unit's 8 strips' metadata (128 bytes each, as SsMetaOffset's). A tile of 128 kSpMS rows reads
-// units kSpMS mb.. (so there are at least kSpMS m_blocks of them: MakeParams' `ss_units`).
-constexpr int kSsRunBytes = kMTile * 64 + kMTile * 8;
-static_assert(kSsRunBytes == kSp24RunBytes && kMTile == kSp24RunRows, "one `_ss` run form (common/sparse24.h)");
+// The `_ss` kernels' runs (StageSp24Runs, common/sparse24.h: its kSp24RunBytes): unit u (rows
+// 128 u..) at K stage kb is kSsRunBytes at (u k_blocks + kb) kSsRunBytes: row r's 64 bytes of
+// compressed values at 64 r, their 16-byte chunk c at 16 (c ^ ((r >> 1) & 3)) (the 64-byte
+// swizzle wgmma's descriptor reads), then the unit's 8 strips' metadata (128 bytes each:
+// StageSp24Meta's 2 k-steps of 16 words). A tile of 128 kSpMS rows reads units kSpMS mb.. (so
+// there are at least kSpMS m_blocks of them: MakeParams' `ss_units`). (The workbench's own
+// reference of the form, which the engine does not read, is in gemm_probe.cu since v62.)
+constexpr int kSsRunBytes = kSp24RunBytes;
+static_assert(kMTile == kSp24RunRows && kSsRunBytes == kMTile * 64 + kMTile * 8, "one `_ss` run form (common/sparse24.h)");
 __host__ __device__ constexpr int64_t SsRunOffset(int k_blocks, int unit, int kb) {
   return (static_cast<int64_t>(unit) * k_blocks + kb) * kSsRunBytes;
 }
-// The strips per K stage of StageSp24Meta(t, kSsStripMultiple, 2) for M rows (8 times the runs'
-// units), and the compressed values' columns for K (K / 2, padded to whole k-steps of 16): the
-// sizes StageSp24Meta and Sp24CompressedRows give, which the workbench's selftest addresses.
-__host__ __device__ constexpr int SsMetaStrips(int m) {
-  return ((m + 15) / 16 + kSsStripMultiple - 1) / kSsStripMultiple * kSsStripMultiple;
-}
-__host__ __device__ constexpr int SsColumns(int k) { return (k + 31) / 32 * 16; }
 
 // The most accumulators a consumer thread holds (the `_ss` tiles of 256 x 192 and 384 x 128):
 // what a stream-K partial slot is sized for (gemm_host::PartialFloats).

@@ -276,6 +276,24 @@ Sp24Tiles Tiles24(const std::vector<uint16_t>& a, int m, int k) {
   return tiles;
 }
 
+// The workbench's `_ss` runs and its selftest's reference pad the strips to a multiple of this
+// (48 strips: 768 rows, 6 runs of 128 rows), so tiles of 128, 256 and 384 rows read whole runs
+// of one form; the addon pads its runs to its tile's height alone (StageSp24Runs' unit_multiple).
+// (These helpers lived in gemm_engine.cuh until v62; the engine reads only the runs.)
+constexpr int kSsStripMultiple = 48;
+// Where the metadata of tile row block mb (tiles of `rows` rows), K stage kb starts in
+// StageSp24Meta's form with meta_strips strips per K stage (bytes): its rows / 16 strips are
+// contiguous, 128 bytes each (2 k-steps of 16 words). The selftest reads the runs' metadata
+// against it.
+constexpr int64_t SsMetaOffset(int meta_strips, int rows, int mb, int kb) {
+  return (static_cast<int64_t>(kb) * meta_strips + static_cast<int64_t>(mb) * (rows / 16)) * 128;
+}
+// The strips per K stage of StageSp24Meta(t, kSsStripMultiple, 2) for M rows (8 times the runs'
+// units), and the compressed values' columns for K (K / 2, padded to whole k-steps of 16): the
+// sizes StageSp24Meta and Sp24CompressedRows give, which the selftest addresses.
+constexpr int SsMetaStrips(int m) { return ((m + 15) / 16 + kSsStripMultiple - 1) / kSsStripMultiple * kSsStripMultiple; }
+constexpr int SsColumns(int k) { return (k + 31) / 32 * 16; }
+
 // The forms the 2:4 kernels read: the staged tiles of every `_sp` kernel (StageSp24Tiles with
 // kSpStageStrips strips and 2 k-steps per stage) and the `_ss` kernels' runs (StageSp24Runs padded
 // to kSsStripMultiple / 8 = 6 units, whole for every tile height); and, for the selftest's
@@ -290,7 +308,7 @@ struct Forms24 {
 Forms24 Forms(const std::vector<uint16_t>& a, int m, int k) {
   const Sp24Tiles tiles = Tiles24(a, m, k);
   return Forms24{StageSp24Tiles(tiles, gm::kSpStageStrips, 2), Sp24CompressedRows(tiles),
-                 StageSp24Meta(tiles, gm::kSsStripMultiple, 2), StageSp24Runs(tiles, gm::kSsStripMultiple / 8)};
+                 StageSp24Meta(tiles, kSsStripMultiple, 2), StageSp24Runs(tiles, kSsStripMultiple / 8)};
 }
 
 // A random unstructured matrix: each weight kept with probability 1 - sparsity; with `awkward`,
@@ -597,17 +615,17 @@ int SelfTest() {
         const auto a = Random24(sh.m, sh.k, DType::kF16, rng);
         const Forms24 f = Forms(a, sh.m, sh.k);
         const int rows = gm::kMTile * sp, m_blocks = (sh.m + rows - 1) / rows, k_blocks = (sh.k + 63) / 64;
-        const int kc = gm::SsColumns(sh.k), meta_strips = gm::SsMetaStrips(sh.m);
+        const int kc = SsColumns(sh.k), meta_strips = SsMetaStrips(sh.m);
         bool ok = f.rows.size() == static_cast<size_t>(sh.m) * kc &&
                   f.meta.size() * 4 == static_cast<size_t>(k_blocks) * meta_strips * 128 &&
                   static_cast<int64_t>(f.meta.size()) * 4 >=
-                      gm::SsMetaOffset(meta_strips, rows, m_blocks - 1, k_blocks - 1) + rows * 8;
+                      SsMetaOffset(meta_strips, rows, m_blocks - 1, k_blocks - 1) + rows * 8;
         std::vector<uint16_t> back(static_cast<size_t>(m_blocks) * rows * k_blocks * 64, 0);
         if (ok)
           ForEachSpRead(m_blocks, k_blocks, sp, [&](int mb, int kb, int cw, int ms, int w, int kt) {
                     uint32_t words[16];
                     std::memcpy(words,
-                                reinterpret_cast<const uint8_t*>(f.meta.data()) + gm::SsMetaOffset(meta_strips, rows, mb, kb) +
+                                reinterpret_cast<const uint8_t*>(f.meta.data()) + SsMetaOffset(meta_strips, rows, mb, kb) +
                                     (gm::SpStrip(sp, cw, ms, w) * 2 + kt) * 64,
                                 64);
                     const int row0 = mb * rows + gm::SpSliceRow(sp, cw, ms) + 16 * w;
@@ -642,7 +660,7 @@ int SelfTest() {
               }
             run_ok = run_ok && std::memcmp(run + gm::kMTile * 64,
                                            reinterpret_cast<const uint8_t*>(f.meta.data()) +
-                                               gm::SsMetaOffset(meta_strips, gm::kMTile, u, kb),
+                                               SsMetaOffset(meta_strips, gm::kMTile, u, kb),
                                            gm::kMTile * 8) == 0;
           }
         if (!run_ok && ++failures <= 5) std::printf("FAIL 2:4 ss runs sp %d M %d K %d\n", sp, sh.m, sh.k);
@@ -804,7 +822,7 @@ int Check() {
         const int run_max = v.whole ? unw_max : un_max;
         gm::Params p;
         CK(gemm_host::MakeParams(&p, a_dev, db.p, dc.p, s.m, s.n, s.k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                                 ws.blocks, v.sp, v.ss ? gm::SsMetaStrips(s.m) / 8 : 0,
+                                 ws.blocks, v.sp, v.ss ? SsMetaStrips(s.m) / 8 : 0,
                                  v.un ? static_cast<const uint32_t*>(v.whole ? drunsw.p : druns.p) : nullptr, run_max));
         p.pdl = Pdl();
         // The full grid, and a grid of 3: several tiles per block, the ring's phases carried
@@ -906,7 +924,7 @@ struct Operands {
     for (size_t i = 0; i < a.size(); ++i) {
       const void* a_dev = v.sp == 0 ? a[i]->p : v.ss ? ss.at(i)->p : staged.at(i)->p;
       CK(gemm_host::MakeParams(&ps[i], a_dev, b[i]->p, c.p, m, n, k, v.n_tile, group, ws.Partials(), ws.Flags(),
-                               ws.blocks, v.sp, v.ss ? gm::SsMetaStrips(m) / 8 : 0,
+                               ws.blocks, v.sp, v.ss ? SsMetaStrips(m) / 8 : 0,
                                v.un ? static_cast<const uint32_t*>(runs.at(i)->p) : nullptr, run_max));
       ps[i].pdl = Pdl();
     }
