@@ -207,6 +207,11 @@ __host__ __device__ __forceinline__ Tile TileOf(int t, int m_blocks, int n_block
 // cluster + rank (along N, Params::n_units pairs). Past M or N for the last unit's later blocks
 // when the blocks do not divide evenly (they load zeros and store nothing). The selftest checks
 // that every tile is some (unit, rank)'s exactly once.
+// Clusters along M share B by multicast, each block copying 1 / cluster of its atoms; a stage of
+// one atom (64-column tiles, v63) is shared by K rows instead, kKTile / cluster a block.
+__host__ __device__ constexpr bool BSplitK(int n_tile, int cluster, bool along_n) {
+  return cluster > 1 && !along_n && n_tile / kAtomN < cluster;
+}
 __host__ __device__ __forceinline__ Tile ClusterTile(Tile unit, int rank, int cluster, bool along_n) {
   return along_n ? Tile{unit.mb, unit.nb * cluster + rank} : Tile{unit.mb * cluster + rank, unit.nb};
 }
@@ -567,8 +572,11 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // Along M a block copies 1 / kCluster of the B stage (multicast); along N all of its own.
   constexpr int kBSplit = kAlongN ? 1 : kCluster;
-  constexpr int kAtomsPerBlock = kNTile / kAtomN / kBSplit;
-  static_assert(kNTile / kAtomN % kBSplit == 0, "the B stage splits into whole atoms per cluster block");
+  // A B stage of one atom (64-column tiles) splits by K rows instead: block `rank` copies rows
+  // rank kKTile / kBSplit.. of it (b_map's box is then that many rows: Launch, kBSplitK).
+  constexpr bool kSplitK = BSplitK(kNTile, kCluster, kAlongN);
+  constexpr int kAtomsPerBlock = kSplitK ? 1 : kNTile / kAtomN / kBSplit;
+  static_assert(kSplitK || kNTile / kAtomN % kBSplit == 0, "the B stage splits into whole atoms per cluster block");
   static_assert(!kAlongN || (kCluster == 2 && kSpMS == 0 && kUn == 0), "clusters along N: pairs, dense A");
   if constexpr (kSpMS == 0) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
   PrefetchTensorMap(&p.b_map);
@@ -578,12 +586,13 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   auto copy_b = [&](uint32_t st, int nb, int kb, uint32_t full) {
 #pragma unroll
     for (int i = 0; i < kAtomsPerBlock; ++i) {
-      const int j = (kAlongN ? 0 : rank * kAtomsPerBlock) + i;
-      const uint32_t dst = st + L::kABytes + j * kKTile * 128;
+      const int j = (kAlongN || kSplitK ? 0 : rank * kAtomsPerBlock) + i;
+      const int r0 = kSplitK ? rank * (kKTile / kBSplit) : 0;  // (its rows keep the swizzle: 1 KB multiples)
+      const uint32_t dst = st + L::kABytes + j * kKTile * 128 + r0 * 128;
       if (kCluster == 1 || kAlongN)
         engine::TensorCopy2d(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full);
       else
-        TensorCopy2dMulticast(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
+        TensorCopy2dMulticast(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile + r0, full, (1u << kCluster) - 1);
     }
   };
   // Under PDL (p.pdl) the first pass through the ring defers its B: `pending` stages (slots 0..)
