@@ -432,6 +432,8 @@ struct WgmmaSpSs;
     }                                                                                                 \
   };
 
+SPARSE_GEMM_WGMMA_SP_SS(64, 32, "%32", "%33", "%34", "%35", "%36", kF16, "f16", SPARSE_GEMM_F32(0))
+SPARSE_GEMM_WGMMA_SP_SS(64, 32, "%32", "%33", "%34", "%35", "%36", kBF16, "bf16", SPARSE_GEMM_F32(0))
 SPARSE_GEMM_WGMMA_SP_SS(128, 64, "%64", "%65", "%66", "%67", "%68", kF16, "f16", SPARSE_GEMM_F64(0))
 SPARSE_GEMM_WGMMA_SP_SS(128, 64, "%64", "%65", "%66", "%67", "%68", kBF16, "bf16", SPARSE_GEMM_F64(0))
 SPARSE_GEMM_WGMMA_SP_SS(192, 96, "%96", "%97", "%98", "%99", "%100", kF16, "f16", SPARSE_GEMM_F96(0))

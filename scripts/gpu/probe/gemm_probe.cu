@@ -129,6 +129,8 @@ struct Variant {
 #define SPARSE_GEMM_SSMC_VARIANT(T, TN, MS, NT, S, TMA, SUFFIX) SPARSE_GEMM_SS_AT_VARIANT(T, TN, MS, NT, S, TMA, 2, false, SUFFIX)
 #define SPARSE_GEMM_SS_VARIANTS(T, TN)                                                                      \
   SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_mc"), SPARSE_GEMM_SSMC_VARIANT(T, TN, 2, 128, 5, true, "_tma_mc"), \
+  SPARSE_GEMM_SS_VARIANT(T, TN, 1, 64, 12, false, "_tma"), SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 64, 12, true, "_tma_mc"), \
+  SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 64, 8, true, "_tma_mc"), \
   SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, false, "_tma2"), SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_tk"), \
   SPARSE_GEMM_SS_AT_VARIANT(T, TN, 1, 256, 5, 4, 1, false, "_tma4"), SPARSE_GEMM_SS_AT_VARIANT(T, TN, 1, 256, 5, 0, 1, false, ""), \
   SPARSE_GEMM_SS_AT_VARIANT(T, TN, 2, 192, 5, 0, 1, false, ""), SPARSE_GEMM_SS_AT_VARIANT(T, TN, 2, 192, 5, 3, 1, false, "_tma3"), \
