@@ -34,14 +34,14 @@ function nvccOrSkip(ctx: Mocha.Context): string {
 describe('GEMM engine schedule (host, through the workbench)', () => {
   const tmp = tempDirs('sparse-gemm-')
 
-  // The whole workbench, built with v62's A/B switch (SPARSE_GEMM_UN_UNROLL2: the unstructured
-  // tiles on the unrolled loop), so the switch's path compiles; the addon compiles the default.
+  // The whole workbench (dense, 2:4 and unstructured tiles; since v63 the unstructured ones on the
+  // unrolled loop, v62's switch SPARSE_GEMM_UN_UNROLL2 folded in).
   it("covers every tile's K stages once, in an order without wait cycles", function () {
     const nvcc = nvccOrSkip(this)
     const dir = tmp()
     const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
       encoding: 'utf8',
-      env: {...process.env, NVCC: nvcc, GEMM_DEFS: '-DSPARSE_GEMM_UN_UNROLL2'},
+      env: {...process.env, NVCC: nvcc},
     })
     expect(build.status, build.stdout + build.stderr).to.equal(0)
     const r = spawnSync(join(dir, 'gemm_probe'), ['selftest'], {encoding: 'utf8'})
@@ -49,23 +49,22 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
     expect(r.status).to.equal(0)
   })
 
-  // The 2:4 workbench alone (SP24=1) with a workbench switch through GEMM_DEFS (v62's, which
-  // touches only the unstructured tiles, absent here; v59-v60's two are the engine's own since
-  // v61, v61's early test removed in v62) builds and its selftest passes, the `_ss` runs (StageSp24Runs) checked against the compressed rows and
-  // metadata they are built from; a -D the build cannot take fails it. The maps' L2 promotion is
-  // read at run time. Times need the GPU (gemm-engine.md "v61").
-  it('builds the 2:4 workbench with the A/B switch (GEMM_DEFS), fails on a bad -D, reads GEMM_L2_PROMO_*', function () {
+  // The 2:4 workbench alone (SP24=1) builds and its selftest passes, the `_ss` runs
+  // (StageSp24Runs) checked against the compressed rows and metadata they are built from;
+  // GEMM_DEFS reaches nvcc (a -D the build cannot take fails it; the engine has no A/B switch
+  // open since v63). The maps' L2 promotion is read at run time. Times need the GPU
+  // (gemm-engine.md "v61", "v63").
+  it('builds the 2:4 workbench, fails on a bad -D through GEMM_DEFS, reads GEMM_L2_PROMO_*', function () {
     const nvcc = nvccOrSkip(this)
     const dir = tmp()
     const env = {...process.env, NVCC: nvcc, SP24: '1'}
-    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
-      encoding: 'utf8',
-      env: {...env, GEMM_DEFS: '-DSPARSE_GEMM_UN_UNROLL2'},
-    })
+    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {encoding: 'utf8', env})
     expect(build.status, build.stdout + build.stderr).to.equal(0)
     const r = spawnSync(join(dir, 'gemm_probe'), ['list'], {encoding: 'utf8'})
     expect(r.stdout, r.stderr).to.match(/f16_ss1_tma4_n256_s5\n/)
     expect(r.stdout, 'v62: the clustered 128 x 256 tile removed').to.not.match(/f16_ss1_tma4_mc_n256_s5\n/)
+    expect(r.stdout, 'v63: the 64-column cluster tiles removed').to.not.match(/_mc_n64_s/)
+    expect(r.stdout).to.match(/^f16_sp_tma_n64_s12$/m)
     const self = spawnSync(join(dir, 'gemm_probe'), ['selftest'], {encoding: 'utf8'})
     expect(self.stdout, self.stderr).to.match(/selftest: [1-9]\d* cases, 0 failures/)
     // The maps' L2 promotion (GEMM_L2_PROMO_A / _B): a value it knows is taken and said, any

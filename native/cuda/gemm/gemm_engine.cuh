@@ -125,17 +125,13 @@ constexpr bool kGemmPdl = false;
 // the tensor copies, v60's B in one 3-D box and A's fragments loaded from global memory were
 // measured (v60: no change, no change, 1.15-1.38x slower) and removed (in git at 82b75d1).
 
-// SPARSE_GEMM_UN_UNROLL2 (v62, workbench only, for an A/B of builds; the addon does not define
-// it): the unstructured consumers (kUn) run the 2:4 loop unrolled by two (ConsumeSp), so that each
-// fragment buffer has its own decode, as v61 measured for 2:4 (0.956x the 128 x 256 tile's time
-// alone). v61's SPARSE_GEMM_EARLY_TEST (the next stage's barrier tested with mbarrier.test_wait
-// before the wait on the tensor cores) was measured on the H200 in v62 (0.983-0.990x, within the
-// base runs' spread) and removed (in git at 68d1a30).
-#if defined(SPARSE_GEMM_UN_UNROLL2)
-constexpr bool kGemmUnUnroll2 = true;
-#else
-constexpr bool kGemmUnUnroll2 = false;
-#endif
+// The unstructured consumers (kUn) run the 2:4 loop unrolled by two too (ConsumeSp), so that each
+// fragment buffer has its own decode (v62's workbench switch SPARSE_GEMM_UN_UNROLL2, measured on an
+// H100 in v63 against two runs of the loop not unrolled: the 128-column tiles 0.90-0.93x their
+// time at 70 and 90 %, N = 256 and 1024, the 256-column ones 0.96-0.99x, though ptxas spills more
+// in the 4-stage one; taken, the switch removed). v61's SPARSE_GEMM_EARLY_TEST (the next stage's
+// barrier tested with mbarrier.test_wait before the wait on the tensor cores) was measured on the
+// H200 in v62 (0.983-0.990x, within the base runs' spread) and removed (in git at 68d1a30).
 
 // One launch. The tensor maps are built on the host (gemm_engine_host.h).
 struct Params {
@@ -207,11 +203,6 @@ __host__ __device__ __forceinline__ Tile TileOf(int t, int m_blocks, int n_block
 // cluster + rank (along N, Params::n_units pairs). Past M or N for the last unit's later blocks
 // when the blocks do not divide evenly (they load zeros and store nothing). The selftest checks
 // that every tile is some (unit, rank)'s exactly once.
-// Clusters along M share B by multicast, each block copying 1 / cluster of its atoms; a stage of
-// one atom (64-column tiles, v63) is shared by K rows instead, kKTile / cluster a block.
-__host__ __device__ constexpr bool BSplitK(int n_tile, int cluster, bool along_n) {
-  return cluster > 1 && !along_n && n_tile / kAtomN < cluster;
-}
 __host__ __device__ __forceinline__ Tile ClusterTile(Tile unit, int rank, int cluster, bool along_n) {
   return along_n ? Tile{unit.mb, unit.nb * cluster + rank} : Tile{unit.mb * cluster + rank, unit.nb};
 }
@@ -432,8 +423,6 @@ struct WgmmaSpSs;
     }                                                                                                 \
   };
 
-SPARSE_GEMM_WGMMA_SP_SS(64, 32, "%32", "%33", "%34", "%35", "%36", kF16, "f16", SPARSE_GEMM_F32(0))
-SPARSE_GEMM_WGMMA_SP_SS(64, 32, "%32", "%33", "%34", "%35", "%36", kBF16, "bf16", SPARSE_GEMM_F32(0))
 SPARSE_GEMM_WGMMA_SP_SS(128, 64, "%64", "%65", "%66", "%67", "%68", kF16, "f16", SPARSE_GEMM_F64(0))
 SPARSE_GEMM_WGMMA_SP_SS(128, 64, "%64", "%65", "%66", "%67", "%68", kBF16, "bf16", SPARSE_GEMM_F64(0))
 SPARSE_GEMM_WGMMA_SP_SS(192, 96, "%96", "%97", "%98", "%99", "%100", kF16, "f16", SPARSE_GEMM_F96(0))
@@ -574,11 +563,8 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
   // Along M a block copies 1 / kCluster of the B stage (multicast); along N all of its own.
   constexpr int kBSplit = kAlongN ? 1 : kCluster;
-  // A B stage of one atom (64-column tiles) splits by K rows instead: block `rank` copies rows
-  // rank kKTile / kBSplit.. of it (b_map's box is then that many rows: Launch, kBSplitK).
-  constexpr bool kSplitK = BSplitK(kNTile, kCluster, kAlongN);
-  constexpr int kAtomsPerBlock = kSplitK ? 1 : kNTile / kAtomN / kBSplit;
-  static_assert(kSplitK || kNTile / kAtomN % kBSplit == 0, "the B stage splits into whole atoms per cluster block");
+  constexpr int kAtomsPerBlock = kNTile / kAtomN / kBSplit;
+  static_assert(kNTile / kAtomN % kBSplit == 0, "the B stage splits into whole atoms per cluster block");
   static_assert(!kAlongN || (kCluster == 2 && kSpMS == 0 && kUn == 0), "clusters along N: pairs, dense A");
   if constexpr (kSpMS == 0) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
   PrefetchTensorMap(&p.b_map);
@@ -588,13 +574,12 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   auto copy_b = [&](uint32_t st, int nb, int kb, uint32_t full) {
 #pragma unroll
     for (int i = 0; i < kAtomsPerBlock; ++i) {
-      const int j = (kAlongN || kSplitK ? 0 : rank * kAtomsPerBlock) + i;
-      const int r0 = kSplitK ? rank * (kKTile / kBSplit) : 0;  // (its rows keep the swizzle: 1 KB multiples)
-      const uint32_t dst = st + L::kABytes + j * kKTile * 128 + r0 * 128;
+      const int j = (kAlongN ? 0 : rank * kAtomsPerBlock) + i;
+      const uint32_t dst = st + L::kABytes + j * kKTile * 128;
       if (kCluster == 1 || kAlongN)
         engine::TensorCopy2d(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full);
       else
-        TensorCopy2dMulticast(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile + r0, full, (1u << kCluster) - 1);
+        TensorCopy2dMulticast(dst, &p.b_map, nb * kNTile + j * kAtomN, kb * kKTile, full, (1u << kCluster) - 1);
     }
   };
   // Under PDL (p.pdl) the first pass through the ring defers its B: `pending` stages (slots 0..)
@@ -1242,40 +1227,22 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
       __syncwarp();
       return true;
     };
-    if constexpr (kUn == 0 || kGemmUnUnroll2) {
-      // 2:4: stage i from fragment buffer kB (i's parity), then the next stage's fragments into
-      // the other; the loop unrolled by two, so each buffer has its own loads (v59's SASS of the
-      // loop below: one load, then predicated moves into the buffer the parity picks; v61).
-      // Unstructured A the same where SPARSE_GEMM_UN_UNROLL2 is defined (the workbench's A/B).
-      auto step = [&](auto buf, int i) {
-        constexpr int kB = decltype(buf)::value;
-        const uint32_t st = ring0 + stage * L::kStageBytes;
-        IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, kB>(st + a_cw, st + L::kABytes, d, af, e);
-        if (advance(i)) {
-          const uint32_t next = ring0 + stage * L::kStageBytes;
-          LoadSpFragments<kSpMS, kSpSs, kUn, 1 - kB, kUnWhole>(next, next + kMeta, cw, af, e);
-        }
-      };
-      for (int i = 0; i < len; i += 2) {
-        step(std::integral_constant<int, 0>{}, i);
-        if (i + 1 < len) step(std::integral_constant<int, 1>{}, i + 1);
+    // Stage i from fragment buffer kB (i's parity), then the next stage's fragments into the
+    // other; the loop unrolled by two, so each buffer has its own loads (v59's SASS of the loop
+    // not unrolled: one load, then predicated moves into the buffer the parity picks; v61 for
+    // 2:4, v63 for unstructured A).
+    auto step = [&](auto buf, int i) {
+      constexpr int kB = decltype(buf)::value;
+      const uint32_t st = ring0 + stage * L::kStageBytes;
+      IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, kB>(st + a_cw, st + L::kABytes, d, af, e);
+      if (advance(i)) {
+        const uint32_t next = ring0 + stage * L::kStageBytes;
+        LoadSpFragments<kSpMS, kSpSs, kUn, 1 - kB, kUnWhole>(next, next + kMeta, cw, af, e);
       }
-    } else {
-      // Unstructured A: the same loop, not unrolled (the unrolled one is unmeasured there).
-      for (int i = 0; i < len; ++i) {
-        const uint32_t st = ring0 + stage * L::kStageBytes, b0 = st + L::kABytes;
-        if ((i & 1) == 0)
-          IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 0>(st + a_cw, b0, d, af, e);
-        else
-          IssueSp<kType, kNTile, kSpMS, kSpSs, kUn, 1>(st + a_cw, b0, d, af, e);
-        if (advance(i)) {
-          const uint32_t next = ring0 + stage * L::kStageBytes;
-          if ((i & 1) == 0)
-            LoadSpFragments<kSpMS, kSpSs, kUn, 1, kUnWhole>(next, next + kMeta, cw, af, e);
-          else
-            LoadSpFragments<kSpMS, kSpSs, kUn, 0, kUnWhole>(next, next + kMeta, cw, af, e);
-        }
-      }
+    };
+    for (int i = 0; i < len; i += 2) {
+      step(std::integral_constant<int, 0>{}, i);
+      if (i + 1 < len) step(std::integral_constant<int, 1>{}, i + 1);
     }
     wg::Wait<0>();
 #pragma unroll

@@ -218,12 +218,6 @@ cudaError_t Launch(const cuda::gemm::Params& params, int sms, int grid, int stre
       p.n_units = (p.n_blocks + kCluster - 1) / kCluster;
     } else {
       p.m_units = (p.m_blocks + kCluster - 1) / kCluster;
-      if constexpr (cuda::gemm::BSplitK(kNTile, kCluster, kAlongN)) {  // (B shared by K rows: boxes of fewer rows)
-        static_assert(cuda::gemm::kKTile % (8 * kCluster) == 0, "whole swizzle rows of 8 a block");
-        const cudaError_t m = Map2d(&p.b_map, p.b, p.n, p.k, cuda::gemm::kAtomN, cuda::gemm::kKTile / kCluster,
-                                    CU_TENSOR_MAP_SWIZZLE_128B, OperandPromotion(1));
-        if (m != cudaSuccess) return m;
-      }
     }
   }
   if (!Decompose(&p, grid, stream_k)) return cudaErrorInvalidValue;

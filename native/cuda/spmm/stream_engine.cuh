@@ -1598,6 +1598,10 @@ struct TwoFourTiled {
 // there, and ld.shared gained 10-14 %; v11). Here the H200 put TwoFourWgLds (engine_variants
 // group 9) within 4 % of TwoFourWg either way (v13); the addon runs TwoFourWg.
 // kK1: B read as kBWgK1 (N = 1 only; the host sets it up with SetupB's k_major_n1).
+// (v63: the stage's wgmma in two chains of sums instead of one, so that the last stage's 0.25 us
+// from its arrival to its release would halve, measured at N = 1 on an H100: 0.25 against 0.26
+// us a stage, the launch unchanged, so the chain is not what that time is; removed, in git at
+// 3788c1f.)
 template <bool kLds, bool kK1 = false>
 struct TwoFourWgT : TwoFourTiled {
   static constexpr bool kWgB = true;  // B through a descriptor (ragged N: kBWgRows)
@@ -1631,17 +1635,12 @@ struct TwoFourWgT : TwoFourTiled {
   }
   // The stage's wgmma group (one m64nNk32 per k-step and strip, B through the stage's
   // descriptor), committed, not waited for.
-  // (kTwo, SPARSE_ENGINE_SPLIT_CHAIN: the odd k-steps' products into acc2, a second set of sums,
-  // so that the stage's wgmma form two chains of half the length; else acc2 is acc.)
-  template <DType kType, int kMS, int kNT8, int kKS, bool kTwo = false>
+  template <DType kType, int kMS, int kNT8, int kKS>
   __device__ static void Multiply(const Args& a, const unsigned char* bs, const Frags<kMS, kKS>& f,
-                                  float (&acc)[kMS][kNT8][4], float (&acc2)[kMS][kNT8][4]) {
+                                  float (&acc)[kMS][kNT8][4]) {
     const uint32_t b0 = SmemAddr(bs);
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
-    if constexpr (kTwo)
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc2[ms][0][0]);
     wg::Fence();
     // A k-step's B: 32 rows of 16 kNT8 bytes, or (kBWgK1, N = 1: K-major) 32 halves in 64 bytes.
     static_assert(!kK1 || kNT8 == 1, "kBWgK1 has one n-tile");
@@ -1651,8 +1650,7 @@ struct TwoFourWgT : TwoFourTiled {
     for (int kt = 0; kt < kKS / 32; ++kt) {
       const uint64_t desc = wg::Desc(a.b_desc, b0 + kt * kBStep);
 #pragma unroll
-      for (int ms = 0; ms < kMS; ++ms)
-        Mma::Run(kTwo && kt % 2 == 1 ? &acc2[ms][0][0] : &acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
+      for (int ms = 0; ms < kMS; ++ms) Mma::Run(&acc[ms][0][0], f.af[ms][kt], desc, f.e[ms][kt]);
     }
     wg::Commit();
   }
@@ -1665,31 +1663,7 @@ struct TwoFourWgT : TwoFourTiled {
     // uniform path lets the wgmma chain run unserialised.
     Frags<kMS, kKS> f;
     Load<kMS, kKS>(f, st);
-#ifdef SPARSE_ENGINE_SPLIT_CHAIN
-    // (workbench switch, v63: two chains of wgmma a stage, their sums added after the wait; the
-    // stage's consumer time at N = 1 is mostly one chain's latency, and only the last stage's
-    // is on the launch's path. Up to 16 sums a thread: more made ptxas spill, N >= 32.)
-    if constexpr (kMS * kNT8 <= 4) {
-      float acc2[kMS][kNT8][4];
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms)
-#pragma unroll
-        for (int j = 0; j < kNT8; ++j) acc2[ms][j][0] = acc2[ms][j][1] = acc2[ms][j][2] = acc2[ms][j][3] = 0.f;
-      Multiply<kType, kMS, kNT8, kKS, true>(a, bs, f, acc, acc2);
-      wg::Wait<0>();
-#pragma unroll
-      for (int ms = 0; ms < kMS; ++ms) {
-        wg::Pin<kNT8 * 4>(&acc[ms][0][0]);
-        wg::Pin<kNT8 * 4>(&acc2[ms][0][0]);
-#pragma unroll
-        for (int j = 0; j < kNT8; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) acc[ms][j][q] += acc2[ms][j][q];
-      }
-      return;
-    }
-#endif
-    Multiply<kType, kMS, kNT8, kKS>(a, bs, f, acc, acc);
+    Multiply<kType, kMS, kNT8, kKS>(a, bs, f, acc);
     wg::Wait<0>();
 #pragma unroll
     for (int ms = 0; ms < kMS; ++ms) wg::Pin<kNT8 * 4>(&acc[ms][0][0]);

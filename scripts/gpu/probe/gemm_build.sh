@@ -12,9 +12,9 @@ out=${1:-.gpu}
 mkdir -p "$out"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 # SP24=1: the 2:4 f16 variants alone (GEMM_PROBE_SP24 in gemm_probe.cu). GEMM_DEFS: more -D flags
-# for an A/B of builds of gemm_engine.cuh's workbench switches (v62: "-DSPARSE_GEMM_UN_UNROLL2",
-# the unstructured tiles only, so a build without SP24; v59-v60's "-DSPARSE_GEMM_SP_UNROLL2" and
-# "-DSPARSE_GEMM_SS_RUN" are the engine's own since v61, v61's "-DSPARSE_GEMM_EARLY_TEST" removed in v62).
+# for an A/B of builds of gemm_engine.cuh's workbench switches (none open since v63: v59-v60's
+# "-DSPARSE_GEMM_SP_UNROLL2" and "-DSPARSE_GEMM_SS_RUN" are the engine's own since v61, v62's
+# "-DSPARSE_GEMM_UN_UNROLL2" since v63, v61's "-DSPARSE_GEMM_EARLY_TEST" removed in v62).
 extra=()
 [ "${SP24:-0}" = 1 ] && extra+=(-DGEMM_PROBE_SP24)
 for d in ${GEMM_DEFS:-}; do extra+=("$d"); done

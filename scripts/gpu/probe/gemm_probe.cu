@@ -86,8 +86,10 @@ struct Variant {
       SPARSE_GEMM_VARIANT_MN(T, TN, 128, 5), SPARSE_GEMM_VARIANT_MN(T, TN, 128, 6), SPARSE_GEMM_VARIANT_MN(T, TN, 256, 3)
 // 2:4 A (wgmma.mma_async.sp): _sp tiles of 128 rows, _sp2 of 256 (two m-slices per consumer
 // warpgroup); the rest of the name as above.
-// CL: blocks a cluster (2: _mc, clusters along M, B multicast; v54, whole tiles only; the
-// 64-column tiles' B, one atom, shared by K rows: v63).
+// CL: blocks a cluster (2: _mc, clusters along M, B multicast; v54, whole tiles only). v63's
+// 64-column tiles in clusters (B shared by K rows) ran 1.26-1.45x the plain 128 x 64 tile's time
+// on an H100 at N = 256 (256 x 64: 1.06x), and the 128 x 64 tile with A from shared memory
+// (`_ss1`) 1.03x: removed (in git at 3788c1f).
 #define SPARSE_GEMM_SP_CL_VARIANT(T, TN, MS, NT, S, TMA, CL, SK, SUFFIX) \
   Variant { #TN "_sp" SUFFIX "_n" #NT "_s" #S, DType::T, NT, SK, &gemm_host::Launch<DType::T, NT, S, TMA, CL, MS>, MS }
 #define SPARSE_GEMM_SP_VARIANT(T, TN, MS, NT, S, TMA, SK, SUFFIX) SPARSE_GEMM_SP_CL_VARIANT(T, TN, MS, NT, S, TMA, 1, SK, SUFFIX)
@@ -95,8 +97,6 @@ struct Variant {
 #define SPARSE_GEMM_SP_VARIANTS(T, TN)                                                                          \
   SPARSE_GEMM_SPMC_VARIANT(T, TN, 2, 128, 4, true, "2_tma_mc"), SPARSE_GEMM_SPMC_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_mc"), \
   SPARSE_GEMM_SPMC_VARIANT(T, TN, 1, 128, 6, true, "_tma_mc"), \
-  SPARSE_GEMM_SPMC_VARIANT(T, TN, 1, 64, 12, true, "_tma_mc"), SPARSE_GEMM_SPMC_VARIANT(T, TN, 1, 64, 8, true, "_tma_mc"), \
-  SPARSE_GEMM_SPMC_VARIANT(T, TN, 2, 64, 8, true, "2_tma_mc"), \
   SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, false, false, ""),                                                    \
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 128, 6, true, false, "_tma"),                                            \
       SPARSE_GEMM_SP_VARIANT(T, TN, 1, 256, 3, true, false, "_tma"),                                            \
@@ -129,8 +129,6 @@ struct Variant {
 #define SPARSE_GEMM_SSMC_VARIANT(T, TN, MS, NT, S, TMA, SUFFIX) SPARSE_GEMM_SS_AT_VARIANT(T, TN, MS, NT, S, TMA, 2, false, SUFFIX)
 #define SPARSE_GEMM_SS_VARIANTS(T, TN)                                                                      \
   SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_mc"), SPARSE_GEMM_SSMC_VARIANT(T, TN, 2, 128, 5, true, "_tma_mc"), \
-  SPARSE_GEMM_SS_VARIANT(T, TN, 1, 64, 12, false, "_tma"), SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 64, 12, true, "_tma_mc"), \
-  SPARSE_GEMM_SSMC_VARIANT(T, TN, 1, 64, 8, true, "_tma_mc"), \
   SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, false, "_tma2"), SPARSE_GEMM_SS2_VARIANT(T, TN, 1, 256, 4, 2, "_tma2_tk"), \
   SPARSE_GEMM_SS_AT_VARIANT(T, TN, 1, 256, 5, 4, 1, false, "_tma4"), SPARSE_GEMM_SS_AT_VARIANT(T, TN, 1, 256, 5, 0, 1, false, ""), \
   SPARSE_GEMM_SS_AT_VARIANT(T, TN, 2, 192, 5, 0, 1, false, ""), SPARSE_GEMM_SS_AT_VARIANT(T, TN, 2, 192, 5, 3, 1, false, "_tma3"), \
