@@ -39,10 +39,7 @@ describe('GEMM engine schedule (host, through the workbench)', () => {
   it("covers every tile's K stages once, in an order without wait cycles", function () {
     const nvcc = nvccOrSkip(this)
     const dir = tmp()
-    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {
-      encoding: 'utf8',
-      env: {...process.env, NVCC: nvcc},
-    })
+    const build = spawnSync('bash', ['scripts/gpu/probe/gemm_build.sh', dir], {encoding: 'utf8', env: {...process.env, NVCC: nvcc}})
     expect(build.status, build.stdout + build.stderr).to.equal(0)
     const r = spawnSync(join(dir, 'gemm_probe'), ['selftest'], {encoding: 'utf8'})
     expect(r.stdout, r.stderr).to.match(/selftest: [1-9]\d* cases, 0 failures/)

@@ -51,8 +51,6 @@ def gm(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def base_mean(bases, key, col):
-    return gm([b[key][col] for b in bases])
 
 
 def main(argv):
@@ -88,14 +86,16 @@ def main(argv):
     if not shared:
         fail("the base runs share no cell")
     variants = sorted({k[0] for k in shared})
+    # Each shared cell's base time: the geometric mean of the base runs (events, graphs).
+    mean = {k: (gm([b[k][0] for b in bases]), gm([b[k][1] for b in bases])) for k in shared}
 
     print(f"base: {len(bases)} run(s), {len(shared)} cells")
     for v in variants:
         keys = sorted(k for k in shared if k[0] == v)
         runs, worst = [], 0.0
         for b in bases:
-            runs.append(gm([b[k][0] / base_mean(bases, k, 0) for k in keys]))
-            worst = max(worst, max(abs(b[k][0] / base_mean(bases, k, 0) - 1) for k in keys))
+            runs.append(gm([b[k][0] / mean[k][0] for k in keys]))
+            worst = max(worst, max(abs(b[k][0] / mean[k][0] - 1) for k in keys))
         print(f"  {v}: runs / their mean {' '.join(f'{r:.3f}' for r in runs)}; largest cell {100 * worst:.1f} %")
     for name, cells in builds:
         print(f"{name} / base (events, graphs; cells min-max):")
@@ -103,8 +103,8 @@ def main(argv):
             keys = sorted(k for k in shared if k[0] == v and k in cells)
             if not keys:
                 continue
-            ev = [cells[k][0] / base_mean(bases, k, 0) for k in keys]
-            gr = [cells[k][1] / base_mean(bases, k, 1) for k in keys]
+            ev = [cells[k][0] / mean[k][0] for k in keys]
+            gr = [cells[k][1] / mean[k][1] for k in keys]
             print(f"  {v}: {gm(ev):.3f} (graphs {gm(gr):.3f}; {min(ev):.3f}-{max(ev):.3f}, {len(keys)} cells)")
     for a, b in pairs:
         keys = sorted(k for k in shared if k[0] == a and (b,) + k[1:] in shared)
@@ -113,7 +113,7 @@ def main(argv):
         print(f"{a} / {b} (base runs' means, events):")
         ratios = []
         for k in keys:
-            ta, tb = base_mean(bases, k, 0), base_mean(bases, (b,) + k[1:], 0)
+            ta, tb = mean[k][0], mean[(b,) + k[1:]][0]
             ratios.append(ta / tb)
             print(f"  M {k[1]} K {k[2]} N {k[3]}: {ta:.1f} / {tb:.1f} us = {ta / tb:.3f}")
         print(f"  geomean {gm(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})")
