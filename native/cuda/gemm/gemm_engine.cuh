@@ -993,7 +993,12 @@ __device__ __forceinline__ void Consume(const Params& p, unsigned char* ring, ui
     if (p.coop > 0 && sg.tile >= p.dp_tiles) CoopDone(p, cw);
   }
   // Shared memory must outlive the last tensor stores' reads.
+#if defined(SPARSE_GEMM_END_READ)
+  // (v64 workbench switch) Wait only for the stores' reads of shared memory (what it must outlive).
+  if (kTmaStore && (threadIdx.x & 127) == 0) BulkWaitRead();
+#else
   if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
+#endif
   SPARSE_GEMM_TRACE_AT(5, TraceClock());
   SPARSE_GEMM_TRACE_AT(9, TraceGlobal());
 }
@@ -1271,7 +1276,12 @@ __device__ __forceinline__ void ConsumeSp(const Params& p, unsigned char* ring, 
     }
     if (p.coop > 0 && sg.tile >= p.dp_tiles) CoopDone(p, cw);
   }
+#if defined(SPARSE_GEMM_END_READ)
+  // (v64 workbench switch) Wait only for the stores' reads of shared memory (what it must outlive).
+  if (kTmaStore && (threadIdx.x & 127) == 0) BulkWaitRead();
+#else
   if (kTmaStore && (threadIdx.x & 127) == 0) BulkWait();
+#endif
   SPARSE_GEMM_TRACE_AT(5, TraceClock());
   SPARSE_GEMM_TRACE_AT(9, TraceGlobal());
 }
@@ -1291,6 +1301,15 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   SPARSE_GEMM_TRACE_AT(0, TraceClock());
   SPARSE_GEMM_TRACE_AT(8, TraceGlobal());
   using L = Layout<kNTile, kStages, kTmaStore, kSpMS, kSpSs, kUn>;
+#if defined(SPARSE_GEMM_EARLY_PREFETCH)
+  // (v64 workbench switch) The tensor maps' descriptors asked for at the block's entry, C's
+  // included (without it C's is fetched by the first tensor store, at the tile's end).
+  if (threadIdx.x == 32) {
+    if constexpr (kSpMS == 0) PrefetchTensorMap(&p.a_map);
+    PrefetchTensorMap(&p.b_map);
+    if constexpr (kTmaStore > 0) PrefetchTensorMap(&p.c_map);
+  }
+#endif
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.
   unsigned char* ring = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   uint32_t full0 = SmemAddr(ring + kStages * L::kStageBytes + L::kCBytes);
