@@ -1071,6 +1071,12 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
   constexpr int kStages = E::kStages;
   constexpr bool kLean = kEngineLean || HasLean<F>::value;
   if (threadIdx.x == 0) Trace<kLean>(a, 9);
+#if defined(SPARSE_ENGINE_PREFETCH_MAP)
+  // (v64 workbench switch) B's tensor-map descriptor asked for at the block's entry, by the
+  // producer's lane 0 (idle until __syncthreads), not fetched by the first stage's tensor copy.
+  if (threadIdx.x == 32 * kCW && a.b_read == kBTma)
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&a.b_map)) : "memory");
+#endif
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ FixupFlags fl;
   // The ring from a 1024-byte aligned address (the swizzled tensor copies of B need it).
