@@ -12,7 +12,8 @@ out=${1:-.gpu}
 mkdir -p "$out"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 # SP24=1: the 2:4 f16 variants alone (GEMM_PROBE_SP24 in gemm_probe.cu). GEMM_DEFS: more -D flags
-# for an A/B of builds of gemm_engine.cuh's workbench switches (none open since v63: v59-v60's
+# for an A/B of builds of gemm_engine.cuh's workbench switches (open: v64's
+# "-DSPARSE_GEMM_EARLY_PREFETCH" and "-DSPARSE_GEMM_END_READ", not yet measured; v59-v60's
 # "-DSPARSE_GEMM_SP_UNROLL2" and "-DSPARSE_GEMM_SS_RUN" are the engine's own since v61, v62's
 # "-DSPARSE_GEMM_UN_UNROLL2" since v63, v61's "-DSPARSE_GEMM_EARLY_TEST" removed in v62).
 extra=()
