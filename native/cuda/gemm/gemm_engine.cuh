@@ -492,9 +492,6 @@ __device__ __forceinline__ void TensorCopy2dMulticast(uint32_t dst, const CUtens
       : "memory");
 }
 
-__device__ __forceinline__ void PrefetchTensorMap(const CUtensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
-}
 // A barrier among the 128 threads of one consumer warpgroup (ids 1 and 2; 0 is __syncthreads).
 __device__ __forceinline__ void WarpgroupSync(int cw) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
@@ -566,8 +563,8 @@ __device__ __forceinline__ void Produce(const Params& p, unsigned char* ring, ui
   constexpr int kAtomsPerBlock = kNTile / kAtomN / kBSplit;
   static_assert(kNTile / kAtomN % kBSplit == 0, "the B stage splits into whole atoms per cluster block");
   static_assert(!kAlongN || (kCluster == 2 && kSpMS == 0 && kUn == 0), "clusters along N: pairs, dense A");
-  if constexpr (kSpMS == 0) PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
-  PrefetchTensorMap(&p.b_map);
+  if constexpr (kSpMS == 0) engine::PrefetchTensorMap(&p.a_map);  // (2:4 tiles: no map of A)
+  engine::PrefetchTensorMap(&p.b_map);
   int stage = 0;
   uint32_t phase = 0;
   // B's copies for column block nb, K stage kb into the stage buffer at `st`.
@@ -1305,9 +1302,9 @@ __global__ void __launch_bounds__(kThreads, 1) GemmKernel(const __grid_constant_
   // (v64 workbench switch) The tensor maps' descriptors asked for at the block's entry, C's
   // included (without it C's is fetched by the first tensor store, at the tile's end).
   if (threadIdx.x == 32) {
-    if constexpr (kSpMS == 0) PrefetchTensorMap(&p.a_map);
-    PrefetchTensorMap(&p.b_map);
-    if constexpr (kTmaStore > 0) PrefetchTensorMap(&p.c_map);
+    if constexpr (kSpMS == 0) engine::PrefetchTensorMap(&p.a_map);
+    engine::PrefetchTensorMap(&p.b_map);
+    if constexpr (kTmaStore > 0) engine::PrefetchTensorMap(&p.c_map);
   }
 #endif
   // The swizzle repeats every 1024 bytes from a 1024-byte aligned address.

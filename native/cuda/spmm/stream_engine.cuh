@@ -224,6 +224,12 @@ __device__ __forceinline__ void TensorCopy2d(uint32_t dst, const CUtensorMap* ma
       : "memory");
 }
 
+// Asks for a tensor map's descriptor ahead of the first copy through it (the GEMM engine's
+// producer; the workbench switch SPARSE_ENGINE_PREFETCH_MAP here).
+__device__ __forceinline__ void PrefetchTensorMap(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
 // Stages B's rows [k0, k0 + kKS) into `dst` (rows past K zero): bulk copies for the aligned
 // part, plain loads and stores for a ragged end. Returns the bytes the bulk copies bring
 // (the same in every lane). All 32 lanes of the producer warp call it.
@@ -1074,8 +1080,7 @@ __global__ void __launch_bounds__(32 * (kCW + 2), kMinBlocks) StreamKernel(const
 #if defined(SPARSE_ENGINE_PREFETCH_MAP)
   // (v64 workbench switch) B's tensor-map descriptor asked for at the block's entry, by the
   // producer's lane 0 (idle until __syncthreads), not fetched by the first stage's tensor copy.
-  if (threadIdx.x == 32 * kCW && a.b_read == kBTma)
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&a.b_map)) : "memory");
+  if (threadIdx.x == 32 * kCW && a.b_read == kBTma) PrefetchTensorMap(&a.b_map);
 #endif
   extern __shared__ __align__(128) unsigned char smem_raw[];
   __shared__ FixupFlags fl;
