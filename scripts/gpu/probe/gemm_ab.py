@@ -51,8 +51,6 @@ def gm(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-
-
 def main(argv):
     bases, builds, pairs = [], [], []
     i = 0
